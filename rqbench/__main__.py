@@ -1,0 +1,3 @@
+from rqbench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,17 @@
+"""The LLM layer: one client over litellm, a SQLite cache and call log, and the embedded model."""
+
+from rqbench.llm.client import LLM, Answer, DryRun, Estimate, LLMCallFailed, parse_json_reply
+from rqbench.llm.config import ModelConfig, default_model
+from rqbench.llm.store import CallStore
+
+__all__ = [
+    "LLM",
+    "Answer",
+    "CallStore",
+    "DryRun",
+    "Estimate",
+    "LLMCallFailed",
+    "ModelConfig",
+    "default_model",
+    "parse_json_reply",
+]

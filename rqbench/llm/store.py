@@ -1,0 +1,212 @@
+"""The SQLite file behind every LLM call: a response cache and an append-only call log.
+
+Responses are stored as JSON text, keyed by a content hash of what changes the
+output (see ``cache_key``). Each finished call is committed at once, so a crash
+loses nothing already paid for. Schema changes are named, append-only
+migrations recorded in ``_migrations``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = []
+
+
+def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+@migration
+def m001_responses_and_calls(db: sqlite3.Connection) -> None:
+    db.execute(
+        """CREATE TABLE responses (
+            key TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            step TEXT NOT NULL,
+            request TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            cost_usd REAL,
+            created REAL NOT NULL
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            ts REAL NOT NULL,
+            run_id TEXT,
+            step TEXT NOT NULL,
+            model TEXT NOT NULL,
+            key TEXT NOT NULL,
+            cache TEXT NOT NULL CHECK (cache IN ('hit', 'miss')),
+            status TEXT NOT NULL,
+            attempt INTEGER NOT NULL DEFAULT 1,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            cost_usd REAL,
+            latency_s REAL,
+            error TEXT
+        )"""
+    )
+    db.execute("CREATE INDEX calls_by_model_step ON calls (model, step)")
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    key: str
+    text: str
+    tokens_in: int | None
+    tokens_out: int | None
+    cost_usd: float | None
+
+
+class CallStore:
+    """One SQLite database shared by the threads of a process (WAL, one lock)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        with self._lock:
+            self._db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL)")
+            done = {r[0] for r in self._db.execute("SELECT name FROM _migrations")}
+            for name, fn in MIGRATIONS:
+                if name in done:
+                    continue
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    # another process may have applied it while we waited for the lock
+                    if not self._db.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
+                        fn(self._db)
+                        self._db.execute("INSERT INTO _migrations VALUES (?, ?)", (name, time.time()))
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- cache -------------------------------------------------------------
+    def get(self, key: str) -> CachedResponse | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT key, text, tokens_in, tokens_out, cost_usd FROM responses WHERE key=?", (key,)
+            ).fetchone()
+        return CachedResponse(*row) if row else None
+
+    def get_many(self, keys: list[str]) -> dict[str, CachedResponse]:
+        out: dict[str, CachedResponse] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                q = "SELECT key, text, tokens_in, tokens_out, cost_usd FROM responses WHERE key IN (%s)" % ",".join(
+                    "?" * len(chunk)
+                )
+                for row in self._db.execute(q, chunk):
+                    out[row[0]] = CachedResponse(*row)
+        return out
+
+    def put(
+        self,
+        key: str,
+        *,
+        model: str,
+        step: str,
+        request: dict[str, Any],
+        text: str,
+        tokens_in: int | None,
+        tokens_out: int | None,
+        cost_usd: float | None,
+    ) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, model, step, json.dumps(request), text, tokens_in, tokens_out, cost_usd, time.time()),
+            )
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM responses WHERE key=?", (key,))
+
+    # -- log ---------------------------------------------------------------
+    def log(
+        self,
+        *,
+        step: str,
+        model: str,
+        key: str,
+        cache: str,
+        status: str,
+        run_id: str | None = None,
+        attempt: int = 1,
+        tokens_in: int | None = None,
+        tokens_out: int | None = None,
+        cost_usd: float | None = None,
+        latency_s: float | None = None,
+        error: str | None = None,
+    ) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO calls (ts, run_id, step, model, key, cache, status, attempt, tokens_in, tokens_out,"
+                " cost_usd, latency_s, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    time.time(),
+                    run_id,
+                    step,
+                    model,
+                    key,
+                    cache,
+                    status,
+                    attempt,
+                    tokens_in,
+                    tokens_out,
+                    cost_usd,
+                    latency_s,
+                    error,
+                ),
+            )
+
+    def summary(self, *, run_id: str | None = None, since: float | None = None) -> list[dict[str, Any]]:
+        """Per (model, step): requests sent, cache hits, failures, tokens, cost, latency."""
+        where, args = [], []
+        if run_id:
+            where.append("run_id = ?")
+            args.append(run_id)
+        if since is not None:
+            where.append("ts >= ?")
+            args.append(since)
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        q = f"""SELECT model, step,
+                   SUM(cache='miss') AS requests,
+                   SUM(cache='hit') AS cache_hits,
+                   SUM(status NOT IN ('ok')) AS failures,
+                   COALESCE(SUM(tokens_in) FILTER (WHERE cache='miss'), 0) AS tokens_in,
+                   COALESCE(SUM(tokens_out) FILTER (WHERE cache='miss'), 0) AS tokens_out,
+                   SUM(cost_usd) FILTER (WHERE cache='miss') AS cost_usd,
+                   AVG(latency_s) FILTER (WHERE cache='miss') AS mean_latency_s
+               FROM calls {clause} GROUP BY model, step ORDER BY model, step"""
+        with self._lock:
+            cur = self._db.execute(q, args)
+            cols = [c[0] for c in cur.description]
+            return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+    def count_requests(self, *, run_id: str | None = None, since: float | None = None) -> int:
+        return int(sum(r["requests"] or 0 for r in self.summary(run_id=run_id, since=since)))

@@ -1,0 +1,96 @@
+"""Prompt sets: a folder of template files, one pair per step, swapped whole by ``--prompts DIR``.
+
+Each step has ``<step>.system.md`` and ``<step>.user.md``. Placeholders are
+``{{name}}``; rendering refuses a missing or an unexpected variable, so a prompt
+and the code that fills it cannot drift apart silently. The set's name and a hash
+of every file's content are stored with every result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from rqbench.hashing import content_hash
+
+DEFAULT_PROMPT_SET = Path(__file__).parent / "prompts" / "rqbench-v1"
+PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
+
+
+class PromptError(ValueError):
+    """A prompt set is incomplete, or a template was rendered with the wrong variables."""
+
+
+@dataclass(frozen=True)
+class Template:
+    step: str
+    system: str
+    user: str
+
+    def variables(self) -> set[str]:
+        return set(PLACEHOLDER.findall(self.system)) | set(PLACEHOLDER.findall(self.user))
+
+    def render(self, **values: str) -> list[dict[str, str]]:
+        """Chat messages for this step; every placeholder must be given, and nothing else."""
+        wanted = self.variables()
+        missing = wanted - values.keys()
+        extra = values.keys() - wanted
+        if missing or extra:
+            raise PromptError(
+                f"prompt {self.step!r}: missing variables {sorted(missing)}, unexpected {sorted(extra)}"
+            )
+
+        def fill(text: str) -> str:
+            return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
+
+        return [
+            {"role": "system", "content": fill(self.system).strip()},
+            {"role": "user", "content": fill(self.user).strip()},
+        ]
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    name: str
+    path: Path
+    templates: dict[str, Template] = field(repr=False)
+    hash: str
+
+    def __getitem__(self, step: str) -> Template:
+        try:
+            return self.templates[step]
+        except KeyError:
+            raise PromptError(
+                f"prompt set {self.name!r} ({self.path}) has no step {step!r}; it has {sorted(self.templates)}"
+            ) from None
+
+    def ref(self) -> dict[str, str]:
+        return {"name": self.name, "hash": self.hash}
+
+
+@lru_cache(maxsize=16)
+def _load(path: Path) -> PromptSet:
+    if not path.is_dir():
+        raise PromptError(f"prompt set folder {path} does not exist")
+    files = sorted(p for p in path.iterdir() if p.suffix == ".md")
+    steps: dict[str, dict[str, str]] = {}
+    for f in files:
+        stem = f.name[: -len(".md")]
+        step, _, part = stem.rpartition(".")
+        if part not in ("system", "user") or not step:
+            raise PromptError(f"{f}: prompt files are named <step>.system.md or <step>.user.md")
+        steps.setdefault(step, {})[part] = f.read_text(encoding="utf-8")
+    templates = {}
+    for step, parts in steps.items():
+        if set(parts) != {"system", "user"}:
+            raise PromptError(f"prompt set {path}: step {step!r} needs both a .system.md and a .user.md file")
+        templates[step] = Template(step, parts["system"], parts["user"])
+    digest = content_hash({f.name: f.read_text(encoding="utf-8") for f in files})
+    return PromptSet(name=path.name, path=path, templates=templates, hash=digest)
+
+
+def load_prompt_set(path: str | Path | None = None) -> PromptSet:
+    """The named prompt set (a folder); the packaged ``rqbench-v1`` when ``path`` is None."""
+    return _load(Path(path).resolve() if path else DEFAULT_PROMPT_SET.resolve())
