@@ -316,6 +316,57 @@ class RQRecord(Record):
         return self
 
 
+class PromptSetRef(Record):
+    name: str
+    hash: str
+
+
+class PaperRecord(Record):
+    """A row of the ``papers`` config: a source paper and what the builder extracted from it."""
+
+    paper: SourcePaper
+    problem_statement: str
+    main_idea_headline: str
+    novelty_type: NoveltyType
+    ideas: list[str]
+    contributions: list[str]
+    n_rqs: int = Field(ge=0)
+    influential_keys: list[str] = Field(default_factory=list)
+    extraction_model: str
+
+
+class StageRun(Record):
+    """One stage of a build, as the manifest records it."""
+
+    stage: str
+    model: str | None = None
+    prompt_set: PromptSetRef | None = None
+    items_in: int = 0
+    items_out: int = 0
+    skipped: int = 0
+    llm_calls: int = 0
+    cache_hits: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = 0.0
+    seconds: float = 0.0
+    finished_at: datetime | None = None
+
+
+class BuildManifest(Record):
+    """What produced a build: stages, models, prompt sets, counts, time and cost."""
+
+    schema_version: int = SCHEMA_VERSION
+    kind: Literal["rqbench.build"] = "rqbench.build"
+    build_id: str
+    created_at: datetime
+    inputs: dict[str, Any] = Field(default_factory=dict, description="Query, date window, papers folder, limits.")
+    settings: dict[str, Any] = Field(default_factory=dict)
+    stages: list[StageRun] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+    dropped: dict[str, int] = Field(default_factory=dict, description="RQs dropped, by reason.")
+
+
 class EvaluationInstance(Record):
     """The evaluation view: one GT RQ and the papers a model reads."""
 
@@ -635,11 +686,6 @@ def reply_json_schema(model: type[BaseModel]) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 # Judging results: one self-describing file per (submission, judge, setting)
 # --------------------------------------------------------------------------
-
-
-class PromptSetRef(Record):
-    name: str
-    hash: str
 
 
 class JudgeSpec(Record):
