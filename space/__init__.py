@@ -1,0 +1,1 @@
+"""The RQ-Bench Space: leaderboard, submissions, worker, browsing, plots and human annotation."""

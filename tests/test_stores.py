@@ -1,0 +1,188 @@
+"""The Space's stores: one test body, run against the local folder and the Hub backend.
+
+The Hub backend talks to a fake ``HfApi`` that keeps files in memory and records
+every call, so the exact Hub operations are checked without a network.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
+from rqbench.space.stores import LocalRepo, SpaceStores, StoreError
+from rqbench.space.synthetic import make_results
+from rqbench.records import SubmissionMetadata
+
+
+class FakeHfApi:
+    """The slice of ``huggingface_hub.HfApi`` the stores call, with the same signatures."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.repos: dict[str, dict[str, bytes]] = {}
+        self.private: dict[str, bool] = {}
+        self.calls: list[tuple[str, str]] = []
+
+    def create_repo(self, repo_id, *, repo_type=None, private=None, exist_ok=False, token=None):
+        assert repo_type == "dataset"
+        self.calls.append(("create_repo", repo_id))
+        if repo_id in self.repos and not exist_ok:
+            raise RuntimeError("exists")
+        self.repos.setdefault(repo_id, {})
+        self.private[repo_id] = bool(private)
+
+    def upload_file(self, *, path_or_fileobj, path_in_repo, repo_id, repo_type=None, commit_message=None, token=None):
+        assert repo_type == "dataset" and commit_message
+        assert isinstance(path_or_fileobj, bytes)
+        self.calls.append(("upload_file", f"{repo_id}:{path_in_repo}"))
+        self.repos[repo_id][path_in_repo] = path_or_fileobj
+
+    def list_repo_files(self, repo_id, *, repo_type=None, revision=None, token=None):
+        self.calls.append(("list_repo_files", repo_id))
+        return [".gitattributes", *self.repos[repo_id]]
+
+    def hf_hub_download(self, repo_id, filename, *, repo_type=None, revision=None, token=None):
+        from huggingface_hub.errors import EntryNotFoundError
+
+        self.calls.append(("hf_hub_download", f"{repo_id}:{filename}"))
+        if filename not in self.repos[repo_id]:
+            raise EntryNotFoundError(f"{filename} not in {repo_id}")
+        local = self.tmp / repo_id / filename
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_bytes(self.repos[repo_id][filename])
+        return str(local)
+
+    def create_commit(self, repo_id, operations, *, commit_message, repo_type=None, token=None):
+        from huggingface_hub import CommitOperationDelete
+
+        self.calls.append(("create_commit", repo_id))
+        for op in operations:
+            assert isinstance(op, CommitOperationDelete)
+            del self.repos[repo_id][op.path_in_repo]
+
+
+@pytest.fixture(params=["local", "hub"])
+def stores(request, tmp_path) -> SpaceStores:
+    if request.param == "local":
+        return SpaceStores.local(tmp_path / "store")
+    api = FakeHfApi(tmp_path / "hub-cache")
+    s = SpaceStores.hub(api, "org")
+    s.api = api  # type: ignore[attr-defined]
+    return s
+
+
+def _request(rid: str, status: str = "pending") -> SubmissionRequest:
+    now = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    return SubmissionRequest(
+        request_id=rid, user="alice", submission_hash="b2:" + rid, metadata=SubmissionMetadata(model="m/" + rid),
+        submission_file=f"submissions/alice/{rid}.jsonl", dataset_repo="local/x", dataset_revision="v1",
+        instances=3, status=status, submitted_at=now, updated_at=now,
+    )  # fmt: skip
+
+
+def _judgment(annotator: str, rq_id: str, n: int) -> HumanJudgment:
+    return HumanJudgment(
+        judgment_id=f"j{n}", annotator=annotator, rq_id=rq_id, subfield="cs.CL", model="m", submission_hash="b2:1",
+        left="gt", choice="right", winner="model", seconds=4.5, dataset_repo="local/x", dataset_revision="v1",
+        created_at=datetime(2026, 5, 1, 12, n, tzinfo=timezone.utc),
+    )  # fmt: skip
+
+
+def test_requests_round_trip_and_status_update(stores):
+    stores.requests.put(_request("aaa"))
+    stores.requests.put(_request("bbb"))
+    req = stores.requests.get("aaa")
+    assert req is not None and req.status == "pending"
+    stores.requests.put(req.model_copy(update={"status": "failed", "reason": "judge x: timeout"}))
+    got = {r.request_id: r for r in stores.requests.all()}
+    assert got["aaa"].status == "failed" and got["aaa"].reason == "judge x: timeout"
+    assert got["bbb"].status == "pending"
+    assert stores.requests.get("missing") is None
+
+
+def test_results_round_trip(stores):
+    a = make_results("model-a", n_instances=3)
+    b = make_results("model-b", judge="judge-b", setting="comparative", n_instances=3)
+    pa, pb = stores.results.put(a), stores.results.put(b)
+    assert pa != pb
+    loaded, problems = stores.results.load()
+    assert problems == []
+    assert sorted(r.submission.model for r in loaded) == ["model-a", "model-b"]
+    assert next(r for r in loaded if r.submission.model == "model-a") == a
+    # the same submission and judge overwrites, never duplicates
+    stores.results.put(a)
+    assert len(stores.results.load()[0]) == 2
+
+
+def test_submissions_store_bytes_exactly(stores):
+    path = stores.submissions.put("b2:abc", "alice", b'{"kind": "metadata"}\n')
+    assert stores.submissions.get(path) == b'{"kind": "metadata"}\n'
+
+
+def test_annotations_append_export_delete(stores):
+    stores.annotations.append(_judgment("h-alice", "2501.10000_rq0", 1))
+    stores.annotations.append(_judgment("h-alice", "2501.10000_rq1", 2))
+    stores.annotations.append(_judgment("h-bob", "2501.10000_rq0", 3))
+    stores.annotations.skip(Skip(annotator="h-alice", rq_id="2501.10001_rq0", model="m",
+                                 created_at=datetime(2026, 5, 1, tzinfo=timezone.utc)))  # fmt: skip
+    assert len(stores.annotations.judgments()) == 3
+    assert [j.rq_id for j in stores.annotations.judgments("h-alice")] == ["2501.10000_rq0", "2501.10000_rq1"]
+    exported = stores.annotations.export("h-alice").decode().splitlines()
+    assert len(exported) == 2 and all(HumanJudgment.model_validate_json(line) for line in exported)
+    assert stores.annotations.delete_annotator("h-alice") == 2
+    assert [j.annotator for j in stores.annotations.judgments()] == ["h-bob"]
+    assert stores.annotations.skips("h-alice") == []
+
+
+def test_hub_backend_keeps_raw_uploads_private(tmp_path):
+    api = FakeHfApi(tmp_path)
+    s = SpaceStores.hub(api, "org")
+    assert api.private == {
+        "org/rq-bench-requests": True,
+        "org/rq-bench-results": False,
+        "org/rq-bench-submissions": True,
+        "org/rq-bench-annotations": True,
+    }
+    s.submissions.put("b2:abc", "alice", b"x")
+    s.results.put(make_results("m", n_instances=1))
+    assert list(api.repos["org/rq-bench-submissions"]) == ["submissions/alice/abc.jsonl"]
+    assert all(p.startswith("results/") for p in api.repos["org/rq-bench-results"])
+    assert not any("submissions" in p for p in api.repos["org/rq-bench-results"])
+
+
+def test_broken_file_is_reported_with_path_and_field(tmp_path):
+    s = SpaceStores.local(tmp_path)
+    good = make_results("m", n_instances=1)
+    s.results.put(good)
+    bad = good.model_dump(mode="json")
+    bad["judge"]["setting"] = "sideways"
+    (tmp_path / "results" / "broken.json").write_text(__import__("json").dumps(bad))
+    (tmp_path / "results" / "report.json").write_text('{"kind": "something.else"}')
+    loaded, problems = s.results.load()
+    assert len(loaded) == 1
+    assert len(problems) == 1 and "broken.json" in problems[0] and "judge.setting" in problems[0]
+    (tmp_path / "requests").mkdir()
+    (tmp_path / "requests" / "x.json").write_text('{"kind": "rqbench.request"}')
+    with pytest.raises(StoreError, match=r"requests/x.json.*SubmissionRequest"):
+        s.requests.all()
+
+
+def test_store_paths_cannot_escape(tmp_path):
+    repo = LocalRepo(tmp_path / "s")
+    for bad in ("../x", "/etc/passwd", "a//b", "a/./b", ""):
+        with pytest.raises(ValueError, match="plain relative path"):
+            repo.write(bad, b"x", "m")
+
+
+def test_results_folder_of_evaluate_runs_is_read_in_place(tmp_path):
+    """``rqbench space --results DIR`` reads results files wherever evaluate put them."""
+    folder = tmp_path / "results-out" / "run1"
+    folder.mkdir(parents=True)
+    r = make_results("m", n_instances=2)
+    (folder / "m__judge-a.json").write_text(r.model_dump_json())
+    s = SpaceStores.local(tmp_path / "store", results_root=tmp_path / "results-out")
+    loaded, problems = s.results.load()
+    assert loaded == [r] and problems == []
