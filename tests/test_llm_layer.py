@@ -1,0 +1,227 @@
+"""The LLM layer against a scripted OpenAI-compatible server: cache, re-ask, retries, faults, log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from rqbench.llm import LLM, CallStore, DryRun, LLMCallFailed
+from rqbench.llm.scripted_server import Fault
+from rqbench.records import StandaloneNoveltyReply
+
+GOOD = json.dumps({"scores": [{"relevance": 1, "originality": 2, "gap_addressing": 1, "non_obviousness": 3}]})
+MESSAGES = [{"role": "system", "content": "judge"}, {"role": "user", "content": "[0] Does X hold?"}]
+
+
+def make_llm(tmp_path, srv, **cfg):
+    llm = LLM(CallStore(tmp_path / "calls.db"))
+    llm.register(srv.model_config(**cfg))
+    return llm
+
+
+def ask(llm, messages=MESSAGES, step="novelty_standalone"):
+    return asyncio.run(llm.ask("scripted/test", step, messages, StandaloneNoveltyReply, prompt_hash="b2:test"))
+
+
+def test_second_identical_call_is_served_from_cache(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: GOOD
+    llm = make_llm(tmp_path, scripted_server)
+    first = ask(llm)
+    second = ask(llm)
+    assert first.reply.scores[0].non_obviousness == 3
+    assert not first.cached and second.cached
+    assert len(scripted_server.requests) == 1
+    rows = llm.store.summary()
+    assert rows[0]["requests"] == 1 and rows[0]["cache_hits"] == 1
+
+
+def test_cache_survives_a_new_process_store(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: GOOD
+    ask(make_llm(tmp_path, scripted_server))
+    again = ask(make_llm(tmp_path, scripted_server))  # a fresh LLM and connection on the same file
+    assert again.cached and len(scripted_server.requests) == 1
+
+
+def test_schema_is_sent_as_response_format(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: GOOD
+    ask(make_llm(tmp_path, scripted_server))
+    fmt = scripted_server.requests[0]["response_format"]
+    assert fmt["type"] == "json_object"
+    assert "scores" in json.dumps(fmt["schema"])
+    assert "rule_corrections" not in json.dumps(fmt["schema"])
+    assert scripted_server.requests[0]["temperature"] == 0.0
+
+
+def test_invalid_reply_is_reasked_once_quoting_the_error(tmp_path, scripted_server):
+    replies = iter(['{"scores": [{"relevance": 1}]}', GOOD])
+    scripted_server.responder = lambda req: next(replies)
+    answer = ask(make_llm(tmp_path, scripted_server))
+    assert answer.reasked
+    reask = scripted_server.requests[1]["messages"]
+    assert reask[-2]["role"] == "assistant"
+    assert "originality" in reask[-1]["content"] and "Field required" in reask[-1]["content"]
+
+
+def test_twice_invalid_is_a_named_failure_and_not_an_answer(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: "I think it is quite novel."
+    llm = make_llm(tmp_path, scripted_server)
+    with pytest.raises(LLMCallFailed) as err:
+        ask(llm)
+    assert err.value.reason == "invalid_reply"
+    assert len(scripted_server.requests) == 2
+    # a rerun pays nothing and fails the same way
+    with pytest.raises(LLMCallFailed):
+        ask(llm)
+    assert len(scripted_server.requests) == 2
+    # --retry-failed asks again, and the new valid reply replaces the failure
+    scripted_server.responder = lambda req: GOOD
+    retry = LLM(llm.store, retry_failed=True)
+    retry.register(scripted_server.model_config())
+    answer = ask(retry)
+    assert answer.reply.scores[0].originality == 2
+    assert len(scripted_server.requests) == 3
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault("status", 429, {"retry-after": "0.3"}),
+        Fault("status", 500),
+        Fault("status", 503),
+        Fault("reset"),
+        Fault("truncated"),
+        Fault("not_json"),
+        Fault("empty"),
+    ],
+    ids=["429-retry-after", "500", "503", "reset", "truncated", "not-json", "empty"],
+)
+def test_transient_faults_are_retried(tmp_path, scripted_server, fault):
+    scripted_server.responder = lambda req: GOOD
+    scripted_server.faults.extend([fault, fault])
+    llm = make_llm(tmp_path, scripted_server)
+    t0 = time.monotonic()
+    answer = ask(llm)
+    assert answer.reply.scores[0].originality == 2
+    assert len(scripted_server.requests) == 3
+    if fault.headers.get("retry-after"):
+        assert time.monotonic() - t0 >= 0.55  # two waits of 0.3 s, honoured over the tiny backoff
+    statuses = [r[0] for r in sqlite3.connect(tmp_path / "calls.db").execute("SELECT status FROM calls ORDER BY id")]
+    assert statuses[-1] == "ok" and all(s.startswith("error:") for s in statuses[:-1]) and len(statuses) == 3
+
+
+def test_timeout_is_retried(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: GOOD
+    scripted_server.faults.append(Fault("slow", seconds=1.5))
+    llm = make_llm(tmp_path, scripted_server, timeout_s=0.5)
+    assert ask(llm).reply.scores[0].gap_addressing == 1
+    assert len(scripted_server.requests) == 2
+
+
+def test_client_errors_are_not_retried(tmp_path, scripted_server):
+    scripted_server.faults.append(Fault("status", 400))
+    with pytest.raises(LLMCallFailed) as err:
+        ask(make_llm(tmp_path, scripted_server))
+    assert err.value.reason == "BadRequestError"
+    assert len(scripted_server.requests) == 1
+
+
+def test_retries_give_up_with_the_reason(tmp_path, scripted_server):
+    scripted_server.fault_plan = lambda n: Fault("status", 500)
+    with pytest.raises(LLMCallFailed) as err:
+        ask(make_llm(tmp_path, scripted_server, max_retries=2))
+    assert err.value.reason == "InternalServerError"
+    assert len(scripted_server.requests) == 3
+
+
+def test_concurrency_is_bounded_per_model(tmp_path, scripted_server):
+    live, peak, lock = [0], [0], threading.Lock()
+
+    def slow(req):
+        with lock:
+            live[0] += 1
+            peak[0] = max(peak[0], live[0])
+        time.sleep(0.15)
+        with lock:
+            live[0] -= 1
+        return GOOD
+
+    scripted_server.responder = slow
+    llm = make_llm(tmp_path, scripted_server, max_concurrency=2)
+
+    async def many():
+        return await asyncio.gather(
+            *[
+                llm.ask("scripted/test", "s", [{"role": "user", "content": f"q{i}"}], StandaloneNoveltyReply,
+                        prompt_hash="h")
+                for i in range(6)
+            ]
+        )  # fmt: skip
+
+    assert len(asyncio.run(many())) == 6
+    assert peak[0] == 2
+
+
+def test_dry_run_counts_without_sending(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: GOOD
+    real = make_llm(tmp_path, scripted_server)
+    ask(real)  # one call already cached
+    dry = LLM(real.store, dry_run=True)
+    dry.register(scripted_server.model_config())
+    for content in ("[0] Does X hold?", "[0] Does Y hold?", "[0] Does Z hold?"):
+        with pytest.raises(DryRun):
+            ask(dry, [MESSAGES[0], {"role": "user", "content": content}])
+    assert dry.estimate.calls == 2 and dry.estimate.cached == 1
+    assert dry.estimate.tokens_in > 0 and dry.estimate.by_step == {"novelty_standalone": 2}
+    assert "2 calls to send" in dry.estimate.line()
+    assert len(scripted_server.requests) == 1
+
+
+def test_cache_key_ignores_transport_settings_but_not_sampling(tmp_path, scripted_server):
+    llm = make_llm(tmp_path, scripted_server)
+    base = scripted_server.model_config()
+    k = llm.cache_key(base, "s", MESSAGES, {}, "h")
+    assert k == llm.cache_key(base.model_copy(update={"timeout_s": 1.0, "api_base": "http://x"}), "s", MESSAGES, {}, "h")
+    assert k != llm.cache_key(base.model_copy(update={"temperature": 0.7}), "s", MESSAGES, {}, "h")
+    assert k != llm.cache_key(base, "s", MESSAGES, {}, "other-prompt-set")
+
+
+def test_cache_key_is_stable_across_versions(tmp_path, scripted_server):
+    """A changed key would silently re-pay every cached call: this golden value must not move."""
+    llm = make_llm(tmp_path, scripted_server)
+    cfg = scripted_server.model_config(name="fixed")
+    assert llm.cache_key(cfg, "s", MESSAGES, {"type": "object"}, "h") == "b2:db10b981732ab76eba215b0f9c7229fc"
+
+
+def test_api_key_is_never_stored(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: GOOD
+    llm = make_llm(tmp_path, scripted_server, api_key="sk-secret-do-not-log")
+    ask(llm)
+    dump = "\n".join(sqlite3.connect(tmp_path / "calls.db").iterdump())
+    assert "sk-secret-do-not-log" not in dump
+    assert "sk-secret-do-not-log" not in repr(llm.model("scripted/test"))
+
+
+def test_migrations_apply_once(tmp_path):
+    CallStore(tmp_path / "c.db").close()
+    store = CallStore(tmp_path / "c.db")
+    names = [r[0] for r in store._db.execute("SELECT name FROM _migrations")]
+    assert names == ["m001_responses_and_calls"]
+
+
+def test_calls_cli_prints_a_summary(tmp_path, scripted_server, capsys):
+    from rqbench.cli import main
+
+    scripted_server.responder = lambda req: GOOD
+    llm = make_llm(tmp_path, scripted_server)
+    ask(llm)
+    ask(llm)
+    assert main(["calls", "--db", str(tmp_path / "calls.db")]) == 0
+    out = capsys.readouterr().out
+    assert "scripted/test" in out and "novelty_standalone" in out
+    line = [ln for ln in out.splitlines() if "scripted/test" in ln][0].split()
+    assert line[2:4] == ["1", "1"]  # one request, one cache hit
