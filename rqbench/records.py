@@ -11,6 +11,8 @@ rule, score ranges, covering subsets) and record each repair in
 from __future__ import annotations
 
 import enum
+import functools
+import json
 import re
 from datetime import date as Date, datetime
 from typing import Annotated, Any, Literal
@@ -662,10 +664,17 @@ def corrections_of(reply: BaseModel) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _reply_json_schema(model: type[BaseModel]) -> str:
+    return json.dumps(_strip_bookkeeping(model.model_json_schema()))
+
+
 def reply_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema handed to the LLM: the reply without our bookkeeping fields."""
-    schema = model.model_json_schema()
+    return json.loads(_reply_json_schema(model))
 
+
+def _strip_bookkeeping(schema: dict[str, Any]) -> dict[str, Any]:
     def strip(node: Any) -> None:
         if isinstance(node, dict):
             props = node.get("properties")
