@@ -1,0 +1,1 @@
+"""Generation, judging, metrics and reports over RQ-Bench instances."""
