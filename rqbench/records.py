@@ -429,9 +429,19 @@ class SubmissionEntry(Record):
     """One line of a submission: exactly five RQs for one rq_id."""
 
     rq_id: str
-    research_questions: list[Question] = Field(min_length=5, max_length=5)
+    research_questions: list[Question] = Field(default_factory=list, max_length=5)
     gaps: list[str] = Field(default_factory=list)
     failure: str | None = Field(default=None, description="Set when generation failed; the RQs are then absent.")
+
+    @model_validator(mode="after")
+    def _five_unless_failed(self) -> "SubmissionEntry":
+        if self.failure is None and len(self.research_questions) != 5:
+            raise ValueError(
+                f"research_questions needs at least 5 and at most 5 entries, got {len(self.research_questions)}"
+            )
+        if self.failure is not None and self.research_questions:
+            raise ValueError("a failed entry (failure set) carries no research_questions")
+        return self
 
     @field_validator("research_questions")
     @classmethod
@@ -771,3 +781,6 @@ class ResultsFile(Record):
     instances_expected: int = Field(ge=0, description="Instances in the dataset revision (coverage denominator).")
     instances: list[InstanceResult]
     totals: CallTotals = Field(default_factory=CallTotals)
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="Run settings that shape the prompts (background truncation policy, metrics)."
+    )
