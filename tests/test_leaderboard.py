@@ -1,0 +1,123 @@
+"""Leaderboard table building, filtering, sorting, column choice and CSV export."""
+
+from __future__ import annotations
+
+import io
+from datetime import date
+
+import pandas as pd
+import pytest
+
+from rqbench.evaluate.summary import summarize
+from rqbench.space import leaderboard as lb
+from rqbench.space.synthetic import make_results
+
+
+@pytest.fixture(scope="module")
+def rows():
+    res = []
+    for judge in ("judge-a", "judge-b"):
+        for setting in ("standalone", "comparative"):
+            res.append(make_results("open-model", judge=judge, setting=setting, bias=0.4))
+            res.append(make_results("Closed-Model", judge=judge, setting=setting, bias=-0.4, model_type="closed",
+                                    prompt_variant="revised", knowledge_cutoff=date(2026, 1, 1)))  # fmt: skip
+    return summarize(res, n_boot=100)
+
+
+@pytest.fixture(scope="module")
+def table(rows):
+    return lb.build_table(rows)
+
+
+def test_one_row_per_model_variant_setting_judge_plus_reference(table):
+    models = table[table["Type"] != "reference"]
+    assert len(models) == 2 * 2 * 3  # 2 models x 2 settings x (2 judges + combined)
+    assert not models.duplicated(["Model", "Prompt variant", "Setting", "Judge"]).any()
+    ref = table[table["Type"] == "reference"]
+    assert set(ref["Setting"]) == {"standalone"}  # no mean comparative scores for the GT
+    assert set(ref["Judge"]) == {"judge-a", "judge-b", "combined"}
+
+
+def test_figures_come_from_summary_rows(rows, table):
+    src = next(r for r in rows if r.model == "open-model" and r.setting == "standalone" and r.judge == "combined")
+    row = table[(table["Model"] == "open-model") & (table["Setting"] == "standalone") & (table["Judge"] == "combined")]
+    fig = src.figures["best5_non_obviousness"]
+    assert row["Best@5 non-obviousness"].item() == round(fig.value, 2)
+    assert row["Best@5 non-obviousness 95% CI"].item() == f"[{fig.ci_low:.2f}, {fig.ci_high:.2f}]"
+    win = src.figures["win_non_obviousness"]
+    assert row["Win % non-obviousness"].item() == round(100 * win.value, 1)
+    assert row["Instances"].item() == "6/6"
+    assert row["Dataset"].item() == "local/rq-bench-sample@v0.1.0"
+
+
+def test_contamination_flag_when_cutoff_postdates_sources(table):
+    closed = table[(table["Model"] == "Closed-Model") & (table["Judge"] == "combined")]
+    assert closed["Contamination"].str.startswith("yes").all()
+    open_ = table[(table["Model"] == "open-model") & (table["Judge"] == "combined")]
+    assert open_["Contamination"].str.startswith("unknown").all()
+
+
+def test_default_view_shows_combined_judge_and_reference(table):
+    out = lb.render(table, lb.View())
+    assert set(out["Judge"]) == {"combined"}
+    assert "author-anchored (GT)" in set(out["Model"])
+    # standalone rows first, ranked by Best@5 non-obviousness
+    stand = out[out["Setting"] == "standalone"]["Best@5 non-obviousness"].tolist()
+    assert stand == sorted(stand, reverse=True)
+
+
+def test_search_is_literal_and_case_insensitive(table):
+    assert set(lb.render(table, lb.View(search="closed")).Model) == {"Closed-Model"}
+    assert lb.render(table, lb.View(search="[")).empty  # a regex metacharacter is just a character
+
+
+def test_filters_by_judge_setting_variant_and_type(table):
+    v = lb.View(judges=("judge-a",), settings=("comparative",))
+    out = lb.render(table, v)
+    assert set(out.Judge) == {"judge-a"} and set(out.Setting) == {"comparative"} and len(out) == 2
+    out = lb.render(table, lb.View(variants=("revised",), settings=("standalone",)))
+    assert set(out.Model) == {"Closed-Model", "author-anchored (GT)"}  # the reference stays as the yardstick
+    out = lb.render(table, lb.View(model_types=("open",), judges=()))
+    assert set(out.Type) == {"open", "reference"}
+
+
+def test_sort_by_any_column_missing_last(table):
+    out = lb.render(table, lb.View(judges=(), sort_by="Overlap@5", ascending=True))
+    vals = out["Overlap@5"].dropna().tolist()
+    assert vals == sorted(vals)
+    missing = out["Overlap@5"].isna().tolist()
+    assert missing == sorted(missing)  # rows without the figure (the reference) come last
+    assert any(missing)
+    with pytest.raises(ValueError, match="no column"):
+        lb.render(table, lb.View(sort_by="nope"))
+
+
+def test_column_groups_and_ci_toggle(table):
+    out = lb.render(table, lb.View(groups=("model", "overlap"), show_ci=False))
+    assert list(out.columns) == ["Model", "Type", "Prompt variant", "Setting", "Judge", "Overlap@5"]
+    with_ci = lb.render(table, lb.View(groups=("narrowness",)))
+    cols = list(with_ci.columns)
+    assert cols[cols.index("Lose % source-boundedness") + 1] == "Lose % source-boundedness 95% CI"
+    assert "_row_kind" not in cols
+
+
+def test_csv_export_round_trips_the_shown_table(table):
+    shown = lb.render(table, lb.View(judges=(), groups=("model", "novelty")))
+    back = pd.read_csv(io.BytesIO(lb.to_csv(shown)))
+    assert list(back.columns) == list(shown.columns)
+    assert len(back) == len(shown)
+    assert back["Model"].tolist() == shown["Model"].tolist()
+
+
+def test_human_agreement_column(rows):
+    cell = lb.AgreementCell(value=0.6, ci_low=0.4, ci_high=0.8, n=5)
+    t = lb.build_table(rows, {("open-model", "comparative", "judge-a"): cell})
+    out = lb.render(t, lb.View(judges=("judge-a",), settings=("comparative",), search="open"))
+    assert out["Human agreement % (non-obviousness)"].item() == 60.0
+    assert out["Human agreement % (non-obviousness) 95% CI"].item() == "[40.0, 80.0] n=5"
+
+
+def test_empty_store_gives_an_empty_table_with_columns():
+    t = lb.build_table([])
+    out = lb.render(t, lb.View())
+    assert out.empty and "Model" in out.columns
