@@ -1,0 +1,319 @@
+"""A small, polite HTTP client for the public APIs the builder reads (arXiv, Semantic Scholar).
+
+Both APIs ask callers to pace themselves and to back off when told to. This
+module does that once: a minimum interval between request starts, retries with
+exponential backoff on 429, 5xx, timeouts and dropped connections, and
+``Retry-After`` honoured when the server sends it. Failures raise
+:class:`HttpError` with the method, URL, status and the start of the body; request
+headers (which may carry an API key) are never logged or put in messages.
+
+An optional on-disk cache of successful responses lets a long crawl resume after
+a crash without asking the server twice for what it already answered.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+USER_AGENT = "rq-bench/0.1 (https://github.com/rq-bench; research benchmark builder)"
+BODY_EXCERPT = 300
+
+
+class HttpError(RuntimeError):
+    """A request that failed for good: after the retries, or with a status we do not retry."""
+
+    def __init__(self, method: str, url: str, status: int | None, message: str, body: str = ""):
+        self.method = method
+        self.url = url
+        self.status = status
+        self.body = body
+        where = f"{method} {url}"
+        status_txt = f"HTTP {status}" if status is not None else "no response"
+        excerpt = f"; body: {body[:BODY_EXCERPT]!r}" if body else ""
+        super().__init__(f"{where}: {status_txt}: {message}{excerpt}")
+
+
+def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); None if absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        log.warning("ignoring unreadable Retry-After header %r", value)
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    now = now or datetime.now(timezone.utc)
+    return max(0.0, (when - now).total_seconds())
+
+
+def env_float(name: str, default: float) -> float:
+    """A float setting from the environment, with a clear error when it is not a number."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {name}={raw!r} is not a number") from None
+
+
+class PoliteClient:
+    """httpx with pacing, retries and an optional response cache, for one API host.
+
+    ``sleep`` and ``clock`` are injectable so tests can check the pacing and the
+    backoff without waiting for them.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        min_interval_s: float = 0.0,
+        max_retries: int = 5,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 60.0,
+        max_retry_after_s: float = 600.0,
+        timeout_s: float = 30.0,
+        headers: Mapping[str, str] | None = None,
+        cache_dir: Path | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        transport: httpx.BaseTransport | None = None,
+    ):
+        if min_interval_s < 0:
+            raise ValueError(f"min_interval_s must be >= 0, got {min_interval_s}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        self.base_url = base_url.rstrip("/")
+        self.min_interval_s = min_interval_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.max_retry_after_s = max_retry_after_s
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self._sleep = sleep
+        self._clock = clock
+        self._last_start: float | None = None
+        self.requests_sent = 0
+        self.cache_hits = 0
+        all_headers = {"User-Agent": USER_AGENT}
+        all_headers.update(headers or {})
+        self._http = httpx.Client(
+            headers=all_headers,
+            timeout=httpx.Timeout(timeout_s),
+            follow_redirects=True,
+            transport=transport,
+        )
+
+    def __repr__(self) -> str:  # never show headers: they may hold an API key
+        return f"PoliteClient(base_url={self.base_url!r}, min_interval_s={self.min_interval_s})"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "PoliteClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ core
+
+    def url(self, path: str) -> str:
+        """An absolute URL: ``path`` as given when it is absolute, else joined to the base URL."""
+        if path.startswith(("http://", "https://")):
+            return path
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def _pace(self) -> None:
+        """Wait until ``min_interval_s`` has passed since the previous request started."""
+        if self._last_start is not None and self.min_interval_s > 0:
+            wait = self.min_interval_s - (self._clock() - self._last_start)
+            if wait > 0:
+                self._sleep(wait)
+        self._last_start = self._clock()
+
+    def _backoff(
+        self, attempt: int, retry_after: float | None, what: str, url: str, method: str, status: int | None = None
+    ) -> None:
+        if retry_after is not None:
+            if retry_after > self.max_retry_after_s:
+                raise HttpError(
+                    method,
+                    url,
+                    status,
+                    f"server asks us to wait {retry_after:.0f} s (Retry-After), over the limit of "
+                    f"{self.max_retry_after_s:.0f} s; try again later",
+                )
+            wait = retry_after
+        else:
+            wait = min(self.max_backoff_s, self.backoff_s * (2**attempt))
+        log.info("%s %s: %s; retry %d/%d in %.1f s", method, url, what, attempt + 1, self.max_retries, wait)
+        if wait > 0:
+            self._sleep(wait)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
+        ok: tuple[int, ...] = (200,),
+        passthrough: tuple[int, ...] = (),
+    ) -> httpx.Response:
+        """Send one request, paced and retried; return the response when its status is in ``ok`` or ``passthrough``.
+
+        ``passthrough`` statuses (say 404) come back to the caller, who decides what
+        they mean; any other status raises :class:`HttpError`.
+        """
+        url = self.url(path)
+        attempt = 0
+        while True:
+            self._pace()
+            self.requests_sent += 1
+            try:
+                resp = self._http.request(method, url, params=params, json=json_body)
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                if attempt >= self.max_retries:
+                    raise HttpError(
+                        method, url, None, f"{type(exc).__name__}: {exc} (after {attempt + 1} tries)"
+                    ) from exc
+                self._backoff(attempt, None, type(exc).__name__, url, method)
+                attempt += 1
+                continue
+            shown = str(resp.request.url)
+            if resp.status_code in ok or resp.status_code in passthrough:
+                log.debug("%s %s -> %d", method, shown, resp.status_code)
+                return resp
+            if resp.status_code in RETRY_STATUSES and attempt < self.max_retries:
+                wait = retry_after_seconds(resp.headers.get("Retry-After"))
+                self._backoff(attempt, wait, f"HTTP {resp.status_code}", shown, method, resp.status_code)
+                attempt += 1
+                continue
+            tries = f" after {attempt + 1} tries" if attempt else ""
+            raise HttpError(method, shown, resp.status_code, f"unexpected status{tries}", _text(resp))
+
+    # ------------------------------------------------------------- helpers
+
+    def get_json(self, path: str, *, params: Mapping[str, Any] | None = None, passthrough: tuple[int, ...] = ()) -> Any:
+        """GET and decode JSON; a passthrough status returns ``None``."""
+        return self._json_call("GET", path, params=params, json_body=None, passthrough=passthrough)
+
+    def post_json(
+        self, path: str, body: Any, *, params: Mapping[str, Any] | None = None, passthrough: tuple[int, ...] = ()
+    ) -> Any:
+        return self._json_call("POST", path, params=params, json_body=body, passthrough=passthrough)
+
+    def _json_call(
+        self, method: str, path: str, *, params: Mapping[str, Any] | None, json_body: Any, passthrough: tuple[int, ...]
+    ) -> Any:
+        key = self._cache_key(method, path, params, json_body)
+        cached = self._cache_read(key)
+        if cached is not None:
+            self.cache_hits += 1
+            return cached["json"]
+        resp = self.request(method, path, params=params, json_body=json_body, passthrough=passthrough)
+        if resp.status_code in passthrough:
+            return None
+        try:
+            data = resp.json()
+        except ValueError as exc:
+            raise HttpError(method, str(resp.request.url), resp.status_code, f"body is not JSON ({exc})", _text(resp)) from exc
+        self._cache_write(key, {"url": str(resp.request.url), "json": data})
+        return data
+
+    def download(self, path: str, dest: Path) -> httpx.Headers:
+        """Stream a body to ``dest`` (written to ``dest.part`` then renamed, so a crash leaves no half file)."""
+        url = self.url(path)
+        dest = Path(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        part = dest.with_name(dest.name + ".part")
+        attempt = 0
+        while True:
+            self._pace()
+            self.requests_sent += 1
+            try:
+                with self._http.stream("GET", url) as resp:
+                    if resp.status_code == 200:
+                        with open(part, "wb") as fh:
+                            for chunk in resp.iter_bytes():
+                                fh.write(chunk)
+                        os.replace(part, dest)
+                        return resp.headers
+                    resp.read()
+                    if resp.status_code in RETRY_STATUSES and attempt < self.max_retries:
+                        wait = retry_after_seconds(resp.headers.get("Retry-After"))
+                        self._backoff(attempt, wait, f"HTTP {resp.status_code}", url, "GET", resp.status_code)
+                        attempt += 1
+                        continue
+                    raise HttpError("GET", url, resp.status_code, "download failed", _text(resp))
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                part.unlink(missing_ok=True)
+                if attempt >= self.max_retries:
+                    raise HttpError("GET", url, None, f"{type(exc).__name__}: {exc} (after {attempt + 1} tries)") from exc
+                self._backoff(attempt, None, type(exc).__name__, url, "GET")
+                attempt += 1
+
+    # --------------------------------------------------------------- cache
+
+    def _cache_key(self, method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> str | None:
+        if self.cache_dir is None:
+            return None
+        ident = json.dumps(
+            {"m": method, "u": self.url(path), "p": sorted((str(k), str(v)) for k, v in (params or {}).items()), "b": body},
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(ident.encode()).hexdigest()
+
+    def _cache_read(self, key: str | None) -> dict | None:
+        if key is None or self.cache_dir is None:
+            return None
+        f = self.cache_dir / key[:2] / f"{key}.json"
+        if not f.exists():
+            return None
+        try:
+            return json.loads(f.read_text(encoding="utf-8"))
+        except ValueError:
+            log.warning("cached response %s is unreadable; asking the server again", f)
+            return None
+
+    def _cache_write(self, key: str | None, entry: dict) -> None:
+        if key is None or self.cache_dir is None:
+            return
+        f = self.cache_dir / key[:2] / f"{key}.json"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_name(f.name + ".tmp")
+        tmp.write_text(json.dumps(entry), encoding="utf-8")
+        os.replace(tmp, f)
+
+
+def _text(resp: httpx.Response) -> str:
+    try:
+        return resp.text
+    except Exception as exc:  # a body we cannot decode is still worth naming in the error
+        return f"<undecodable body: {exc}>"
