@@ -1,0 +1,178 @@
+"""Human annotation: which pairs exist, who sees which next, and what a judgment records.
+
+A pair is one instance of one submission: the author-anchored RQ and the model's
+best-of-five RQ, picked by ``rqbench.evaluate.metrics.select_best`` (per
+dimension, on non-obviousness: the rule behind the agreement tables) from the
+first comparative judge's results (standalone when there are none). Sides are
+shuffled per (annotator, pair) and never labelled. Assignment keeps to the
+annotator's fields, never repeats a pair for them (judged or skipped), and
+prefers the pairs with the fewest judgments until each has ``target`` of them.
+Agreement numbers are computed by ``rqbench.evaluate.agreement``; this module
+only collects the human picks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import random
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from rqbench.evaluate.metrics import SelectionRule, select_best, split_candidates
+from rqbench.records import ResultsFile
+from rqbench.space.records import HumanJudgment, Side, Skip, utcnow
+
+TARGET_ANNOTATORS = 2
+LOCAL_SALT = "rqbench-local-annotators"
+
+
+def annotator_id(name: str, salt: str | None = None) -> str:
+    """A keyed hash of the account name: stable per annotator, not reversible without the Space's salt."""
+    key = (salt or os.environ.get("RQB_ANNOTATOR_SALT") or LOCAL_SALT).encode("utf-8")
+    digest = hmac.new(key, name.strip().lower().encode("utf-8"), hashlib.blake2b).hexdigest()
+    return "ann-" + digest[:20]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One GT-vs-model comparison an annotator can be shown."""
+
+    pair_id: str
+    rq_id: str
+    arxiv_id: str
+    subfield: str
+    model: str
+    submission_hash: str
+    gt_text: str
+    model_text: str
+    model_candidate: str
+    background_paper_ids: tuple[str, ...]
+    dataset_repo: str
+    dataset_revision: str
+
+
+def pair_id_for(submission_hash: str, rq_id: str) -> str:
+    return f"{submission_hash.removeprefix('b2:')[:12]}:{rq_id}"
+
+
+def _selection_file(files: Sequence[ResultsFile]) -> ResultsFile:
+    comparative = sorted((f for f in files if f.judge.setting == "comparative"), key=lambda f: f.judge.label)
+    return comparative[0] if comparative else sorted(files, key=lambda f: f.judge.label)[0]
+
+
+def build_pairs(results: Iterable[ResultsFile]) -> list[Pair]:
+    """Every pair the stored results allow, one per (submission, instance) with a scored best RQ."""
+    by_sub: dict[str, list[ResultsFile]] = {}
+    for r in results:
+        by_sub.setdefault(r.submission_hash, []).append(r)
+    pairs = []
+    for digest, files in sorted(by_sub.items()):
+        f = _selection_file(files)
+        for inst in f.instances:
+            best = select_best(inst, SelectionRule.per_dimension, dim="non_obviousness")
+            if best is None:
+                continue
+            gt, model = split_candidates(inst)
+            pairs.append(
+                Pair(
+                    pair_id=pair_id_for(digest, inst.rq_id), rq_id=inst.rq_id, arxiv_id=inst.arxiv_id,
+                    subfield=inst.subfield, model=f.submission.model, submission_hash=digest, gt_text=gt.text,
+                    model_text=model[best].text, model_candidate=model[best].candidate_id,
+                    background_paper_ids=tuple(inst.background_paper_ids), dataset_repo=f.dataset_repo,
+                    dataset_revision=f.dataset_revision,
+                )
+            )  # fmt: skip
+    return pairs
+
+
+def judged_counts(judgments: Iterable[HumanJudgment]) -> Counter[str]:
+    """Distinct annotators per pair (an annotator counts once however often they judged it)."""
+    seen = {(pair_id_for(j.submission_hash, j.rq_id), j.annotator) for j in judgments}
+    return Counter(p for p, _ in seen)
+
+
+def seen_by(annotator: str, judgments: Iterable[HumanJudgment], skips: Iterable[Skip],
+            pairs: Sequence[Pair]) -> set[str]:  # fmt: skip
+    """Pair ids this annotator judged or skipped."""
+    out = {pair_id_for(j.submission_hash, j.rq_id) for j in judgments if j.annotator == annotator}
+    by_model_rq = {(p.model, p.rq_id): p.pair_id for p in pairs}
+    for s in skips:
+        if s.annotator == annotator and (s.model, s.rq_id) in by_model_rq:
+            out.add(by_model_rq[(s.model, s.rq_id)])
+    return out
+
+
+def next_pair(
+    pairs: Sequence[Pair],
+    *,
+    annotator: str,
+    fields: Sequence[str],
+    judgments: Sequence[HumanJudgment],
+    skips: Sequence[Skip] = (),
+    target: int = TARGET_ANNOTATORS,
+) -> Pair | None:
+    """The pair to show next, or None when this annotator has seen every pair in their fields.
+
+    Pairs below ``target`` annotators come first, the least-judged of them first;
+    ties are broken at random, seeded by the annotator and their progress, so two
+    annotators starting together spread out over the pairs.
+    """
+    wanted = set(fields)
+    seen = seen_by(annotator, judgments, skips, pairs)
+    counts = judged_counts(judgments)
+    open_pairs = [p for p in pairs if p.subfield in wanted and p.pair_id not in seen]
+    if not open_pairs:
+        return None
+    rng = random.Random(f"{annotator}:{len(seen)}")
+    keyed = [((counts[p.pair_id] >= target, counts[p.pair_id], rng.random()), p) for p in open_pairs]
+    return min(keyed, key=lambda kp: kp[0])[1]
+
+
+def left_side(annotator: str, pair: Pair) -> Side:
+    """Which RQ goes on the left: a fair coin per (annotator, pair), the same on every reload."""
+    return "gt" if random.Random(f"side:{annotator}:{pair.pair_id}").random() < 0.5 else "model"
+
+
+def shown_texts(annotator: str, pair: Pair) -> tuple[str, str]:
+    left = left_side(annotator, pair)
+    return (pair.gt_text, pair.model_text) if left == "gt" else (pair.model_text, pair.gt_text)
+
+
+def make_judgment(
+    annotator: str,
+    pair: Pair,
+    choice: str,
+    *,
+    shown_at: datetime,
+    now: datetime | None = None,
+    source_bound_left: int | None = None,
+    source_bound_right: int | None = None,
+    comment: str = "",
+) -> HumanJudgment:
+    """The stored record of one choice ("left", "right" or "tie"), mapped back to GT / model."""
+    if choice not in ("left", "right", "tie"):
+        raise ValueError(f"choice must be left, right or tie, not {choice!r}")
+    now = now or utcnow()
+    left = left_side(annotator, pair)
+    right: Side = "model" if left == "gt" else "gt"
+    winner = "tie" if choice == "tie" else (left if choice == "left" else right)
+    return HumanJudgment(
+        judgment_id=f"{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}", annotator=annotator, rq_id=pair.rq_id,
+        subfield=pair.subfield, model=pair.model, submission_hash=pair.submission_hash, left=left, choice=choice,
+        winner=winner, source_bound_left=source_bound_left, source_bound_right=source_bound_right,
+        comment=comment.strip()[:2000], seconds=max(0.0, (now - shown_at).total_seconds()),
+        dataset_repo=pair.dataset_repo, dataset_revision=pair.dataset_revision, created_at=now,
+    )  # fmt: skip
+
+
+def make_skip(annotator: str, pair: Pair, now: datetime | None = None) -> Skip:
+    return Skip(annotator=annotator, rq_id=pair.rq_id, model=pair.model, created_at=now or utcnow())
+
+
+def subfields(pairs: Iterable[Pair]) -> list[str]:
+    return sorted({p.subfield for p in pairs})
