@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rqbench.builder.http import HttpError, PoliteClient, env_float
+from rqbench.builder.s2_api import describe_validation
 from rqbench.records import ARXIV_ID_RE, SourcePaper
 
 log = logging.getLogger(__name__)
@@ -202,7 +203,7 @@ def parse_entry(entry: ET.Element, where: str) -> SourcePaper:
             source="arxiv",
         )
     except ValidationError as exc:
-        raise ArxivError(f"{where} ({arxiv_id}): {exc}") from exc
+        raise ArxivError(f"{where} ({arxiv_id}): {describe_validation(exc)}") from exc
 
 
 def parse_feed(xml: bytes | str, *, where: str = "arXiv reply") -> Feed:
