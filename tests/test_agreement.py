@@ -1,0 +1,140 @@
+"""Annotation import, LLM picks from stored scores, the agreement matrix and group win rates."""
+
+from __future__ import annotations
+
+import pytest
+
+from results_factory import cand, instance, results
+from rqbench.evaluate.agreement import (
+    Annotation,
+    agreement_matrix,
+    agreement_report,
+    llm_picks,
+    read_annotation_files,
+    read_annotations,
+    win_rates,
+)
+from rqbench.evaluate.metrics import SelectionRule
+
+ZERO = (0, 0, 0)
+IDS = ["2501.00001_rq0", "2501.00001_rq1", "2502.00002_rq0", "2503.00003_rq0"]
+
+
+def _write(tmp_path, text, name="ann.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _human_csv(tmp_path):
+    rows = ["rq_id,evaluator,winner"]
+    e1 = ["gt", "gt", "model", "tie"]
+    e2 = ["gt", "model", "model", "gt"]
+    for rq, a, b in zip(IDS, e1, e2):
+        rows += [f"{rq},expert-1,{a.upper()}", f"{rq},expert-2,{b}"]
+    return _write(tmp_path, "\n".join(rows) + "\n")
+
+
+def test_read_annotations(tmp_path):
+    anns = read_annotations(_human_csv(tmp_path))
+    assert len(anns) == 8 and anns[0].winner == "gt" and anns[0].group == "human"
+    assert anns[0].dimension == "non_obviousness" and anns[0].arxiv_id == "2501.00001"
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("rq_id,evaluator\n2501.00001_rq0,e1\n", r"ann.csv: missing column\(s\) \['winner'\]"),
+        ("rq_id,evaluator,winner,score\n", r"unknown column\(s\) \['score'\]"),
+        ("rq_id,evaluator,winner\n2501.00001_rq0,e1,gt\n2501.00001_rq1,e1,maybe\n", r"ann.csv:3: field 'winner': 'maybe'.*gt, model, tie"),
+        ("rq_id,evaluator,winner\nbad-id,e1,gt\n", r"ann.csv:2: field 'rq_id': 'bad-id'"),
+        ("rq_id,evaluator,winner\n2501.00001_rq0,,gt\n", r"ann.csv:2: field 'evaluator'"),
+        ("rq_id,evaluator,winner\n2501.00001_rq0,e1,gt\n2501.00001_rq0,e1,tie\n", r"ann.csv:3: evaluator 'e1' already judged 2501.00001_rq0 .* on line 2"),
+        ("rq_id,evaluator,winner\n", r"ann.csv: no annotations"),
+    ],
+)
+def test_bad_annotation_files_name_the_line_and_field(tmp_path, text, match):
+    with pytest.raises(ValueError, match=match):
+        read_annotations(_write(tmp_path, text))
+
+
+def test_duplicates_across_files_are_caught(tmp_path):
+    a = _write(tmp_path, "rq_id,evaluator,winner\n2501.00001_rq0,e1,gt\n", "a.csv")
+    b = _write(tmp_path, "rq_id,evaluator,winner\n2501.00001_rq0,e1,model\n", "b.csv")
+    with pytest.raises(ValueError, match="b.csv: evaluator 'e1' already judged 2501.00001_rq0 in .*a.csv"):
+        read_annotation_files([a, b])
+
+
+def test_agreement_matrix_by_hand(tmp_path):
+    anns = read_annotations(_human_csv(tmp_path))
+    m = agreement_matrix(anns, n_boot=100)
+    assert m.rows == m.cols == ["expert-1", "expert-2"]
+    assert m.get("expert-1", "expert-1").value == 1.0
+    # same pick on rq0 (gt) and 2502 (model): 2 of 4
+    assert m.get("expert-1", "expert-2").value == 0.5
+    assert m.get("expert-1", "expert-2").n == 4
+    assert m.get("expert-1", "expert-2").n_clusters == 3
+    rates = {r.evaluator: r for r in win_rates(anns, n_boot=100)}
+    assert rates["expert-1"].gt.value == 0.5 and rates["expert-1"].tie.value == 0.25
+    assert rates["expert-2"].model.value == 0.5
+
+
+def _comparative_results(label, nonobv_pairs, sb_pairs, judge_model="gemini/gemini-3.1-pro"):
+    """nonobv_pairs[i] = (GT non-obviousness, best model non-obviousness); sb likewise."""
+    insts = []
+    for rq, (g, m), (gs, ms) in zip(IDS, nonobv_pairs, sb_pairs):
+        model = [cand("m0", (1, 1, m), sb=ms + 1 if ms < 3 else 3), cand("m1", (1, 1, 0), sb=ms)]
+        model += [cand(f"m{i}", ZERO, sb=3) for i in range(2, 5)]
+        insts.append(instance(rq, cand("gt", (1, 1, g), sb=gs), model))
+    return results(insts, label=label, judge_model=judge_model, setting="comparative")
+
+
+def test_llm_picks_compare_gt_with_the_selected_rq():
+    r = _comparative_results("gem", [(1, 2), (2, 1), (2, 2), (0, 3)], [(0, 1), (1, 0), (1, 1), (2, 2)])
+    picks = {p.rq_id: p.winner for p in llm_picks([r])}
+    assert picks == dict(zip(IDS, ["model", "gt", "tie", "model"]))
+    sb = {p.rq_id: p.winner for p in llm_picks([r], dimension="source_bound_score")}
+    assert sb == dict(zip(IDS, ["gt", "model", "tie", "tie"]))
+    # mean_novelty picks m0 (higher total) even for source-boundedness
+    sb_mean = {p.rq_id: p.winner for p in llm_picks([r], dimension="source_bound_score", rule=SelectionRule.mean_novelty)}
+    assert sb_mean[IDS[0]] == "gt"
+
+
+def test_llm_picks_refuse_mixed_submissions():
+    a = _comparative_results("gem", [(1, 2)] * 4, [(0, 1)] * 4)
+    b = a.model_copy(update={"submission_hash": "other"})
+    with pytest.raises(ValueError, match="one model's RQs"):
+        llm_picks([a, b])
+
+
+def test_agreement_report_joins_humans_and_judges(tmp_path):
+    anns = read_annotations(_human_csv(tmp_path))
+    gem = _comparative_results("gem", [(1, 2), (2, 1), (2, 2), (0, 3)], [(0, 1), (1, 0), (1, 1), (2, 2)])
+    ds = _comparative_results(
+        "ds", [(2, 1), (2, 1), (1, 2), (2, 2)], [(0, 1), (0, 1), (1, 2), (2, 2)], judge_model="deepseek/deepseek-v4-pro"
+    )
+    rep = agreement_report(anns, [gem, ds], n_boot=100)
+    assert rep.matrix.rows == ["expert-1", "expert-2", "gem", "ds"]
+    # expert-1: gt gt model tie; gem: model gt tie model -> agree on rq1 only
+    assert rep.matrix.get("expert-1", "gem").value == 0.25
+    # ds: gt gt model tie -> identical to expert-1
+    assert rep.matrix.get("expert-1", "ds").value == 1.0
+    rates = {r.evaluator: r for r in rep.win_rates}
+    assert rates["gem"].model.value == 0.5 and rates["gem"].group == "llm"
+    sb = {r.evaluator: r for r in rep.source_bound_win_rates}
+    assert sb["ds"].gt.value == 0.75
+    cross = rep.nonobv_vs_source_bound
+    assert cross.rows == ["expert-1", "expert-2"] and cross.cols == ["gem", "ds"]
+    # expert-1 gt gt model tie vs ds source-boundedness gt gt gt tie; gem: gt model tie tie
+    assert cross.get("expert-1", "ds").value == 0.75
+    assert cross.get("expert-1", "gem").value == 0.5
+    assert rep.instances == 4
+
+
+def test_agreement_report_needs_matching_results(tmp_path):
+    anns = [Annotation(rq_id="2601.00009_rq0", evaluator="e1", winner="gt")]
+    gem = _comparative_results("gem", [(1, 2)] * 4, [(0, 1)] * 4)
+    with pytest.raises(ValueError, match="no annotated rq_id appears in the results"):
+        agreement_report(anns, [gem])
+    with pytest.raises(ValueError, match="no standalone results"):
+        agreement_report(anns, [gem], setting="standalone")
