@@ -1,0 +1,159 @@
+"""``rqbench publish BUILD_DIR --version X.Y.Z``: one commit with every file of a release, then tag vX.Y.Z.
+
+``--repo ORG/NAME`` pushes to the Hub; ``--to DIR`` writes the same tree to a
+local git repository (the offline default and the round-trip test). Both go
+through ``publish()``, which refuses, each with its own message:
+
+- a version that already exists (or is older than the newest one);
+- a build whose records do not validate or contradict each other;
+- a schema change (any config's features differ from the newest release's)
+  without a major version bump.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from rqbench import paths
+from rqbench.dataset_card.build_folder import Build, BuildError, check_build, load_build
+from rqbench.dataset_card.card import CardSettings
+from rqbench.dataset_card.features import all_features, features_dict, schema_differences
+from rqbench.dataset_card.release import assemble
+from rqbench.dataset_card.repo import Target, TargetError, target_for
+from rqbench.dataset_card.versions import RELEASE_FILE, ReleaseInfo, Version, VersionError
+
+
+class PublishRefused(RuntimeError):
+    """A release that must not be made; the message says why and what to do instead."""
+
+
+@dataclass
+class Published:
+    version: Version
+    commit: str
+    target: str
+    release: ReleaseInfo
+
+
+def previous_release(target: Target, version: Version) -> ReleaseInfo | None:
+    """release.json of the tag of ``version`` (None when absent or from another tool)."""
+    text = target.read_text(RELEASE_FILE, version.tag)
+    if text is None:
+        return None
+    try:
+        return ReleaseInfo.model_validate_json(text)
+    except ValidationError as exc:
+        raise PublishRefused(f"{target.describe()}@{version.tag}: {RELEASE_FILE} is not a valid ReleaseInfo: {exc}")
+
+
+def check_version(target: Target, version: Version) -> Version | None:
+    """Refuse an existing or an older version; return the newest existing version (None for the first)."""
+    existing = target.versions()
+    if version in existing:
+        newest = max(existing)
+        raise PublishRefused(
+            f"version {version} already exists in {target.describe()} (tag {version.tag} -> commit "
+            f"{existing[version][:12]}); a published version never changes. Publish a new version instead, "
+            f"e.g. --version {newest.next_patch()}"
+        )
+    if not existing:
+        return None
+    newest = max(existing)
+    if version < newest:
+        raise PublishRefused(
+            f"version {version} is older than the newest release {newest} in {target.describe()}; "
+            f"versions only go up (next patch: {newest.next_patch()})"
+        )
+    return newest
+
+
+def check_schema(target: Target, version: Version, newest: Version | None) -> None:
+    """Refuse a features change unless the major version goes up."""
+    if newest is None:
+        return
+    prev = previous_release(target, newest)
+    if prev is None:
+        return
+    diffs = schema_differences(prev.features, features_dict(all_features()))
+    if diffs and version.major == newest.major:
+        raise PublishRefused(
+            f"the schema changed since {newest.tag} ({'; '.join(diffs)}); features stay identical within a "
+            f"major version, so publish this as {newest.major + 1}.0.0"
+        )
+
+
+def check_build_valid(build_dir: Path) -> Build:
+    try:
+        build = load_build(build_dir)
+    except BuildError as exc:
+        raise PublishRefused(f"build {build_dir} failed validation: {exc}") from exc
+    problems = check_build(build)
+    if problems:
+        shown = "\n  ".join(problems[:20])
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise PublishRefused(f"build {build_dir} failed validation ({len(problems)} problems):\n  {shown}{more}")
+    return build
+
+
+def publish(build_dir: str | Path, version: str | Version, target: Target, settings: CardSettings,
+            *, notes: str = "", build: Build | None = None) -> Published:
+    """Validate, stage, commit and tag one release (see the module docstring for what is refused)."""
+    v = version if isinstance(version, Version) else Version.parse(version)
+    build_dir = Path(build_dir)
+    build = build or check_build_valid(build_dir)
+    newest = check_version(target, v)
+    check_schema(target, v, newest)
+    existing_card = target.read_text("README.md")
+    stage = paths.home() / "staging" / f"publish-{uuid.uuid4().hex[:10]}"
+    try:
+        release, stats = assemble(build, v, stage, settings, existing_card=existing_card, notes=notes)
+        message = (f"RQ-Bench {v.tag}: {stats.rqs} RQs, {stats.papers} papers, {stats.unique_cited_papers} "
+                   f"cited papers (build {release.build_id})")
+        commit = target.publish_tree(stage, v, message)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return Published(version=v, commit=commit, target=target.describe(), release=release)
+
+
+# -- the job ------------------------------------------------------------------
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("build_dir", type=Path, help="a build folder (records/, manifest.json, ...)")
+    parser.add_argument("--version", required=True, help="the release version X.Y.Z (tagged vX.Y.Z)")
+    parser.add_argument("--repo", default="ORG/rq-bench", help="Hub dataset id ORG/NAME (default %(default)s)")
+    parser.add_argument("--to", type=Path, default=None,
+                        help="write to this local git repository instead of the Hub (created if absent)")
+    parser.add_argument("--notes", default="", help="one line for the changelog entry")
+    parser.add_argument("--pretty-name", default="RQ-Bench")
+    parser.add_argument("--annotation-licence", default="CC BY 4.0",
+                        help="licence of what RQ-Bench made (the papers' texts keep their own)")
+    parser.add_argument("--sample", action="store_true", help="mark the card as a sample for trying the tools")
+    parser.add_argument("--private", action="store_true", help="create the Hub repository as private")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        target = target_for(args.repo, args.to)
+        if args.private and target.kind == "hub":
+            target.private = True  # type: ignore[attr-defined]
+        settings = CardSettings(
+            repo=target.describe() if target.kind == "local" else args.repo,
+            target=target.kind,  # type: ignore[arg-type]
+            pretty_name=args.pretty_name, annotation_licence=args.annotation_licence, sample=args.sample,
+        )
+        done = publish(args.build_dir, args.version, target, settings, notes=args.notes)
+    except (PublishRefused, VersionError, TargetError) as exc:
+        print(f"rqbench publish: refused: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps({"version": str(done.version), "tag": done.version.tag, "commit": done.commit,
+                      "target": done.target, "rqs": done.release.splits["rqs"]["test"]}))
+    return 0
