@@ -176,3 +176,72 @@ def make_skip(annotator: str, pair: Pair, now: datetime | None = None) -> Skip:
 
 def subfields(pairs: Iterable[Pair]) -> list[str]:
     return sorted({p.subfield for p in pairs})
+
+
+# --------------------------------------------------------------------------
+# Human agreement, for the leaderboard column group and the Annotate tab
+# --------------------------------------------------------------------------
+
+
+def human_picks(judgments: Iterable[HumanJudgment], submission_hash: str):
+    """The stored judgments of one submission as ``evaluate.agreement.Annotation`` picks (one per annotator)."""
+    from rqbench.evaluate.agreement import Annotation
+
+    return [
+        Annotation(rq_id=j.rq_id, evaluator=j.annotator, winner=j.winner, group="human", dimension="non_obviousness")
+        for j in judgments
+        if j.submission_hash == submission_hash
+    ]
+
+
+def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[ResultsFile], *, n_boot: int = 500):
+    """(model, setting, judge) -> share of (annotator, instance) picks the judge matched, with a cluster CI.
+
+    Judge picks come from ``evaluate.agreement.llm_picks`` (GT vs the judge's own
+    best-of-five on non-obviousness). Each annotator's pick is one observation,
+    as the pooled rule treats judges; ``combined`` pools every judge of the setting.
+    """
+    from rqbench.evaluate.agreement import llm_picks
+    from rqbench.evaluate.bootstrap import cluster_bootstrap_mean
+    from rqbench.evaluate.summary import COMBINED
+    from rqbench.space.leaderboard import AgreementCell
+
+    by_key: dict[tuple[str, str], list[ResultsFile]] = {}
+    for r in results:
+        by_key.setdefault((r.submission_hash, r.judge.setting), []).append(r)
+    out: dict[tuple[str, str, str], AgreementCell] = {}
+    for (digest, setting), files in sorted(by_key.items()):
+        humans = human_picks(judgments, digest)
+        if not humans:
+            continue
+        annotated = {h.rq_id for h in humans}
+        picks = llm_picks(files, dimension="non_obviousness", rq_ids=annotated)
+        per_judge: dict[str, dict[str, str]] = {}
+        for p in picks:
+            per_judge.setdefault(p.evaluator, {})[p.rq_id] = p.winner
+        pooled_v: list[float] = []
+        pooled_c: list[str] = []
+        for judge, mine in sorted(per_judge.items()):
+            shared = [h for h in humans if h.rq_id in mine]
+            values = [float(h.winner == mine[h.rq_id]) for h in shared]
+            clusters = [h.arxiv_id for h in shared]
+            pooled_v += values
+            pooled_c += clusters
+            est = cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=0)
+            if est is not None:
+                out[(files[0].submission.model, setting, judge)] = AgreementCell(est.value, est.ci_low, est.ci_high, est.n)
+        est = cluster_bootstrap_mean(pooled_v, pooled_c, n_boot=n_boot, seed=0)
+        if est is not None and len(per_judge) > 0:
+            out[(files[0].submission.model, setting, COMBINED)] = AgreementCell(est.value, est.ci_low, est.ci_high, est.n)
+    return out
+
+
+AGREEMENT_COLUMNS = ["Model", "Setting", "Judge", "Agreement %", "95% CI", "Picks"]
+
+
+def agreement_rows(cells) -> list[list[object]]:
+    """The Annotate tab's agreement table: the same cells as the leaderboard's human-agreement column."""
+    rows = []
+    for (model, setting, judge), c in sorted(cells.items()):
+        rows.append([model, setting, judge, round(100 * c.value, 1), f"[{100 * c.ci_low:.1f}, {100 * c.ci_high:.1f}]", c.n])
+    return rows

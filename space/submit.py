@@ -1,0 +1,247 @@
+"""The upload flow: checks in order, every problem listed, then a pending request.
+
+Order: sign-in (on the Hub), an attempts limit, file type, size cap, account age,
+the submission validator (every problem with its line and field), one accepted
+submission per user per 24 hours, then duplicates by content hash (anyone's)
+and by model name (the same user's, unless that earlier request failed). The
+raw upload goes to the private submissions store; the request records only
+what the worker needs. Scores are never read from an upload: the worker
+recomputes them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from rqbench.records import SubmissionMetadata
+from rqbench.space.records import SubmissionRequest, utcnow
+from rqbench.space.safety import AttemptLimiter, redact
+from rqbench.space.stores import SpaceStores
+
+log = logging.getLogger(__name__)
+
+ALLOWED_SUFFIXES = (".jsonl", ".json")
+
+
+@dataclass(frozen=True)
+class SubmitPolicy:
+    """The Space's limits; the Hub deployment sets ``require_sign_in``."""
+
+    max_bytes: int = 8 * 1024 * 1024
+    min_account_age_days: int = 7
+    per_user_per_day: int = 1
+    require_sign_in: bool = False
+    allow_partial: bool = False
+    attempts_per_hour: int = 20
+
+
+@dataclass(frozen=True)
+class Submitter:
+    """Who uploads: a Hub user (signed in) or the local name offline."""
+
+    username: str
+    signed_in: bool = False
+    account_created: datetime | None = None
+
+
+@dataclass(frozen=True)
+class BenchmarkTarget:
+    """The dataset revision submissions are checked against."""
+
+    repo: str
+    revision: str
+    rq_ids: tuple[str, ...]
+
+
+@dataclass
+class SubmitOutcome:
+    accepted: bool
+    errors: list[str] = field(default_factory=list)
+    request: SubmissionRequest | None = None
+
+    def message(self) -> str:
+        if self.accepted and self.request is not None:
+            r = self.request
+            return (
+                f"Queued: request {r.request_id} for {r.metadata.model} ({r.instances} instances), "
+                f"status {r.status}. The worker recomputes every score."
+            )
+        return f"Rejected ({len(self.errors)} problem(s)):\n" + "\n".join(f"- {e}" for e in self.errors)
+
+
+def account_created_at(api: Any, username: str) -> datetime | None:
+    """When a Hub account was made, from the user overview (``createdAt``); None if the Hub does not say."""
+    user = api.get_user_overview(username)
+    raw = getattr(user, "createdAt", None) or getattr(user, "created_at", None)
+    if raw is None:
+        return None
+    if isinstance(raw, datetime):
+        return raw
+    return datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
+
+
+def _validation_lines(report: Any) -> list[str]:
+    """One line per validator problem: ``line N, field F: message``."""
+    out = []
+    for p in report.problems:
+        where = []
+        if getattr(p, "line", None) is not None:
+            where.append(f"line {p.line}")
+        if getattr(p, "field", None):
+            where.append(f"field {p.field}")
+        prefix = ", ".join(where)
+        out.append(f"{prefix}: {p.message}" if prefix else str(p.message))
+    return out
+
+
+Validator = Callable[..., Any]
+
+
+def _default_validator(path: Path, expected: Sequence[str], *, allow_partial: bool, max_bytes: int) -> Any:
+    from rqbench.evaluate.submission import validate_submission
+
+    return validate_submission(path, list(expected), allow_partial=allow_partial, max_bytes=max_bytes)
+
+
+class SubmitFlow:
+    """Turns an uploaded file into a pending request, or a list of every reason it cannot be one."""
+
+    def __init__(
+        self,
+        stores: SpaceStores,
+        target: BenchmarkTarget,
+        policy: SubmitPolicy = SubmitPolicy(),
+        *,
+        validator: Validator = _default_validator,
+        clock: Callable[[], datetime] = utcnow,
+    ):
+        self.stores, self.target, self.policy = stores, target, policy
+        self.validator = validator
+        self.clock = clock
+        self.attempts = AttemptLimiter(policy.attempts_per_hour, 3600.0)
+
+    # -- the checks, each returning its problems ------------------------------
+    def _file_problems(self, path: Path) -> list[str]:
+        if path.suffix.lower() not in ALLOWED_SUFFIXES:
+            return [f"file type {path.suffix or '(none)'!r} not accepted; upload a .jsonl file (or .json lines)"]
+        size = path.stat().st_size
+        if size > self.policy.max_bytes:
+            return [f"file is {size:,} bytes, over the limit of {self.policy.max_bytes:,}"]
+        if size == 0:
+            return ["file is empty"]
+        with path.open("rb") as fh:
+            head = fh.read(64 * 1024)
+        if b"\x00" in head:
+            return ["file is binary (it contains NUL bytes); upload UTF-8 JSON Lines"]
+        return []
+
+    def _account_problems(self, who: Submitter, now: datetime) -> list[str]:
+        if not self.policy.require_sign_in:
+            return []
+        if not who.signed_in:
+            return ["sign in with Hugging Face to submit"]
+        if who.account_created is None:
+            return ["could not confirm the age of your Hugging Face account; try again later"]
+        age = now - who.account_created
+        if age < timedelta(days=self.policy.min_account_age_days):
+            return [f"accounts must be at least {self.policy.min_account_age_days} days old to submit "
+                    f"(yours is {age.days} days old)"]  # fmt: skip
+        return []
+
+    def _queue_problems(self, who: Submitter, meta: SubmissionMetadata, digest: str, now: datetime) -> list[str]:
+        problems = []
+        mine = [r for r in self.stores.requests.all() if r.user == who.username]
+        recent = [r for r in mine if now - r.submitted_at < timedelta(days=1)]
+        if len(recent) >= self.policy.per_user_per_day:
+            nxt = min(r.submitted_at for r in recent) + timedelta(days=1)
+            problems.append(
+                f"limit of {self.policy.per_user_per_day} submission(s) per user per day reached; "
+                f"next one from {nxt:%Y-%m-%d %H:%M} UTC"
+            )
+        for r in self.stores.requests.all():
+            if r.submission_hash == digest:
+                problems.append(f"this exact file was already submitted (request {r.request_id}, status {r.status})")
+                break
+        model_key = meta.model.strip().lower()
+        for r in mine:
+            if r.metadata.model.strip().lower() == model_key and r.status != "failed":
+                problems.append(
+                    f"you already submitted model {meta.model!r} (request {r.request_id}, status {r.status}); "
+                    "use a different model name for a different configuration"
+                )
+                break
+        return problems
+
+    # -- the flow ---------------------------------------------------------------
+    def submit(self, path: str | Path | None, who: Submitter) -> SubmitOutcome:
+        now = self.clock()
+        if path is None:
+            return SubmitOutcome(False, ["choose a file to upload"])
+        path = Path(path)
+        problems = self._account_problems(who, now)
+        if problems:
+            return SubmitOutcome(False, problems)
+        if not self.attempts.allow(who.username):
+            wait = self.attempts.retry_in(who.username)
+            return SubmitOutcome(False, [f"too many upload attempts; try again in {wait / 60:.0f} minutes"])
+        problems = self._file_problems(path)
+        if problems:
+            return SubmitOutcome(False, problems)
+        try:
+            report = self.validator(
+                path, self.target.rq_ids, allow_partial=self.policy.allow_partial, max_bytes=self.policy.max_bytes
+            )
+        except Exception as exc:  # the validator must report, not raise; say so plainly if it does
+            log.exception("validator raised on %s", path.name)
+            return SubmitOutcome(False, [f"the validator failed on this file: {redact(type(exc).__name__)}"])
+        problems = _validation_lines(report)
+        meta: SubmissionMetadata | None = getattr(report, "metadata", None)
+        if meta is None and not problems:
+            problems.append("line 1: the metadata line is missing")
+        if problems:
+            return SubmitOutcome(False, problems)
+        assert meta is not None
+        digest = report.submission_hash
+        problems = self._queue_problems(who, meta, digest, now)
+        if problems:
+            return SubmitOutcome(False, problems)
+        raw = path.read_bytes()
+        stored = self.stores.submissions.put(digest, who.username, raw)
+        req = SubmissionRequest(
+            request_id=digest.removeprefix("b2:")[:16],
+            user=who.username,
+            submission_hash=digest,
+            metadata=meta.model_copy(update={"date": meta.date or now}),
+            submission_file=stored,
+            dataset_repo=self.target.repo,
+            dataset_revision=self.target.revision,
+            instances=int(getattr(report, "n_entries", 0) or len(self.target.rq_ids)),
+            status="pending",
+            submitted_at=now,
+            updated_at=now,
+        )
+        self.stores.requests.put(req)
+        log.info("queued request %s (%s) from %s", req.request_id, meta.model, who.username)
+        return SubmitOutcome(True, [], req)
+
+
+def requests_table(stores: SpaceStores, user: str | None = None) -> list[list[str]]:
+    """Rows for the Submit tab's queue: newest first, the failure reason shown as text."""
+    rows = []
+    for r in sorted(stores.requests.all(), key=lambda r: r.submitted_at, reverse=True):
+        if user is not None and r.user != user:
+            continue
+        rows.append([r.request_id, r.metadata.model, r.user, r.status, r.reason, f"{r.submitted_at:%Y-%m-%d %H:%M}"])
+    return rows
+
+
+REQUEST_COLUMNS = ["request", "model", "user", "status", "reason", "submitted (UTC)"]
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)

@@ -1,0 +1,164 @@
+"""The worker: takes requests one at a time, judges them, writes results, updates the status.
+
+Restart-safe by construction: a request left ``running`` by a crash is taken up
+again before any pending one, and the LLM layer's cache means a resumed run
+pays for no call twice; results files have fixed paths, so a rerun overwrites
+rather than duplicates. A judge that fails marks its request failed with the
+reason, and the worker goes on with the next one. One worker per store is the
+supported set-up (the Space runs exactly one, in a background thread).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rqbench.records import ResultsFile
+from rqbench.space.records import SubmissionRequest, utcnow
+from rqbench.space.safety import redact
+from rqbench.space.stores import SpaceStores
+
+log = logging.getLogger(__name__)
+
+# (request, path of the raw submission on disk) -> the results files to publish
+JudgeRun = Callable[[SubmissionRequest, Path], list[ResultsFile]]
+
+
+class RequestFailed(RuntimeError):
+    """A request that cannot finish, with a reason fit to show the submitter."""
+
+
+def _instance_scored(inst) -> bool:
+    return any(c.novelty is not None or c.narrowness for c in inst.candidates) or inst.overlap is not None
+
+
+def check_results(results: Sequence[ResultsFile]) -> list[str]:
+    """Reasons a request should fail: no results at all, or a judge that scored nothing."""
+    if not results:
+        return ["judging produced no results files"]
+    reasons = []
+    for r in results:
+        if r.instances and not any(_instance_scored(i) for i in r.instances):
+            failures = sorted({f for i in r.instances for f in i.failures})
+            detail = "; ".join(failures[:3]) or "no instance was scored"
+            reasons.append(f"judge {r.judge.label} ({r.judge.setting}) scored no instance: {detail}")
+    return reasons
+
+
+@dataclass
+class WorkerReport:
+    request_id: str
+    status: str
+    reason: str = ""
+
+
+class Worker:
+    """Drains the requests store; ``run_once`` handles at most one request."""
+
+    def __init__(
+        self,
+        stores: SpaceStores,
+        judge: JudgeRun,
+        *,
+        work_dir: Path,
+        worker_id: str | None = None,
+        max_attempts: int = 3,
+    ):
+        self.stores, self.judge = stores, judge
+        self.work_dir = Path(work_dir)
+        self.worker_id = worker_id or uuid.uuid4().hex[:8]
+        self.max_attempts = max_attempts
+
+    def next_request(self) -> SubmissionRequest | None:
+        """A request a crash left running comes first (resumed), then the oldest pending one."""
+        reqs = self.stores.requests.all()
+        for status in ("running", "pending"):
+            for r in reqs:  # all() is oldest first
+                if r.status == status:
+                    return r
+        return None
+
+    def _save(self, req: SubmissionRequest, **changes) -> SubmissionRequest:
+        req = req.model_copy(update={**changes, "updated_at": utcnow()})
+        SubmissionRequest.model_validate(req.model_dump())  # a bad status change fails here, not in a reader
+        self.stores.requests.put(req)
+        return req
+
+    def process(self, req: SubmissionRequest) -> WorkerReport:
+        resumed = req.status == "running"
+        if req.attempts >= self.max_attempts:
+            req = self._save(req, status="failed", reason=f"gave up after {req.attempts} attempts (the worker "
+                             "stopped while judging each time)", worker="")  # fmt: skip
+            return WorkerReport(req.request_id, req.status, req.reason)
+        req = self._save(req, status="running", started_at=req.started_at or utcnow(), attempts=req.attempts + 1,
+                         worker=self.worker_id, reason="")  # fmt: skip
+        log.info("%s request %s (%s)", "resuming" if resumed else "starting", req.request_id, req.metadata.model)
+        raw = self.stores.submissions.get(req.submission_file)
+        try:
+            if raw is None:
+                raise RequestFailed(f"the raw submission {req.submission_file} is missing from the store")
+            folder = self.work_dir / req.request_id
+            folder.mkdir(parents=True, exist_ok=True)
+            sub_path = folder / "submission.jsonl"
+            sub_path.write_bytes(raw)
+            results = self.judge(req, sub_path)
+            reasons = check_results(results)
+            if reasons:
+                raise RequestFailed("; ".join(reasons))
+            stored = [self.stores.results.put(r) for r in results]
+        except Exception as exc:  # any failure ends this request, with its reason, and never the worker
+            reason = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
+            reason = redact(reason)[:1000]
+            log.warning("request %s failed: %s", req.request_id, reason)
+            req = self._save(req, status="failed", reason=reason, worker="")
+            return WorkerReport(req.request_id, req.status, req.reason)
+        req = self._save(req, status="finished", results_files=stored, worker="")
+        log.info("request %s finished: %d results files", req.request_id, len(stored))
+        return WorkerReport(req.request_id, req.status)
+
+    def run_once(self) -> WorkerReport | None:
+        req = self.next_request()
+        return None if req is None else self.process(req)
+
+    def run(self, *, interval_s: float, stop: threading.Event, drain: bool = True) -> None:
+        """Poll every ``interval_s`` seconds until ``stop`` is set; ``drain`` handles all waiting requests per poll."""
+        while not stop.is_set():
+            try:
+                while self.run_once() is not None and drain and not stop.is_set():
+                    pass
+            except Exception:  # a store outage must not end the background thread; the next poll retries
+                log.exception("worker poll failed; retrying in %.0fs", interval_s)
+            stop.wait(interval_s)
+
+
+def evaluate_judge(
+    judges: Sequence[str],
+    settings: Sequence[str],
+    *,
+    llm=None,
+    dataset: str | None = None,
+    seed: int = 0,
+    orderings: int = 1,
+) -> JudgeRun:
+    """The production ``JudgeRun``: load the request's dataset revision and run evaluate's judges on it."""
+
+    def run(req: SubmissionRequest, sub_path: Path) -> list[ResultsFile]:
+        from rqbench.evaluate.dataset import load_benchmark
+        from rqbench.evaluate.judging import judge_submission
+        from rqbench.evaluate.submission import read_submission
+        from rqbench.llm import LLM
+
+        bench = load_benchmark(dataset or req.dataset_repo, revision=req.dataset_revision)
+        submission = read_submission(sub_path)
+        out_dir = sub_path.parent / "results"
+        paths = judge_submission(
+            bench, submission, list(judges), list(settings), llm=llm or LLM(), seed=seed, orderings=orderings,
+            out_dir=out_dir,
+        )  # fmt: skip
+        return [ResultsFile.model_validate_json(Path(p).read_text(encoding="utf-8")) for p in paths]
+
+    return run
