@@ -1,0 +1,90 @@
+"""Stage "influence" (method.md step 3): label each cited work of M with one of the five labels.
+
+One prompt per cited work: its title, how often M cites it, the sections where
+it is cited, and every citation with its context. Inspiration and
+competitor/baseline count as influential. ``max_cited`` keeps only the N most
+often cited works (ties in order of first citation), to bound the cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rqbench.builder import prompt_text as pt
+from rqbench.builder.llm_stage import LLMStageSettings, ask
+from rqbench.builder.stages import gather_calls
+from rqbench.llm import LLMCallFailed
+from rqbench.records import CitedWork, InfluenceLabel, InfluenceReply, ParsedPaper, Record, SourcePaper
+
+STEP = "influence"
+
+
+class CitationLabel(Record):
+    """One cited work's label, or the reason it has none."""
+
+    key: str
+    title: str
+    frequency: int
+    label: InfluenceLabel | None = None
+    reason: str = ""
+    failure: str | None = None
+
+    @property
+    def influential(self) -> bool:
+        return self.label is not None and self.label.influential
+
+
+class InfluenceResult(Record):
+    arxiv_id: str
+    total_cited: int
+    labels: list[CitationLabel]
+    influential_keys: list[str]
+    model: str | None = None
+
+
+def select_cited(parsed: ParsedPaper, max_cited: int | None) -> list[CitedWork]:
+    """The works to label: most often cited first, ties in order of first citation."""
+    order = {w.key: i for i, w in enumerate(parsed.cited_works)}
+    ranked = sorted(parsed.cited_works, key=lambda w: (-w.frequency, order[w.key]))
+    return ranked if max_cited is None else ranked[: max(0, max_cited)]
+
+
+def variables(paper: SourcePaper, work: CitedWork, settings: LLMStageSettings) -> dict[str, str]:
+    return {
+        "paper_title": paper.title,
+        "cited_title": pt.cited_title(work),
+        "frequency": str(work.frequency),
+        "sections": pt.sections_list(work),
+        "contexts": pt.contexts_block(work.contexts, settings.context_budget_chars),
+    }
+
+
+async def label_paper(
+    item: dict[str, Any], llm: Any, *, settings: LLMStageSettings, max_cited: int | None
+) -> list[InfluenceResult]:
+    """All labels of one paper; a citation whose reply stayed invalid is kept, unlabelled, with the reason."""
+    paper: SourcePaper = item["filter"].paper
+    parsed: ParsedPaper = item["parse"]
+    works = select_cited(parsed, max_cited)
+    calls = [ask(llm, settings, InfluenceReply, variables(paper, w, settings)) for w in works]
+    results = await gather_calls(calls)
+    labels: list[CitationLabel] = []
+    model = None
+    for work, res in zip(works, results):
+        base = dict(key=work.key, title=pt.cited_title(work), frequency=work.frequency)
+        if isinstance(res, LLMCallFailed):
+            if res.reason != "invalid_reply":
+                raise res  # the endpoint failed, not the model: retried on the next run
+            labels.append(CitationLabel(**base, failure=f"{res.reason}: {res.detail}"[:500]))
+            continue
+        reply, model = res
+        labels.append(CitationLabel(**base, label=reply.label, reason=reply.reason))
+    return [
+        InfluenceResult(
+            arxiv_id=parsed.arxiv_id,
+            total_cited=len(parsed.cited_works),
+            labels=labels,
+            influential_keys=[x.key for x in labels if x.influential],
+            model=model,
+        )
+    ]

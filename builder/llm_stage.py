@@ -1,0 +1,73 @@
+"""What the five LLM stages share: their settings, the model with the stage's own token cap, the call.
+
+Each stage renders its template from the prompt set, then asks through
+``rqbench.llm.LLM`` (cache, retries, re-ask, call log, dry run). The cache key
+carries the hash of that step's template, so editing one prompt recomputes only
+the stage that uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from rqbench.hashing import content_hash
+from rqbench.llm.config import parse_model_spec
+from rqbench.prompts import load_prompt_set
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class LLMStageSettings(BaseModel):
+    """One LLM stage's settings; all of them change its output, so all go into its fingerprint."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    step: str
+    model: str
+    max_tokens: int | None
+    prompts: str | None = None  # prompt-set folder; None = the packaged rqbench-v1
+    text_budget_chars: int | None = None
+    context_budget_chars: int | None = None
+
+    def template(self):  # noqa: ANN201 - rqbench.prompts.Template
+        return load_prompt_set(self.prompts)[self.step]
+
+    def prompt_hash(self) -> str:
+        t = self.template()
+        ps = load_prompt_set(self.prompts)
+        return content_hash({"set": ps.name, "step": t.step, "system": t.system, "user": t.user})
+
+    def fingerprint(self) -> dict[str, Any]:
+        data = self.model_dump(exclude={"prompts"})
+        data["prompt_hash"] = self.prompt_hash()
+        return data
+
+
+def stage_model(llm: Any, spec: str, max_tokens: int | None) -> str:
+    """The model name to call: ``spec`` with this stage's ``max_tokens``, unless the spec sets its own."""
+    _, opts = parse_model_spec(spec)
+    if max_tokens is None or "max_tokens" in opts:
+        return spec
+    base = llm.model(spec)
+    sep = "," if "@" in base.name else "@"
+    derived = f"{base.name}{sep}max_tokens={max_tokens}"
+    llm.register(base.model_copy(update={"name": derived, "max_tokens": max_tokens}))
+    return derived
+
+
+async def ask(
+    llm: Any,
+    settings: LLMStageSettings,
+    reply_model: type[R],
+    variables: dict[str, str],
+    *,
+    context: dict[str, Any] | None = None,
+) -> tuple[R, str]:
+    """Render the step's template with ``variables``; the validated reply and the model name used."""
+    messages = settings.template().render(**variables)
+    model = stage_model(llm, settings.model, settings.max_tokens)
+    answer = await llm.ask(model, settings.step, messages, reply_model, prompt_hash=settings.prompt_hash(),
+                           context=context)  # fmt: skip
+    return answer.reply, model

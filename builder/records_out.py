@@ -1,0 +1,193 @@
+"""The final tables of a build, assembled from the stage outputs by one pure function.
+
+Rules (method.md "Record", and the build folder contract):
+- rq_id is ``<arxiv_id>_rq<index>``, index = the RQ's position in the paper's
+  author_rqs list, kept even when an earlier RQ is dropped, so ids are stable;
+- an RQ's ``cited_paper_ids`` are its linked works that have a CitedPaper;
+  its background papers (the evaluation instance's ``background_paper_ids``)
+  are those with text: ``full`` text, or any level with ``allow_abstract_only``;
+- an RQ with no background paper is dropped and counted (``no_background_text``);
+- the verification verdict stays a label on the RQ; nothing is dropped for it;
+- a paper appears in ``papers`` only with at least one RQ; a paper without one
+  gets a named skip, so nothing vanishes silently;
+- the manual-validation sample is ``random.seed(seed); random.sample(ids, min(n, len(ids)))``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rqbench.builder.author_rqs import AuthorRQsResult
+from rqbench.builder.cited_text import LEVEL_RANK, CitedTextResult
+from rqbench.builder.contributions import ContributionsResult
+from rqbench.builder.gaps import GapsResult
+from rqbench.builder.influence import InfluenceResult
+from rqbench.builder.verification import VerificationResult
+from rqbench.records import (
+    CitedPaper,
+    EvaluationInstance,
+    Gap,
+    PaperRecord,
+    RQRecord,
+    SkipRecord,
+    SourcePaper,
+    TextLevel,
+    rq_id_for,
+)
+
+STAGE = "records"
+
+
+@dataclass
+class BuildTables:
+    rqs: list[RQRecord] = field(default_factory=list)
+    papers: list[PaperRecord] = field(default_factory=list)
+    cited_papers: list[CitedPaper] = field(default_factory=list)
+    instances: list[EvaluationInstance] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    skips: list[SkipRecord] = field(default_factory=list)
+    sample: list[str] = field(default_factory=list)
+
+
+def usable_levels(allow_abstract_only: bool) -> set[TextLevel]:
+    return set(TextLevel) if allow_abstract_only else {TextLevel.full}
+
+
+def _better(a: CitedPaper, b: CitedPaper) -> CitedPaper:
+    """Of two records of one cited paper, the one with more text."""
+    ka = (LEVEL_RANK[a.text_level], sum(len(s.text) for s in a.sections), len(a.abstract))
+    kb = (LEVEL_RANK[b.text_level], sum(len(s.text) for s in b.sections), len(b.abstract))
+    return b if kb > ka else a
+
+
+def manual_sample(rq_ids: list[str], n: int = 50, seed: int = 42) -> list[str]:
+    """The human-check sample of method.md step 8, exactly as the paper draws it."""
+    rng = random.Random(seed)  # same stream as random.seed(seed) followed by random.sample
+    return rng.sample(list(rq_ids), min(n, len(rq_ids)))
+
+
+def assemble(
+    papers: list[SourcePaper],
+    contributions: list[ContributionsResult],
+    influence: list[InfluenceResult],
+    gaps: list[GapsResult],
+    author_rqs: list[AuthorRQsResult],
+    cited: list[CitedTextResult],
+    verify: list[VerificationResult],
+    *,
+    allow_abstract_only: bool,
+    sample_size: int = 50,
+    sample_seed: int = 42,
+) -> BuildTables:
+    contrib_by = {c.arxiv_id: c for c in contributions}
+    infl_by = {x.arxiv_id: x for x in influence}
+    gaps_by = {g.arxiv_id: g for g in gaps}
+    rqs_by = {r.arxiv_id: r for r in author_rqs}
+    cited_by = {c.arxiv_id: c for c in cited}
+    verify_by = {v.arxiv_id: v for v in verify}
+    usable = usable_levels(allow_abstract_only)
+    out = BuildTables()
+    dropped: Counter[str] = Counter()
+    cited_table: dict[str, CitedPaper] = {}
+    levels_all: Counter[str] = Counter()
+    gap_texts: set[str] = set()
+
+    for paper in papers:
+        pid = paper.arxiv_id
+        contrib, rq_result = contrib_by.get(pid), rqs_by.get(pid)
+        if contrib is None or rq_result is None:
+            continue  # skipped by an earlier stage, which recorded why
+        texts = {c.key: c for c in cited_by[pid].cited} if pid in cited_by else {}
+        if pid not in cited_by and rq_result.rqs:
+            continue  # cited texts not built yet (a partial build): the paper is not final
+        gap_rows = gaps_by[pid].per_citation if pid in gaps_by else []
+        verdicts = verify_by[pid].verdicts if pid in verify_by else []
+        kept: list[RQRecord] = []
+        dropped_here = 0
+        for index, rq in enumerate(rq_result.rqs):
+            rq_id = rq_id_for(pid, index)
+            linked = [texts[k].paper for k in rq.cited_keys if k in texts and texts[k].paper is not None]
+            cited_ids = list(dict.fromkeys(p.paper_id for p in linked))
+            background = list(dict.fromkeys(p.paper_id for p in linked if p.text_level in usable))
+            if not background:
+                dropped["no_background_text"] += 1
+                dropped_here += 1
+                missing = "; ".join(f"{k}: {texts[k].no_full_text or texts[k].no_paper}" for k in rq.cited_keys
+                                    if k in texts)  # fmt: skip
+                out.skips.append(SkipRecord(stage=STAGE, item_id=rq_id, reason="no_background_text",
+                                            detail=missing[:2000]))  # fmt: skip
+                continue
+            key_to_id = {k: texts[k].paper.paper_id for k in rq.cited_keys if k in texts and texts[k].paper}
+            rq_gaps = [Gap(text=g, cited_key=row.key, cited_paper_id=key_to_id.get(row.key))
+                       for row in gap_rows if row.key in rq.cited_keys for g in row.gaps]  # fmt: skip
+            kept.append(
+                RQRecord(
+                    rq_id=rq_id,
+                    rq=rq.question,
+                    arxiv_id=pid,
+                    subfield=paper.primary_category,
+                    novelty_type=contrib.novelty_type,
+                    problem_statement=contrib.problem_statement,
+                    main_idea_headline=contrib.main_idea_headline,
+                    contributions=contrib.contributions,
+                    ideas=contrib.ideas,
+                    gaps=rq_gaps,
+                    cited_paper_ids=cited_ids,
+                    cited_keys=rq.cited_keys,
+                    verification=verdicts[index] if index < len(verdicts) else None,
+                )
+            )
+            out.instances.append(EvaluationInstance(rq_id=rq_id, gt_rq=rq.question, arxiv_id=pid,
+                                                    subfield=paper.primary_category,
+                                                    background_paper_ids=background))  # fmt: skip
+            for p in linked:
+                cited_table[p.paper_id] = _better(cited_table[p.paper_id], p) if p.paper_id in cited_table else p
+        if not kept:
+            reason = rq_result.note or ("all_rqs_dropped" if dropped_here else "no_rqs")
+            out.skips.append(SkipRecord(stage=STAGE, item_id=pid, reason=f"paper_without_rqs:{reason}"))
+            continue
+        for row in gap_rows:
+            gap_texts.update(" ".join(g.lower().split()) for g in row.gaps)
+        out.rqs.extend(kept)
+        infl = infl_by.get(pid)
+        out.papers.append(
+            PaperRecord(
+                paper=paper,
+                problem_statement=contrib.problem_statement,
+                main_idea_headline=contrib.main_idea_headline,
+                novelty_type=contrib.novelty_type,
+                ideas=contrib.ideas,
+                contributions=contrib.contributions,
+                n_rqs=len(kept),
+                influential_keys=infl.influential_keys if infl else [],
+                extraction_model=contrib.model,
+            )
+        )
+        for c in texts.values():
+            levels_all[c.paper.text_level.value if c.paper else "none"] += 1
+
+    out.cited_papers = sorted(cited_table.values(), key=lambda p: p.paper_id)
+    out.dropped = dict(sorted(dropped.items()))
+    out.sample = manual_sample([r.rq_id for r in out.rqs], sample_size, sample_seed)
+    level_counts = Counter(p.text_level.value for p in out.cited_papers)
+    verified = [r.verification for r in out.rqs if r.verification is not None]
+    out.counts = {
+        "papers_in": len(papers),
+        "papers": len(out.papers),
+        "rqs": len(out.rqs),
+        "subfields": len({r.subfield for r in out.rqs}),
+        "rq_citation_links": sum(len(r.cited_paper_ids) for r in out.rqs),
+        "unique_cited_papers": len(out.cited_papers),
+        "gap_statements": len(gap_texts),
+        "cited_full": level_counts.get("full", 0),
+        "cited_abstract": level_counts.get("abstract", 0),
+        "cited_title": level_counts.get("title", 0),
+        "influential_works_without_record": levels_all.get("none", 0),
+        "verified": len(verified),
+        "verified_addressed": sum(1 for v in verified if v.addressed),
+        "manual_sample": len(out.sample),
+    }
+    return out

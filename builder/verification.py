@@ -1,0 +1,71 @@
+"""Stage "verify" (method.md step 8): does M's own contribution address each author-anchored RQ?
+
+One prompt per RQ with M's source (its merged LaTeX, as the paper does, or the
+parsed body text; cut to the text budget) and the question; the reply is the
+strict JSON ``VerificationReply``. The verdict is kept as a label on the RQ
+(the paper keeps unverified RQs), so nothing is dropped here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from rqbench.builder import prompt_text as pt
+from rqbench.builder.author_rqs import AuthorRQsResult
+from rqbench.builder.llm_stage import LLMStageSettings, ask
+from rqbench.builder.stages import gather_calls
+from rqbench.llm import LLMCallFailed
+from rqbench.records import ParsedPaper, Record, Verification, VerificationReply
+
+STEP = "verification"
+SourceKind = Literal["latex", "text"]
+
+
+class VerificationResult(Record):
+    arxiv_id: str
+    verdicts: list[Verification | None]
+    failures: list[str | None]
+    source: SourceKind
+
+
+def paper_source(folder: str | None, parsed: ParsedPaper, kind: SourceKind, budget: int | None) -> tuple[str, str]:
+    """(text, kind actually used): M's merged LaTeX body when it can be read, else the parsed text."""
+    if kind == "latex" and folder:
+        from rqbench.builder.latex_source import load_source
+        from rqbench.builder.paper_skip import PaperSkipped
+
+        try:
+            src = load_source(Path(folder), parsed.main_file)
+        except (PaperSkipped, OSError):
+            src = None  # the parse stage read it, so this is rare; the parsed text still serves
+        if src is not None:
+            m = re.search(r"\\begin\s*\{document\}", src.text)
+            body = src.text[m.end() :] if m else src.text
+            return pt.clip(body, budget), "latex"
+    return pt.paper_text(parsed, budget), "text"
+
+
+async def verify(
+    item: dict[str, Any], llm: Any, *, settings: LLMStageSettings, source: SourceKind = "latex"
+) -> list[VerificationResult]:
+    parsed: ParsedPaper = item["parse"]
+    rqs: AuthorRQsResult = item["author_rqs"]
+    text, used = paper_source(item["filter"].folder, parsed, source, settings.text_budget_chars)
+    calls = [ask(llm, settings, VerificationReply, {"paper": text, "question": rq.question}) for rq in rqs.rqs]
+    results = await gather_calls(calls)
+    verdicts: list[Verification | None] = []
+    failures: list[str | None] = []
+    for res in results:
+        if isinstance(res, LLMCallFailed):
+            if res.reason != "invalid_reply":
+                raise res
+            verdicts.append(None)
+            failures.append(f"{res.reason}: {res.detail}"[:500])
+            continue
+        reply, model = res
+        verdicts.append(Verification(addressed=reply.addressed, confidence=reply.confidence,
+                                     reasoning=reply.reasoning, evidence=reply.evidence, model=model))  # fmt: skip
+        failures.append(None)
+    return [VerificationResult(arxiv_id=parsed.arxiv_id, verdicts=verdicts, failures=failures, source=used)]
