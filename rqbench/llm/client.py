@@ -97,6 +97,7 @@ _TRANSIENT = (
     "APIError",
     "JSONDecodeError",
 )
+MAX_RETRY_AFTER_S = 600.0
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
@@ -355,11 +356,13 @@ class LLM:
                 if not transient or attempt > cfg.max_retries:
                     raise LLMCallFailed(step, key, reason, str(exc)[:500]) from exc
                 wait = _retry_after(exc)
-                if wait is None:
+                if wait is not None:  # the provider said when: honour it, within reason
+                    wait = min(wait, MAX_RETRY_AFTER_S)
+                else:
                     wait = min(cfg.backoff_max_s, cfg.backoff_base_s * 2 ** (attempt - 1))
                     wait *= 0.5 + random.random() / 2
                 log.warning("%s %s: %s, retry %d in %.1fs", cfg.name, step, reason, attempt, wait)
-                await asyncio.sleep(min(wait, cfg.backoff_max_s))
+                await asyncio.sleep(wait)
                 continue
             latency = time.monotonic() - t0
             usage = getattr(resp, "usage", None)

@@ -23,12 +23,13 @@ Responder = Callable[[dict[str, Any]], str]
 
 @dataclass
 class Fault:
-    """One scripted misbehaviour. kind: status, slow, reset, truncated, not_json, empty."""
+    """One scripted misbehaviour. kind: status, slow, reset, truncated, not_json, empty, reply."""
 
     kind: str
     status: int = 500
     headers: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    content: str = ""  # for kind="reply": a well-formed completion with this text (e.g. the wrong JSON shape)
 
 
 def completion_body(content: str, model: str = "scripted", prompt_tokens: int = 10) -> dict[str, Any]:
@@ -106,8 +107,8 @@ class ScriptedServer:
                 if f.kind == "not_json":
                     self._send(200, b"<html>upstream error</html>", {"content-type": "text/html"})
                     return True
-                if f.kind == "empty":
-                    self._send(200, json.dumps(completion_body("")).encode())
+                if f.kind in ("empty", "reply"):
+                    self._send(200, json.dumps(completion_body(f.content)).encode())
                     return True
                 raise ValueError(f"unknown fault kind {f.kind!r}")
 
