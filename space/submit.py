@@ -63,14 +63,18 @@ class SubmitOutcome:
     accepted: bool
     errors: list[str] = field(default_factory=list)
     request: SubmissionRequest | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def message(self) -> str:
         if self.accepted and self.request is not None:
             r = self.request
-            return (
+            text = (
                 f"Queued: request {r.request_id} for {r.metadata.model} ({r.instances} instances), "
                 f"status {r.status}. The worker recomputes every score."
             )
+            if self.warnings:
+                text += f"\nWarnings ({len(self.warnings)}):\n" + "\n".join(f"- {w}" for w in self.warnings)
+            return text
         return f"Rejected ({len(self.errors)} problem(s)):\n" + "\n".join(f"- {e}" for e in self.errors)
 
 
@@ -80,23 +84,27 @@ def account_created_at(api: Any, username: str) -> datetime | None:
     raw = getattr(user, "createdAt", None) or getattr(user, "created_at", None)
     if raw is None:
         return None
-    if isinstance(raw, datetime):
-        return raw
-    return datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
+    if not isinstance(raw, datetime):
+        raw = datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
+    return raw if raw.tzinfo else raw.replace(tzinfo=timezone.utc)
+
+
+def _problem_line(p: Any) -> str:
+    """``line N, field F (rq_id R): message``: the upload's temporary path means nothing to the uploader."""
+    where = []
+    if getattr(p, "line", None) is not None:
+        where.append(f"line {p.line}")
+    if getattr(p, "field", None):
+        where.append(f"field {p.field}")
+    if getattr(p, "rq_id", None):
+        where.append(f"rq_id {p.rq_id}")
+    prefix = ", ".join(where)
+    return f"{prefix}: {p.message}" if prefix else str(p.message)
 
 
 def _validation_lines(report: Any) -> list[str]:
-    """One line per validator problem: ``line N, field F: message``."""
-    out = []
-    for p in report.problems:
-        where = []
-        if getattr(p, "line", None) is not None:
-            where.append(f"line {p.line}")
-        if getattr(p, "field", None):
-            where.append(f"field {p.field}")
-        prefix = ", ".join(where)
-        out.append(f"{prefix}: {p.message}" if prefix else str(p.message))
-    return out
+    """One line per validation error (warnings do not block a submission)."""
+    return [_problem_line(p) for p in report.errors]
 
 
 Validator = Callable[..., Any]
@@ -220,14 +228,14 @@ class SubmitFlow:
             submission_file=stored,
             dataset_repo=self.target.repo,
             dataset_revision=self.target.revision,
-            instances=int(getattr(report, "n_entries", 0) or len(self.target.rq_ids)),
+            instances=report.covered,
             status="pending",
             submitted_at=now,
             updated_at=now,
         )
         self.stores.requests.put(req)
         log.info("queued request %s (%s) from %s", req.request_id, meta.model, who.username)
-        return SubmitOutcome(True, [], req)
+        return SubmitOutcome(True, [], req, warnings=[_problem_line(p) for p in report.warnings])
 
 
 def requests_table(stores: SpaceStores, user: str | None = None) -> list[list[str]]:
@@ -241,7 +249,3 @@ def requests_table(stores: SpaceStores, user: str | None = None) -> list[list[st
 
 
 REQUEST_COLUMNS = ["request", "model", "user", "status", "reason", "submitted (UTC)"]
-
-
-def _aware(dt: datetime) -> datetime:
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)

@@ -143,17 +143,18 @@ def evaluate_judge(
     dataset: str | None = None,
     seed: int = 0,
     orderings: int = 1,
+    allow_partial: bool = False,
 ) -> JudgeRun:
     """The production ``JudgeRun``: load the request's dataset revision and run evaluate's judges on it."""
 
     def run(req: SubmissionRequest, sub_path: Path) -> list[ResultsFile]:
         from rqbench.evaluate.dataset import load_benchmark
         from rqbench.evaluate.judging import judge_submission
-        from rqbench.evaluate.submission import read_submission
+        from rqbench.evaluate.submission import load_submission
         from rqbench.llm import LLM
 
         bench = load_benchmark(dataset or req.dataset_repo, revision=req.dataset_revision)
-        submission = read_submission(sub_path)
+        submission = load_submission(sub_path, bench.rq_ids, allow_partial=allow_partial)
         out_dir = sub_path.parent / "results"
         paths = judge_submission(
             bench, submission, list(judges), list(settings), llm=llm or LLM(), seed=seed, orderings=orderings,
