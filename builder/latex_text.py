@@ -1,0 +1,703 @@
+"""LaTeX body to structure: sections in order, plain text, math as [MATH], sentences, citation markers.
+
+One left-to-right walk over the merged source (see ``latex_source``). Groups
+are not parsed into a tree: a command that keeps its argument (``\\emph``)
+simply vanishes and its braces become a bare group, so nesting depth costs
+nothing. Commands whose arguments must be cut out (``\\label``, floats, math)
+use brace matching. Citations, headings and footnotes travel through the text
+as private-use marker characters and are turned into records at the end; a
+citation reads ``[@key]`` (pandoc style) in the final text.
+
+Floats (figures, tables, algorithms) lose their bodies but keep captions;
+a citation inside a table row is kept as a "float row" so baselines listed in
+tables still count.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from rqbench.builder.citations import CiteCall, is_cite_command, parse_cite_args, render_cite
+from rqbench.builder.latex_source import match_brace, match_bracket
+from rqbench.records import Section, SectionText
+
+MATH = "[MATH]"
+REF = "[REF]"
+CODE = "[CODE]"
+MAX_DEPTH = 40
+MAX_SPLIT_CHARS = 8000
+
+# in-band markers (latex_source strips these characters from every input)
+CITE_OPEN, CITE_CLOSE = "\ue000", "\ue001"
+HEAD_OPEN, HEAD_CLOSE = "\ue002", "\ue003"
+FN_OPEN, FN_CLOSE = "\ue004", "\ue005"
+_CITE_MARK_RE = re.compile(CITE_OPEN + r"(\d+)" + CITE_CLOSE)
+_HEAD_RE = re.compile(HEAD_OPEN + r"(\d)([*=])([^" + HEAD_CLOSE + r"]*)" + HEAD_CLOSE)  # '*' marks a synthetic section
+_MARKERS_RE = re.compile("[\ue000-\ue0ff]")
+
+
+@dataclass
+class FloatRow:
+    """A table row (or float line) that cites, and the float's caption sentences."""
+
+    text: str
+    caption: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SectionBlock:
+    index: int
+    name: str
+    level: int
+    sentences: list[str]  # with citation markers
+    paragraphs: list[list[int]] = field(default_factory=list)  # sentence indices per paragraph
+    float_rows: list[FloatRow] = field(default_factory=list)
+    synthetic: bool = False
+
+
+@dataclass
+class Document:
+    """A converted body: sections with sentences, and the citation calls the markers point to."""
+
+    sections: list[SectionBlock]
+    cites: list[CiteCall]
+    bibliography_env: list[str] = field(default_factory=list)  # raw thebibliography bodies
+    warnings: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------
+# Command tables
+# --------------------------------------------------------------------------
+
+SECTION_LEVELS = {"part": 1, "chapter": 1, "section": 1, "subsection": 2, "subsubsection": 3}
+RUN_IN_HEADS = frozenset({"paragraph", "subparagraph"})
+MATH_ENVS = frozenset(
+    "equation equation* align align* alignat alignat* gather gather* multline multline* flalign flalign* "
+    "eqnarray eqnarray* displaymath math dmath dmath* IEEEeqnarray IEEEeqnarray* split".split()
+)
+FLOAT_ENVS = frozenset(
+    "figure figure* table table* wrapfigure wraptable sidewaysfigure sidewaystable algorithm algorithm* "
+    "listing listing* SCfigure SCtable subfigure subtable longtable longtable* floatrow".split()
+)
+TABULAR_ENVS = frozenset("tabular tabular* tabularx tabulary array supertabular xtabular tblr NiceTabular".split())
+DROP_ENVS = frozenset(
+    "tikzpicture pgfpicture axis filecontents filecontents* titlepage thebibliography tocentry "
+    "algorithmic algorithmic* forest dot2tex".split()
+)
+CODE_ENVS = frozenset("lstlisting minted")
+VERBATIM_TEXT_ENVS = frozenset("verbatim verbatim* Verbatim Verbatim* BVerbatim alltt".split())
+LIST_ENVS = frozenset("itemize enumerate description compactitem compactenum inparaenum asparaenum".split())
+# environment -> number of brace arguments right after \begin{env}
+ENV_ARGS = {"minipage": 1, "multicols": 1, "multicols*": 1, "adjustbox": 1, "spacing": 1, "otherlanguage": 1,
+            "CJK": 2, "CJK*": 2, "wrapfigure": 2, "wraptable": 2, "subfigure": 1, "subtable": 1, "tabular": 1,
+            "tabular*": 2, "tabularx": 2, "tabulary": 2, "array": 1, "thebibliography": 1, "longtable": 1,
+            "list": 2, "tcolorbox": 0, "mdframed": 0, "small": 0, "footnotesize": 0, "scriptsize": 0}
+
+# commands dropped with this many brace arguments (optional [..] arguments are always skipped)
+DROP = {
+    "label": 1, "vspace": 1, "hspace": 1, "includegraphics": 1, "bibliographystyle": 1, "bibliography": 1,
+    "nobibliography": 1, "addbibresource": 1, "nocite": 1, "usepackage": 1, "RequirePackage": 1,
+    "documentclass": 1, "setlength": 2, "addtolength": 2, "setcounter": 2, "addtocounter": 2,
+    "stepcounter": 1, "refstepcounter": 1, "pagestyle": 1, "thispagestyle": 1, "pagenumbering": 1,
+    "hypersetup": 1, "definecolor": 3, "color": 1, "captionsetup": 1, "graphicspath": 1, "thanks": 1,
+    "author": 1, "title": 1, "affiliation": 1, "affil": 1, "email": 1, "address": 1, "institute": 1,
+    "date": 1, "keywords": 1, "newtheorem": 2, "theoremstyle": 1, "newenvironment": 3, "renewenvironment": 3,
+    "newcommand": 2, "renewcommand": 2, "providecommand": 2, "DeclareRobustCommand": 2, "DeclareMathOperator": 2,
+    "newcolumntype": 2, "newlength": 1, "settowidth": 2, "linespread": 1, "fontsize": 2, "selectfont": 0,
+    "bibitem": 1, "bibpunct": 1, "setcitestyle": 1, "input": 1, "include": 1, "includeonly": 1,
+    "printbibliography": 0, "maketitle": 0, "tableofcontents": 0, "listoffigures": 0, "listoftables": 0,
+    "newpage": 0, "clearpage": 0, "cleardoublepage": 0, "pagebreak": 0, "nopagebreak": 0, "centering": 0,
+    "raggedright": 0, "raggedleft": 0, "noindent": 0, "indent": 0, "hline": 0, "toprule": 0,
+    "midrule": 0, "bottomrule": 0, "cline": 1, "cmidrule": 1, "addlinespace": 0, "hfill": 0, "vfill": 0,
+    "tiny": 0, "scriptsize": 0, "footnotesize": 0, "small": 0, "normalsize": 0, "large": 0, "Large": 0,
+    "LARGE": 0, "huge": 0, "Huge": 0, "bfseries": 0, "itshape": 0, "ttfamily": 0, "rmfamily": 0,
+    "sffamily": 0, "scshape": 0, "upshape": 0, "mdseries": 0, "normalfont": 0, "em": 0, "bf": 0, "it": 0,
+    "tt": 0, "sc": 0, "rm": 0, "sf": 0, "sl": 0, "relax": 0, "protect": 0, "makeatletter": 0,
+    "makeatother": 0, "appendix": 0, "onecolumn": 0, "twocolumn": 0, "balance": 0, "frenchspacing": 0,
+    "sloppy": 0, "fussy": 0, "ignorespaces": 0, "unskip": 0, "null": 0, "leavevmode": 0, "strut": 0,
+    "phantom": 1, "hphantom": 1, "vphantom": 1, "rule": 2, "vskip": 0, "hskip": 0, "kern": 0,
+    "belowcaptionskip": 0, "abovecaptionskip": 0, "fi": 0, "else": 0, "ifx": 0, "ifdefined": 0,
+    "lstset": 1, "tcbset": 1, "pgfplotsset": 1, "usetikzlibrary": 1, "tikzset": 1, "acmConference": 1,
+    "acmYear": 1, "acmDOI": 1, "copyrightyear": 1, "setcopyright": 1, "ccsdesc": 1, "orcid": 1,
+    "icmltitle": 1, "icmlauthor": 2, "icmlaffiliation": 2, "icmlcorrespondingauthor": 2, "icmlkeywords": 1,
+    "printAffiliationsAndNotice": 1, "AND": 0, "And": 0, "and": 0, "footnotemark": 0, "today": 0,
+    "index": 1, "glossary": 1, "marginpar": 1, "todo": 1, "FloatBarrier": 0, "allowdisplaybreaks": 0,
+    "specialcomment": 1, "excludecomment": 1, "includecomment": 1, "crefname": 3, "Crefname": 3,
+    "newacronym": 3, "newglossaryentry": 2, "titlespacing": 4, "titleformat": 5, "addcontentsline": 3,
+    "addtocontents": 2, "etocsettagdepth": 2, "etocsetnexttocdepth": 1, "localtableofcontents": 0,
+}
+# commands whose first n arguments are dropped and whose next argument is text
+SKIP_THEN_TEXT = {
+    "textcolor": 1, "colorbox": 1, "fcolorbox": 2, "resizebox": 2, "scalebox": 1, "rotatebox": 1,
+    "raisebox": 1, "parbox": 1, "multicolumn": 2, "multirow": 2, "href": 1, "foreignlanguage": 1,
+    "hyperlink": 1, "hypertarget": 1, "texorpdfstring": 0, "setlength": 2, "stackon": 0, "adjustbox": 1,
+    "makecell": 0, "shortstack": 0, "begingroup": 0, "tcbox": 0, "cellcolor": 1, "rowcolor": 1,
+}
+REF_COMMANDS = frozenset("ref eqref autoref Autoref cref Cref pageref nameref vref Vref cpageref crefrange labelcref".split())
+SYMBOLS = {
+    "ss": "ß", "o": "ø", "O": "Ø", "aa": "å", "AA": "Å", "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ",
+    "l": "ł", "L": "Ł", "i": "ı", "j": "ȷ", "ldots": "…", "dots": "…", "textellipsis": "…", "cdots": "…",
+    "LaTeX": "LaTeX", "TeX": "TeX", "LaTeXe": "LaTeX2e", "BibTeX": "BibTeX", "XeTeX": "XeTeX",
+    "LuaTeX": "LuaTeX", "textendash": "–", "textemdash": "—", "textquoteleft": "‘", "textquoteright": "’",
+    "textquotedblleft": "“", "textquotedblright": "”", "textasciitilde": "~", "textbackslash": "\\",
+    "textbar": "|", "textless": "<", "textgreater": ">", "textdegree": "°", "S": "§", "P": "¶",
+    "copyright": "©", "textcopyright": "©", "pounds": "£", "euro": "€", "texteuro": "€", "dag": "†",
+    "ddag": "‡", "textregistered": "®", "texttrademark": "™", "textbullet": "•", "checkmark": "✓",
+    "cmark": "✓", "xmark": "✗", "textasciicircum": "^", "textunderscore": "_", "quad": " ", "qquad": " ",
+    "enspace": " ", "enskip": " ", "thinspace": " ", "space": " ", "newline": " ", "linebreak": " ",
+    "break": " ", "par": "\n\n", "smallskip": "\n\n", "medskip": "\n\n", "bigskip": "\n\n",
+    "item": "\n\n", "textsuperscript": "", "textpm": "±", "texttimes": "×", "times": "×", "pm": "±",
+    "approx": "≈", "sim": "~", "leq": "≤", "geq": "≥", "rightarrow": "→", "to": "→", "ie": "i.e.",
+    "eg": "e.g.", "etal": "et al.", "etc": "etc.", "textsection": "§", "guillemotleft": "«",
+    "guillemotright": "»", "textperiodcentered": "·", "textdagger": "†",
+}
+ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
+           ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
+           "r": "\u030a", "d": "\u0323", "b": "\u0331", "t": "\u0361"}
+ESCAPES = {"%": "%", "&": "&", "$": "$", "#": "#", "_": "_", "{": "{", "}": "}", " ": " ", ",": " ",
+           ";": " ", ":": " ", ">": " ", "!": "", "-": "", "/": "", "@": "", "\\": " ", "\n": " ",
+           "|": "‖", "*": ""}
+
+_TOKEN_RE = re.compile(r"\\(?:[a-zA-Z@]+\*?|.)|[{}$~&#^_]|\\\Z", re.DOTALL)
+_CMD_IN_RANGE_RE = re.compile(r"\\([a-zA-Z@]+)(\*?)")
+_ROW_SPLIT_RE = re.compile(r"\\\\|\\tabularnewline(?![a-zA-Z])|\n\s*\n")
+_TYPO = [("---", "—"), ("--", "–"), ("``", "“"), ("''", "”"), ("<<", "«"), (">>", "»")]
+
+
+# --------------------------------------------------------------------------
+# The converter
+# --------------------------------------------------------------------------
+
+
+class _Converter:
+    """A single pass over the body; state is per document, so it is safe in worker processes."""
+
+    def __init__(self, text: str, cite_extra: frozenset[str] | set[str] = frozenset(), *, collect: bool = True) -> None:
+        self.t = text
+        self.cite_extra = frozenset(cite_extra)
+        self.cites: list[CiteCall] = []
+        self.rows: list[tuple[int, FloatRow]] = []
+        self.bib_envs: list[str] = []
+        self.warnings: list[str] = []
+        self.heads = 0
+        self.collect = collect  # False: plain-string mode (bib fields), no headings
+        self.in_row = False
+        self.cell_sep = " "
+
+    # --- helpers over the source --------------------------------------
+    def skip_blanks(self, i: int, end: int) -> int:
+        t = self.t
+        while i < end and t[i] in " \t\n":
+            i += 1
+        return i
+
+    def skip_options(self, i: int, end: int, *, max_n: int = 3, adjacent: bool = False) -> int:
+        for _ in range(max_n):
+            j = i if adjacent else self.skip_blanks(i, end)
+            if j < end and self.t[j] == "[":
+                k = match_bracket(self.t, j)
+                if k < 0 or k > end:
+                    return i
+                i = k
+            else:
+                return i
+        return i
+
+    def brace_arg(self, i: int, end: int) -> tuple[int, int, int] | None:
+        """(content_start, content_end, after) of the braced argument at i, or a single token."""
+        j = self.skip_blanks(i, end)
+        if j >= end:
+            return None
+        c = self.t[j]
+        if c == "{":
+            k = match_brace(self.t, j)
+            if k < 0 or k > end:
+                return None
+            return j + 1, k - 1, k
+        if c == "}":
+            return None
+        if c == "\\":
+            m = _TOKEN_RE.match(self.t, j)
+            k = m.end() if m else j + 1
+            return j, k, k
+        return j, j + 1, j + 1
+
+    def env_end(self, name: str, i: int, end: int) -> tuple[int, int]:
+        """(body_end, after) of \\end{name} matching a \\begin{name} whose body starts at i."""
+        pat = re.compile(r"\\(begin|end)\s*\{" + re.escape(name) + r"\}")
+        depth = 1
+        for m in pat.finditer(self.t, i, end):
+            depth += 1 if m.group(1) == "begin" else -1
+            if depth == 0:
+                return m.start(), m.end()
+        self.warnings.append(f"unclosed_environment: \\begin{{{name}}} has no \\end{{{name}}}")
+        return end, end
+
+    def sub(self, start: int, end: int, depth: int) -> str:
+        if depth > MAX_DEPTH:
+            return re.sub(r"\\[a-zA-Z@]+|[{}\\$]", " ", self.t[start:end])
+        return self.run(start, end, depth + 1)
+
+    # --- the walk ------------------------------------------------------
+    def run(self, start: int, end: int, depth: int = 0) -> str:
+        t = self.t
+        out: list[str] = []
+        closers: list[str] = []
+        i = start
+        while i < end:
+            m = _TOKEN_RE.search(t, i, end)
+            if m is None:
+                out.append(t[i:end])
+                break
+            out.append(t[i : m.start()])
+            tok = m.group(0)
+            i = m.end()
+            if tok == "{":
+                closers.append("")
+            elif tok == "}":
+                if closers:
+                    out.append(closers.pop())
+            elif tok == "$":
+                i = self.inline_math(m.start(), end, out)
+            elif tok == "~":
+                out.append(" ")
+            elif tok == "&":
+                out.append(self.cell_sep)
+            elif tok in ("#", "^", "_"):
+                continue
+            else:
+                i = self.command(tok, i, end, out, closers, depth)
+        return "".join(out)
+
+    def inline_math(self, pos: int, end: int, out: list[str]) -> int:
+        t = self.t
+        display = t.startswith("$$", pos)
+        opener = "$$" if display else "$"
+        j = pos + len(opener)
+        limit = min(end, j + 20000)
+        while j < limit:
+            c = t[j]
+            if c == "\\":
+                j += 2
+                continue
+            if t.startswith(opener, j):
+                out.append(" " + MATH + " ")
+                return j + len(opener)
+            if c == "\n" and not display and t.startswith("\n", j + 1):
+                break
+            j += 1
+        return pos + len(opener)  # unclosed: drop the dollar and read on
+
+    def command(self, tok: str, i: int, end: int, out: list[str], closers: list[str], depth: int) -> int:
+        t = self.t
+        if len(tok) == 1 or tok == "\\":
+            return i
+        name = tok[1:]
+        if not (name[0].isalpha() or name[0] == "@"):  # control symbol
+            c = name
+            if c == "(" or c == "[":
+                closing = "\\)" if c == "(" else "\\]"
+                k = t.find(closing, i, end)
+                out.append(" " + MATH + " ")
+                return end if k < 0 else k + 2
+            if c in ACCENTS:
+                return self.accent(c, i, end, out)
+            if c == "\\":
+                j = self.skip_options(i, end, max_n=1, adjacent=True)
+                out.append(" ")
+                return j
+            out.append(ESCAPES.get(c, ""))
+            return i
+        star = name.endswith("*")
+        base = name.rstrip("*")
+        if base in ACCENTS and len(base) == 1:
+            return self.accent(base, i, end, out)
+        if is_cite_command(base, self.cite_extra):
+            got = parse_cite_args(t, i - (1 if star else 0), end, base)
+            if got is None:
+                return i
+            call, after = got
+            if not call.keys:
+                if call.bad_keys:
+                    self.warnings.append(f"malformed_cite_key: \\{base}{{{', '.join(call.bad_keys)}}}")
+                return after
+            if call.bad_keys:
+                self.warnings.append(f"malformed_cite_key: {', '.join(call.bad_keys)} in \\{base}")
+            call.index = len(self.cites)
+            self.cites.append(call)
+            out.append(CITE_OPEN + str(call.index) + CITE_CLOSE)
+            return after
+        if base in SECTION_LEVELS and self.collect and not self.in_row:
+            j = self.skip_options(i, end, max_n=1)
+            arg = self.brace_arg(j, end)
+            if arg is None or t[arg[0] - 1] != "{":
+                return j  # \section used as a value (\titlespacing\section...), not a heading
+            title = self.sub(arg[0], arg[1], depth)
+            out.append(f"{HEAD_OPEN}{SECTION_LEVELS[base]}={title}{HEAD_CLOSE}")
+            self.heads += 1
+            return arg[2]
+        if base in RUN_IN_HEADS:
+            j = self.skip_options(i, end, max_n=1)
+            arg = self.brace_arg(j, end)
+            if arg is None:
+                return j
+            title = self.sub(arg[0], arg[1], depth).strip()
+            if title and title[-1] not in ".:?!":
+                title += "."
+            out.append("\n\n" + title + " ")
+            return arg[2]
+        if base == "begin":
+            return self.begin_env(i, end, out, depth)
+        if base == "end":
+            arg = self.brace_arg(i, end)
+            if arg is None:
+                return i
+            env = t[arg[0] : arg[1]].strip()
+            if env == "abstract" and self.collect and not self.in_row:
+                out.append(f"{HEAD_OPEN}0*Front matter{HEAD_CLOSE}")
+                self.heads += 1
+            elif env not in ("document",):
+                out.append("\n\n")
+            return arg[2]
+        if base in ("footnote", "footnotetext", "tablefootnote"):
+            j = self.skip_options(i, end, max_n=1)
+            arg = self.brace_arg(j, end)
+            if arg is None:
+                return j
+            body = self.sub(arg[0], arg[1], depth)
+            out.append(FN_OPEN + body + FN_CLOSE if self.collect and not self.in_row else " " + body + " ")
+            return arg[2]
+        if base in ("caption", "captionof", "subcaption"):
+            j = self.skip_options(i, end, max_n=1)
+            if base == "captionof":
+                a = self.brace_arg(j, end)
+                j = a[2] if a else j
+                j = self.skip_options(j, end, max_n=1)
+            arg = self.brace_arg(j, end)
+            if arg is None:
+                return j
+            out.append("\n\n" + self.sub(arg[0], arg[1], depth) + "\n\n")
+            return arg[2]
+        if base == "etocdepthtag":
+            m = re.compile(r"\.toc\s*\{[^{}]*\}").match(t, i, end)
+            return m.end() if m else i
+        if base in REF_COMMANDS:
+            arg = self.brace_arg(i, end)
+            out.append(REF)
+            return arg[2] if arg else i
+        if base == "url" or base == "path" or base == "nolinkurl":
+            arg = self.brace_arg(i, end)
+            if arg is None:
+                return i
+            out.append(t[arg[0] : arg[1]])
+            return arg[2]
+        if base in ("verb", "lstinline"):
+            j = i
+            if j < end:
+                d = t[j]
+                k = t.find(d, j + 1, end)
+                if k < 0:
+                    return end
+                out.append(t[j + 1 : k])
+                return k + 1
+            return i
+        if base == "item":
+            j = self.skip_blanks(i, end)
+            if j < end and t[j] == "[":
+                k = match_bracket(t, j)
+                if 0 < k <= end:
+                    out.append("\n\n" + self.sub(j + 1, k - 1, depth) + " ")
+                    return k
+            out.append("\n\n")
+            return i
+        if base in SYMBOLS:
+            out.append(SYMBOLS[base])
+            return i
+        if base in DROP:
+            j = self.skip_options(i, end, max_n=2, adjacent=False)
+            for _ in range(DROP[base]):
+                arg = self.brace_arg(j, end)
+                if arg is None:
+                    break
+                j = self.skip_options(arg[2], end, max_n=1, adjacent=True)
+            return j
+        if base in SKIP_THEN_TEXT:
+            j = self.skip_options(i, end, max_n=2)
+            for _ in range(SKIP_THEN_TEXT[base]):
+                arg = self.brace_arg(j, end)
+                if arg is None:
+                    return j
+                j = self.skip_options(arg[2], end, max_n=2)
+            return j  # the text argument stays as a bare group
+        # unknown command: drop its name and any options glued to it, keep brace arguments as text
+        return self.skip_options(i, end, max_n=2, adjacent=True)
+
+    def accent(self, c: str, i: int, end: int, out: list[str]) -> int:
+        arg = self.brace_arg(i, end) if i < end and (self.t[i] == "{" or c.isalpha()) else (
+            (i, i + 1, i + 1) if i < end and self.t[i] not in " \n\\}" else None
+        )
+        if arg is None:
+            return i
+        base = self.t[arg[0] : arg[1]]
+        base = SYMBOLS.get(base[1:], base) if base.startswith("\\") else base
+        base = base.strip("{}")
+        if not base:
+            return arg[2]
+        out.append(unicodedata.normalize("NFC", base[0] + ACCENTS[c] + base[1:]))
+        return arg[2]
+
+    def begin_env(self, i: int, end: int, out: list[str], depth: int) -> int:
+        t = self.t
+        arg = self.brace_arg(i, end)
+        if arg is None:
+            return i
+        env = t[arg[0] : arg[1]].strip()
+        j = arg[2]
+        if self.in_row:
+            return self.skip_options(j, end, max_n=2, adjacent=True)
+        if env == "abstract":
+            if self.collect:
+                out.append(f"{HEAD_OPEN}0*Abstract{HEAD_CLOSE}")
+                self.heads += 1
+            return j
+        if env == "document":
+            return j
+        if env in MATH_ENVS:
+            _, after = self.env_end(env, j, end)
+            out.append(" " + MATH + " ")
+            return after
+        if env in VERBATIM_TEXT_ENVS:
+            body_end, after = self.env_end(env, j, end)
+            out.append("\n\n" + t[j:body_end].strip("\n") + "\n\n")
+            return after
+        if env in CODE_ENVS:
+            _, after = self.env_end(env, j, end)
+            out.append(" " + CODE + " ")
+            return after
+        if env in DROP_ENVS or env.startswith("tikz"):
+            body_end, after = self.env_end(env, j, end)
+            if env == "thebibliography":
+                self.bib_envs.append(t[j:body_end])
+            return after
+        if env in FLOAT_ENVS or env in TABULAR_ENVS:
+            body_end, after = self.env_end(env, j, end)
+            self.float_body(env, j, body_end, out, depth)
+            return after
+        # a kept environment: drop its options and known arguments, read the body
+        j = self.skip_options(j, end, max_n=2, adjacent=True)
+        for _ in range(ENV_ARGS.get(env, 0)):
+            a = self.brace_arg(j, end)
+            if a is None:
+                break
+            j = self.skip_options(a[2], end, max_n=1, adjacent=True)
+        out.append("\n\n")
+        return j
+
+    def float_body(self, env: str, start: int, end: int, out: list[str], depth: int) -> None:
+        """Captions become paragraphs where the float stood; citing rows are kept aside."""
+        t = self.t
+        captions: list[tuple[int, int]] = []
+        caption_texts: list[str] = []
+        for m in re.finditer(r"\\(caption|captionof|subcaption)(?![a-zA-Z@])\*?", t[start:end]):
+            s = start + m.end()
+            if any(a <= start + m.start() < b for a, b in captions):
+                continue
+            j = self.skip_options(s, end, max_n=1)
+            if m.group(1) == "captionof":
+                a = self.brace_arg(j, end)
+                j = self.skip_options(a[2], end, max_n=1) if a else j
+            arg = self.brace_arg(j, end)
+            if arg is None or t[arg[0] - 1] != "{":
+                continue
+            captions.append((start + m.start(), arg[2]))
+            text = self.sub(arg[0], arg[1], depth)
+            caption_texts.append(text)
+            out.append("\n\n" + text + "\n\n")
+        row_ranges: list[tuple[int, int]] = []
+        for m in _CMD_IN_RANGE_RE.finditer(t, start, end):
+            if not is_cite_command(m.group(1), self.cite_extra):
+                continue
+            if any(a <= m.start() < b for a, b in captions) or any(a <= m.start() < b for a, b in row_ranges):
+                continue
+            rs, re_ = start, end
+            for sep in _ROW_SPLIT_RE.finditer(t, start, end):
+                if sep.end() <= m.start():
+                    rs = sep.end()
+                elif sep.start() >= m.end():
+                    re_ = sep.start()
+                    break
+            row_ranges.append((rs, re_))
+        if not row_ranges or not self.collect:
+            return
+        cap_sentences = [s for c in caption_texts for s in split_sentences(_clean_spaces(c))]
+        saved = (self.in_row, self.cell_sep)
+        self.in_row, self.cell_sep = True, " | "
+        try:
+            for rs, re_ in row_ranges:
+                row = _clean_spaces(self.sub(rs, re_, depth)).strip(" |")
+                if _CITE_MARK_RE.search(row):
+                    self.rows.append((self.heads, FloatRow(text=row, caption=cap_sentences)))
+        finally:
+            self.in_row, self.cell_sep = saved
+
+
+# --------------------------------------------------------------------------
+# Sentences and sections
+# --------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _segmenter():
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def _clean_spaces(s: str) -> str:
+    return re.sub(r"[ \t\n\u00a0]+", " ", s).strip()
+
+
+def _typography(s: str) -> str:
+    for a, b in _TYPO:
+        s = s.replace(a, b)
+    return s
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    """Cut an overlong paragraph at sentence-looking boundaries so the splitter stays fast."""
+    if len(text) <= size:
+        return [text]
+    parts: list[str] = []
+    while len(text) > size:
+        cut = max(text.rfind(". ", 0, size), text.rfind("? ", 0, size), text.rfind("! ", 0, size))
+        if cut < size // 4:
+            cut = text.rfind(" ", 0, size)
+        if cut < size // 4:
+            cut = size - 1
+        parts.append(text[: cut + 1])
+        text = text[cut + 1 :]
+    if text:
+        parts.append(text)
+    return parts
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Sentences of one paragraph (pysbd), whitespace-normalised, empties dropped."""
+    paragraph = paragraph.strip()
+    if not paragraph:
+        return []
+    seg = _segmenter()
+    out: list[str] = []
+    for chunk in _chunks(paragraph, MAX_SPLIT_CHARS):
+        for s in seg.segment(chunk):
+            s = s.strip()
+            if s and _MARKERS_RE.sub("", s).strip(" .,;:") or _CITE_MARK_RE.search(s or ""):
+                out.append(s)
+    return out
+
+
+def find_cites(sentence: str) -> list[int]:
+    """Indices of the citation calls marked in a sentence, in order."""
+    return [int(m.group(1)) for m in _CITE_MARK_RE.finditer(sentence)]
+
+
+def render_sentence(sentence: str, cites: list[CiteCall]) -> str:
+    """Markers to final text: citations as ``[@key]``, stray markers removed."""
+
+    def repl(m: re.Match) -> str:
+        k = int(m.group(1))
+        return render_cite(cites[k]) if k < len(cites) else ""
+
+    return _clean_spaces(_MARKERS_RE.sub("", _CITE_MARK_RE.sub(repl, sentence)))
+
+
+def _paragraph_sentences(raw: str) -> list[list[str]]:
+    """Paragraphs of a section, footnotes moved to the end of the paragraph that calls them."""
+    result: list[list[str]] = []
+    for para in re.split(r"\n[ \t]*\n", raw):
+        notes: list[str] = []
+
+        def pull(m: re.Match) -> str:
+            notes.append(m.group(1))
+            return " "
+
+        main = re.sub(FN_OPEN + r"([^" + FN_OPEN + FN_CLOSE + r"]*)" + FN_CLOSE, pull, para)
+        main = main.replace(FN_OPEN, " ").replace(FN_CLOSE, " ")
+        sentences = split_sentences(_typography(_clean_spaces(main)))
+        for note in notes:
+            sentences += split_sentences(_typography(_clean_spaces(note)))
+        if sentences:
+            result.append(sentences)
+    return result
+
+
+def _section_name(raw: str) -> str:
+    name = _clean_spaces(_MARKERS_RE.sub("", _CITE_MARK_RE.sub("", raw)))
+    name = _typography(name).strip().rstrip(".")
+    return name or "Untitled"
+
+
+def convert_body(text: str, cite_extra: frozenset[str] | set[str] = frozenset()) -> Document:
+    """The document body (from ``\\begin{document}``, or the whole text if there is none) as structure."""
+    m = re.search(r"\\begin\s*\{document\}", text)
+    start = m.end() if m else 0
+    e = text.find("\\end{document}", start)
+    end = e if e >= 0 else len(text)
+    conv = _Converter(text, cite_extra)
+    marked = conv.run(start, end)
+    pieces = _HEAD_RE.split(marked)
+    # pieces: [front, level, star, name, content, level, star, name, content, ...]
+    raw_sections: list[tuple[int, str, str, bool]] = [(0, "Front matter", pieces[0], True)]
+    for k in range(1, len(pieces) - 3, 4):
+        raw_sections.append((int(pieces[k]), pieces[k + 2], pieces[k + 3], pieces[k + 1] == "*"))
+    rows_by_head: dict[int, list[FloatRow]] = {}
+    for head_index, row in conv.rows:
+        rows_by_head.setdefault(head_index, []).append(row)
+    sections: list[SectionBlock] = []
+    for head_index, (level, name, content, synthetic) in enumerate(raw_sections):
+        paras = _paragraph_sentences(content)
+        rows = rows_by_head.get(head_index, [])
+        if synthetic and not paras and not rows:
+            continue
+        sentences: list[str] = []
+        spans: list[list[int]] = []
+        for p in paras:
+            spans.append(list(range(len(sentences), len(sentences) + len(p))))
+            sentences += p
+        sections.append(
+            SectionBlock(index=len(sections), name=_section_name(name), level=level, sentences=sentences,
+                         paragraphs=spans, float_rows=rows, synthetic=synthetic)
+        )
+    return Document(sections=sections, cites=conv.cites, bibliography_env=conv.bib_envs, warnings=conv.warnings)
+
+
+def section_text(block: SectionBlock, cites: list[CiteCall]) -> str:
+    """A section's plain text: paragraphs separated by blank lines, citations as ``[@key]``."""
+    return "\n\n".join(" ".join(render_sentence(block.sentences[i], cites) for i in para) for para in block.paragraphs)
+
+
+def to_sections(doc: Document) -> list[Section]:
+    return [Section(index=b.index, name=b.name, level=b.level, text=section_text(b, doc.cites)) for b in doc.sections]
+
+
+def to_section_texts(doc: Document) -> list[SectionText]:
+    """Section-wise body text, the shape cited papers are stored in (empty sections left out)."""
+    out: list[SectionText] = []
+    for b in doc.sections:
+        text = section_text(b, doc.cites)
+        if text.strip():
+            out.append(SectionText(section=b.name, text=text))
+    return out
+
+
+def latex_to_plain(s: str) -> str:
+    """A short LaTeX string (a title, a name) as plain text: accents resolved, braces and commands gone."""
+    if not s:
+        return ""
+    s = re.sub("[\ue000-\ue0ff]", "", s)
+    conv = _Converter(s, collect=False)
+    text = conv.run(0, len(s))
+    return _typography(render_sentence(text, conv.cites))
