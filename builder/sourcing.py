@@ -1,0 +1,445 @@
+"""Stage 1: the target papers, from an arXiv query, a local folder of LaTeX sources, or a file of arXiv ids.
+
+Three ways in, one shape out: ``(SourcePaper, folder-with-LaTeX or None)``.
+
+- An arXiv query (``cat:cs.*`` plus a submission window) is paged through the
+  API. A date window is cut into slices of ``slice_days`` so no query passes
+  arXiv's 30,000-result cap; each finished slice is kept under ``work_dir`` and
+  read back on a rerun, so a crash costs at most the slice in progress.
+- A local folder holds one subfolder per paper. The id is the folder name when
+  it is an arXiv id (``2502.01113``, ``2502.01113v2``, ``hep-th_9901001``), else
+  a stable slug of the name. Title and abstract come from a ``metadata.json``
+  beside the sources (any SourcePaper fields) when present, else from the LaTeX
+  (``\\title``, the abstract environment) when that is cheap; the parser does
+  the real reading later.
+- A file of ids (one a line; ``#`` comments, ``arXiv:`` prefixes, URLs and
+  versions allowed) is looked up on arXiv in batches.
+
+E-print sources are downloaded only when ``download_dir`` is given (see
+:func:`fetch_latex`); unpacking is ``rqbench.builder.archive.unpack_eprint``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from rqbench import paths
+from rqbench.builder.arxiv_api import ArxivClient, build_query, date_window_clause, parse_arxiv_id, split_window
+from rqbench.builder.s2_api import describe_validation
+from rqbench.records import SourcePaper
+
+log = logging.getLogger(__name__)
+
+METADATA_FILE = "metadata.json"
+TEX_SUFFIXES = (".tex", ".ltx", ".latex")
+DEFAULT_CATEGORY = "unknown"
+MAX_PEEK_BYTES = 4 * 1024 * 1024
+
+# --------------------------------------------------------------------------
+# Ids and folders
+# --------------------------------------------------------------------------
+
+
+def folder_arxiv_id(name: str) -> tuple[str, int | None] | None:
+    """The arXiv id a folder is named after (``2502.01113v2``, ``arXiv-2502.01113``, ``hep-th_9901001``), if any."""
+    stripped = re.sub(r"^arxiv[-_:.\s]*", "", name.strip(), flags=re.IGNORECASE)
+    for cand in (stripped, stripped.replace("_", "/", 1)):
+        got = parse_arxiv_id(cand)
+        if got is not None:
+            return got
+    return None
+
+
+def slug(name: str) -> str:
+    """A stable id for a folder that is not named by an arXiv id: lower case, runs of other characters as '-'."""
+    s = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return s or "paper-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+
+
+def safe_dirname(arxiv_id: str) -> str:
+    """A folder name for an id (old-style ids hold a '/')."""
+    return arxiv_id.replace("/", "_")
+
+
+def has_latex_source(folder: Path | None) -> bool:
+    """Whether a folder holds at least one .tex file (the filtering stage's LaTeX rule)."""
+    if folder is None or not Path(folder).is_dir():
+        return False
+    return any(p.suffix.lower() in TEX_SUFFIXES and p.is_file() for p in Path(folder).rglob("*"))
+
+
+def read_ids_file(path: Path) -> list[str]:
+    """arXiv ids from a text file, one a line; an unreadable line is an error naming file and line."""
+    ids: list[str] = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        got = parse_arxiv_id(text)
+        if got is None:
+            raise ValueError(f"{path}:{n}: {text!r} is not an arXiv id")
+        ids.append(got[0] + (f"v{got[1]}" if got[1] else ""))
+    return list(dict.fromkeys(ids))
+
+
+# --------------------------------------------------------------------------
+# A cheap look at the LaTeX: title and abstract
+# --------------------------------------------------------------------------
+
+_GREEK = {
+    n: chr(c)
+    for n, c in zip(
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon phi chi psi omega".split(),
+        [0x3B1, 0x3B2, 0x3B3, 0x3B4, 0x3B5, 0x3B6, 0x3B7, 0x3B8, 0x3B9, 0x3BA, 0x3BB, 0x3BC, 0x3BD, 0x3BE, 0x3C0,
+         0x3C1, 0x3C3, 0x3C4, 0x3C5, 0x3C6, 0x3C7, 0x3C8, 0x3C9],
+    )
+}  # fmt: skip
+_DROP_WITH_ARG = re.compile(r"\\(?:thanks|footnote|footnotemark|label|vspace|hspace)\*?")
+_TITLE_RE = re.compile(r"\\title\s*(?:\[[^\]]*\]\s*)?\{")
+_SUBTITLE_RE = re.compile(r"\\subtitle\s*(?:\[[^\]]*\]\s*)?\{")
+_ABSTRACT_RE = re.compile(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", re.DOTALL)
+
+
+def _brace_end(text: str, open_pos: int) -> int | None:
+    """Index of the brace closing the one at ``open_pos``; None if unbalanced."""
+    depth = 0
+    i = open_pos
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _drop_command_args(text: str) -> str:
+    out, pos = [], 0
+    for m in _DROP_WITH_ARG.finditer(text):
+        if m.start() < pos:
+            continue
+        j = m.end()
+        while j < len(text) and text[j].isspace():
+            j += 1
+        end = _brace_end(text, j) if j < len(text) and text[j] == "{" else None
+        out.append(text[pos : m.start()])
+        pos = (end + 1) if end is not None else m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def latex_to_plain(text: str) -> str:
+    """Rough plain text of a short LaTeX fragment (a title): notes dropped, Greek letters kept, markup gone."""
+    t = _drop_command_args(text)
+    t = t.replace("\\\\", " ").replace("~", " ")
+    t = re.sub(r"\\([a-zA-Z]+)\*?", lambda m: _GREEK.get(m.group(1), ""), t)
+    t = re.sub(r"\\(.)", r"\1", t)  # \& \% \_ ...
+    t = re.sub(r"[{}$]", "", t)
+    return " ".join(t.split())
+
+
+def _last_arg(pattern: re.Pattern, text: str) -> str | None:
+    """Plain text of the braced argument of the last match of ``pattern`` (LaTeX keeps the last definition)."""
+    found = None
+    for m in pattern.finditer(text):
+        end = _brace_end(text, m.end() - 1)
+        if end is not None:
+            found = latex_to_plain(text[m.end() : end]) or found
+    return found
+
+
+def peek_title_abstract(folder: Path) -> tuple[str | None, str | None]:
+    """Title and abstract from the main .tex file when they are plainly there; (None, None) otherwise."""
+    from rqbench.builder.latex_source import find_main_file, read_tex, strip_comments
+    from rqbench.builder.paper_skip import PaperSkipped
+
+    try:
+        main = find_main_file(Path(folder))
+        text = strip_comments(read_tex(main))
+    except PaperSkipped as skip:
+        log.debug("no title/abstract peek for %s: %s", folder, skip)
+        return None, None
+    head = text[:MAX_PEEK_BYTES]
+    cut = head.find("\\maketitle")
+    region = head if cut < 0 else head[:cut]  # the last \title before \maketitle is the one printed
+    title = _last_arg(_TITLE_RE, region)
+    subtitle = _last_arg(_SUBTITLE_RE, region)
+    if title and subtitle:
+        title = f"{title} {subtitle}" if title.endswith((":", "?", ".")) else f"{title}: {subtitle}"
+    abstract = None
+    am = _ABSTRACT_RE.search(head)
+    if am:
+        abstract = " ".join(am.group(1).split()) or None
+    return title, abstract
+
+
+# --------------------------------------------------------------------------
+# Local folders
+# --------------------------------------------------------------------------
+
+
+def _read_metadata(folder: Path) -> dict:
+    path = folder / METADATA_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object of SourcePaper fields, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(SourcePaper.model_fields))
+    if unknown:
+        raise ValueError(f"{path}: unknown SourcePaper field(s) {unknown}; known: {sorted(SourcePaper.model_fields)}")
+    return data
+
+
+def local_folder_papers(
+    root: Path,
+    *,
+    client: ArxivClient | None = None,
+    default_category: str = DEFAULT_CATEGORY,
+) -> list[tuple[SourcePaper, Path]]:
+    """One SourcePaper per subfolder of ``root`` (sorted by name); arXiv metadata filled in when a client is given."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ValueError(f"papers folder {root} does not exist or is not a folder")
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    if not folders:
+        raise ValueError(f"papers folder {root} has no subfolders (expected one per paper)")
+    ids: dict[Path, tuple[str, int | None]] = {}
+    seen: dict[str, Path] = {}
+    for f in folders:
+        got = folder_arxiv_id(f.name)
+        pid, ver = got if got else (slug(f.name), None)
+        if pid in seen:
+            raise ValueError(f"papers folder {root}: {seen[pid].name!r} and {f.name!r} both give the id {pid!r}")
+        seen[pid] = f
+        ids[f] = (pid, ver)
+    remote: dict[str, SourcePaper] = {}
+    arxiv_named = [pid for f, (pid, _) in ids.items() if folder_arxiv_id(f.name)]
+    if client is not None and arxiv_named:
+        remote = {p.arxiv_id: p for p in client.by_ids(arxiv_named)}
+    out: list[tuple[SourcePaper, Path]] = []
+    for f, (pid, ver) in ids.items():
+        meta = _read_metadata(f)
+        base = remote[pid].model_dump() if pid in remote else {}
+        fields: dict = {"arxiv_id": pid, "version": ver, "primary_category": default_category, **base, **meta}
+        fields["source"] = "local"
+        fields["arxiv_id"] = pid
+        if not fields.get("title") or not fields.get("abstract"):
+            title, abstract = peek_title_abstract(f)
+            fields["title"] = fields.get("title") or title or f.name
+            fields["abstract"] = fields.get("abstract") or abstract or ""
+        if not fields.get("categories"):
+            fields["categories"] = [fields["primary_category"]]
+        try:
+            paper = SourcePaper.model_validate(fields)
+        except ValidationError as exc:
+            raise ValueError(f"{f / METADATA_FILE}: paper {pid}: {describe_validation(exc)}") from exc
+        out.append((paper, f))
+    return out
+
+
+# --------------------------------------------------------------------------
+# arXiv queries, resumable by slice
+# --------------------------------------------------------------------------
+
+
+def _grouped(query: str) -> str:
+    """The query in parentheses when ANDing onto it could bind to only part of an OR."""
+    q = query.strip()
+    return f"({q})" if re.search(r"\bOR\b", q) and not (q.startswith("(") and q.endswith(")")) else q
+
+
+def _slice_file(work_dir: Path, query: str, d0: date, d1: date) -> Path:
+    qh = hashlib.sha256(query.encode("utf-8")).hexdigest()[:12]
+    return work_dir / qh / f"{d0:%Y%m%d}-{d1:%Y%m%d}.jsonl"
+
+
+def _read_slice(path: Path) -> list[SourcePaper]:
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(SourcePaper.model_validate_json(line))
+        except ValidationError as exc:
+            raise ValueError(f"{path}:{n}: {describe_validation(exc)} (delete the file to fetch the slice again)") from exc
+    return out
+
+
+def _write_slice(path: Path, papers: Iterable[SourcePaper]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(p.model_dump_json() + "\n" for p in papers), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def query_papers(
+    client: ArxivClient,
+    query: str,
+    *,
+    date_from: date | None = None,
+    date_to: date | None = None,
+    limit: int | None = None,
+    slice_days: int = 1,
+    work_dir: Path | None = None,
+    progress: bool = True,
+) -> list[SourcePaper]:
+    """Papers matching ``query`` (ANDed with the submission window), slice by slice, each slice kept once finished.
+
+    A slice that ends today or later is never kept: arXiv may still add to it.
+    """
+    from tqdm import tqdm
+
+    if (date_from is None) != (date_to is None):
+        raise ValueError("a submission window needs both date_from and date_to")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    if date_from is None:
+        return list(client.search(query, limit=limit))
+    work_dir = Path(work_dir) if work_dir is not None else paths.home() / "cache" / "arxiv-query"
+    today = datetime.now(timezone.utc).date()
+    out: list[SourcePaper] = []
+    seen: set[str] = set()
+    slices = split_window(date_from, date_to, slice_days)
+    bar = tqdm(slices, desc="arXiv slices", unit="slice", disable=not progress)
+    for d0, d1 in bar:
+        path = _slice_file(work_dir, query, d0, d1)
+        if path.exists():
+            got = _read_slice(path)
+        else:
+            window = date_window_clause(d0, d1)
+            full = f"{_grouped(query)} AND {window}" if query.strip() else window
+            want = None if limit is None else limit - len(out)
+            got = list(client.search(full, limit=want))
+            if d1 < today and (want is None or len(got) < want):
+                _write_slice(path, got)  # complete slices only: a limit-cut slice is not the whole slice
+        for p in got:
+            if p.arxiv_id not in seen:
+                seen.add(p.arxiv_id)
+                out.append(p)
+        bar.set_postfix(papers=len(out))
+        if limit is not None and len(out) >= limit:
+            return out[:limit]
+    return out
+
+
+# --------------------------------------------------------------------------
+# E-prints
+# --------------------------------------------------------------------------
+
+
+def fetch_latex(paper: SourcePaper, dest_root: Path, client: ArxivClient) -> Path | None:
+    """Download and unpack a paper's e-print under ``dest_root/<id>/``; the source folder, or None without LaTeX.
+
+    Layout: ``<id>/eprint`` (the blob), ``<id>/metadata.json`` (the SourcePaper),
+    ``<id>/src/`` (unpacked). A rerun finds ``src/`` and downloads nothing.
+    """
+    folder = Path(dest_root) / safe_dirname(paper.arxiv_id)
+    src = folder / "src"
+    if src.is_dir() and any(src.iterdir()):
+        return src
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / METADATA_FILE).write_text(paper.model_dump_json(indent=2), encoding="utf-8")
+    blob = client.download_eprint(paper.arxiv_id, folder / "eprint", version=paper.version)
+    try:
+        from rqbench.builder.archive import unpack_eprint
+    except ImportError as exc:
+        raise RuntimeError(
+            f"downloaded {blob} but cannot unpack it: rqbench.builder.archive.unpack_eprint is unavailable ({exc})"
+        ) from exc
+    return unpack_eprint(blob, src)
+
+
+# --------------------------------------------------------------------------
+# The stage
+# --------------------------------------------------------------------------
+
+
+def source_papers(
+    *,
+    papers: Path | None = None,
+    arxiv_query: str | None = None,
+    date_from: date | None = None,
+    date_to: date | None = None,
+    limit: int | None = None,
+    client: ArxivClient | None = None,
+    download_dir: Path | None = None,
+    work_dir: Path | None = None,
+    slice_days: int = 1,
+    default_category: str = DEFAULT_CATEGORY,
+    progress: bool = True,
+) -> list[tuple[SourcePaper, Path | None]]:
+    """The target papers and, where known, the folder holding each one's LaTeX.
+
+    Give exactly one of ``papers`` (a folder with one subfolder per paper, or a
+    file of arXiv ids) and ``arxiv_query``. With ``download_dir``, papers known
+    only by metadata get their e-print downloaded and unpacked there; otherwise
+    their folder is None.
+    """
+    from tqdm import tqdm
+
+    if (papers is None) == (arxiv_query is None):
+        raise ValueError("give exactly one of papers (a folder or an ids file) and arxiv_query")
+    if papers is not None and (date_from is not None or date_to is not None):
+        raise ValueError("date_from/date_to apply to arxiv_query only")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+
+    if papers is not None and Path(papers).is_dir():
+        found = local_folder_papers(Path(papers), client=client, default_category=default_category)
+        return list(found[:limit] if limit else found)
+
+    own_client = client is None
+    client = client or ArxivClient()
+    try:
+        if papers is not None:
+            path = Path(papers)
+            if not path.is_file():
+                raise ValueError(f"papers {path} is neither a folder of sources nor a file of arXiv ids")
+            ids = read_ids_file(path)
+            if not ids:
+                raise ValueError(f"{path}: no arXiv ids in the file")
+            meta = client.by_ids(ids[:limit] if limit else ids)
+        else:
+            meta = query_papers(
+                client,
+                arxiv_query or "",
+                date_from=date_from,
+                date_to=date_to,
+                limit=limit,
+                slice_days=slice_days,
+                work_dir=work_dir,
+                progress=progress,
+            )
+        if download_dir is None:
+            return [(p, None) for p in meta]
+        out: list[tuple[SourcePaper, Path | None]] = []
+        for p in tqdm(meta, desc="e-prints", unit="paper", disable=not progress):
+            out.append((p, fetch_latex(p, Path(download_dir), client)))
+        return out
+    finally:
+        if own_client:
+            client.close()
+
+
+def default_query(categories: str | Iterable[str] = "cs.*") -> str:
+    """The category part of the paper's query (the window is added per slice)."""
+    return build_query(categories)
