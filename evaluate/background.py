@@ -1,0 +1,149 @@
+"""The background block a model reads, cut to a token budget by one deterministic policy.
+
+Policy ``title-abstract-sections/v1``: the instance's budget is split evenly
+over its background papers. Per paper, in this order: the title (always), the
+abstract, then body sections in document order, each whole while it fits. The
+first section that does not fit is cut at a word boundary to fill what is left
+(if at least ``MIN_PARTIAL_TOKENS`` remain), every later section is dropped,
+and the block says so. A paper that needs less than its share leaves the rest
+to the papers after it. The same inputs always give the same text, so cache
+keys and submissions are reproducible; what was kept and cut is recorded
+(``PaperCut``) in generation logs and results files.
+
+Tokens are counted with a documented estimate, ceil(characters / 4), unless a
+litellm model name is given (then ``litellm.token_counter``). The estimate is
+model-independent, which keeps one dataset's blocks identical across models.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rqbench.records import CitedPaper
+
+POLICY_NAME = "title-abstract-sections/v1"
+DEFAULT_BUDGET_TOKENS = 6000
+LOCAL_BUDGET_TOKENS = 3000  # the embedded model has an 8k context and answers up to 768 tokens
+MIN_PARTIAL_TOKENS = 40
+TRUNCATION_MARK = " [...]"
+
+
+class BackgroundPolicy(BaseModel):
+    """The truncation settings; stored with every output so a reader knows what the model saw."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = POLICY_NAME
+    budget_tokens: int = Field(default=DEFAULT_BUDGET_TOKENS, ge=50)
+    tokenizer: str = Field(default="chars/4", description="'chars/4' or a litellm model name.")
+
+
+class PaperCut(BaseModel):
+    """What of one paper made it into the block."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    paper_id: str
+    text_level: str
+    tokens: int
+    budget: int
+    abstract_cut: bool = False
+    sections_kept: list[str] = Field(default_factory=list)
+    section_cut: str | None = None
+    sections_dropped: int = 0
+
+
+def token_counter(tokenizer: str = "chars/4") -> Callable[[str], int]:
+    """A text -> token count function for the policy's tokenizer."""
+    if tokenizer == "chars/4":
+        return lambda text: math.ceil(len(text) / 4)
+    import litellm
+
+    def count(text: str) -> int:
+        return int(litellm.token_counter(model=tokenizer, text=text))
+
+    return count
+
+
+def default_budget(model_name: str) -> int:
+    """A budget that fits the model: small for the embedded model, else DEFAULT_BUDGET_TOKENS."""
+    return LOCAL_BUDGET_TOKENS if model_name == "local" or model_name.startswith("local") else DEFAULT_BUDGET_TOKENS
+
+
+def _cut_words(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """The longest word-boundary prefix of ``text`` within ``max_tokens`` (binary search on words)."""
+    words = text.split(" ")
+    lo, hi = 0, len(words)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(" ".join(words[:mid]) + TRUNCATION_MARK) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo]).rstrip() + TRUNCATION_MARK if lo else ""
+
+
+def paper_block(
+    paper: CitedPaper, budget: int, count: Callable[[str], int], *, header: str = ""
+) -> tuple[str, PaperCut]:
+    """One paper's text within ``budget`` tokens, by the policy, and the record of the cut."""
+    parts = [f"{header}Title: {paper.title}"]
+    cut = PaperCut(paper_id=paper.paper_id, text_level=str(getattr(paper.text_level, "value", paper.text_level)),
+                   tokens=0, budget=budget)  # fmt: skip
+    used = count(parts[0])
+    if paper.abstract.strip():
+        abstract = "Abstract: " + " ".join(paper.abstract.split())
+        if used + count(abstract) > budget:
+            abstract = _cut_words(abstract, budget - used, count)
+            cut.abstract_cut = True
+        if abstract:
+            parts.append(abstract)
+            used += count(abstract)
+    stopped = cut.abstract_cut
+    for i, sec in enumerate(paper.sections):
+        if stopped:
+            cut.sections_dropped = len(paper.sections) - i
+            break
+        body = f"## {sec.section}\n{' '.join(sec.text.split())}"
+        need = count(body)
+        if used + need <= budget:
+            parts.append(body)
+            used += need
+            cut.sections_kept.append(sec.section)
+            continue
+        room = budget - used
+        if room >= MIN_PARTIAL_TOKENS:
+            short = _cut_words(body, room, count)
+            if short:
+                parts.append(short)
+                used += count(short)
+                cut.section_cut = sec.section
+        cut.sections_dropped = len(paper.sections) - i - (1 if cut.section_cut else 0)
+        stopped = True
+    if cut.sections_dropped:
+        parts.append(f"[{cut.sections_dropped} further section(s) omitted for length]")
+    text = "\n".join(parts)
+    cut.tokens = count(text)
+    return text, cut
+
+
+def background_block(
+    papers: Sequence[CitedPaper], policy: BackgroundPolicy, *, numbered: bool = True
+) -> tuple[str, list[PaperCut]]:
+    """All of an instance's papers as one block; unused share passes to the papers after."""
+    if not papers:
+        raise ValueError("background_block needs at least one paper")
+    count = token_counter(policy.tokenizer)
+    blocks, cuts = [], []
+    left = policy.budget_tokens
+    for i, paper in enumerate(papers):
+        share = left // (len(papers) - i)
+        header = f"=== PAPER {i + 1} ===\n" if numbered and len(papers) > 1 else ""
+        text, cut = paper_block(paper, share, count, header=header)
+        blocks.append(text)
+        cuts.append(cut)
+        left -= min(share, cut.tokens)
+    return "\n\n".join(blocks), cuts

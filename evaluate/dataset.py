@@ -1,0 +1,179 @@
+"""Load a benchmark for generation and judging, from wherever it lives.
+
+A reference ``ref`` may be:
+- a local build folder (``OUT/`` with ``records/*.jsonl`` from ``rqbench build``);
+- a published dataset repository on disk (a git repo with ``data/<config>/*.parquet``),
+  read at a tag through ``rqbench.dataset_card.repo.materialize``;
+- a plain folder with ``data/<config>/*.parquet`` (an exported tree);
+- a Hugging Face Hub dataset id (``org/name``), also through ``materialize``.
+The default is the locally published sample (``rqbench.paths.sample_dataset_dir()``).
+
+Every row is validated against the pydantic record of its config; a bad row is
+an error naming the file, the row and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from rqbench import paths
+from rqbench.hashing import content_hash
+from rqbench.records import CitedPaper, EvaluationInstance
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class DatasetError(ValueError):
+    """A benchmark that cannot be found or has a bad record."""
+
+
+@dataclass
+class Benchmark:
+    """The evaluation view of one dataset revision."""
+
+    instances: list[EvaluationInstance]
+    papers: dict[str, CitedPaper]
+    repo: str
+    revision: str
+    subfields: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.subfields:
+            self.subfields = sorted({i.subfield for i in self.instances})
+        missing = sorted({p for i in self.instances for p in i.background_paper_ids if p not in self.papers})
+        if missing:
+            raise DatasetError(
+                f"{self.repo}@{self.revision}: instances name background papers absent from cited_papers: "
+                f"{missing[:10]}{' ...' if len(missing) > 10 else ''}"
+            )
+
+    @property
+    def rq_ids(self) -> list[str]:
+        return [i.rq_id for i in self.instances]
+
+    def instance(self, rq_id: str) -> EvaluationInstance:
+        for inst in self.instances:
+            if inst.rq_id == rq_id:
+                return inst
+        raise KeyError(rq_id)
+
+    def background(self, inst: EvaluationInstance) -> list[CitedPaper]:
+        return [self.papers[p] for p in inst.background_paper_ids]
+
+    def subset(self, limit: int | None) -> "Benchmark":
+        """The first ``limit`` instances (for trial runs); the same object when ``limit`` is None."""
+        if limit is None or limit >= len(self.instances):
+            return self
+        return Benchmark(self.instances[:limit], self.papers, self.repo, self.revision, self.subfields)
+
+
+def _validated(model: type[M], rows: Iterable[dict[str, Any]], where: str, key: str) -> list[M]:
+    out: list[M] = []
+    for n, row in enumerate(rows, 1):
+        try:
+            out.append(model.model_validate(row))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"]) or "(record)"
+            ident = row.get(key) if isinstance(row, dict) else None
+            raise DatasetError(
+                f"{where}: row {n} ({key}={ident!r}): field {loc}: {err['msg']}"
+                + (f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else "")
+            ) from exc
+    return out
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}: line {n}: not JSON ({exc.msg})") from exc
+    return rows
+
+
+def _load_build(root: Path) -> Benchmark:
+    rec = root / "records" if (root / "records").is_dir() else root
+    files = {name: rec / f"{name}.jsonl" for name in ("instances", "cited_papers")}
+    for name, f in files.items():
+        if not f.exists():
+            raise DatasetError(f"{root}: build folder has no {f.relative_to(root)} (run 'rqbench build' first)")
+    instances = _validated(EvaluationInstance, _read_jsonl(files["instances"]), str(files["instances"]), "rq_id")
+    papers = _validated(CitedPaper, _read_jsonl(files["cited_papers"]), str(files["cited_papers"]), "paper_id")
+    manifest = root / "manifest.json"
+    if manifest.exists():
+        revision = "build:" + str(json.loads(manifest.read_text(encoding="utf-8")).get("build_id", "unknown"))
+    else:
+        revision = "build:" + content_hash([i.model_dump(mode="json") for i in instances])[3:15]
+    return Benchmark(instances, {p.paper_id: p for p in papers}, str(root), revision)
+
+
+def _parquet_rows(root: Path, config: str, split: str) -> tuple[list[dict[str, Any]], str]:
+    import datasets
+
+    if not (root / "data" / config).is_dir():
+        raise DatasetError(f"{root}: no data/{config}/ folder (is this an RQ-Bench dataset repository?)")
+    cache = paths.home() / "cache" / "datasets"
+    dd = datasets.load_dataset(str(root), config, cache_dir=str(cache))
+    names = list(dd.keys())
+    chosen = split if split in dd else (names[0] if len(names) == 1 else None)
+    if chosen is None:
+        raise DatasetError(f"{root}: config {config!r} has splits {names}, none named {split!r}")
+    return [dict(r) for r in dd[chosen]], f"{root}/data/{config} [{chosen}]"
+
+
+def _load_parquet_tree(root: Path, repo: str, revision: str, split: str) -> Benchmark:
+    inst_rows, inst_where = _parquet_rows(root, "instances", split)
+    paper_rows, paper_where = _parquet_rows(root, "cited_papers", split)
+    instances = _validated(EvaluationInstance, inst_rows, inst_where, "rq_id")
+    papers = _validated(CitedPaper, paper_rows, paper_where, "paper_id")
+    return Benchmark(instances, {p.paper_id: p for p in papers}, repo, revision)
+
+
+def _materialize(repo: str | Path, revision: str | None) -> tuple[Path, str]:
+    try:
+        from rqbench.dataset_card.repo import materialize
+    except ImportError as exc:
+        raise DatasetError(f"cannot read dataset repository {repo}: rqbench.dataset_card.repo is unavailable ({exc})")
+    return materialize(repo, revision)
+
+
+def load_benchmark(ref: str | Path | None = None, revision: str | None = None, *, split: str = "test") -> Benchmark:
+    """The benchmark at ``ref`` (see the module docstring), at ``revision`` where the source is versioned."""
+    if ref is None:
+        ref = paths.sample_dataset_dir()
+        if not Path(ref).exists():
+            raise DatasetError(
+                f"no dataset given and the offline sample {ref} does not exist; run 'rqbench setup-sample' "
+                "or pass --dataset (a build folder, a dataset repository, or a Hub id)"
+            )
+    p = Path(ref)
+    if p.exists():
+        p = p.resolve()
+        if (p / "records").is_dir() or (p / "instances.jsonl").exists():
+            if revision:
+                raise DatasetError(f"{p} is a build folder; it has no revisions (drop --revision)")
+            return _load_build(p)
+        if (p / ".git").exists():
+            folder, resolved = _materialize(p, revision)
+            return _load_parquet_tree(Path(folder), str(p), resolved, split)
+        if (p / "data").is_dir():
+            if revision:
+                raise DatasetError(f"{p} is a plain folder, not a repository; it has no revisions (drop --revision)")
+            return _load_parquet_tree(p, str(p), "folder", split)
+        raise DatasetError(f"{p}: neither a build folder (records/*.jsonl) nor a dataset repository (data/<config>/)")
+    ref = str(ref)
+    if ref.count("/") != 1 or ref.startswith((".", "/")):
+        raise DatasetError(f"dataset {ref!r}: no such folder, and not a Hub id of the form org/name")
+    folder, resolved = _materialize(ref, revision)
+    return _load_parquet_tree(Path(folder), ref, resolved, split)

@@ -1,0 +1,181 @@
+"""What every judge shares: the frozen configuration, candidate grouping, delimiting, and parsing.
+
+A judge run is one model configuration in one setting. Each metric (novelty,
+narrowness, overlap) is a small ``Metric`` that says which step's prompt to
+fill, with which variables, and where a parsed reply's scores go. Standalone
+and comparative differ only in ``group_candidates``: one candidate a call, or
+all of them in one call in a seeded shuffled order.
+
+Candidate text is untrusted. It reaches a prompt only through
+``candidate_block``: one ``[i] text`` line per candidate, whitespace collapsed
+so a candidate cannot open a new line or section, and our data delimiters
+(``<<<`` / ``>>>``) defused; the templates wrap the block in
+``<<<CANDIDATES ... CANDIDATES>>>`` and tell the judge it is data.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from rqbench.evaluate.background import BackgroundPolicy
+from rqbench.evaluate.dataset import Benchmark
+from rqbench.llm.client import parse_json_reply
+from rqbench.prompts import PromptSet
+from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, Reply
+
+Setting = Literal["standalone", "comparative"]
+SETTINGS: tuple[Setting, ...] = ("standalone", "comparative")
+GT_ID = "gt"
+
+_DELIMS = re.compile(r"<{3,}|>{3,}")
+
+
+def candidate_id(index: int) -> str:
+    """The model's i-th RQ: m0..m4 (the GT is ``gt``)."""
+    return f"m{index}"
+
+
+def neutralize(text: str) -> str:
+    """One line of plain text: collapsed whitespace, no data delimiters."""
+    return _DELIMS.sub(lambda m: "\u2039" * len(m.group(0)) if m.group(0)[0] == "<" else "\u203a" * len(m.group(0)),
+                       " ".join(text.split()))  # fmt: skip
+
+
+def candidate_block(texts: Sequence[str]) -> str:
+    """The candidates as the judge sees them, numbered from 0; the one place candidate text enters a prompt."""
+    return "\n".join(f"[{i}] {neutralize(t)}" for i, t in enumerate(texts))
+
+
+def ordering_rng(seed: int, rq_id: str, ordering: int) -> random.Random:
+    """The recorded draw behind a comparative call's candidate order."""
+    return random.Random(f"{seed}:{rq_id}:{ordering}")
+
+
+def shuffled(ids: Sequence[str], seed: int, rq_id: str, ordering: int) -> list[str]:
+    order = list(ids)
+    ordering_rng(seed, rq_id, ordering).shuffle(order)
+    return order
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """One judge: a model configuration in one setting, with its prompt set and seed."""
+
+    model: str  # the name the LLM layer resolves (a spec, possibly with @options)
+    label: str
+    setting: Setting
+    prompts: PromptSet
+    policy: BackgroundPolicy = field(default_factory=BackgroundPolicy)
+    seed: int = 0
+    orderings: int = 1
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One judge call: the messages, the reply model, and which candidates it scores in which order."""
+
+    metric: str
+    step: str
+    messages: list[dict[str, str]]
+    reply_model: type[Reply]
+    candidate_ids: tuple[str, ...]
+    paper_id: str | None = None
+    ordering: int = 0
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return {"n_candidates": len(self.candidate_ids)}
+
+    def label(self) -> str:
+        where = f"@{self.paper_id}" if self.paper_id else ""
+        k = f"#{self.ordering}" if self.ordering else ""
+        return f"{self.step}[{','.join(self.candidate_ids)}]{where}{k}"
+
+
+def parse_reply(model: type[Reply], text: str, context: dict[str, Any]) -> Reply:
+    """Validate a stored or fresh reply text exactly as the LLM layer does; ValueError when it does not fit."""
+    try:
+        data = parse_json_reply(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"reply is not JSON ({exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise ValueError("reply is JSON but not an object")
+    try:
+        return model.model_validate(data, context=context)
+    except ValidationError as exc:
+        raise ValueError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])) from exc
+
+
+def render(prompts: PromptSet, step: str, values: dict[str, str]) -> list[dict[str, str]]:
+    """Fill a step's template; a swapped prompt set may use a subset of the variables we offer."""
+    template = prompts[step]
+    return template.render(**{k: v for k, v in values.items() if k in template.variables()})
+
+
+class Metric:
+    """One judged concept. Subclasses set the steps and reply models, and say where scores go."""
+
+    name: ClassVar[str]
+    steps: ClassVar[dict[str, str]]  # setting -> step
+    reply_models: ClassVar[dict[str, type[Reply]]]  # setting -> reply model
+
+    def requests(
+        self, judge: JudgeConfig, bench: Benchmark, inst: EvaluationInstance, candidates: dict[str, str]
+    ) -> list[JudgeRequest]:
+        raise NotImplementedError
+
+    def apply(self, req: JudgeRequest, reply: Reply, result: InstanceResult) -> None:
+        raise NotImplementedError
+
+    def reset(self, result: InstanceResult) -> None:
+        """Clear what this metric wrote (before a reparse)."""
+        raise NotImplementedError
+
+    # -- shared helpers ---------------------------------------------------
+    def step_for(self, setting: str) -> str:
+        return self.steps.get(setting, self.steps.get("any", ""))
+
+    def reply_model_for(self, step: str) -> type[Reply]:
+        for setting, s in self.steps.items():
+            if s == step:
+                return self.reply_models[setting]
+        raise KeyError(step)
+
+    @staticmethod
+    def group_candidates(judge: JudgeConfig, rq_id: str, ids: Sequence[str], ordering: int = 0) -> list[list[str]]:
+        """Standalone: one group per candidate. Comparative: one group, order drawn from the seed."""
+        if judge.setting == "standalone":
+            return [[c] for c in ids]
+        return [shuffled(ids, judge.seed, rq_id, ordering)]
+
+    def build(
+        self,
+        judge: JudgeConfig,
+        inst: EvaluationInstance,
+        step: str,
+        groups: Sequence[Sequence[str]],
+        candidates: dict[str, str],
+        values: dict[str, str],
+        *,
+        paper_id: str | None = None,
+        ordering: int = 0,
+    ) -> list[JudgeRequest]:
+        out = []
+        for group in groups:
+            texts = [candidates[c] for c in group]
+            msgs = render(judge.prompts, step, {**values, "candidates": candidate_block(texts),
+                                                "n_candidates": str(len(texts))})  # fmt: skip
+            out.append(JudgeRequest(self.name, step, msgs, self.reply_model_for(step), tuple(group), paper_id,
+                                    ordering))  # fmt: skip
+        return out
+
+
+def candidate_map(result: InstanceResult) -> dict[str, CandidateScores]:
+    return {c.candidate_id: c for c in result.candidates}

@@ -1,0 +1,433 @@
+"""The judging run: a submission, several judges, one or two settings -> one results file each.
+
+Every call goes through ``LLM.ask``, so a rerun pays for nothing already
+answered (the cache), and a crash loses nothing but unfinished calls. A call
+that fails is recorded by name in its instance's ``failures`` with its raw reply
+kept; the candidate stays unscored (``None``), never 0. ``reparse`` rescores
+the raw replies stored in existing results files without any call;
+``retry_failed`` re-asks the calls whose cached reply did not validate (plain
+reruns already re-send calls that failed in transport, since those were never
+cached). Results files are written atomically (temporary file + ``os.replace``).
+
+Totals come from the call log of this run (requests sent, cache hits, tokens
+and cost of the requests sent), added to those of the run that wrote the file
+before, so a rerun does not erase what the file cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import re
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tqdm import tqdm
+
+from rqbench.evaluate.background import BackgroundPolicy, default_budget
+from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.judges import GT_ID, METRICS, SETTINGS, JudgeConfig, JudgeRequest, metric_for_step, parse_reply
+from rqbench.evaluate.judges.base import candidate_id
+from rqbench.evaluate.submission import Submission
+from rqbench.llm.client import LLM, DryRun, LLMCallFailed
+from rqbench.llm.config import ModelConfig, parse_model_spec
+from rqbench.prompts import PromptSet, load_prompt_set
+from rqbench.records import (
+    CallTotals,
+    CandidateScores,
+    InstanceResult,
+    JudgeSpec,
+    PromptSetRef,
+    RawReply,
+    Reply,
+    ResultsFile,
+    corrections_of,
+)
+
+GENERATION_FAILED = "generation_failed"
+ALL_METRICS = ("novelty", "narrowness", "overlap")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
+
+
+def _supports_reasoning(litellm_model: str) -> bool:
+    """litellm's own answer; a model it does not know is taken to have no reasoning setting."""
+    import litellm
+
+    quiet, litellm.suppress_debug_info = litellm.suppress_debug_info, True  # it prints for unknown providers
+    try:
+        return bool(litellm.supports_reasoning(model=litellm_model))
+    except Exception:  # litellm raises for models missing from its map
+        return False
+    finally:
+        litellm.suppress_debug_info = quiet
+
+
+def resolve_judge(spec: str, llm: LLM) -> tuple[str, ModelConfig]:
+    """The model name to ask and its config: temperature 0 (unless the spec sets one) and, where the
+    provider has reasoning settings, the highest (``reasoning_effort=high``) unless the spec sets one."""
+    cfg = llm.model(spec)
+    _, opts = parse_model_spec(spec)
+    if cfg.local or cfg.reasoning_effort is not None or "reasoning_effort" in opts:
+        return spec, cfg
+    if not _supports_reasoning(cfg.litellm_model):
+        return spec, cfg
+    spec2 = spec + ("," if "@" in spec else "@") + "reasoning_effort=high"
+    return spec2, llm.model(spec2)
+
+
+def results_path(out_dir: Path, submission: Submission, label: str, setting: str) -> Path:
+    """One file per (submission, judge, setting)."""
+    name = f"{slug(submission.metadata.model)}-{submission.hash.removeprefix('b2:')[:10]}__{slug(label)}__{setting}.json"
+    return out_dir / name
+
+
+def spec_matches(spec: str, label: str) -> bool:
+    """Whether a results file's judge label is what ``spec`` resolves to (``local`` is the default local
+    model; a label may add the ``reasoning_effort`` that resolution chose)."""
+    from rqbench.llm.local_model import DEFAULT_LOCAL_MODEL
+
+    def norm(s: str) -> tuple[str, dict[str, str]]:
+        name, opts = parse_model_spec(s)
+        return (f"local/{DEFAULT_LOCAL_MODEL}" if name == "local" else name), opts
+
+    (sn, so), (ln, lo) = norm(spec), norm(label)
+    return sn == ln and so.items() <= lo.items() and set(lo) - set(so) <= {"reasoning_effort"}
+
+
+def _stored_results(out_dir: Path, submission: Submission, spec: str, setting: str) -> list[Path]:
+    prefix = results_path(out_dir, submission, "x", setting).name.split("__")[0]
+    found = [p for p in sorted(out_dir.glob(f"{prefix}__*__{setting}.json"))
+             if spec_matches(spec, read_results(p).judge.label)]  # fmt: skip
+    if not found:
+        raise FileNotFoundError(f"--reparse: no {setting} results file of judge {spec!r} for this submission in {out_dir}")
+    return found
+
+
+def read_results(path: Path) -> ResultsFile:
+    try:
+        return ResultsFile.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: not a valid results file: {exc}") from exc
+
+
+def write_results(path: Path, results: ResultsFile) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(results.model_dump_json(indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+# --------------------------------------------------------------------------
+# one instance
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    req: JudgeRequest
+    raw: RawReply | None  # None: dry run
+    reply: Reply | None = None
+    failure: str | None = None
+
+
+def _new_instance(bench: Benchmark, rq_id: str, candidates: dict[str, str]) -> InstanceResult:
+    inst = bench.instance(rq_id)
+    return InstanceResult(
+        rq_id=rq_id,
+        arxiv_id=inst.arxiv_id,
+        subfield=inst.subfield,
+        background_paper_ids=list(inst.background_paper_ids),
+        candidates=[CandidateScores(candidate_id=c, text=t) for c, t in candidates.items()],
+    )
+
+
+def _candidates(gt: str, rqs: Sequence[str]) -> dict[str, str]:
+    return {GT_ID: gt, **{candidate_id(i): q for i, q in enumerate(rqs)}}
+
+
+def _apply(result: InstanceResult, outcomes: Sequence[_Outcome]) -> None:
+    """Put replies into the result in request order (orderings stay aligned), count rule repairs."""
+    raws, failures, corrections = list(result.raw_replies), list(result.failures), result.rule_corrections
+    for o in outcomes:
+        if o.raw is None:
+            continue
+        raws.append(o.raw)
+        if o.reply is not None:
+            METRICS[o.req.metric].apply(o.req, o.reply, result)
+            corrections += len(corrections_of(o.reply))
+        else:
+            failures.append(o.failure or f"{o.req.label()}: unknown failure")
+    result.raw_replies, result.failures, result.rule_corrections = raws, failures, corrections
+
+
+async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest) -> _Outcome:
+    order = list(req.candidate_ids)
+    try:
+        ans = await llm.ask(judge.model, req.step, req.messages, req.reply_model, prompt_hash=judge.prompts.hash,
+                            context=req.context)  # fmt: skip
+    except DryRun:
+        return _Outcome(req, None)
+    except LLMCallFailed as exc:
+        raw = RawReply(step=req.step, cache_key=exc.key, text=exc.last_text, error=f"{exc.reason}: {exc.detail}",
+                       candidate_order=order, paper_id=req.paper_id)  # fmt: skip
+        return _Outcome(req, raw, None, f"{req.label()}: {exc.reason}: {exc.detail}")
+    raw = RawReply(step=req.step, cache_key=ans.key, text=ans.text, candidate_order=order, paper_id=req.paper_id)
+    return _Outcome(req, raw, ans.reply)
+
+
+# --------------------------------------------------------------------------
+# reparse
+# --------------------------------------------------------------------------
+
+
+def reparse_results(results: ResultsFile) -> ResultsFile:
+    """Rescore every stored raw reply with today's reply models and rules; no call is made."""
+    out = results.model_copy(deep=True)
+    for inst in out.instances:
+        kept = [f for f in inst.failures if f.startswith(GENERATION_FAILED)]
+        for m in METRICS.values():
+            m.reset(inst)
+        raws, inst.raw_replies, inst.failures, inst.rule_corrections = inst.raw_replies, [], kept, 0
+        outcomes = []
+        for raw in raws:
+            metric = metric_for_step(raw.step)
+            req = JudgeRequest(metric.name, raw.step, [], metric.reply_model_for(raw.step),
+                               tuple(raw.candidate_order), raw.paper_id)  # fmt: skip
+            if raw.text is None:
+                outcomes.append(_Outcome(req, raw, None, f"{req.label()}: {raw.error or 'no reply text'}"))
+                continue
+            try:
+                reply = parse_reply(req.reply_model, raw.text, req.context)
+            except ValueError as exc:
+                bad = raw.model_copy(update={"error": f"invalid_reply: {exc}"})
+                outcomes.append(_Outcome(req, bad, None, f"{req.label()}: invalid_reply: {exc}"))
+                continue
+            outcomes.append(_Outcome(req, raw.model_copy(update={"error": None}), reply))
+        _apply(inst, outcomes)
+    return out
+
+
+# --------------------------------------------------------------------------
+# the run
+# --------------------------------------------------------------------------
+
+
+def _totals(llm: LLM, model: str, since: float, seconds: float, before: CallTotals | None) -> CallTotals:
+    rows = [r for r in llm.store.summary(run_id=llm.run_id, since=since) if r["model"] == model]
+    t = CallTotals(
+        calls=int(sum(r["requests"] or 0 for r in rows)),
+        cache_hits=int(sum(r["cache_hits"] or 0 for r in rows)),
+        tokens_in=int(sum(r["tokens_in"] or 0 for r in rows)),
+        tokens_out=int(sum(r["tokens_out"] or 0 for r in rows)),
+        cost_usd=float(sum(r["cost_usd"] or 0.0 for r in rows)),
+        seconds=round(seconds, 3),
+    )
+    if before is None:
+        return t
+    return CallTotals(calls=before.calls + t.calls, cache_hits=t.cache_hits, tokens_in=before.tokens_in + t.tokens_in,
+                      tokens_out=before.tokens_out + t.tokens_out, cost_usd=before.cost_usd + t.cost_usd,
+                      seconds=round(before.seconds + t.seconds, 3))  # fmt: skip
+
+
+async def _judge_one(
+    bench: Benchmark,
+    submission: Submission,
+    judge: JudgeConfig,
+    metrics: Sequence[str],
+    llm: LLM,
+    concurrency: int,
+    progress: bool,
+) -> list[InstanceResult]:
+    sem = asyncio.Semaphore(concurrency)
+
+    async def bounded(req: JudgeRequest) -> _Outcome:
+        async with sem:
+            return await _ask(llm, judge, req)
+
+    async def one(rq_id: str) -> InstanceResult:
+        entry = submission.entries[rq_id]
+        inst = bench.instance(rq_id)
+        if entry.failure is not None:
+            result = _new_instance(bench, rq_id, {GT_ID: inst.gt_rq})
+            result.failures = [f"{GENERATION_FAILED}: {entry.failure}"]
+            return result
+        cands = _candidates(inst.gt_rq, entry.research_questions)
+        result = _new_instance(bench, rq_id, cands)
+        reqs = [r for m in metrics for r in METRICS[m].requests(judge, bench, inst, cands)]
+        outcomes = await asyncio.gather(*(bounded(r) for r in reqs))
+        _apply(result, outcomes)
+        return result
+
+    rq_ids = [i.rq_id for i in bench.instances if i.rq_id in submission.entries]
+    bar = tqdm(total=len(rq_ids), desc=f"judge {judge.label} {judge.setting}", unit="rq", disable=not progress)
+    tasks = {rq_id: asyncio.ensure_future(one(rq_id)) for rq_id in rq_ids}
+    for t in tasks.values():
+        t.add_done_callback(lambda _t: bar.update(1))
+    try:
+        done = await asyncio.gather(*tasks.values())
+    finally:
+        bar.close()
+    return list(done)
+
+
+def judge_submission(
+    benchmark: Benchmark,
+    submission: Submission,
+    judge_specs: Sequence[str],
+    settings: Sequence[str],
+    *,
+    llm: LLM,
+    seed: int = 0,
+    orderings: int = 1,
+    out_dir: str | Path,
+    reparse: bool = False,
+    retry_failed: bool = False,
+    metrics: Sequence[str] = ALL_METRICS,
+    prompts: PromptSet | None = None,
+    policy: BackgroundPolicy | None = None,
+    concurrency: int = 8,
+    progress: bool = True,
+) -> list[Path]:
+    """Judge ``submission`` with every judge in every setting; the results files written (none in a dry run)."""
+    return asyncio.run(
+        ajudge_submission(benchmark, submission, judge_specs, settings, llm=llm, seed=seed, orderings=orderings,
+                          out_dir=out_dir, reparse=reparse, retry_failed=retry_failed, metrics=metrics,
+                          prompts=prompts, policy=policy, concurrency=concurrency, progress=progress)
+    )  # fmt: skip
+
+
+async def ajudge_submission(
+    benchmark: Benchmark,
+    submission: Submission,
+    judge_specs: Sequence[str],
+    settings: Sequence[str],
+    *,
+    llm: LLM,
+    seed: int = 0,
+    orderings: int = 1,
+    out_dir: str | Path,
+    reparse: bool = False,
+    retry_failed: bool = False,
+    metrics: Sequence[str] = ALL_METRICS,
+    prompts: PromptSet | None = None,
+    policy: BackgroundPolicy | None = None,
+    concurrency: int = 8,
+    progress: bool = True,
+) -> list[Path]:
+    """The async body of ``judge_submission`` (for callers already inside an event loop)."""
+    bad = [s for s in settings if s not in SETTINGS] + [m for m in metrics if m not in METRICS]
+    if bad:
+        raise ValueError(f"unknown settings or metrics {bad}; settings: {SETTINGS}, metrics: {sorted(METRICS)}")
+    if orderings < 1:
+        raise ValueError("orderings must be >= 1")
+    prompts = prompts or load_prompt_set()
+    out = Path(out_dir)
+    written: list[Path] = []
+    for spec in judge_specs:
+        if reparse:
+            for setting in settings:
+                for path in _stored_results(out, submission, spec, setting):
+                    written.append(write_results(path, reparse_results(read_results(path))))
+            continue
+        model, cfg = resolve_judge(spec, llm)
+        for setting in settings:
+            label = cfg.name
+            path = results_path(out, submission, label, setting)
+            existing = read_results(path) if path.exists() else None
+            pol = policy or BackgroundPolicy(budget_tokens=default_budget(model))
+            judge = JudgeConfig(model=model, label=label, setting=setting, prompts=prompts, policy=pol,  # type: ignore[arg-type]
+                                seed=seed, orderings=orderings if setting == "comparative" else 1)  # fmt: skip
+            t0, wall = time.time(), time.monotonic()
+            saved = llm.retry_failed
+            llm.retry_failed = saved or retry_failed
+            try:
+                instances = await _judge_one(benchmark, submission, judge, metrics, llm, concurrency, progress)
+            finally:
+                llm.retry_failed = saved
+            if llm.dry_run:
+                continue
+            name, _ = parse_model_spec(cfg.name)
+            spec_record = JudgeSpec(model=name, label=label, setting=setting, temperature=cfg.temperature,  # type: ignore[arg-type]
+                                    reasoning_effort=cfg.reasoning_effort, seed=seed, orderings=judge.orderings,
+                                    prompt_set=PromptSetRef(**prompts.ref()))  # fmt: skip
+            results = ResultsFile(
+                dataset_repo=benchmark.repo,
+                dataset_revision=benchmark.revision,
+                submission_hash=submission.hash,
+                submission=submission.metadata,
+                judge=spec_record,
+                created_at=datetime.now(timezone.utc),
+                instances_expected=len(benchmark.instances),
+                instances=instances,
+                totals=_totals(llm, cfg.name, t0, time.monotonic() - wall, existing.totals if existing else None),
+                settings={"background": pol.model_dump(), "metrics": list(metrics),
+                          "coverage": f"{len(instances)}/{len(benchmark.instances)}"},  # fmt: skip
+            )
+            written.append(write_results(path, results))
+    return written
+
+
+# --------------------------------------------------------------------------
+# position bias under --orderings
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class OrderingStats:
+    """How much a comparative judge's scores depend on where a candidate is shown."""
+
+    instances: int = 0
+    mean_total_by_position: list[float | None] = field(default_factory=list)
+    gt_verdict_flip_rate: float | None = None
+    pairwise_flip_rate: float | None = None
+
+    def line(self) -> str:
+        pos = ", ".join("-" if v is None else f"{v:.2f}" for v in self.mean_total_by_position)
+        fmt = lambda v: "n/a" if v is None else f"{v:.1%}"  # noqa: E731
+        return (
+            f"{self.instances} instances with >= 2 orderings; mean novelty total by shown position [{pos}]; "
+            f"GT-vs-best verdict flips in {fmt(self.gt_verdict_flip_rate)}; pairwise order flips {fmt(self.pairwise_flip_rate)}"
+        )
+
+
+def ordering_stats(results: ResultsFile) -> OrderingStats:
+    """Position bias (mean total by shown position) and flip rates over an instance's orderings."""
+    by_pos: dict[int, list[int]] = {}
+    flips, n_inst, pair_flips, pairs = 0, 0, 0, 0
+    for inst in results.instances:
+        raws = [r for r in inst.raw_replies if r.step == "novelty_comparative" and r.error is None]
+        cands = {c.candidate_id: c for c in inst.candidates}
+        if not raws or any(len(c.novelty_by_ordering) != len(raws) for c in cands.values()):
+            continue
+        for k, raw in enumerate(raws):
+            for pos, cid in enumerate(raw.candidate_order):
+                by_pos.setdefault(pos, []).append(cands[cid].novelty_by_ordering[k].total)
+        if len(raws) < 2:
+            continue
+        n_inst += 1
+        verdicts = set()
+        for k in range(len(raws)):
+            gt = cands[GT_ID].novelty_by_ordering[k].sort_key()
+            best = max(c.novelty_by_ordering[k].sort_key() for cid, c in cands.items() if cid != GT_ID)
+            verdicts.add((best > gt) - (best < gt))
+        flips += len(verdicts) > 1
+        for a, b in itertools.combinations(cands.values(), 2):
+            signs = {(x > y) - (x < y) for x, y in zip(a.rank_by_ordering, b.rank_by_ordering, strict=True)}
+            pairs += 1
+            pair_flips += len(signs) > 1
+    width = max(by_pos) + 1 if by_pos else 0
+    return OrderingStats(
+        instances=n_inst,
+        mean_total_by_position=[statistics.fmean(by_pos[p]) if by_pos.get(p) else None for p in range(width)],
+        gt_verdict_flip_rate=flips / n_inst if n_inst else None,
+        pairwise_flip_rate=pair_flips / pairs if pairs else None,
+    )
