@@ -141,11 +141,17 @@ def evaluate_judge(
     *,
     llm=None,
     dataset: str | None = None,
+    loader: Callable[[str, str], object] | None = None,
     seed: int = 0,
     orderings: int = 1,
     allow_partial: bool = False,
+    progress: bool = False,
 ) -> JudgeRun:
-    """The production ``JudgeRun``: load the request's dataset revision and run evaluate's judges on it."""
+    """The production ``JudgeRun``: load the request's dataset revision and run evaluate's judges on it.
+
+    ``dataset`` overrides where the benchmark is read from (a build folder or a
+    dataset repo); ``loader(repo, revision)`` replaces ``load_benchmark`` outright.
+    """
 
     def run(req: SubmissionRequest, sub_path: Path) -> list[ResultsFile]:
         from rqbench.evaluate.dataset import load_benchmark
@@ -153,12 +159,14 @@ def evaluate_judge(
         from rqbench.evaluate.submission import load_submission
         from rqbench.llm import LLM
 
-        bench = load_benchmark(dataset or req.dataset_repo, revision=req.dataset_revision)
+        if loader is not None:
+            bench = loader(req.dataset_repo, req.dataset_revision)
+        else:
+            bench = load_benchmark(dataset or req.dataset_repo, revision=None if dataset else req.dataset_revision)
         submission = load_submission(sub_path, bench.rq_ids, allow_partial=allow_partial)
-        out_dir = sub_path.parent / "results"
         paths = judge_submission(
             bench, submission, list(judges), list(settings), llm=llm or LLM(), seed=seed, orderings=orderings,
-            out_dir=out_dir,
+            out_dir=sub_path.parent / "results", progress=progress,
         )  # fmt: skip
         return [ResultsFile.model_validate_json(Path(p).read_text(encoding="utf-8")) for p in paths]
 

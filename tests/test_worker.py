@@ -1,0 +1,214 @@
+"""The worker end to end: real validation, real judging through the LLM layer against the scripted server.
+
+Covers: pending requests finish in order and their rows reach the leaderboard;
+a restart resumes a running request and pays for no call twice; a failing
+judge fails its request with the reason and the next request still finishes;
+``rqbench worker --once`` does the same from the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from rqbench.evaluate.dataset import Benchmark
+from rqbench.llm import LLM
+from rqbench.llm.scripted_server import ScriptedServer
+from rqbench.records import CitedPaper, EvaluationInstance, SectionText
+from rqbench.space.stores import SpaceStores
+from rqbench.space.submit import BenchmarkTarget, Submitter, SubmitFlow
+from rqbench.space.worker import Worker, evaluate_judge
+
+N_RE = re.compile(r"\((\d+) of them")
+
+
+def judge_reply(req: dict) -> str:
+    """A rubric-valid reply for whichever judge step the request is (read from its JSON schema title)."""
+    title = req.get("response_format", {}).get("schema", {}).get("title")
+    text = req["messages"][-1]["content"]
+    m = N_RE.search(text)
+    n = int(m.group(1)) if m else 1
+    nov = {"relevance": 1, "originality": 2, "gap_addressing": 2, "non_obviousness": 1}
+    nar = {"mentions_source_specific_name": 1, "main_object_in_source": 1, "introduces_new_mechanism": 0,
+           "source_bound_score": 2, "diagnostic_test_score": 1, "source_bound_scope": "source_bound",
+           "diagnostic_scope": "mildly_diagnostic", "short_reason_source_bound": "About the source's method.",
+           "short_reason_diagnostic": "Some analysis."}  # fmt: skip
+    if title == "StandaloneNoveltyReply":
+        return json.dumps({"scores": [nov]})
+    if title == "ComparativeNoveltyReply":
+        return json.dumps({"scores": [nov] * n, "ranking": list(range(n))})
+    if title == "StandaloneNarrownessReply":
+        return json.dumps(nar)
+    if title == "ComparativeNarrownessReply":
+        return json.dumps({"scores": [nar] * n})
+    if title == "OverlapReply":
+        return json.dumps({"pairwise_scores": [1] * n, "covering_subset_indices": [], "covered": False})
+    raise AssertionError(f"unexpected step schema {title!r}")
+
+
+def make_bench(n: int = 2) -> Benchmark:
+    insts, papers = [], {}
+    for i in range(n):
+        pid = f"2401.{20000 + i}"
+        papers[pid] = CitedPaper(paper_id=pid, title=f"Background {i}", abstract=f"We study method {i}.",
+                                 text_level="full", sections=[SectionText(section="Method", text=f"Method {i}.")])  # fmt: skip
+        insts.append(EvaluationInstance(rq_id=f"2501.{10000 + i}_rq0", gt_rq=f"How far does method {i} carry?",
+                                        arxiv_id=f"2501.{10000 + i}", subfield="cs.CL",
+                                        background_paper_ids=[pid]))  # fmt: skip
+    return Benchmark(insts, papers, "local/test-bench", "v1")
+
+
+def write_submission(path: Path, bench: Benchmark, model: str) -> Path:
+    lines = [{"kind": "metadata", "model": model, "model_type": "open"}]
+    for inst in bench.instances:
+        lines.append({"rq_id": inst.rq_id, "research_questions": [f"{model}: question {k} on {inst.rq_id}?"
+                                                                   for k in range(5)]})  # fmt: skip
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def bench():
+    return make_bench()
+
+
+@pytest.fixture
+def stores(tmp_path):
+    return SpaceStores.local(tmp_path / "store")
+
+
+def queue(tmp_path, stores, bench, users_models):
+    flow = SubmitFlow(stores, BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids)))
+    reqs = []
+    for user, model in users_models:
+        out = flow.submit(write_submission(tmp_path / f"{model}.jsonl", bench, model), Submitter(user))
+        assert out.accepted, out.errors
+        reqs.append(out.request)
+    return reqs
+
+
+def worker_for(stores, tmp_path, llm, judges, bench, **kw):
+    judge = evaluate_judge(judges, ["standalone", "comparative"], llm=llm, loader=lambda repo, rev: bench)
+    return Worker(stores, judge, work_dir=tmp_path / "work", **kw)
+
+
+def test_pending_requests_finish_in_order_and_reach_the_leaderboard(tmp_path, stores, bench):
+    from rqbench.evaluate.summary import summarize
+    from rqbench.space import leaderboard as lb
+
+    r1, r2 = queue(tmp_path, stores, bench, [("alice", "model-one"), ("bob", "model-two")])
+    with ScriptedServer(judge_reply) as srv:
+        llm = LLM()
+        llm.register(srv.model_config("scripted/judge-a"))
+        w = worker_for(stores, tmp_path, llm, ["scripted/judge-a"], bench)
+        assert w.run_once().request_id == r1.request_id
+        assert stores.requests.get(r2.request_id).status == "pending"
+        assert w.run_once().request_id == r2.request_id
+        assert w.run_once() is None
+    for r in (r1, r2):
+        done = stores.requests.get(r.request_id)
+        assert done.status == "finished" and done.attempts == 1 and len(done.results_files) == 2
+    results, problems = stores.results.load()
+    assert problems == [] and len(results) == 4
+    table = lb.render(lb.build_table(summarize(results, n_boot=50)), lb.View(settings=("standalone",)))
+    assert {"model-one", "model-two"} <= set(table["Model"])
+
+
+class Crash(BaseException):
+    """Stands in for the process being killed: not an Exception, so nothing catches it."""
+
+
+def test_restart_resumes_a_running_request_without_paying_twice(tmp_path, stores, bench):
+    (req,) = queue(tmp_path, stores, bench, [("alice", "model-one")])
+    with ScriptedServer(judge_reply) as srv:
+        llm = LLM()
+        llm.register(srv.model_config("scripted/judge-a"))
+        real = evaluate_judge(["scripted/judge-a"], ["standalone"], llm=llm, loader=lambda repo, rev: bench)
+
+        def dies_after_judging(r, path):
+            real(r, path)
+            raise Crash()
+
+        with pytest.raises(Crash):
+            Worker(stores, dies_after_judging, work_dir=tmp_path / "work").run_once()
+        assert stores.requests.get(req.request_id).status == "running"
+        assert stores.results.load()[0] == []
+        sent = len(srv.requests)
+        assert sent > 0
+        report = Worker(stores, real, work_dir=tmp_path / "work").run_once()
+        assert report.request_id == req.request_id and report.status == "finished"
+        assert len(srv.requests) == sent  # every call came from the cache
+    done = stores.requests.get(req.request_id)
+    assert done.attempts == 2 and done.worker == ""
+    assert len(stores.results.load()[0]) == 1
+
+
+def test_failing_judge_fails_its_request_and_the_next_goes_on(tmp_path, stores, bench):
+    r1, r2 = queue(tmp_path, stores, bench, [("alice", "model-one"), ("bob", "model-two")])
+    with ScriptedServer(judge_reply) as good, ScriptedServer(lambda req: "I will not answer in JSON.") as bad:
+        llm = LLM()
+        llm.register(bad.model_config("scripted/broken", max_retries=0))
+        llm.register(good.model_config("scripted/judge-a"))
+        failing = worker_for(stores, tmp_path, llm, ["scripted/broken"], bench)
+        rep = failing.run_once()
+        assert rep.request_id == r1.request_id and rep.status == "failed"
+        assert "judge scripted/broken" in rep.reason and "scored no instance" in rep.reason
+        ok = worker_for(stores, tmp_path, llm, ["scripted/judge-a"], bench).run_once()
+        assert ok.request_id == r2.request_id and ok.status == "finished"
+    assert stores.requests.get(r1.request_id).reason == rep.reason
+    assert {r.submission.model for r in stores.results.load()[0]} == {"model-two"}
+
+
+def test_missing_upload_and_too_many_attempts_fail_with_reasons(tmp_path, stores, bench):
+    r1, r2 = queue(tmp_path, stores, bench, [("alice", "m1"), ("bob", "m2")])
+    stores.submissions.repo.delete([r1.submission_file], "lose it")
+    w = Worker(stores, lambda r, p: [], work_dir=tmp_path / "w", max_attempts=2)
+    rep = w.run_once()
+    assert rep.status == "failed" and "missing from the store" in rep.reason
+    stores.requests.put(stores.requests.get(r2.request_id).model_copy(update={"status": "running", "attempts": 2}))
+    rep = w.run_once()
+    assert rep.request_id == r2.request_id and rep.status == "failed" and "gave up after 2 attempts" in rep.reason
+
+
+def test_secrets_in_a_failure_reason_are_hidden(tmp_path, stores, bench, monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", "sekrit-value-123456")
+    (req,) = queue(tmp_path, stores, bench, [("alice", "m1")])
+
+    def leaky(r, p):
+        raise RuntimeError("auth failed for key sekrit-value-123456 and hf_abcdefghijklmnopqrstuvwxyz")
+
+    rep = Worker(stores, leaky, work_dir=tmp_path / "w").run_once()
+    assert "sekrit" not in rep.reason and "hf_abc" not in rep.reason
+    assert "<GEMINI_API_KEY hidden>" in stores.requests.get(req.request_id).reason
+
+
+def test_worker_cli_once(tmp_path, monkeypatch, capsys):
+    """``rqbench worker --once`` over a build folder, with the judge named as a hosted model on loopback."""
+    from rqbench.cli import main
+
+    bench = make_bench()
+    build = tmp_path / "build" / "records"
+    build.mkdir(parents=True)
+    (build / "instances.jsonl").write_text("".join(i.model_dump_json() + "\n" for i in bench.instances))
+    (build / "cited_papers.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in bench.papers.values()))
+    from rqbench.evaluate.dataset import load_benchmark
+
+    loaded = load_benchmark(tmp_path / "build")
+    stores = SpaceStores.local(tmp_path / "store")
+    (req,) = queue(tmp_path, stores, loaded, [("alice", "cli-model")])
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-for-loopback")
+    with ScriptedServer(judge_reply) as srv:
+        spec = f"openai/scripted@api_base={srv.api_base},json_mode=json_object_schema,max_retries=0"
+        rc = main(["worker", "--once", "--store", str(tmp_path / "store"), "--dataset", str(tmp_path / "build"),
+                   "--judge", spec, "--setting", "standalone"])  # fmt: skip
+        assert rc == 0
+        assert len(srv.requests) > 0
+    out = capsys.readouterr().out
+    assert req.request_id in out and "finished" in out
+    assert "test-key-for-loopback" not in out
+    assert stores.requests.get(req.request_id).status == "finished"
+    assert datetime.now(timezone.utc) >= stores.requests.get(req.request_id).updated_at
