@@ -310,10 +310,19 @@ def _inline_json(value: Any) -> str:
 
 
 def _funnel(funnel: dict[str, Any]) -> str:
-    flat = {k: v for k, v in funnel.items() if isinstance(v, (int, float, str))}
-    if not flat:
+    """The filtering funnel of ``build/funnel.json``: totals, then one row per rule when it lists them."""
+    skip = {"kind", "schema_version"}
+    flat = {k: v for k, v in funnel.items() if isinstance(v, (int, float, str, bool)) and k not in skip}
+    rules = [r for r in funnel.get("rules", []) if isinstance(r, dict) and "rule" in r]
+    if not flat and not rules:
         return ""
-    return "Funnel (from `build/funnel.json`):\n\n| step | count |\n|---|---|\n" + _rows(flat.items())
+    parts = ["Filtering funnel (from `build/funnel.json`):"]
+    if flat:
+        parts.append("| item | value |\n|---|---|\n" + _rows(flat.items()))
+    if rules:
+        parts.append("| rule | applied | removed | remaining |\n|---|---|---|---|\n" + _rows(
+            (r["rule"], r.get("applied"), r.get("removed_total"), r.get("remaining")) for r in rules))
+    return "\n\n".join(parts)
 
 
 _LENGTH_LABELS = {

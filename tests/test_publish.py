@@ -282,3 +282,45 @@ def test_hub_and_local_targets_receive_the_same_files(tmp_path):
     for path in local:
         if path.startswith("data/"):
             assert (tmp_path / "repo" / path).read_bytes() == api.files[path], path
+
+
+# -- the offline sample (its publishing half; the build half is the builder's) --
+
+
+def test_sample_chooses_fixture_papers_with_a_real_bibliography(fixtures_dir, tmp_path):
+    from rqbench.builder.sample import bibliography_size, choose_fixture_papers, link_papers
+
+    latex = fixtures_dir / "latex"
+    assert bibliography_size(latex / "acl-template") < 10  # the template's stub .bib
+    assert bibliography_size(latex / "hypertools-arxiv-bblonly") == 23  # .bbl only: \bibitem entries
+    chosen = choose_fixture_papers(latex, 4)
+    assert [p.name for p in chosen] == ["attention-sink-gpt2", "hypertools-arxiv-bblonly", "llm-stylometry",
+                                        "neurips2024-beta-dpo"]
+    linked = link_papers(chosen, tmp_path / "links")
+    assert sorted(p.name for p in linked.iterdir()) == [p.name for p in chosen]
+    assert all(p.is_symlink() for p in linked.iterdir())  # linked, never copied
+    link_papers(chosen[:2], linked)
+    assert sorted(p.name for p in linked.iterdir()) == [p.name for p in chosen[:2]]
+
+
+def test_sample_publishes_once_per_data_change(tmp_path):
+    from rqbench.builder.sample import publish_sample
+
+    dataset = tmp_path / "datasets" / "rq-bench-sample"
+    b1 = write_build(tmp_path / "b1")
+    first = publish_sample(b1, dataset)
+    assert first is not None and first.version.tag == "v0.1.0"
+    assert publish_sample(write_build(tmp_path / "b1-again", build_id="rerun"), dataset) is None  # same data
+    second = publish_sample(write_build(tmp_path / "b2", make_records(3, 3)), dataset)
+    assert second is not None and second.version.tag == "v0.1.1"
+    card = (dataset / "README.md").read_text(encoding="utf-8")
+    assert "not for reporting results" in card and "RQ-Bench sample (rq-bench-sample)" in card
+    assert sorted(str(v) for v in LocalGitTarget(dataset).versions()) == ["0.1.0", "0.1.1"]
+
+
+def test_sample_arxiv_id_list_is_readable_by_the_builder():
+    from rqbench.builder.sample import SAMPLE_IDS
+    from rqbench.builder.sourcing import read_ids_file
+
+    ids = read_ids_file(SAMPLE_IDS)
+    assert 3 <= len(ids) <= 8 and all(re.fullmatch(r"\d{4}\.\d{5}", i) for i in ids)
