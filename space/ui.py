@@ -506,3 +506,51 @@ def worker_thread(worker, interval_s: float) -> tuple[threading.Thread, threadin
 
 def env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
+
+
+def config_from_env(
+    store: str | Path | None = None, results: str | Path | None = None, dataset: str | None = None
+) -> SpaceConfig:
+    """The configuration a Space (``SPACE_ID`` set) or ``rqbench space`` runs with.
+
+    Hub: stores in ``RQB_SPACE_OWNER``'s dataset repos (``HF_TOKEN`` secret), sign-in required.
+    Offline: the local store folder, no sign-in. The benchmark comes from ``--dataset`` or
+    ``RQB_DATASET`` (+ ``RQB_DATASET_REVISION``), else the local sample; without one the
+    Space still shows results but closes submissions.
+    """
+    from rqbench.evaluate.dataset import DatasetError, load_benchmark
+
+    on_hub = bool(os.environ.get("SPACE_ID"))
+    stores = SpaceStores.from_env(store, results)
+    ref = dataset or os.environ.get("RQB_DATASET")
+    target, library, note = None, {}, ""
+    try:
+        bench = load_benchmark(ref, revision=os.environ.get("RQB_DATASET_REVISION"))
+        target = BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids))
+        library, note = bench.papers, f"Benchmark: {bench.repo}@{bench.revision} ({len(bench.instances)} instances)."
+    except (DatasetError, FileNotFoundError, ValueError) as exc:
+        note = f"Benchmark not loaded: {redact(str(exc))}"
+        log.warning(note)
+    hub_api = None
+    if on_hub and os.environ.get("HF_TOKEN"):
+        from huggingface_hub import HfApi
+
+        hub_api = HfApi(token=os.environ["HF_TOKEN"])
+    policy = SubmitPolicy(require_sign_in=on_hub, min_account_age_days=int(os.environ.get("RQB_MIN_ACCOUNT_DAYS", 7)))
+    return SpaceConfig(stores=stores, target=target, library=library, policy=policy, on_hub=on_hub, hub_api=hub_api,
+                       dataset_note=note)  # fmt: skip
+
+
+def start_background_worker(config: SpaceConfig, *, dataset: str | None = None) -> threading.Event | None:
+    """On a Space (or with ``RQB_SPACE_WORKER=1``), judge pending requests every ``RQB_WORKER_INTERVAL`` seconds."""
+    if not (config.on_hub or env_flag("RQB_SPACE_WORKER")):
+        return None
+    from rqbench import paths
+    from rqbench.space.worker import Worker, evaluate_judge
+
+    judges = [j for j in os.environ.get("RQB_WORKER_JUDGES", "local,local@temperature=0.7").split(",") if j]
+    judge = evaluate_judge(judges, ["standalone", "comparative"], dataset=dataset or os.environ.get("RQB_DATASET"))
+    worker = Worker(config.stores, judge, work_dir=paths.home() / "space-work")
+    _, stop = worker_thread(worker, float(os.environ.get("RQB_WORKER_INTERVAL", 300)))
+    log.info("background worker %s started", worker.worker_id)
+    return stop

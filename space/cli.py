@@ -1,0 +1,58 @@
+"""``rqbench space``: serve the leaderboard Space locally, or export it as a Space folder."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# package folder in the checkout -> its place under rqbench/ in an exported Space
+PACKAGES = {"rqbench": "rqbench", "evaluate": "rqbench/evaluate", "space": "rqbench/space",
+            "builder": "rqbench/builder", "dataset_card": "rqbench/dataset_card"}  # fmt: skip
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--store", type=Path, default=None, help="store folder (default: RQB_HOME/space)")
+    p.add_argument("--results", type=Path, default=None,
+                   help="read results files from this folder instead of the store's results/")  # fmt: skip
+    p.add_argument("--dataset", default=None, help="benchmark to check submissions against (default: the sample)")
+    p.add_argument("--worker", action="store_true", help="also judge pending requests in the background")
+    p.add_argument("--export", type=Path, default=None, metavar="DIR",
+                   help="write a ready-to-push Space folder (app.py, README.md, requirements.txt, the package)")  # fmt: skip
+
+
+def export_space(dest: Path) -> Path:
+    """A folder laid out as a Hugging Face Space repository, with the package vendored beside app.py."""
+    if dest.exists() and any(dest.iterdir()):
+        raise FileExistsError(f"{dest} exists and is not empty; choose a new folder")
+    dest.mkdir(parents=True, exist_ok=True)
+    here = Path(__file__).resolve().parent
+    for name in ("app.py", "README.md", "requirements.txt"):
+        shutil.copy2(here / name, dest / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for src, target in PACKAGES.items():
+        if (ROOT / src).is_dir():
+            shutil.copytree(ROOT / src, dest / target, ignore=ignore, dirs_exist_ok=True)
+    return dest
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.export is not None:
+        out = export_space(args.export)
+        print(f"Space folder written to {out}; push it to a Space repository (sdk: gradio)")
+        return 0
+    import os
+
+    from rqbench.space.ui import build_app, config_from_env, start_background_worker
+
+    if args.worker:
+        os.environ["RQB_SPACE_WORKER"] = "1"
+    config = config_from_env(args.store, args.results, args.dataset)
+    demo = build_app(config)
+    start_background_worker(config, dataset=args.dataset)
+    print(f"RQ-Bench Space on http://{args.host}:{args.port} (store: {config.stores.backend})")
+    demo.queue(default_concurrency_limit=4).launch(server_name=args.host, server_port=args.port)
+    return 0
