@@ -232,7 +232,7 @@ def local_folder_papers(
         seen[pid] = f
         ids[f] = (pid, ver)
     remote: dict[str, SourcePaper] = {}
-    arxiv_named = [pid for f, (pid, _) in ids.items() if folder_arxiv_id(f.name)]
+    arxiv_named = [pid + (f"v{ver}" if ver else "") for f, (pid, ver) in ids.items() if folder_arxiv_id(f.name)]
     if client is not None and arxiv_named:
         remote = {p.arxiv_id: p for p in client.by_ids(arxiv_named)}
     out: list[tuple[SourcePaper, Path]] = []

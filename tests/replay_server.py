@@ -12,15 +12,50 @@ so, and are kept in ``unmatched`` for the test to check.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import yaml
+
+
+ATOM = {
+    "atom": "http://www.w3.org/2005/Atom",
+    "arxiv": "http://arxiv.org/schemas/atom",
+    "opensearch": "http://a9.com/-/spec/opensearch/1.1/",
+}
+
+
+def split_feed(xml: bytes, per_page: int, *, entries: slice | None = None) -> list[tuple[int, bytes]]:
+    """A recorded arXiv feed's real entries re-paged as arXiv would page them: ``[(start, page_xml), ...]``.
+
+    ``entries`` picks a subset of the recorded entries first; totalResults is the
+    number of entries kept, so a client paging through sees a consistent feed.
+    """
+    ET.register_namespace("", ATOM["atom"])
+    ET.register_namespace("arxiv", ATOM["arxiv"])
+    ET.register_namespace("opensearch", ATOM["opensearch"])
+    root = ET.fromstring(xml)
+    found = root.findall("atom:entry", ATOM)
+    for e in found:
+        root.remove(e)
+    chosen = found[entries] if entries is not None else found
+    root.find("opensearch:totalResults", ATOM).text = str(len(chosen))
+    pages = []
+    for start in range(0, max(len(chosen), 1), per_page):
+        page = copy.deepcopy(root)
+        page.find("opensearch:startIndex", ATOM).text = str(start)
+        page.find("opensearch:itemsPerPage", ATOM).text = str(per_page)
+        for e in chosen[start : start + per_page]:
+            page.append(copy.deepcopy(e))
+        pages.append((start, ET.tostring(page, encoding="utf-8", xml_declaration=True)))
+    return pages
 
 
 def _norm_query(query: str) -> tuple[tuple[str, str], ...]:

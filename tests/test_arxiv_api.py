@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import logging
 import xml.etree.ElementTree as ET
 from datetime import date, datetime, timezone
 from urllib.parse import urlencode
 
 import pytest
-from replay_server import ReplayServer
+from replay_server import ReplayServer, split_feed
 
 from rqbench.builder.arxiv_api import (
     NS,
@@ -117,23 +116,9 @@ def test_search_page_with_doi_and_journal_ref(client, server):
 
 def _paged_feeds(arxiv_dir, per_page):
     """The recorded 10-entry feed cut into pages, as arXiv would page it (same real entries)."""
-    ET.register_namespace("", NS["atom"])
-    ET.register_namespace("arxiv", NS["arxiv"])
-    ET.register_namespace("opensearch", NS["opensearch"])
-    root = ET.fromstring((arxiv_dir / "q_testing_s0_m10_bc5a6c384fe9.xml").read_bytes())
-    entries = root.findall("atom:entry", NS)
-    for e in entries:
-        root.remove(e)
-    root.find("opensearch:totalResults", NS).text = str(len(entries))
-    pages = []
-    for start in range(0, len(entries), per_page):
-        page = copy.deepcopy(root)
-        page.find("opensearch:startIndex", NS).text = str(start)
-        page.find("opensearch:itemsPerPage", NS).text = str(per_page)
-        for e in entries[start : start + per_page]:
-            page.append(copy.deepcopy(e))
-        pages.append((start, ET.tostring(page, encoding="utf-8", xml_declaration=True)))
-    return pages, [parse_arxiv_id(e.find("atom:id", NS).text)[0] for e in entries]
+    xml = (arxiv_dir / "q_testing_s0_m10_bc5a6c384fe9.xml").read_bytes()
+    ids = [parse_arxiv_id(e.find("atom:id", NS).text)[0] for e in ET.fromstring(xml).findall("atom:entry", NS)]
+    return split_feed(xml, per_page), ids
 
 
 def _route(server, query, start, n, body, sort=("submittedDate", "ascending")):
