@@ -121,14 +121,15 @@ def parse_cite_args(text: str, pos: int, end: int, command: str) -> tuple[CiteCa
         cur += 1
     keys: list[str] = []
     bad: list[str] = []
-    notes: list[str] = []
-    if multi:  # (global pre)(global post)
+    paren: list[str] = []  # a multi-cite's global (pre)(post)
+    group_notes: list[list[str]] = []
+    if multi:
         for _ in range(2):
             save = _skip_blanks(text, cur, end)
             g = _group(text, save, end, "(", ")")
             if g is None:
                 break
-            notes.append(g[0])
+            paren.append(g[0])
             cur = g[1]
     groups = 0
     while True:
@@ -148,18 +149,20 @@ def parse_cite_args(text: str, pos: int, end: int, command: str) -> tuple[CiteCa
         good, malformed = split_keys(g[0])
         keys += [k for k in good if k not in keys]
         bad += malformed
-        notes += opts
+        group_notes.append(opts)
         cur = g[1]
         groups += 1
         if not multi:
             break
     if groups == 0:
         return None
-    pre = post = ""
-    if len(notes) == 1:
-        post = notes[0]
-    elif len(notes) >= 2:
-        pre, post = notes[0], notes[1]
+    if multi:
+        pre = paren[0] if paren else ""
+        posts = paren[1:2] + [opts[-1] for opts in group_notes if opts]
+        post = "; ".join(p.strip() for p in posts if p.strip())
+    else:
+        opts = group_notes[0]
+        pre, post = (("", opts[0]) if len(opts) == 1 else (opts[0], opts[1])) if opts else ("", "")
     return CiteCall(index=0, command=command, keys=keys, prenote=pre.strip(), postnote=post.strip(), bad_keys=bad), cur
 
 

@@ -327,6 +327,7 @@ class _Converter:
             if call.bad_keys:
                 self.warnings.append(f"malformed_cite_key: {', '.join(call.bad_keys)} in \\{base}")
             call.index = len(self.cites)
+            call.prenote, call.postnote = latex_to_plain(call.prenote), latex_to_plain(call.postnote)
             self.cites.append(call)
             out.append(CITE_OPEN + str(call.index) + CITE_CLOSE)
             return after
@@ -456,8 +457,8 @@ class _Converter:
             return i
         env = t[arg[0] : arg[1]].strip()
         j = arg[2]
-        if self.in_row:
-            return self.skip_options(j, end, max_n=2, adjacent=True)
+        if self.in_row:  # inside a table row: environments are scaffolding, their arguments are not text
+            return self.skip_env_args(env, j, end)
         if env == "abstract":
             if self.collect:
                 out.append(f"{HEAD_OPEN}0*Abstract{HEAD_CLOSE}")
@@ -487,13 +488,16 @@ class _Converter:
             self.float_body(env, j, body_end, out, depth)
             return after
         # a kept environment: drop its options and known arguments, read the body
+        out.append("\n\n")
+        return self.skip_env_args(env, j, end)
+
+    def skip_env_args(self, env: str, j: int, end: int) -> int:
         j = self.skip_options(j, end, max_n=2, adjacent=True)
         for _ in range(ENV_ARGS.get(env, 0)):
             a = self.brace_arg(j, end)
             if a is None:
                 break
             j = self.skip_options(a[2], end, max_n=1, adjacent=True)
-        out.append("\n\n")
         return j
 
     def float_body(self, env: str, start: int, end: int, out: list[str], depth: int) -> None:
@@ -537,7 +541,7 @@ class _Converter:
         self.in_row, self.cell_sep = True, " | "
         try:
             for rs, re_ in row_ranges:
-                row = _clean_spaces(self.sub(rs, re_, depth)).strip(" |")
+                row = re.sub(r"(?:\s*\|\s*)+", " | ", _clean_spaces(self.sub(rs, re_, depth))).strip(" |")
                 if _CITE_MARK_RE.search(row):
                     self.rows.append((self.heads, FloatRow(text=row, caption=cap_sentences)))
         finally:
