@@ -346,18 +346,21 @@ def query_papers(
 # --------------------------------------------------------------------------
 
 
-def fetch_latex(paper: SourcePaper, dest_root: Path, client: ArxivClient) -> Path | None:
-    """Download and unpack a paper's e-print under ``dest_root/<id>/``; the source folder, or None without LaTeX.
+def fetch_latex(paper: SourcePaper, dest_root: Path, client: ArxivClient) -> Path:
+    """Download and unpack a paper's e-print under ``dest_root/<id>/``; the folder holding its sources.
+
+    An e-print without LaTeX (a PDF-only submission) is reported by
+    ``unpack_eprint`` (it raises ``PaperSkipped`` with the reason).
 
     Layout: ``<id>/eprint`` (the blob), ``<id>/metadata.json`` (the SourcePaper),
-    ``<id>/src/`` (unpacked). A rerun finds ``src/`` and downloads nothing.
+    ``<id>/src/`` (unpacked). A rerun finds the blob and the finished ``src/``
+    (``unpack_eprint`` marks it done) and neither downloads nor unpacks again.
     """
     folder = Path(dest_root) / safe_dirname(paper.arxiv_id)
-    src = folder / "src"
-    if src.is_dir() and any(src.iterdir()):
-        return src
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / METADATA_FILE).write_text(paper.model_dump_json(indent=2), encoding="utf-8")
+    meta = folder / METADATA_FILE
+    if not meta.exists():
+        meta.write_text(paper.model_dump_json(indent=2), encoding="utf-8")
     blob = client.download_eprint(paper.arxiv_id, folder / "eprint", version=paper.version)
     try:
         from rqbench.builder.archive import unpack_eprint
@@ -365,7 +368,7 @@ def fetch_latex(paper: SourcePaper, dest_root: Path, client: ArxivClient) -> Pat
         raise RuntimeError(
             f"downloaded {blob} but cannot unpack it: rqbench.builder.archive.unpack_eprint is unavailable ({exc})"
         ) from exc
-    return unpack_eprint(blob, src)
+    return unpack_eprint(blob, folder / "src")
 
 
 # --------------------------------------------------------------------------

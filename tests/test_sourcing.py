@@ -5,9 +5,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import sys
 import tarfile
-import types
 from datetime import date, datetime, timedelta, timezone
 from urllib.parse import urlencode
 
@@ -116,15 +114,16 @@ def test_ids_file_then_download_and_unpack(tmp_path, client, server, latex_dir, 
     ids.write_text("# curated\n\narXiv:2104.12255v1   # the zero paper\n")
     tex = (latex_dir / "acl-template" / "acl_latex.tex").read_bytes()
     server.add("GET", "/e-print/2104.12255v1", content=_tar_gz({"main.tex": tex}))
+    from rqbench.builder import archive
+
     calls = []
+    real_unpack = archive.unpack_eprint
 
     def unpack_eprint(blob, dest):
         calls.append((blob, dest))
-        with tarfile.open(blob) as tar:
-            tar.extractall(dest, filter="data")
-        return dest
+        return real_unpack(blob, dest)
 
-    monkeypatch.setitem(sys.modules, "rqbench.builder.archive", types.SimpleNamespace(unpack_eprint=unpack_eprint))
+    monkeypatch.setattr(archive, "unpack_eprint", unpack_eprint)
     [(p, folder)] = source_papers(papers=ids, client=client, download_dir=tmp_path / "src", progress=False)
     assert p.arxiv_id == "2104.12255" and folder == tmp_path / "src" / "2104.12255" / "src"
     assert (folder / "main.tex").read_bytes() == tex
@@ -132,8 +131,12 @@ def test_ids_file_then_download_and_unpack(tmp_path, client, server, latex_dir, 
     meta = json.loads((tmp_path / "src" / "2104.12255" / "metadata.json").read_text())
     assert meta["title"] == "0"
     n = len(server.requests)
+    mtime = (folder / "main.tex").stat().st_mtime_ns
     source_papers(papers=ids, client=client, download_dir=tmp_path / "src", progress=False)
-    assert len(server.requests) == n + 1 and len(calls) == 1  # metadata asked again, nothing downloaded twice
+    assert (folder / "main.tex").stat().st_mtime_ns == mtime
+    assert len(server.requests) == n + 1  # metadata asked again, the e-print not downloaded twice
+    assert [r.path for r in server.requests].count("/e-print/2104.12255v1") == 1
+    assert len(calls) == 2 and (folder / "main.tex").read_bytes() == tex  # the finished unpack is found, not redone
     assert server.unmatched == []
 
     [(q, none)] = source_papers(papers=ids, client=client)
