@@ -431,3 +431,15 @@ def ordering_stats(results: ResultsFile) -> OrderingStats:
         gt_verdict_flip_rate=flips / n_inst if n_inst else None,
         pairwise_flip_rate=pair_flips / pairs if pairs else None,
     )
+
+
+def run_line(results: ResultsFile) -> str:
+    """One line per results file: coverage, failed calls, rule corrections, calls and cost."""
+    n_fail = sum(len(i.failures) for i in results.instances)
+    n_fix = sum(i.rule_corrections for i in results.instances)
+    t = results.totals
+    return (
+        f"{results.judge.label} [{results.judge.setting}]: {len(results.instances)}/{results.instances_expected} "
+        f"instances, {n_fail} failed call(s), {n_fix} rule correction(s), {t.calls} request(s) sent, "
+        f"{t.cache_hits} cache hit(s), {t.tokens_in}+{t.tokens_out} tokens, ${t.cost_usd:.4f}"
+    )

@@ -139,3 +139,16 @@ def responder_with(overrides: dict[str, Callable[[dict[str, Any]], str | None]])
         return judge_reply(req)
 
     return respond
+
+
+def write_build(bench: Benchmark, root) -> None:
+    """A build folder (records/*.jsonl) holding ``bench``, as ``rqbench build`` writes it."""
+    rec = root / "records"
+    rec.mkdir(parents=True, exist_ok=True)
+    (rec / "instances.jsonl").write_text("".join(i.model_dump_json() + "\n" for i in bench.instances))
+    (rec / "cited_papers.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in bench.papers.values()))
+
+
+def scripted_spec(srv) -> str:
+    """A model spec that reaches the scripted server through the normal name resolution (for CLI tests)."""
+    return f"openai/scripted@api_base={srv.api_base},json_mode=json_object_schema,max_retries=0,timeout_s=5"

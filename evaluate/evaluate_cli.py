@@ -1,0 +1,136 @@
+"""``rqbench evaluate``: generate-or-load, judge, then report, in one command.
+
+A cost estimate comes first (a dry run through the LLM layer; judging is
+counted with placeholder RQs when the submission is still to be generated, so
+its call count is exact and its token count an estimate). Then one progress
+bar per stage. Offline the generator is the embedded model and the judges are
+``local`` and ``local@temperature=0.7``, two configurations of it. Results land
+in ``RQB_HOME/results`` unless ``--out`` says otherwise, where the Space finds them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rqbench import paths
+from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
+from rqbench.evaluate.judge_cli import SETTING_CHOICES, add_judge_options, print_results
+from rqbench.llm.config import default_model
+
+OFFLINE_JUDGES = ["local", "local@temperature=0.7"]
+
+
+def default_judges() -> list[str]:
+    judge = default_model("judge")
+    return OFFLINE_JUDGES if judge == "local" else [judge]
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=None, help="generator model (default: the generator role's model)")
+    p.add_argument("--prompt", choices=["original", "revised"], default="original", help="generation prompt variant")
+    p.add_argument("--submission", type=Path, default=None, help="judge this submission instead of generating one")
+    p.add_argument("--out", type=Path, default=None, help="results folder (default: RQB_HOME/results)")
+    p.add_argument("--no-report", action="store_true", help="stop after judging")
+    p.add_argument("--report-dir", type=Path, default=None, help="report folder (default: RQB_HOME/reports/<submission>)")
+    add_judge_options(p, judges_default=OFFLINE_JUDGES)
+    add_dataset_options(p)
+    add_llm_options(p)
+
+
+def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
+    """RQs of realistic length for counting judge calls before the real ones exist."""
+    from rqbench.evaluate.submission import Submission, ValidationReport
+    from rqbench.records import SubmissionEntry
+
+    entries = {
+        i.rq_id: SubmissionEntry(rq_id=i.rq_id, research_questions=[f"(estimate {k}) {i.gt_rq}" for k in range(5)])
+        for i in bench.instances
+    }
+    return Submission(Path("placeholder"), metadata, entries, "b2:estimate", ValidationReport(path="placeholder"))
+
+
+def _estimate(args, bench, model, judges, settings, metrics, prompts, policy) -> str:  # type: ignore[no-untyped-def]
+    from rqbench.evaluate.generate import generate_submission
+    from rqbench.evaluate.judging import judge_submission
+    from rqbench.evaluate.submission import load_submission
+    from rqbench.llm.client import LLM
+    from rqbench.records import SubmissionMetadata
+
+    dry = LLM(dry_run=True)
+    if args.submission is None:
+        generate_submission(bench, model, args.prompt, llm=dry, out=Path("unused"), prompts=prompts, policy=policy,
+                            progress=False)  # fmt: skip
+        sub = _placeholder_submission(bench, SubmissionMetadata(model=model))
+    else:
+        sub = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial)
+    judge_submission(bench, sub, judges, settings, llm=dry, seed=args.seed, orderings=args.orderings,
+                     out_dir=Path("unused"), metrics=metrics, prompts=prompts, policy=policy, progress=False)  # fmt: skip
+    return dry.estimate.line()
+
+
+def run(args: argparse.Namespace) -> int:
+    from rqbench.evaluate.background import BackgroundPolicy
+    from rqbench.evaluate.dataset import DatasetError, load_benchmark
+    from rqbench.evaluate.generate import generate_submission
+    from rqbench.evaluate.judging import judge_submission, slug
+    from rqbench.evaluate.submission import SubmissionInvalid, load_submission
+    from rqbench.llm.client import LLM
+    from rqbench.prompts import PromptError, load_prompt_set
+
+    judges = args.judge or default_judges()
+    settings = SETTING_CHOICES[args.setting]
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    model = args.model or default_model("generator")
+    out = args.out or paths.results_dir()
+    try:
+        bench = load_benchmark(args.dataset, args.revision).subset(args.limit)
+        prompts = load_prompt_set(args.prompts)
+        policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
+        print(_estimate(args, bench, model, judges, settings, metrics, prompts, policy), flush=True)
+    except (DatasetError, PromptError, SubmissionInvalid, ValueError) as exc:
+        print(f"rqbench evaluate: {exc}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        return 0
+
+    llm = LLM(retry_failed=args.retry_failed)
+    allow_partial = args.allow_partial
+    sub_path = args.submission
+    if sub_path is None:
+        sub_path = paths.home() / "submissions" / f"{slug(model)}-{args.prompt}"
+        generate_submission(bench, model, args.prompt, llm=llm, out=sub_path, prompts=prompts, policy=policy,
+                            concurrency=args.concurrency)  # fmt: skip
+        allow_partial = True  # our own generation: failed instances are recorded, and shown as coverage
+    try:
+        sub = load_submission(sub_path, bench.rq_ids, allow_partial=allow_partial)
+    except SubmissionInvalid as exc:
+        print(f"rqbench evaluate: the submission is not valid:\n{exc}", file=sys.stderr)
+        return 1
+    if sub.report.coverage is not None and sub.report.coverage < 1:
+        print(f"coverage {sub.report.covered}/{sub.report.expected} ({sub.report.coverage:.1%}): "
+              f"{sub.report.failed} instance(s) failed generation")  # fmt: skip
+    written = judge_submission(bench, sub, judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,
+                               out_dir=out, retry_failed=args.retry_failed, metrics=metrics, prompts=prompts,
+                               policy=policy, concurrency=args.concurrency)  # fmt: skip
+    print_results(written, args.orderings)
+    if args.no_report:
+        return 0
+    report_dir = args.report_dir or paths.home() / "reports" / f"{slug(sub.metadata.model)}-{sub.hash.removeprefix('b2:')[:10]}"
+    return _report(written, report_dir)
+
+
+def _report(written: list[Path], report_dir: Path) -> int:
+    """The report writer of ``rqbench report`` over this run's results files."""
+    try:
+        from rqbench.evaluate import report_cli
+    except ImportError as exc:
+        print(f"rqbench evaluate: report step skipped ({exc}); run 'rqbench report' later", file=sys.stderr)
+        return 0
+    parser = argparse.ArgumentParser(prog="rqbench report")
+    report_cli.configure(parser)
+    rc = int(report_cli.run(parser.parse_args([*map(str, written), "--out", str(report_dir)])) or 0)
+    if rc == 0:
+        print(f"report: {report_dir}")
+    return rc

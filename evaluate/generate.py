@@ -1,0 +1,156 @@
+"""Generate five RQs per instance with any model, as a submission folder.
+
+For each instance the model reads its background papers (cut to the token
+budget by ``background.POLICY_NAME``) through the variant's prompt: steps
+``generation_<variant>`` for one paper and ``generation_<variant>_multi`` for
+several (the two user prompts differ; see docs/evaluate.md). A reply must fit
+``GenerationReply`` plus two rules a submission also enforces (no RQ repeated
+within the five, no judge-directed text); one that does not is re-asked once by
+the LLM layer, quoting the error, and then recorded as a failed entry, so no
+instance is dropped silently. Every call goes through ``LLM.ask``: a rerun
+after a crash pays only for what was not answered.
+
+Beside the submission, ``generation_log.jsonl`` records per instance the step,
+the cache key, whether it was re-asked, and how each paper was cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ConfigDict, field_validator
+from tqdm import tqdm
+
+from rqbench.evaluate.background import BackgroundPolicy, background_block, default_budget
+from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.injection import scan_for_injection
+from rqbench.evaluate.submission import write_submission
+from rqbench.llm.client import LLM, DryRun, LLMCallFailed
+from rqbench.llm.config import parse_model_spec
+from rqbench.prompts import PromptSet, load_prompt_set
+from rqbench.records import EvaluationInstance, GenerationReply, SubmissionEntry, SubmissionMetadata
+
+Variant = Literal["original", "revised"]
+LOG_FILE = "generation_log.jsonl"
+
+
+class CheckedGenerationReply(GenerationReply):
+    """GenerationReply plus the submission rules a model can fix when re-asked (same JSON schema)."""
+
+    model_config = ConfigDict(title="GenerationReply")
+
+    @field_validator("research_questions")
+    @classmethod
+    def _submission_rules(cls, v: list[str]) -> list[str]:
+        seen: set[str] = set()
+        for q in v:
+            norm = " ".join(q.lower().split())
+            if norm in seen:
+                raise ValueError(f"research question repeated within the five: {q!r}")
+            seen.add(norm)
+            reasons = scan_for_injection(q)
+            if reasons:
+                raise ValueError(f"research question {q!r} is not a plain question: {reasons[0]}")
+        return v
+
+
+def generation_step(variant: str, n_papers: int) -> str:
+    return f"generation_{variant}" + ("_multi" if n_papers > 1 else "")
+
+
+def generation_messages(
+    prompts: PromptSet, variant: str, papers_text: str, n_papers: int
+) -> tuple[str, list[dict[str, str]]]:
+    step = generation_step(variant, n_papers)
+    template = prompts[step]
+    values = {"papers": papers_text, "n_papers": str(n_papers)}
+    return step, template.render(**{k: v for k, v in values.items() if k in template.variables()})
+
+
+def _provider(model: str) -> str:
+    name, _ = parse_model_spec(model)
+    return "local" if name == "local" or name.startswith("local/") else name.split("/", 1)[0]
+
+
+async def agenerate(
+    bench: Benchmark,
+    model: str,
+    variant: Variant,
+    *,
+    llm: LLM,
+    out: str | Path,
+    prompts: PromptSet | None = None,
+    policy: BackgroundPolicy | None = None,
+    concurrency: int = 8,
+    contact: str = "",
+    notes: str = "",
+    progress: bool = True,
+) -> Path | None:
+    """Generate and write the submission folder; None in a dry run (nothing written)."""
+    if variant not in ("original", "revised"):
+        raise ValueError(f"prompt variant must be 'original' or 'revised', got {variant!r}")
+    prompts = prompts or load_prompt_set()
+    policy = policy or BackgroundPolicy(budget_tokens=default_budget(model))
+    cfg = llm.model(model)
+    sem = asyncio.Semaphore(concurrency)
+    bar = tqdm(total=len(bench.instances), desc=f"generate {cfg.name}", unit="rq", disable=not progress)
+
+    async def one(inst: EvaluationInstance) -> tuple[SubmissionEntry | None, dict]:
+        papers = bench.background(inst)
+        text, cuts = background_block(papers, policy)
+        step, messages = generation_messages(prompts, variant, text, len(papers))
+        log = {"rq_id": inst.rq_id, "step": step, "background": [c.model_dump() for c in cuts]}
+        try:
+            async with sem:
+                ans = await llm.ask(model, step, messages, CheckedGenerationReply, prompt_hash=prompts.hash)
+        except DryRun:
+            return None, log
+        except LLMCallFailed as exc:
+            log.update(cache_key=exc.key, failure=f"{exc.reason}: {exc.detail}", last_text=exc.last_text)
+            return SubmissionEntry(rq_id=inst.rq_id, failure=f"{exc.reason}: {exc.detail}"[:1000]), log
+        finally:
+            bar.update(1)
+        log.update(cache_key=ans.key, cached=ans.cached, reasked=ans.reasked)
+        entry = SubmissionEntry(rq_id=inst.rq_id, research_questions=ans.reply.research_questions,
+                                gaps=ans.reply.gaps)  # fmt: skip
+        return entry, log
+
+    try:
+        done = await asyncio.gather(*(one(i) for i in bench.instances))
+    finally:
+        bar.close()
+    if llm.dry_run:
+        return None
+    entries = [e for e, _ in done if e is not None]
+    metadata = SubmissionMetadata(
+        model=cfg.name,
+        provider=_provider(model),
+        model_type="open" if cfg.local else "unknown",
+        parameters={
+            "temperature": cfg.temperature,
+            "max_tokens": cfg.max_tokens,
+            "reasoning_effort": cfg.reasoning_effort,
+            "background": policy.model_dump(),
+            "prompt_set": prompts.ref(),
+            "dataset": f"{bench.repo}@{bench.revision}",
+        },
+        prompt_variant=variant,
+        date=datetime.now(timezone.utc),
+        contact=contact,
+        notes=notes,
+    )
+    folder = write_submission(out, metadata, entries)
+    tmp = folder / f".{LOG_FILE}.tmp-{os.getpid()}"
+    tmp.write_text("".join(json.dumps(log, ensure_ascii=False) + "\n" for _, log in done), encoding="utf-8")
+    os.replace(tmp, folder / LOG_FILE)
+    return folder
+
+
+def generate_submission(bench: Benchmark, model: str, variant: Variant, **kwargs) -> Path | None:  # type: ignore[no-untyped-def]
+    """Synchronous ``agenerate``."""
+    return asyncio.run(agenerate(bench, model, variant, **kwargs))

@@ -1,0 +1,63 @@
+"""``rqbench generate``: five RQs per evaluation instance with any model, written as a submission folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rqbench.llm.config import default_model
+
+
+def add_dataset_options(p: argparse.ArgumentParser) -> None:
+    """--dataset/--revision/--limit, shared by generate, validate, judge and evaluate."""
+    p.add_argument("--dataset", default=None,
+                   help="a build folder, a dataset repository folder, or a Hub id (default: the offline sample)")
+    p.add_argument("--revision", default=None, help="dataset version tag, e.g. v1.0.0 (default: the latest)")
+    p.add_argument("--limit", type=int, default=None, help="only the first N instances (trial runs)")
+
+
+def add_llm_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prompts", type=Path, default=None, help="a prompt-set folder (default: the packaged rqbench-v1)")
+    p.add_argument("--background-tokens", type=int, default=None,
+                   help="token budget of the background block (default: 3000 for the local model, else 6000)")
+    p.add_argument("--concurrency", type=int, default=8, help="calls in flight at once (default 8)")
+    p.add_argument("--dry-run", action="store_true", help="count the calls, tokens and cost; send nothing")
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=None, help="litellm model name or 'local' (default: the generator role's model)")
+    p.add_argument("--prompt", choices=["original", "revised"], default="original", help="prompt variant")
+    p.add_argument("--out", type=Path, required=True, help="submission folder to write")
+    p.add_argument("--contact", default="", help="contact written into the submission's metadata")
+    p.add_argument("--notes", default="", help="free-text notes written into the metadata")
+    add_dataset_options(p)
+    add_llm_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rqbench.evaluate.background import BackgroundPolicy
+    from rqbench.evaluate.dataset import DatasetError, load_benchmark
+    from rqbench.evaluate.generate import generate_submission
+    from rqbench.llm.client import LLM
+    from rqbench.prompts import PromptError, load_prompt_set
+
+    try:
+        bench = load_benchmark(args.dataset, args.revision).subset(args.limit)
+        prompts = load_prompt_set(args.prompts)
+    except (DatasetError, PromptError) as exc:
+        print(f"rqbench generate: {exc}", file=sys.stderr)
+        return 2
+    model = args.model or default_model("generator")
+    policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
+    llm = LLM(dry_run=args.dry_run)
+    folder = generate_submission(bench, model, args.prompt, llm=llm, out=args.out, prompts=prompts, policy=policy,
+                                 concurrency=args.concurrency, contact=args.contact, notes=args.notes)  # fmt: skip
+    if folder is None:
+        print(llm.estimate.line())
+        return 0
+    from rqbench.evaluate.submission import validate_submission
+
+    report = validate_submission(folder, bench.rq_ids, allow_partial=True)
+    print(f"wrote {folder}: {report.covered}/{len(bench.instances)} instances with five RQs, {report.failed} failed")
+    return 0
