@@ -444,3 +444,39 @@ def _reference_rows(
                 )
             )
     return rows
+
+
+def instance_values(
+    results: Sequence[ResultsFile],
+    metric_name: str,
+    *,
+    setting: str,
+    combine: str = "pooled",
+    options: ScoreOptions = ScoreOptions(),
+) -> dict[str, tuple[str, dict[str, float]]]:
+    """Per submission (by hash): its name and one combined value per instance, for paired tests.
+
+    Pooled: the mean over the judges of their per-instance values; mean_scores:
+    the value on the judges' mean scores.
+    """
+    spec = METRICS[metric_name]
+    rule = CombineRule(combine)
+    out: dict[str, tuple[str, dict[str, float]]] = {}
+    for g in _group([r for r in results if r.judge.setting == setting]):
+        vecs = _vectors(g.judges, None, options)
+        labels = sorted(g.judges)
+        per: dict[str, float] = {}
+        for rq in sorted({rq for lab in labels for rq in vecs[lab]}):
+            have = [vecs[lab][rq][1][spec.dimension] for lab in labels if rq in vecs[lab]]
+            if rule is CombineRule.mean_scores:
+                v = spec.fn(mean_vector(have))
+                if v is not None:
+                    per[rq] = v
+            else:
+                vals = [x for h in have if (x := spec.fn(h)) is not None]
+                if vals:
+                    per[rq] = sum(vals) / len(vals)
+        sub = next(iter(g.judges.values())).submission
+        name = sub.model if sub.prompt_variant == "original" else f"{sub.model} ({sub.prompt_variant})"
+        out[g.submission_hash] = (name, per)
+    return out

@@ -1,0 +1,158 @@
+"""``rqbench report RESULTS... --out DIR``: every table and plot from stored results files.
+
+Writes Markdown, CSV and LaTeX tables shaped like the paper's Tables 2-12, the
+judge meta-evaluation, paired model-vs-model tests, ``summary.json`` (the rows
+the leaderboard reads), ``report.md`` (all tables in one page) and two PNGs.
+Semantic similarity (Table 6) needs the background papers' text
+(``--cited-papers``); agreement (Tables 5, 9, 11, 12) needs ``--annotations``.
+Nothing here calls an LLM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from pathlib import Path
+
+from rqbench.evaluate.metrics import (
+    CombineRule,
+    NarrownessAggregation,
+    OrderingAggregation,
+    ScoreOptions,
+    SelectionRule,
+)
+
+PAIRED_METRICS = (
+    ("standalone", "best5_non_obviousness"),
+    ("standalone", "win_non_obviousness"),
+    ("comparative", "win_non_obviousness"),
+    ("standalone", "best5_source_bound_score"),
+)
+
+
+def add_score_options(p: argparse.ArgumentParser) -> None:
+    """The named metric options, shared by ``report`` and ``agreement``."""
+    p.add_argument("--narrowness", choices=[a.value for a in NarrownessAggregation], default="mean",
+                   help="how per-background-paper narrowness becomes one score (default: mean)")
+    p.add_argument("--orderings", choices=[a.value for a in OrderingAggregation], default="mean",
+                   help="how comparative scores under several orderings combine (default: mean)")
+    p.add_argument("--selection", choices=[r.value for r in SelectionRule], default="per_dimension",
+                   help="which model RQ is 'the best' for agreement picks (default: per_dimension)")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates for the 95%% CIs (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+
+def score_options(args: argparse.Namespace) -> ScoreOptions:
+    return ScoreOptions(narrowness=NarrownessAggregation(args.narrowness), orderings=OrderingAggregation(args.orderings))
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", help="results files (.json) or folders holding them")
+    p.add_argument("--out", required=True, type=Path, help="folder for the tables, plots and summary.json")
+    p.add_argument("--combine", choices=[r.value for r in CombineRule], default="pooled",
+                   help="how judges combine: pooled instance x judge verdicts (default) or mean_scores")
+    p.add_argument("--by-subfield", action="store_true", help="also write every table per sub-field")
+    p.add_argument("--annotations", nargs="+", type=Path, default=[],
+                   help="human annotation CSV files (rq_id, evaluator, winner) for the agreement tables")
+    p.add_argument("--annotated-model", help="the submission the annotators compared with (needed if several)")
+    p.add_argument("--annotated-variant", default=None, help="its prompt variant (original, revised, custom)")
+    p.add_argument("--cited-papers", type=Path, help="JSONL of CitedPaper records, for semantic similarity")
+    p.add_argument("--embedders", default="all-mpnet-base-v2,all-minilm-l6-v2",
+                   help="comma-separated embedding models for semantic similarity")
+    p.add_argument("--source-dates", type=Path,
+                   help="JSON object arxiv_id -> publication date (YYYY-MM-DD) for the contamination flag")
+    add_score_options(p)
+
+
+def pick_submission(results, model: str | None, variant: str | None):
+    """The results of the one submission named by model (and variant); a clear error otherwise."""
+    subs: dict[str, list] = {}
+    for r in results:
+        subs.setdefault(r.submission_hash, []).append(r)
+    match = [
+        files for files in subs.values()
+        if (model is None or files[0].submission.model == model)
+        and (variant is None or files[0].submission.prompt_variant == variant)
+    ]
+    names = sorted(f"{f[0].submission.model} ({f[0].submission.prompt_variant})" for f in subs.values())
+    if not match:
+        raise SystemExit(f"rqbench: no results for model {model!r} variant {variant!r}; results hold {names}")
+    if len(match) > 1:
+        raise SystemExit(f"rqbench: several submissions match; name one with --annotated-model/--annotated-variant: {names}")
+    return match[0]
+
+
+def _paired(results, args) -> list:
+    from rqbench.evaluate.bootstrap import paired_test
+    from rqbench.evaluate.summary import instance_values
+    from rqbench.records import parse_rq_id
+
+    out = []
+    for setting, metric_name in PAIRED_METRICS:
+        per = instance_values(results, metric_name, setting=setting, combine=args.combine, options=score_options(args))
+        for (ha, (na, va)), (hb, (nb, vb)) in itertools.combinations(sorted(per.items(), key=lambda kv: kv[1][0]), 2):
+            t = paired_test(va, vb, lambda k: parse_rq_id(k)[0], n_boot=args.n_boot, seed=args.seed)
+            if t is not None:
+                out.append((f"{metric_name} ({setting})", na, nb, t))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from rqbench.evaluate import plots, tables
+    from rqbench.evaluate.meta_eval import meta_evaluate
+    from rqbench.evaluate.summary import load_results, summarize
+
+    try:
+        results = load_results(args.results)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"rqbench report: {exc}", file=sys.stderr)
+        return 2
+    if not results:
+        print("rqbench report: no results files given", file=sys.stderr)
+        return 2
+    opts = score_options(args)
+    source_dates = None
+    if args.source_dates:
+        from datetime import date
+
+        raw = json.loads(args.source_dates.read_text(encoding="utf-8"))
+        source_dates = {k: date.fromisoformat(v) for k, v in raw.items()}
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    rows = summarize(results, combine=args.combine, by_subfield=args.by_subfield, source_dates=source_dates,
+                     options=opts, n_boot=args.n_boot, seed=args.seed)
+    (out / "summary.json").write_text(json.dumps([r.model_dump(mode="json") for r in rows], indent=1), encoding="utf-8")
+
+    all_tables = tables.summary_tables(rows, by_subfield=args.by_subfield)
+    all_tables.append(tables.meta_eval_table(meta_evaluate(results, opts)))
+    paired = _paired(results, args)
+    if paired:
+        all_tables.append(tables.paired_table(paired))
+    if args.annotations:
+        from rqbench.evaluate.agreement import agreement_report, read_annotation_files
+
+        anns = read_annotation_files(args.annotations)
+        files = pick_submission(results, args.annotated_model, args.annotated_variant)
+        rep = agreement_report(anns, files, rule=SelectionRule(args.selection), options=opts, n_boot=args.n_boot, seed=args.seed)
+        revised = rep.prompt_variant != "original"
+        all_tables += tables.agreement_tables(rep, suffix=f"_{rep.prompt_variant}" if revised else "",
+                                              paper=("11", "12") if revised else ("5", "9"))
+    if args.cited_papers:
+        from rqbench.evaluate.similarity import Embedder, read_cited_papers, similarity_rows
+
+        papers = read_cited_papers(args.cited_papers)
+        embedders = [Embedder(name.strip()) for name in args.embedders.split(",") if name.strip()]
+        all_tables.append(tables.similarity_table(similarity_rows(results, papers, embedders, options=opts)))
+
+    written = []
+    for t in all_tables:
+        written += tables.write_table(t, out)
+    (out / "report.md").write_text(
+        "# RQ-Bench report\n\n" + "\n".join(tables.to_markdown(t) for t in all_tables), encoding="utf-8"
+    )
+    plots.novelty_vs_source_bound(rows, out / "novelty_vs_source_bound.png")
+    plots.win_tie_lose_bars(rows, out / "win_tie_lose.png")
+    print(f"wrote {len(all_tables)} tables ({len(written)} files), 2 plots and summary.json to {out}")
+    return 0

@@ -1,0 +1,376 @@
+"""Report tables shaped like the paper's Tables 2-12, written as Markdown, CSV and LaTeX.
+
+Each builder returns a ``Table``: a display frame of formatted cells (for
+Markdown and LaTeX, in the paper's shape: "mean ± std", "win (tie)",
+"win (lose)") and a tidy numeric frame with every value and its 95% CI (for
+CSV). Builders read ``SummaryRow``s and agreement/similarity/meta-eval records;
+they compute nothing new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRateRow
+from rqbench.evaluate.bootstrap import Estimate
+from rqbench.evaluate.meta_eval import MetaEvalRow
+from rqbench.evaluate.metrics import DIMENSION_LABELS, NARROWNESS_DIMS
+from rqbench.evaluate.similarity import SimilarityRow
+from rqbench.evaluate.summary import COMBINED, Figure, SummaryRow
+
+TIDY_COLUMNS = ["row", "column", "value", "ci_low", "ci_high", "std", "n"]
+
+
+@dataclass
+class Table:
+    """One report table: ``display`` for Markdown/LaTeX, ``data`` (tidy, numeric) for CSV."""
+
+    name: str
+    caption: str
+    paper_table: str
+    display: pd.DataFrame
+    data: pd.DataFrame
+
+
+# --------------------------------------------------------------------------
+# Formatting
+# --------------------------------------------------------------------------
+
+
+def fmt_score(f: Figure | Estimate | None) -> str:
+    return "–" if f is None else f"{f.value:.2f} ± {f.std:.2f}"
+
+
+def fmt_pct(f: Figure | Estimate | None, ci: bool = True) -> str:
+    if f is None:
+        return "–"
+    s = f"{100 * f.value:.1f}"
+    return f"{s} [{100 * f.ci_low:.1f}, {100 * f.ci_high:.1f}]" if ci else s
+
+
+def fmt_rate_pair(main: Figure | None, other: Figure | None) -> str:
+    """The paper's "win (tie)" / "win (lose)" cell, with the main rate's CI."""
+    if main is None:
+        return "–"
+    return f"{fmt_pct(main)} ({fmt_pct(other, ci=False)})"
+
+
+def _tidy(entries: list[tuple[str, str, Figure | Estimate | None]]) -> pd.DataFrame:
+    recs = []
+    for row, col, f in entries:
+        if f is None:
+            continue
+        recs.append({"row": row, "column": col, "value": f.value, "ci_low": f.ci_low, "ci_high": f.ci_high,
+                     "std": f.std, "n": f.n})
+    return pd.DataFrame(recs, columns=TIDY_COLUMNS)
+
+
+def _row_name(r: SummaryRow) -> str:
+    if r.row_kind == "reference":
+        return r.model
+    return r.model if r.prompt_variant == "original" else f"{r.model} ({r.prompt_variant})"
+
+
+def _judges(rows: Sequence[SummaryRow]) -> list[str]:
+    labels = sorted({r.judge for r in rows if r.judge != COMBINED})
+    return labels + ([COMBINED] if any(r.judge == COMBINED for r in rows) else [])
+
+
+def _select(rows: Sequence[SummaryRow], setting: str, subfield: str | None = None) -> list[SummaryRow]:
+    return [r for r in rows if r.setting == setting and r.subfield == subfield]
+
+
+def _grid(
+    rows: Sequence[SummaryRow],
+    columns: list[tuple[str, str]],  # (dimension key, column label)
+    cell: Callable[[SummaryRow, str], tuple[str, list[tuple[str, Figure | None]]]],
+    *,
+    name: str,
+    caption: str,
+    paper_table: str,
+) -> Table:
+    """A table with one row per model and one column per (judge, dimension)."""
+    judges = _judges(rows)
+    order: list[str] = []
+    for r in sorted(rows, key=lambda r: (r.row_kind != "reference", _row_name(r))):
+        if _row_name(r) not in order:
+            order.append(_row_name(r))
+    display = pd.DataFrame(index=order, columns=[f"{j}: {lab}" for j in judges for _, lab in columns], dtype=object)
+    display.index.name = "model"
+    tidy: list[tuple[str, str, Figure | None]] = []
+    for r in rows:
+        for key, lab in columns:
+            text, figs = cell(r, key)
+            display.loc[_row_name(r), f"{r.judge}: {lab}"] = text
+            tidy += [(_row_name(r), f"{r.judge}: {fname}", f) for fname, f in figs]
+    return Table(name, caption, paper_table, display.fillna("–"), _tidy(tidy))
+
+
+# --------------------------------------------------------------------------
+# Tables from summary rows
+# --------------------------------------------------------------------------
+
+_NOV_COLS = [(d, DIMENSION_LABELS[d]) for d in ("non_obviousness", "originality", "gap_addressing")]
+_NAR_COLS = [(d, DIMENSION_LABELS[d]) for d in NARROWNESS_DIMS]
+
+
+def _score_cell(r: SummaryRow, dim: str):
+    f = r.figure(f"best5_{dim}")
+    return fmt_score(f), [(f"best5_{dim}", f)]
+
+
+def _rate_cell(other: str):
+    def cell(r: SummaryRow, dim: str):
+        win, oth = r.figure(f"win_{dim}"), r.figure(f"{other}_{dim}")
+        return fmt_rate_pair(win, oth), [(f"win_{dim}", win), (f"{other}_{dim}", oth)]
+
+    return cell
+
+
+def overlap_table(rows: Sequence[SummaryRow]) -> Table:
+    """Table 2: Overlap@5 per model and judge (from whichever setting carried the overlap replies)."""
+    picked: dict[tuple[str, str], SummaryRow] = {}
+    for r in sorted(rows, key=lambda r: r.setting != "standalone"):
+        if r.row_kind == "model" and r.subfield is None and r.figure("overlap5") is not None:
+            picked.setdefault((_row_name(r), r.judge), r)
+
+    def cell(r: SummaryRow, _):
+        f = r.figure("overlap5")
+        return fmt_score(f), [("overlap5", f)]
+
+    return _grid(list(picked.values()), [("overlap", "Overlap@5")], cell, name="overlap",
+                 caption="Author-anchor overlap: mean ± std over instances of the best of five overlap scores (0-4). "
+                 "A diagnostic, not a quality score.", paper_table="Table 2")
+
+
+def novelty_scores_table(rows: Sequence[SummaryRow], subfield: str | None = None) -> Table:
+    """Table 3(a): standalone Best@5 novelty, mean ± std, with the GT reference row."""
+    return _grid(_select(rows, "standalone", subfield), _NOV_COLS, _score_cell, name=_n("novelty_standalone_scores", subfield),
+                 caption="Standalone novelty: mean ± std of each model's best-of-five score per dimension (0-3); "
+                 "the GT row is the author-anchored RQ's own score." + _sf(subfield), paper_table="Table 3(a)")
+
+
+def novelty_rates_table(rows: Sequence[SummaryRow], setting: str, subfield: str | None = None) -> Table:
+    """Table 3(b) / Table 4: Pass@5 win (tie) rates, %, per judge and combined."""
+    return _grid([r for r in _select(rows, setting, subfield) if r.row_kind == "model"], _NOV_COLS, _rate_cell("tie"),
+                 name=_n(f"novelty_{setting}_rates", subfield),
+                 caption=f"{setting.capitalize()} novelty: Pass@5 win rate % [95% CI] (tie rate %) of the best of "
+                 "five model RQs against the GT." + _sf(subfield),
+                 paper_table="Table 3(b)" if setting == "standalone" else "Table 4")
+
+
+def narrowness_scores_table(rows: Sequence[SummaryRow], subfield: str | None = None) -> Table:
+    """Table 7(a): standalone Best@5 (min) narrowness, lower is broader."""
+    return _grid(_select(rows, "standalone", subfield), _NAR_COLS, _score_cell, name=_n("narrowness_standalone_scores", subfield),
+                 caption="Standalone narrowness: mean ± std of each model's least narrow of five RQs (0-3, lower is "
+                 "broader); the GT row is the author-anchored RQ's own score." + _sf(subfield), paper_table="Table 7(a)")
+
+
+def narrowness_rates_table(rows: Sequence[SummaryRow], setting: str, subfield: str | None = None) -> Table:
+    """Table 7(b) / Table 8: win (lose) rates; win = less narrow than the GT."""
+    return _grid([r for r in _select(rows, setting, subfield) if r.row_kind == "model"], _NAR_COLS, _rate_cell("lose"),
+                 name=_n(f"narrowness_{setting}_rates", subfield),
+                 caption=f"{setting.capitalize()} narrowness: win rate % [95% CI] (lose rate %); a win is a best RQ "
+                 "less narrow than the GT." + _sf(subfield),
+                 paper_table="Table 7(b)" if setting == "standalone" else "Table 8")
+
+
+def prompt_variant_table(rows: Sequence[SummaryRow], judge: str = COMBINED) -> Table | None:
+    """Table 10: the same model under different generation prompts (standalone, one judge column set)."""
+    use = [r for r in _select(rows, "standalone") if r.row_kind == "model" and r.judge == judge]
+    variants: dict[str, set[str]] = {}
+    for r in use:
+        variants.setdefault(r.model, set()).add(r.prompt_variant)
+    multi = {m for m, v in variants.items() if len(v) > 1}
+    if not multi:
+        return None
+    use = [r for r in use if r.model in multi]
+    cols = _NOV_COLS + _NAR_COLS
+    return _grid(use, cols, _score_cell, name="prompt_variants",
+                 caption=f"Prompt variants ({judge} judge, standalone): Best@5 novelty (higher is better) and "
+                 "narrowness (lower is broader), mean ± std.", paper_table="Table 10")
+
+
+def _n(name: str, subfield: str | None) -> str:
+    return name if subfield is None else f"{name}__{subfield.replace('.', '_')}"
+
+
+def _sf(subfield: str | None) -> str:
+    return "" if subfield is None else f" Sub-field {subfield} only."
+
+
+# --------------------------------------------------------------------------
+# Agreement, similarity, meta-evaluation
+# --------------------------------------------------------------------------
+
+
+def agreement_matrix_table(m: AgreementMatrix, *, name: str, caption: str, paper_table: str) -> Table:
+    display = pd.DataFrame(index=m.rows, columns=m.cols, dtype=object)
+    display.index.name = "evaluator"
+    tidy = []
+    for c in m.cells:
+        display.loc[c.row, c.col] = fmt_pct(c.estimate)
+        tidy.append((c.row, c.col, c.estimate))
+    return Table(name, caption, paper_table, display.fillna("–"), _tidy(tidy))
+
+
+def win_rate_table(rows: Sequence[WinRateRow], *, name: str, caption: str, paper_table: str) -> Table:
+    display = pd.DataFrame(index=[r.evaluator for r in rows], columns=["group", "GT wins", "model wins", "tie"], dtype=object)
+    display.index.name = "evaluator"
+    tidy = []
+    for r in rows:
+        display.loc[r.evaluator] = [r.group, fmt_pct(r.gt), fmt_pct(r.model), fmt_pct(r.tie)]
+        tidy += [(r.evaluator, "gt", r.gt), (r.evaluator, "model", r.model), (r.evaluator, "tie", r.tie)]
+    return Table(name, caption, paper_table, display, _tidy(tidy))
+
+
+def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str, str] = ("5", "9")) -> list[Table]:
+    """Tables 5(a,b) and 9(a,b) (or 11 and 12 for the revised prompt) for one annotated submission."""
+    who = f"{rep.model} ({rep.prompt_variant} prompt), {rep.instances} instances, {rep.setting} judging"
+    out = [
+        agreement_matrix_table(rep.matrix, name=f"agreement_matrix{suffix}", paper_table=f"Table {paper[0]}(a)",
+                               caption=f"Agreement % [95% CI] on comparative non-obviousness picks (GT / model / tie) "
+                               f"between every pair of evaluators; {who}."),
+        win_rate_table(rep.win_rates, name=f"agreement_win_rates{suffix}", paper_table=f"Table {paper[0]}(b)",
+                       caption=f"Non-obviousness picks per evaluator, % [95% CI]; {who}."),
+        win_rate_table(rep.source_bound_win_rates, name=f"source_bound_win_rates{suffix}", paper_table=f"Table {paper[1]}(a)",
+                       caption=f"Source-boundedness picks per LLM judge (the less source-bound RQ wins), %; {who}."),
+    ]
+    if rep.nonobv_vs_source_bound is not None:
+        out.append(agreement_matrix_table(
+            rep.nonobv_vs_source_bound, name=f"nonobv_vs_source_bound{suffix}", paper_table=f"Table {paper[1]}(b)",
+            caption=f"Agreement % between human non-obviousness picks (rows) and LLM source-boundedness picks "
+            f"(columns); {who}."))
+    return out
+
+
+def similarity_table(rows: Sequence[SimilarityRow]) -> Table:
+    """Table 6: cosine similarity of the best RQ (and the GT) to the background papers."""
+    embedders = sorted({r.embedder for r in rows})
+    names: list[str] = []
+    for r in rows:
+        n = r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
+        if n not in names:
+            names.append(n)
+    display = pd.DataFrame(index=names, columns=embedders, dtype=object)
+    display.index.name = "RQs"
+    tidy = []
+    for r in rows:
+        n = r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
+        display.loc[n, r.embedder] = f"{r.mean:.3f} ± {r.std:.3f}"
+        tidy.append((n, r.embedder, Estimate(value=r.mean, ci_low=r.ci_low, ci_high=r.ci_high, std=r.std, n=r.n,
+                                             n_clusters=0)))
+    return Table("similarity", "Cosine similarity (max over background papers) of the best-of-five RQ by mean "
+                 "standalone novelty, and of the GT, to the background papers' contributions; mean ± std.",
+                 "Table 6", display.fillna("–"), _tidy(tidy))
+
+
+def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
+    """The judge meta-evaluation (beyond the paper)."""
+    cols = ["setting", "failed replies %", "unscored %", "relevance-rule violations %", "rule fixes / instance",
+            "orderings", "same scores across orderings %", "same top across orderings %", "agreement with judges %",
+            "length preference (Spearman)", "self-preference risk", "cost $", "seconds", "calls"]
+    display = pd.DataFrame(columns=cols, dtype=object)
+    display.index.name = "judge"
+    tidy = []
+    for r in rows:
+        key = f"{r.judge} ({r.setting})"
+        lp = r.length_preference
+        display.loc[key] = [
+            r.setting, fmt_pct(r.failed_reply_rate), fmt_pct(r.unscored_rate), fmt_pct(r.relevance_rule_violation_rate),
+            f"{r.rule_corrections_per_instance:.2f}", str(r.orderings), fmt_pct(r.position_score_consistency),
+            fmt_pct(r.position_top_consistency),
+            "–" if r.agreement_with_judges is None else f"{100 * r.agreement_with_judges:.1f}",
+            "–" if lp is None else f"{lp.value:+.2f} [{lp.ci_low:+.2f}, {lp.ci_high:+.2f}]",
+            ", ".join(r.same_family_submissions) if r.self_preference_flag else "no",
+            f"{r.cost_usd:.2f}", f"{r.seconds:.0f}", str(r.calls),
+        ]
+        tidy += [(key, "failed_reply_rate", r.failed_reply_rate), (key, "unscored_rate", r.unscored_rate),
+                 (key, "relevance_rule_violation_rate", r.relevance_rule_violation_rate),
+                 (key, "position_score_consistency", r.position_score_consistency),
+                 (key, "position_top_consistency", r.position_top_consistency), (key, "length_preference", lp)]
+        for other, v in r.agreement_by_judge.items():
+            tidy.append((key, f"agreement_with:{other}", Estimate(value=v, ci_low=v, ci_high=v, n=0, n_clusters=0)))
+        tidy.append((key, "cost_usd", Estimate(value=r.cost_usd, ci_low=r.cost_usd, ci_high=r.cost_usd, n=r.calls, n_clusters=0)))
+    return Table("judge_meta_evaluation", "Judge meta-evaluation: reply failures, rule violations, position "
+                 "consistency under shuffled orderings, agreement with the other judges, preference for longer RQs, "
+                 "shared family with a judged generator, and cost.", "beyond the paper", display, _tidy(tidy))
+
+
+def paired_table(entries: Sequence[tuple[str, str, str, object]]) -> Table:
+    """Paired model-vs-model tests: (metric, model A, model B, PairedTest)."""
+    display = pd.DataFrame(columns=["A", "B", "A − B", "95% CI", "p", "instances"], dtype=object)
+    recs = []
+    for i, (metric_name, a, b, t) in enumerate(entries):
+        display.loc[f"{i + 1}. {metric_name}"] = [a, b, f"{t.diff:+.3f}", f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}]",
+                                                  f"{t.p_value:.3g}", str(t.n)]
+        recs.append({"row": f"{a} vs {b}", "column": metric_name, "value": t.diff, "ci_low": t.ci_low,
+                     "ci_high": t.ci_high, "std": float("nan"), "n": t.n, "p_value": t.p_value})
+    return Table("paired_tests", "Paired model-vs-model differences on shared instances (cluster bootstrap CI, "
+                 "cluster sign-flip p-value).", "beyond the paper", display.rename_axis("metric"),
+                 pd.DataFrame(recs, columns=TIDY_COLUMNS + ["p_value"]))
+
+
+# --------------------------------------------------------------------------
+# Writers
+# --------------------------------------------------------------------------
+
+
+def to_markdown(t: Table) -> str:
+    df = t.display.reset_index()
+    header = [str(c) for c in df.columns]
+    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
+    lines = [f"### {t.caption}", "", f"*{t.paper_table}*", "",
+             "| " + " | ".join(map(esc, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for _, row in df.iterrows():
+        lines.append("| " + " | ".join(esc(v) for v in row.tolist()) + " |")
+    return "\n".join(lines) + "\n"
+
+
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "%": r"\%", "&": r"\&", "_": r"\_", "#": r"\#", "$": r"\$",
+                "{": r"\{", "}": r"\}"}
+
+
+def tex_escape(text: str) -> str:
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(t: Table) -> str:
+    df = t.display.reset_index()
+    return df.to_latex(index=False, caption=tex_escape(f"{t.caption} ({t.paper_table})"), label=f"tab:{t.name}",
+                       escape=True, column_format="l" + "c" * (len(df.columns) - 1))
+
+
+def write_table(t: Table, out_dir: Path) -> list[Path]:
+    """Write ``<name>.md``, ``<name>.csv`` (tidy numbers with CIs) and ``<name>.tex``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md, csv, tex = (out_dir / f"{t.name}{ext}" for ext in (".md", ".csv", ".tex"))
+    md.write_text(to_markdown(t), encoding="utf-8")
+    t.data.to_csv(csv, index=False)
+    tex.write_text(to_latex(t), encoding="utf-8")
+    return [md, csv, tex]
+
+
+def summary_tables(rows: Sequence[SummaryRow], *, by_subfield: bool = False) -> list[Table]:
+    """Every table that comes from summary rows alone, in the paper's order."""
+    out = [overlap_table(rows), novelty_scores_table(rows)]
+    for setting in ("standalone", "comparative"):
+        out.append(novelty_rates_table(rows, setting))
+    out.append(narrowness_scores_table(rows))
+    for setting in ("standalone", "comparative"):
+        out.append(narrowness_rates_table(rows, setting))
+    pv = prompt_variant_table(rows)
+    if pv is not None:
+        out.append(pv)
+    if by_subfield:
+        for sf in sorted({r.subfield for r in rows if r.subfield is not None}):
+            out.append(novelty_scores_table(rows, sf))
+            out += [novelty_rates_table(rows, s, sf) for s in ("standalone", "comparative")]
+            out.append(narrowness_scores_table(rows, sf))
+            out += [narrowness_rates_table(rows, s, sf) for s in ("standalone", "comparative")]
+    return [t for t in out if not t.display.empty]
+

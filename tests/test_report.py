@@ -1,0 +1,152 @@
+"""`rqbench report` and `rqbench agreement` end to end on hand-built results files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+import pytest
+
+from results_factory import cand, instance, results
+from rqbench.cli import main
+from rqbench.evaluate import tables
+from rqbench.evaluate.summary import summarize
+from rqbench.records import CitedPaper, TextLevel
+
+JUDGES = (("gemini/gemini-3.1-pro", "gemini-3.1-pro"), ("deepseek/deepseek-v4-pro", "deepseek-v4-pro"))
+SUBMISSIONS = (("openai/gpt-5.5", "original", 1), ("gemini/gemini-3.1-pro", "original", 0),
+               ("gemini/gemini-3.1-pro", "revised", -1))
+RQ_IDS = [f"25{m:02d}.{p:05d}_rq{k}" for m, p in ((1, 1), (2, 2), (3, 3), (4, 4), (5, 5)) for k in range(2)]
+
+
+def _instances(seed: int, boost: int, setting: str):
+    rng = random.Random(seed)
+    out = []
+    for n, rq in enumerate(RQ_IDS):
+        sf = "cs.CL" if n % 2 == 0 else "cs.LG"
+        gt = cand("gt", tuple(rng.randint(1, 2) for _ in range(3)), sb=rng.randint(0, 1),
+                  text=f"Why does phenomenon {n} appear in large models?")
+        model = []
+        for i in range(5):
+            nov = tuple(max(0, min(3, rng.randint(0, 2) + boost)) for _ in range(3))
+            model.append(cand(f"m{i}", nov, sb=max(0, min(3, rng.randint(1, 2) + boost)),
+                              text=" ".join(["word"] * rng.randint(5, 30)) + "?",
+                              ranks=[i + 1] if setting == "comparative" else None))
+        out.append(instance(rq, gt, model, subfield=sf, overlap=[rng.randint(0, 3) for _ in range(5)],
+                            papers=("p1",)))
+    return out
+
+
+def _write_results(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    made = []
+    for s, (model, variant, boost) in enumerate(SUBMISSIONS):
+        for j, (jm, label) in enumerate(JUDGES):
+            for setting in ("standalone", "comparative"):
+                r = results(_instances(100 * s + 10 * j + (setting == "comparative"), boost, setting), model=model,
+                            judge_model=jm, label=label, setting=setting, prompt_variant=variant, expected=12)
+                p = folder / f"{model.replace('/', '_')}-{variant}-{label}-{setting}.json"
+                p.write_text(r.model_dump_json())
+                made.append(r)
+    return made
+
+
+def _annotations(path):
+    rng = random.Random(9)
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["rq_id", "evaluator", "winner"])
+        for rq in RQ_IDS[:8]:
+            for ev in ("expert-1", "expert-2"):
+                w.writerow([rq, ev, rng.choice(["gt", "gt", "model", "tie"])])
+    return path
+
+
+def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
+    res_dir = tmp_path / "results"
+    made = _write_results(res_dir)
+    ann = _annotations(tmp_path / "ann.csv")
+    papers = tmp_path / "cited.jsonl"
+    papers.write_text(CitedPaper(paper_id="p1", title="Scaling", text_level=TextLevel.abstract,
+                                 abstract="Large models show emergent phenomena when scaled.").model_dump_json() + "\n")
+    out = tmp_path / "report"
+    rc = main(["report", str(res_dir), "--out", str(out), "--annotations", str(ann), "--by-subfield",
+               "--annotated-model", "openai/gpt-5.5", "--annotated-variant", "original",
+               "--cited-papers", str(papers), "--embedders", "all-minilm-l6-v2", "--n-boot", "100"])
+    assert rc == 0, capsys.readouterr().err
+    names = {p.name for p in out.iterdir()}
+    expected = ["overlap", "novelty_standalone_scores", "novelty_standalone_rates", "novelty_comparative_rates",
+                "narrowness_standalone_scores", "narrowness_standalone_rates", "narrowness_comparative_rates",
+                "prompt_variants", "agreement_matrix", "agreement_win_rates", "source_bound_win_rates",
+                "nonobv_vs_source_bound", "similarity", "judge_meta_evaluation", "paired_tests",
+                "novelty_standalone_rates__cs_CL"]
+    for stem in expected:
+        for ext in (".md", ".csv", ".tex"):
+            assert f"{stem}{ext}" in names, f"{stem}{ext}"
+    for png in ("novelty_vs_source_bound.png", "win_tie_lose.png"):
+        data = (out / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+    # content: the Markdown shows every model, judge and the GT reference row
+    md = (out / "novelty_standalone_scores.md").read_text()
+    assert "Table 3(a)" in md and "author-anchored (GT)" in md and "gemini/gemini-3.1-pro (revised)" in md
+    assert "deepseek-v4-pro: non-obviousness" in md and "combined: originality" in md
+    tex = (out / "novelty_comparative_rates.tex").read_text()
+    assert "\\begin{tabular}" in tex and "Table 4" in tex
+    assert "win rate \\% [95\\% CI]" in tex  # captions are escaped, a bare % would comment out the rest
+    # the CSV numbers are the summary's numbers
+    rows = summarize(made, n_boot=100)
+    want = next(r for r in rows if r.model == "openai/gpt-5.5" and r.judge == "combined" and r.setting == "comparative"
+                and r.subfield is None).figure("win_non_obviousness")
+    with (out / "novelty_comparative_rates.csv").open() as fh:
+        got = [r for r in csv.DictReader(fh) if r["row"] == "openai/gpt-5.5" and r["column"] == "combined: win_non_obviousness"]
+    assert len(got) == 1 and float(got[0]["value"]) == pytest.approx(want.value)
+    assert float(got[0]["ci_low"]) <= want.value <= float(got[0]["ci_high"])
+    summary = json.loads((out / "summary.json").read_text())
+    assert {r["judge"] for r in summary} == {"gemini-3.1-pro", "deepseek-v4-pro", "combined"}
+    assert any(r["subfield"] == "cs.LG" for r in summary)
+    # agreement and similarity tables name the evaluators and both RQ sets
+    assert "expert-1" in (out / "agreement_matrix.md").read_text()
+    sim = (out / "similarity.md").read_text()
+    assert "author-anchored (GT)" in sim and "all-minilm-l6-v2" in sim
+    report = (out / "report.md").read_text()
+    assert report.count("### ") >= len(expected)
+
+
+def test_agreement_command(tmp_path, capsys):
+    res_dir = tmp_path / "results"
+    _write_results(res_dir)
+    ann = _annotations(tmp_path / "ann.csv")
+    out = tmp_path / "agree"
+    rc = main(["agreement", "--annotations", str(ann), "--results", str(res_dir), "--out", str(out),
+               "--model", "gemini/gemini-3.1-pro", "--variant", "revised", "--n-boot", "50"])
+    assert rc == 0, capsys.readouterr().err
+    rep = json.loads((out / "agreement.json").read_text())
+    assert rep["prompt_variant"] == "revised" and rep["instances"] == 8
+    assert rep["matrix"]["rows"] == ["expert-1", "expert-2", "deepseek-v4-pro", "gemini-3.1-pro"]
+    md = (out / "agreement_matrix_revised.md").read_text()
+    assert "Table 11(a)" in md
+    assert (out / "nonobv_vs_source_bound_revised.csv").is_file()
+
+
+def test_agreement_command_reports_ambiguity_and_bad_files(tmp_path, capsys):
+    res_dir = tmp_path / "results"
+    _write_results(res_dir)
+    ann = _annotations(tmp_path / "ann.csv")
+    with pytest.raises(SystemExit, match="several submissions match"):
+        main(["agreement", "--annotations", str(ann), "--results", str(res_dir), "--out", str(tmp_path / "o")])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("rq_id,evaluator,winner\n2501.00001_rq0,e1,both\n")
+    rc = main(["agreement", "--annotations", str(bad), "--results", str(res_dir), "--out", str(tmp_path / "o"),
+               "--model", "openai/gpt-5.5"])
+    assert rc == 2 and "bad.csv:2: field 'winner'" in capsys.readouterr().err
+
+
+def test_markdown_writer_escapes_pipes():
+    import pandas as pd
+
+    t = tables.Table("t", "cap", "Table X", pd.DataFrame({"a|b": ["x|y"]}, index=pd.Index(["r"], name="m")),
+                     pd.DataFrame(columns=tables.TIDY_COLUMNS))
+    md = tables.to_markdown(t)
+    assert "a\\|b" in md and "x\\|y" in md
