@@ -206,8 +206,14 @@ def parse_bib_text(text: str, source: str = "<bib>") -> tuple[list[BibEntry], li
     except Exception as exc:  # the parser's own errors, turned into ours with the file name
         raise BibliographyError(f"{source}: bibtexparser failed: {type(exc).__name__}: {exc}") from exc
     warnings: list[str] = []
-    if library.failed_blocks:
-        warnings.append(f"bib_blocks_failed: {len(library.failed_blocks)} block(s) of {source} could not be parsed")
+    failed = 0
+    for block in library.failed_blocks:
+        if type(block).__name__ == "DuplicateBlockKeyBlock":
+            warnings.append(f"duplicate_bib_key: {getattr(block, 'key', '?')} in {source}; the first is kept")
+        else:
+            failed += 1
+    if failed:
+        warnings.append(f"bib_blocks_failed: {failed} block(s) of {source} could not be parsed")
     raw: dict[str, dict[str, str]] = {}
     for entry in library.entries:
         key = entry.key.strip()
@@ -323,12 +329,13 @@ _INITIALS_RE = re.compile(r"^(?:[A-Z]\.?(?:-[A-Z]\.?)?\s*)+$")
 
 def _split_bibitem_authors(text: str) -> list[str]:
     text = latex_to_plain(text)
-    text = re.sub(r"\(\s*\d{4}[a-z]?\s*\)\s*\.?\s*$", "", text.strip()).strip().rstrip(".,")
+    text = re.sub(r"[.,]?\s*\(?\s*(?:1[5-9]|20)\d\d[a-z]?\s*\)?\s*\.?\s*$", "", text.strip()).strip().rstrip(".,")
     text = re.sub(r"\bet\s+al\.?", "", text)
     parts = [p.strip() for p in re.split(r",\s*and\s+|\s+and\s+|,|;|&", text) if p.strip()]
     names: list[str] = []
     for p in parts:
         if _INITIALS_RE.match(p) and names and " " not in names[-1]:
+            p = re.sub(r"\b([A-Z])(?=\s|$)", r"\1.", p)  # the trailing period the list separator ate
             names[-1] = f"{p} {names[-1]}"  # "Anscombe, F. J." -> "F. J. Anscombe"
         else:
             names.append(p)
