@@ -129,9 +129,10 @@ def publish(build_dir: str | Path, version: str | Version, target: Target, setti
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("build_dir", type=Path, help="a build folder (records/, manifest.json, ...)")
     parser.add_argument("--version", required=True, help="the release version X.Y.Z (tagged vX.Y.Z)")
-    parser.add_argument("--repo", default="ORG/rq-bench", help="Hub dataset id ORG/NAME (default %(default)s)")
-    parser.add_argument("--to", type=Path, default=None,
-                        help="write to this local git repository instead of the Hub (created if absent)")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--repo", help="push to this Hub dataset repo ORG/NAME (token from HF_TOKEN or the login)")
+    where.add_argument("--to", type=Path, default=None,
+                       help="write to this local git repository instead (created if absent; the offline default)")
     parser.add_argument("--notes", default="", help="one line for the changelog entry")
     parser.add_argument("--pretty-name", default="RQ-Bench")
     parser.add_argument("--annotation-licence", default="CC BY 4.0",
@@ -141,8 +142,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from huggingface_hub.errors import HfHubHTTPError
+
     try:
-        target = target_for(args.repo, args.to)
+        target = target_for(args.repo or "", args.to)
         if args.private and target.kind == "hub":
             target.private = True  # type: ignore[attr-defined]
         settings = CardSettings(
@@ -153,6 +156,9 @@ def run(args: argparse.Namespace) -> int:
         done = publish(args.build_dir, args.version, target, settings, notes=args.notes)
     except (PublishRefused, VersionError, TargetError) as exc:
         print(f"rqbench publish: refused: {exc}", file=sys.stderr)
+        return 1
+    except HfHubHTTPError as exc:  # auth, permissions, a concurrent push (parent_commit moved)
+        print(f"rqbench publish: the Hub refused the upload of {args.repo}: {exc}", file=sys.stderr)
         return 1
     print(json.dumps({"version": str(done.version), "tag": done.version.tag, "commit": done.commit,
                       "target": done.target, "rqs": done.release.splits["rqs"]["test"]}))
