@@ -241,10 +241,14 @@ class S2Client:
 
     def batch(self, ids: Iterable[str], fields: str | Sequence[str] = PAPER_FIELDS) -> list[S2Paper | None]:
         """Papers for ``ids`` in the same order, ``None`` where S2 has no such paper; chunks of ``batch_size``."""
+        from tqdm import tqdm
+
         ids = list(ids)
         out: list[S2Paper | None] = []
         params = {"fields": _fields(fields)}
-        for i in range(0, len(ids), self.batch_size):
+        starts = range(0, len(ids), self.batch_size)
+        # a progress bar for real crawls (more than one request, on a terminal)
+        for i in tqdm(starts, desc="S2 batches", unit="batch", disable=None if len(starts) > 1 else True):
             chunk = ids[i : i + self.batch_size]
             data = self._call("POST", "paper/batch", params=params, body={"ids": chunk})
             where = f"S2 batch reply for ids {i}..{i + len(chunk) - 1}"
