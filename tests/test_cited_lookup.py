@@ -123,10 +123,9 @@ def cited_root(tmp_path, fixtures_dir):
     latex = fixtures_dir / "latex"
     shutil.copytree(latex / "attention-sink-gpt2", root / "2501.00001v2")
     shutil.copytree(latex / "neurips2024-beta-dpo", root / "2407.08639" / "src")
-    (root / "2407.08639" / "metadata.json").write_text(
-        json.dumps({"arxiv_id": "2407.08639", "title": "beta-DPO: Direct Preference Optimization with Dynamic beta",
-                    "primary_category": "cs.LG"})  # fmt: skip
-    )
+    meta = {"arxiv_id": "2407.08639", "primary_category": "cs.LG"}
+    meta["title"] = "beta-DPO: Direct Preference Optimization with Dynamic beta"
+    (root / "2407.08639" / "metadata.json").write_text(json.dumps(meta))
     shutil.copytree(latex / "value-profiles-emnlp", root / "hep-th_9901001")
     shutil.copytree(latex / "llm-stylometry", root / "stylometry-paper")
     return root
@@ -147,7 +146,7 @@ def test_local_source_by_title(cited_root):
     # from metadata.json, with a small difference
     b = bib(title="beta-DPO: Direct Preference Optimisation with Dynamic beta")
     folder, aid, how = find_local_source(cited_root, b)
-    assert aid == "2407.08639" and how == "local_title_similar"
+    assert folder == cited_root / "2407.08639" / "src" and aid == "2407.08639" and how == "local_title_similar"
     # a folder not named by an arXiv id is found by its exact title, without an id
     b = bib(title="A Stylometric Application of Large Language Models")
     assert find_local_source(cited_root, b) == (cited_root / "stylometry-paper", None, "local_title_exact")
