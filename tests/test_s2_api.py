@@ -199,3 +199,19 @@ def test_cache_dir_lets_a_rerun_skip_answered_requests(server, fake_time, tmp_pa
 def test_batch_size_is_bounded():
     with pytest.raises(ValueError, match="between 1 and 500"):
         S2Client(base_url="http://127.0.0.1:9", batch_size=501)
+
+
+def test_retry_after_forms_and_a_wait_too_long(server, fake_time):
+    from datetime import datetime, timezone
+
+    from rqbench.builder.http import retry_after_seconds
+
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+    assert retry_after_seconds("Thu, 01 Jan 2026 12:00:30 GMT", now=now) == 30.0
+    assert retry_after_seconds("12") == 12.0 and retry_after_seconds("-3") == 0.0
+    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
+    server.inject("/graph/v1/paper/", 429, retry_after="86400")
+    with S2Client(base_url=f"{server.url}/graph/v1", api_key="", min_interval_s=0, sleep=fake_time.sleep, clock=fake_time.clock) as c:
+        with pytest.raises(S2Error, match=r"HTTP 429.*wait 86400 s \(Retry-After\), over the limit"):
+            c.paper("10.1093/mind/lix.236.433", fields=["title"])
+    assert fake_time.sleeps == []
