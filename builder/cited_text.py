@@ -14,14 +14,12 @@ named reason.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from rqbench.builder import prompt_text as pt
+from rqbench.builder.cited_lookup import normalise_title
 from rqbench.hashing import content_hash
 from rqbench.records import BibEntry, CitedPaper, ParsedPaper, Record, SectionText, SourcePaper, TextLevel
 
@@ -53,12 +51,6 @@ class CitedTextResult(Record):
     cited: list[CitedText]
 
 
-def normalise_title(title: str) -> str:
-    t = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
-    t = re.sub(r"[{}\\$]", "", t.lower())
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", t).split())
-
-
 def paper_id_for(bib: BibEntry | None, arxiv_id: str | None, citing: str, key: str) -> str:
     """The id rule of CitedPaper: the arXiv id, else ``bib:<hash>`` of the normalised title."""
     if arxiv_id:
@@ -68,15 +60,18 @@ def paper_id_for(bib: BibEntry | None, arxiv_id: str | None, citing: str, key: s
     return "bib:" + content_hash({"citing": citing, "key": key})[3:19]
 
 
-def body_sections(parsed: ParsedPaper) -> list[SectionText]:
-    """Section-wise body text of a parsed cited paper (the abstract is kept apart)."""
-    out = []
-    for s in parsed.sections:
+def split_abstract(sections: list[SectionText]) -> tuple[list[SectionText], str]:
+    """(body sections, abstract text): the abstract is kept apart from the section-wise body."""
+    body, abstract = [], ""
+    for s in sections:
         text = s.text.strip()
-        if not text or s.name.strip().lower() in ("abstract", "summary"):
+        if not text:
             continue
-        out.append(SectionText(section=s.name or "(untitled)", text=text))
-    return out
+        if s.section.strip().lower() in ("abstract", "summary") and not abstract:
+            abstract = text
+            continue
+        body.append(SectionText(section=s.section or "(untitled)", text=text))
+    return body, abstract
 
 
 def _read_metadata(folder: Path | None) -> SourcePaper | None:
@@ -127,7 +122,7 @@ def _fetch(settings: CitedTextSettings, arxiv_id: str) -> Path | None:
 def text_for(work_key: str, bib: BibEntry | None, citing: str, settings: CitedTextSettings) -> CitedText:
     """The best text there is for one cited work, and the reasons for what is missing."""
     from rqbench.builder.paper_skip import PaperSkipped
-    from rqbench.builder.parse import parse_paper
+    from rqbench.builder.parse import parse_sections
 
     if bib is None:
         return CitedText(key=work_key, no_paper="no_bib_entry", no_full_text="no_bib_entry")
@@ -144,9 +139,7 @@ def text_for(work_key: str, bib: BibEntry | None, citing: str, settings: CitedTe
             reason = f"fetch_failed:{type(exc).__name__}"
     if folder is not None:
         try:
-            parsed = parse_paper(folder, arxiv_id or paper_id_for(bib, None, citing, work_key))
-            sections = body_sections(parsed)
-            abstract = pt.abstract_of(parsed)
+            sections, abstract = split_abstract(parse_sections(folder))
             if sum(len(s.text) for s in sections) < settings.min_section_chars:
                 reason, sections = "too_little_body_text", []
         except PaperSkipped as skip:

@@ -2,8 +2,10 @@
 
 One prompt per cited work: its title, how often M cites it, the sections where
 it is cited, and every citation with its context. Inspiration and
-competitor/baseline count as influential. ``max_cited`` keeps only the N most
-often cited works (ties in order of first citation), to bound the cost.
+competitor/baseline count as influential. Only works with a bibliography
+entry that gives a title are labelled: a key the bibliography lacks can never
+become a background paper. ``max_cited`` keeps only the N most often cited of
+them (ties in order of first citation), to bound the cost.
 """
 
 from __future__ import annotations
@@ -37,15 +39,17 @@ class CitationLabel(Record):
 class InfluenceResult(Record):
     arxiv_id: str
     total_cited: int
+    without_title: int = 0  # cited keys with no bib entry or no title: not labelled
     labels: list[CitationLabel]
     influential_keys: list[str]
     model: str | None = None
 
 
 def select_cited(parsed: ParsedPaper, max_cited: int | None) -> list[CitedWork]:
-    """The works to label: most often cited first, ties in order of first citation."""
-    order = {w.key: i for i, w in enumerate(parsed.cited_works)}
-    ranked = sorted(parsed.cited_works, key=lambda w: (-w.frequency, order[w.key]))
+    """The works to label: those with a titled bib entry, most often cited first, ties by first citation."""
+    titled = [w for w in parsed.cited_works if w.bib is not None and (w.bib.title or "").strip()]
+    order = {w.key: i for i, w in enumerate(titled)}
+    ranked = sorted(titled, key=lambda w: (-w.frequency, order[w.key]))
     return ranked if max_cited is None else ranked[: max(0, max_cited)]
 
 
@@ -83,6 +87,7 @@ async def label_paper(
         InfluenceResult(
             arxiv_id=parsed.arxiv_id,
             total_cited=len(parsed.cited_works),
+            without_title=sum(1 for w in parsed.cited_works if w.bib is None or not (w.bib.title or "").strip()),
             labels=labels,
             influential_keys=[x.key for x in labels if x.influential],
             model=model,

@@ -124,6 +124,12 @@ class BuildConfig(BaseModel):
 
     @property
     def online(self) -> bool:
+        """Network in use: an arXiv query, or a file of ids (whose metadata and e-prints are fetched)."""
+        return self.arxiv_query is not None or (self.papers is not None and self.papers.is_file())
+
+    @property
+    def apply_s2(self) -> bool:
+        """The Semantic Scholar rules filter a queried population; a curated --papers set is kept as given."""
         return self.arxiv_query is not None
 
     def model_for(self, stage: str) -> str:
@@ -165,10 +171,12 @@ class BuildConfig(BaseModel):
 # --------------------------------------------------------------------------
 
 
-def source_stage(item: dict[str, Any], *, inputs: dict[str, Any]) -> list[SourcedPaper]:
+def source_stage(item: dict[str, Any], *, inputs: dict[str, Any], work_dir: str, progress: bool) -> list[SourcedPaper]:
     from rqbench.builder.sourcing import source_papers
 
     found = source_papers(
+        work_dir=Path(work_dir),
+        progress=progress,
         papers=Path(inputs["papers"]) if inputs["papers"] else None,
         arxiv_query=inputs["arxiv_query"],
         date_from=date.fromisoformat(inputs["date_from"]) if inputs["date_from"] else None,
@@ -178,29 +186,32 @@ def source_stage(item: dict[str, Any], *, inputs: dict[str, Any]) -> list[Source
     return [SourcedPaper(arxiv_id=p.arxiv_id, paper=p, folder=str(f) if f else None) for p, f in found]
 
 
-def filter_stage(item: dict[str, Any], *, online: bool, top_fraction: float, sources_dir: str) -> list[FilterOutcome]:
-    """The four keep rules; online, the kept papers' e-prints are then fetched (politely, one at a time)."""
+def filter_stage(
+    item: dict[str, Any], *, apply_s2: bool, fetch: bool, top_fraction: float, sources_dir: str
+) -> list[FilterOutcome]:
+    """The four keep rules (the Semantic Scholar ones only for a queried population); then the
+    kept papers' e-prints are fetched where needed (politely, one at a time)."""
     from rqbench.builder.filtering import apply_filters
 
     sourced: list[SourcedPaper] = item["source"]
     papers = [s.paper for s in sourced]
     s2: dict[str, Any] = {}
-    if online:
+    if apply_s2:
         from rqbench.builder.s2_api import S2Client
 
         with S2Client() as client:
             s2 = client.batch_arxiv([p.arxiv_id for p in papers])
-    # Online, whether arXiv holds LaTeX is known only after download: assume so here, drop at fetch time.
-    has_latex = {s.arxiv_id: (s.folder is not None) or online for s in sourced}
-    kept, funnel = apply_filters(papers, s2, has_latex=has_latex, top_fraction=top_fraction, offline=not online)
+    # Whether arXiv holds LaTeX is known only after download: assume so here, drop at fetch time.
+    has_latex = {s.arxiv_id: (s.folder is not None) or fetch for s in sourced}
+    kept, funnel = apply_filters(papers, s2, has_latex=has_latex, top_fraction=top_fraction, offline=not apply_s2)
     folders = {s.arxiv_id: s.folder for s in sourced}
     out: list[SourcedPaper] = []
     skips: list[SkipRecord] = []
     for p in kept:
         folder = folders.get(p.arxiv_id)
-        if folder is None and online:
+        if folder is None and fetch:
             try:
-                folder = str(fetch_eprint(p.arxiv_id, Path(sources_dir)))
+                folder = str(fetch_eprint(p, Path(sources_dir)))
             except ItemSkipped as skip:
                 skips.append(SkipRecord(stage="filter", item_id=p.arxiv_id, reason=skip.reason, detail=skip.detail))
                 continue
@@ -208,25 +219,22 @@ def filter_stage(item: dict[str, Any], *, online: bool, top_fraction: float, sou
     return [FilterOutcome(kept=out, funnel=funnel.model_dump(mode="json"), skips=skips)]
 
 
-def fetch_eprint(arxiv_id: str, sources_dir: Path) -> Path:
-    """Download and unpack one e-print under ``sources_dir/<id>/``; reused when already there."""
-    from rqbench.builder.archive import unpack_eprint
+def fetch_eprint(paper: SourcePaper, sources_dir: Path) -> Path:
+    """Download and unpack one e-print under ``sources_dir/<id>/`` (sourcing's layout); reused when there."""
     from rqbench.builder.arxiv_api import ArxivClient, ArxivError
     from rqbench.builder.paper_skip import PaperSkipped
+    from rqbench.builder.sourcing import fetch_latex
 
-    root = sources_dir / arxiv_id.replace("/", "_")
-    src = root / "src"
-    if src.is_dir() and any(src.iterdir()):
-        return src
-    root.mkdir(parents=True, exist_ok=True)
     try:
         with ArxivClient() as client:
-            blob = client.download_eprint(arxiv_id, root / "eprint")
-        return unpack_eprint(blob, src)
+            folder = fetch_latex(paper, sources_dir, client)
     except PaperSkipped as skip:
         raise ItemSkipped(skip.reason, skip.detail) from skip
     except ArxivError as exc:
         raise ItemSkipped("eprint_download_failed", str(exc)[:500]) from exc
+    if folder is None:
+        raise ItemSkipped("no_latex_source", "the e-print holds no LaTeX")
+    return folder
 
 
 def parse_stage(item: dict[str, Any]) -> list[ParsedPaper]:
@@ -276,12 +284,13 @@ def build_stages(config: BuildConfig) -> dict[str, Stage]:
         fetch_dir=str(out / "cited_sources") if config.fetch_cited_effective else None,
     )
     stages = [
-        Stage("source", (), SourcedPaper, functools.partial(source_stage, inputs=config.inputs_record()), "whole",
-              fingerprint=config.inputs_record()),
+        Stage("source", (), SourcedPaper,
+              functools.partial(source_stage, inputs=config.inputs_record(), work_dir=str(out / "sources" / "slices"),
+                                progress=config.progress), "whole", fingerprint=config.inputs_record()),
         Stage("filter", ("source",), FilterOutcome,
-              functools.partial(filter_stage, online=config.online, top_fraction=config.top_fraction,
-                                sources_dir=str(out / "sources")), "whole",
-              fingerprint={"top_fraction": config.top_fraction, "online": config.online}),
+              functools.partial(filter_stage, apply_s2=config.apply_s2, fetch=config.online,
+                                top_fraction=config.top_fraction, sources_dir=str(out / "sources")), "whole",
+              fingerprint={"top_fraction": config.top_fraction, "s2": config.apply_s2, "fetch": config.online}),
         Stage("parse", ("filter",), ParsedPaper, parse_stage, "cpu"),
         Stage("influence", ("parse", "filter"), influence.InfluenceResult,
               functools.partial(influence.label_paper, settings=s["influence"], max_cited=config.max_cited_per_paper),
@@ -337,8 +346,7 @@ def _llm_totals(llm: Any, step: str, since: float) -> dict[str, Any]:
 
 def _upper_bounds(name: str, config: BuildConfig, parsed: list[ParsedPaper]) -> int:
     """Dry run: most calls a stage could make when its inputs are not built yet."""
-    cap = config.max_cited_per_paper
-    per_paper = [len(p.cited_works) if cap is None else min(cap, len(p.cited_works)) for p in parsed]
+    per_paper = [len(influence.select_cited(p, config.max_cited_per_paper)) for p in parsed]
     if name == "gaps":
         return sum(per_paper)
     if name == "author_rqs":

@@ -181,6 +181,8 @@ def assemble(
         "subfields": len({r.subfield for r in out.rqs}),
         "rq_citation_links": sum(len(r.cited_paper_ids) for r in out.rqs),
         "unique_cited_papers": len(out.cited_papers),
+        "cited_papers": len(out.cited_papers),
+        "instances": len(out.instances),
         "gap_statements": len(gap_texts),
         "cited_full": level_counts.get("full", 0),
         "cited_abstract": level_counts.get("abstract", 0),

@@ -1,0 +1,235 @@
+"""The whole build on fixture papers against the scripted LLM server: records, resume, reruns, drops, dry run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builder_script import make_cited_sources, make_papers, reply_for, step_of
+from rqbench.builder import gaps as gaps_module
+from rqbench.builder.pipeline import BuildConfig, run_build
+from rqbench.builder.records_out import assemble, manual_sample
+from rqbench.builder.stages import StageStore
+from rqbench.llm import LLM, CallStore
+from rqbench.records import (
+    BuildManifest,
+    CitedPaper,
+    EvaluationInstance,
+    PaperRecord,
+    RQRecord,
+    SkipRecord,
+    TextLevel,
+    parse_rq_id,
+)
+
+PAPERS = ["attention-sink-gpt2", "inlg2024-ngram-gec"]
+FAVOURITE = "gu2025when"  # cited by attention-sink-gpt2 as arXiv 2410.10781, whose text is in our cited sources
+
+
+def read(path: Path, model):
+    return [model.model_validate_json(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def setup(tmp_path, fixtures_dir, scripted_server):
+    scripted_server.responder = lambda req: reply_for(req, prefer_key=FAVOURITE)
+    llm = LLM(CallStore(tmp_path / "calls.db"))
+    cfg = llm.register(scripted_server.model_config())
+    papers = make_papers(tmp_path / "papers", fixtures_dir, PAPERS)
+    cited = make_cited_sources(tmp_path / "cited")
+
+    def config(**kw) -> BuildConfig:
+        base = dict(out=tmp_path / "out", papers=papers, cited_sources=cited, max_cited_per_paper=4,
+                    models={"strong": cfg.name, "light": cfg.name, "labeller": cfg.name}, progress=False,
+                    concurrency=1)  # fmt: skip
+        base.update(kw)
+        return BuildConfig(**base)
+
+    return llm, scripted_server, config, tmp_path
+
+
+def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
+    """Strict build first (no abstract fallback), then the flag flipped on the same folder."""
+    llm, srv, config, tmp = setup
+    out = tmp / "out"
+    strict = run_build(config(), llm)
+    rqs = read(out / "records" / "rqs.jsonl", RQRecord)
+    assert [r.cited_keys for r in rqs] == [[FAVOURITE]]  # only the RQ whose background paper has full text
+    assert strict.dropped["no_background_text"] >= 1
+    skips = read(out / "skips.jsonl", SkipRecord)
+    assert sum(s.reason == "no_background_text" for s in skips) == strict.dropped["no_background_text"]
+    assert read(out / "records" / "instances.jsonl", EvaluationInstance)[0].background_paper_ids == ["2410.10781"]
+
+    # flipping --allow-abstract-only redoes no stage, only the final tables
+    sent = len(srv.requests)
+    manifest = run_build(config(allow_abstract_only=True), llm)
+    assert len(srv.requests) == sent and manifest.counts["rqs"] > strict.counts["rqs"]
+    rqs = read(out / "records" / "rqs.jsonl", RQRecord)
+    papers = read(out / "records" / "papers.jsonl", PaperRecord)
+    cited = read(out / "records" / "cited_papers.jsonl", CitedPaper)
+    instances = read(out / "records" / "instances.jsonl", EvaluationInstance)
+    assert {p.paper.arxiv_id for p in papers} == set(PAPERS)
+    assert rqs and len(instances) == len(rqs)
+    for r in rqs:
+        arxiv_id, index = parse_rq_id(r.rq_id)
+        assert arxiv_id == r.arxiv_id and 0 <= index < 6
+    cited_ids = {c.paper_id for c in cited}
+    for r, inst in zip(rqs, instances):
+        assert set(r.cited_paper_ids) <= cited_ids and set(inst.background_paper_ids) <= set(r.cited_paper_ids)
+        assert r.verification is not None and r.gaps
+    levels = {c.paper_id: c.text_level for c in cited}
+    assert levels["2410.10781"] is TextLevel.full and TextLevel.title in levels.values()
+    assert {p.n_rqs for p in papers} == {2}
+    # the manifest: every stage, models and prompt set on the LLM stages, counts that match the files
+    saved = BuildManifest.model_validate_json((out / "manifest.json").read_text())
+    assert saved.counts == manifest.counts and saved.counts["rqs"] == len(rqs)
+    assert saved.counts["cited_title"] + saved.counts["cited_full"] + saved.counts["cited_abstract"] == len(cited)
+    by_stage = {s.stage: s for s in saved.stages}
+    assert list(by_stage) == ["source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs",
+                              "cited_text", "verify"]  # fmt: skip
+    assert by_stage["influence"].model == "scripted/test@max_tokens=160"
+    assert by_stage["influence"].prompt_set.name == "rqbench-v1"
+    assert sum(s.llm_calls for s in saved.stages) == len(srv.requests)
+    assert saved.settings["max_cited_per_paper"] == 4 and saved.settings["text_budget_chars"] == 24000
+    # the funnel, the skips and the manual-validation sample
+    funnel = json.loads((out / "funnel.json").read_text())
+    assert funnel["kind"] == "rqbench.funnel" and funnel["offline"] is True
+    assert "# Build stages" in (out / "funnel.md").read_text()
+    sample = json.loads((out / "manual_validation_sample.json").read_text())
+    assert sample["rq_ids"] == manual_sample([r.rq_id for r in rqs])
+
+    # the publish step's own checks accept the folder
+    from rqbench.dataset_card.build_folder import check_build, load_build
+
+    assert check_build(load_build(out)) == []
+
+    # a second run in a new process-like LLM: no request to the server, not even a cache lookup
+    sent = len(srv.requests)
+    second = LLM(CallStore(tmp / "calls.db"))
+    second.register(srv.model_config())
+    run_build(config(allow_abstract_only=True), second)
+    assert len(srv.requests) == sent
+    assert second.store.summary(run_id=second.run_id) == []
+    assert read(out / "records" / "rqs.jsonl", RQRecord) == rqs
+
+    # --stage verify redoes that stage, every call served from the cache
+    before = StageStore(out, "verify").load()
+    run_build(config(allow_abstract_only=True, stage="verify"), second)
+    after = StageStore(out, "verify").load()
+    assert len(srv.requests) == sent
+    assert {k: v.records for k, v in before.items()} == {k: v.records for k, v in after.items()}
+    assert all(after[k].finished_at > before[k].finished_at for k in after)
+
+
+def test_a_crash_mid_stage_resumes_without_redoing_finished_items(setup, monkeypatch, fixtures_dir):
+    llm, srv, config, tmp = setup
+    names = PAPERS + ["llm-stylometry"]
+    (tmp / "papers" / "llm-stylometry").symlink_to(fixtures_dir / "latex" / "llm-stylometry")
+    real = gaps_module.find_gaps
+    calls: list[str] = []
+
+    async def crashing(item, llm_, **kw):
+        calls.append(item["parse"].arxiv_id)
+        if len(calls) == 2:
+            raise RuntimeError("injected crash")
+        return await real(item, llm_, **kw)
+
+    monkeypatch.setattr(gaps_module, "find_gaps", crashing)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        run_build(config(), llm)
+    done = set(StageStore(tmp / "out", "gaps").load())
+    assert done == {calls[0]}
+    gap_requests = sum(step_of(r) == "gaps" for r in srv.requests)
+    calls.clear()
+    monkeypatch.setattr(gaps_module, "find_gaps", lambda item, llm_, **kw: _count_and_call(calls, real, item, llm_, kw))
+    run_build(config(), llm)
+    assert calls[0] not in done and set(calls) == set(names) - done - _skipped(tmp, "parse")
+    assert sum(step_of(r) == "gaps" for r in srv.requests) >= gap_requests
+    assert len(read(tmp / "out" / "records" / "rqs.jsonl", RQRecord)) >= 1
+
+
+async def _count_and_call(calls, real, item, llm_, kw):
+    calls.append(item["parse"].arxiv_id)
+    return await real(item, llm_, **kw)
+
+
+def _skipped(tmp: Path, stage: str) -> set[str]:
+    return {s.item_id for s in StageStore(tmp / "out", stage).skips()}
+
+
+def test_a_malformed_paper_is_a_named_skip_and_the_build_goes_on(setup):
+    llm, srv, config, tmp = setup
+    bad = tmp / "papers" / "broken-paper"
+    bad.mkdir()
+    (bad / "main.tex").write_text("\\documentclass{article}\\begin{document}\\section{A {unclosed}\n\\end{document}\n")
+    empty = tmp / "papers" / "no-tex-here"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not a paper")
+    run_build(config(allow_abstract_only=True), llm)
+    skips = {s.item_id: s for s in read(tmp / "out" / "skips.jsonl", SkipRecord)}
+    assert skips["broken-paper"].stage == "parse" and skips["broken-paper"].reason == "unbalanced_braces"
+    assert skips["no-tex-here"].stage in ("filter", "parse")
+    assert read(tmp / "out" / "records" / "rqs.jsonl", RQRecord)
+
+
+def test_dry_run_counts_calls_and_sends_none(setup):
+    llm, srv, config, tmp = setup
+    dry = LLM(CallStore(tmp / "calls.db"), dry_run=True)
+    dry.register(srv.model_config())
+    manifest = run_build(config(dry_run=True), dry)
+    est = manifest.settings["dry_run"]
+    assert srv.requests == []
+    assert est["by_step"]["influence"] >= 1 and est["by_step"]["contributions"] == 2
+    assert set(est["upper_bounds_not_yet_countable"]) == {"gaps", "author_rqs", "verify"}
+    assert not (tmp / "out" / "records").exists() and not (tmp / "out" / "manifest.json").exists()
+
+
+def test_assemble_keeps_rq_indices_and_dedupes_cited_papers():
+    from rqbench.builder.author_rqs import AuthorRQsResult, LinkedRQ
+    from rqbench.builder.cited_text import CitedText, CitedTextResult
+    from rqbench.builder.contributions import ContributionsResult
+    from rqbench.builder.gaps import CitationGaps, GapsResult
+    from rqbench.builder.influence import InfluenceResult
+    from rqbench.records import SectionText, SourcePaper
+
+    def paper(i):
+        return SourcePaper(arxiv_id=f"2501.0000{i}", title=f"P{i}", primary_category="cs.CL")
+
+    def cp(level, pid="2401.00001"):
+        secs = [SectionText(section="Intro", text="body " * 50)] if level is TextLevel.full else []
+        return CitedPaper(paper_id=pid, title="Shared", arxiv_id=pid, text_level=level, sections=secs)
+
+    contrib = [ContributionsResult(arxiv_id=paper(i).arxiv_id, problem_statement="p", main_idea_headline="h",
+                                   novelty_type="new_method", ideas=["i"], contributions=["c"], model="m")
+               for i in (1, 2)]  # fmt: skip
+    rqs = [
+        AuthorRQsResult(arxiv_id=paper(1).arxiv_id, rqs=[LinkedRQ(question="A?", cited_keys=["x"]),
+                                                         LinkedRQ(question="B?", cited_keys=["s"])]),
+        AuthorRQsResult(arxiv_id=paper(2).arxiv_id, rqs=[LinkedRQ(question="C?", cited_keys=["s2"])]),
+    ]  # fmt: skip
+    cited = [
+        CitedTextResult(arxiv_id=paper(1).arxiv_id, cited=[CitedText(key="x", no_paper="no_title"),
+                                                           CitedText(key="s", paper=cp(TextLevel.title))]),
+        CitedTextResult(arxiv_id=paper(2).arxiv_id, cited=[CitedText(key="s2", paper=cp(TextLevel.full))]),
+    ]  # fmt: skip
+    gaps = [GapsResult(arxiv_id=paper(1).arxiv_id, per_citation=[CitationGaps(key="s", gaps=["g"])])]
+    infl = [InfluenceResult(arxiv_id=paper(1).arxiv_id, total_cited=2, labels=[], influential_keys=["x", "s"])]
+    tables = assemble([paper(1), paper(2)], contrib, infl, gaps, rqs, cited, [], allow_abstract_only=True)
+    assert [r.rq_id for r in tables.rqs] == ["2501.00001_rq1", "2501.00002_rq0"]  # rq0 of paper 1 dropped
+    assert tables.dropped == {"no_background_text": 1}
+    (shared,) = tables.cited_papers
+    assert shared.text_level is TextLevel.full  # the better of the two records of one paper
+    assert tables.rqs[0].gaps[0].cited_paper_id == "2401.00001"
+    strict = assemble([paper(1), paper(2)], contrib, infl, gaps, rqs, cited, [], allow_abstract_only=False)
+    assert [r.rq_id for r in strict.rqs] == ["2501.00002_rq0"]
+
+
+def test_manual_sample_is_the_papers_rule():
+    import random
+
+    ids = [f"x_rq{i}" for i in range(120)]
+    random.seed(42)
+    assert manual_sample(ids) == random.sample(ids, 50)
+    assert sorted(manual_sample(ids[:7])) == sorted(ids[:7])
