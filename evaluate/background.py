@@ -86,6 +86,10 @@ def _cut_words(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
     return " ".join(words[:lo]).rstrip() + TRUNCATION_MARK if lo else ""
 
 
+def _omitted(n: int) -> str:
+    return f"[{n} further section(s) omitted for length]"
+
+
 def paper_block(
     paper: CitedPaper, budget: int, count: Callable[[str], int], *, header: str = ""
 ) -> tuple[str, PaperCut]:
@@ -103,6 +107,8 @@ def paper_block(
             parts.append(abstract)
             used += count(abstract)
     stopped = cut.abstract_cut
+    # room for the "omitted" line and the line breaks, so the whole block stays within budget
+    budget = max(used, budget - count(_omitted(len(paper.sections))) - 1 - len(paper.sections) // 2)
     for i, sec in enumerate(paper.sections):
         if stopped:
             cut.sections_dropped = len(paper.sections) - i
@@ -124,7 +130,7 @@ def paper_block(
         cut.sections_dropped = len(paper.sections) - i - (1 if cut.section_cut else 0)
         stopped = True
     if cut.sections_dropped:
-        parts.append(f"[{cut.sections_dropped} further section(s) omitted for length]")
+        parts.append(_omitted(cut.sections_dropped))
     text = "\n".join(parts)
     cut.tokens = count(text)
     return text, cut

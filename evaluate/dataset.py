@@ -124,7 +124,15 @@ def _parquet_rows(root: Path, config: str, split: str) -> tuple[list[dict[str, A
     if not (root / "data" / config).is_dir():
         raise DatasetError(f"{root}: no data/{config}/ folder (is this an RQ-Bench dataset repository?)")
     cache = paths.home() / "cache" / "datasets"
-    dd = datasets.load_dataset(str(root), config, cache_dir=str(cache))
+    if (root / "README.md").exists():  # the card's YAML declares the configs
+        dd = datasets.load_dataset(str(root), config, cache_dir=str(cache))
+    else:  # an exported tree without a card: splits from the file names (<split>-*.parquet)
+        files: dict[str, list[str]] = {}
+        for f in sorted((root / "data" / config).glob("*.parquet")):
+            files.setdefault(f.name.split("-", 1)[0].split(".", 1)[0], []).append(str(f))
+        if not files:
+            raise DatasetError(f"{root}/data/{config}: no parquet files")
+        dd = datasets.load_dataset("parquet", data_files=files, cache_dir=str(cache))
     names = list(dd.keys())
     chosen = split if split in dd else (names[0] if len(names) == 1 else None)
     if chosen is None:

@@ -1,0 +1,144 @@
+"""Generation: prompts per paper count, the truncation policy, re-ask then recorded failure, and loading a benchmark."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import evaluate_factory as F
+from rqbench.evaluate.background import BackgroundPolicy, background_block, paper_block, token_counter
+from rqbench.evaluate.dataset import DatasetError, load_benchmark
+from rqbench.evaluate.generate import LOG_FILE, generate_submission
+from rqbench.evaluate.submission import validate_submission
+from rqbench.llm import LLM
+from rqbench.records import CitedPaper, SectionText
+
+
+def long_paper() -> CitedPaper:
+    return CitedPaper(paper_id="p", title="T", abstract="An abstract of twenty words. " * 4, text_level="full",
+                      sections=[SectionText(section=f"S{i}", text="word " * 200) for i in range(5)])
+
+
+def test_truncation_policy_keeps_title_abstract_then_whole_sections():
+    count = token_counter()
+    text, cut = paper_block(long_paper(), 700, count)
+    assert text.startswith("Title: T\nAbstract: An abstract")
+    assert cut.sections_kept == ["S0", "S1"] and cut.section_cut == "S2" and cut.sections_dropped == 2
+    assert "## S2\nword" in text and text.rstrip().endswith("[2 further section(s) omitted for length]")
+    assert cut.tokens <= cut.budget == 700
+    assert paper_block(long_paper(), 700, count) == (text, cut)  # deterministic
+    tiny, tcut = paper_block(long_paper(), 20, count)
+    assert tcut.abstract_cut and tcut.sections_dropped == 5 and tiny.startswith("Title: T\nAbstract:")
+
+
+def test_budget_is_shared_and_unused_share_passes_on():
+    small = CitedPaper(paper_id="a", title="Small", abstract="Short.", text_level="abstract")
+    text, cuts = background_block([small, long_paper()], BackgroundPolicy(budget_tokens=1000))
+    assert [c.paper_id for c in cuts] == ["a", "p"] and "=== PAPER 2 ===" in text
+    assert cuts[0].budget == 500 and cuts[1].budget > 980  # the small paper's unused share went to the next
+    assert all(c.tokens <= c.budget for c in cuts)
+    assert sum(c.tokens for c in cuts) <= 1000 + 20
+
+
+def test_generate_writes_a_valid_submission_with_its_log(scripted_server, tmp_path):
+    scripted_server.responder = F.judge_reply
+    bench = F.benchmark(3)
+    llm = LLM()
+    cfg = llm.register(scripted_server.model_config(name="gen/test"))
+    folder = generate_submission(bench, cfg.name, "original", llm=llm, out=tmp_path / "sub", progress=False)
+    report = validate_submission(folder, bench.rq_ids)
+    assert report.ok and report.covered == 3, [str(p) for p in report.problems]
+    assert report.metadata.model == "gen/test" and report.metadata.prompt_variant == "original"
+    assert report.metadata.parameters["background"]["name"] == "title-abstract-sections/v1"
+    systems = [r["messages"][0]["content"] for r in scripted_server.requests]
+    users = [r["messages"][1]["content"] for r in scripted_server.requests]
+    assert sum("Here are 2 background papers" in u for u in users) == 1  # instance 1 has two papers
+    assert sum("Here is the background paper" in u for u in users) == 2
+    assert all("specific" in s for s in systems)  # the original variant's rules
+    log = [json.loads(line) for line in (folder / LOG_FILE).read_text().splitlines()]
+    assert [r["step"] for r in log] == ["generation_original", "generation_original_multi", "generation_original"]
+    assert len(log[1]["background"]) == 2 and log[1]["background"][0]["sections_kept"]
+    n = len(scripted_server.requests)
+    generate_submission(bench, cfg.name, "original", llm=llm, out=tmp_path / "sub", progress=False)
+    assert len(scripted_server.requests) == n  # a rerun pays for nothing
+
+
+def test_revised_variant_drops_the_constraining_rules(scripted_server, tmp_path):
+    scripted_server.responder = F.judge_reply
+    bench = F.benchmark(1)
+    llm = LLM()
+    cfg = llm.register(scripted_server.model_config(name="gen/test"))
+    generate_submission(bench, cfg.name, "revised", llm=llm, out=tmp_path / "sub", progress=False)
+    system = scripted_server.requests[0]["messages"][0]["content"]
+    assert "exactly 5" in system and "specific" not in system and "answerable" not in system
+
+
+def test_a_bad_reply_is_reasked_once_then_recorded_as_failure(scripted_server, tmp_path):
+    bad = json.dumps({"gaps": ["g"], "research_questions": ["Only one question?"]})
+    dup = json.dumps({"gaps": ["g"], "research_questions": ["Same question here?"] * 5})
+
+    def respond(req):
+        user = req["messages"][1]["content"]
+        if "p0 on sparse" in user:  # instance 0: always broken
+            return bad
+        if "Here is the" in user and "p2 on sparse" in user and len(req["messages"]) == 2:  # instance 2: once
+            return dup
+        return F.judge_reply(req)
+
+    scripted_server.responder = respond
+    bench = F.benchmark(3)
+    llm = LLM()
+    cfg = llm.register(scripted_server.model_config(name="gen/test"))
+    folder = generate_submission(bench, cfg.name, "original", llm=llm, out=tmp_path / "sub", progress=False)
+    assert len(scripted_server.requests) == 5  # 3 asks + 2 re-asks
+    lines = [json.loads(x) for x in (folder / "submission.jsonl").read_text().splitlines()]
+    assert [x["rq_id"] for x in lines] == bench.rq_ids  # no instance dropped
+    assert lines[0]["failure"].startswith("invalid_reply") and lines[0]["research_questions"] == []
+    assert lines[2]["failure"] is None and len(lines[2]["research_questions"]) == 5
+    log = [json.loads(x) for x in (folder / LOG_FILE).read_text().splitlines()]
+    assert log[2]["reasked"] is True and log[0]["last_text"] == bad
+    strict = validate_submission(folder, bench.rq_ids)
+    assert not strict.ok and validate_submission(folder, bench.rq_ids, allow_partial=True).covered == 2
+
+
+def test_dry_run_counts_calls_and_writes_nothing(tmp_path):
+    bench = F.benchmark(3)
+    llm = LLM(dry_run=True)
+    assert generate_submission(bench, "local", "original", llm=llm, out=tmp_path / "sub", progress=False) is None
+    assert llm.estimate.calls == 3 and llm.estimate.by_step == {"generation_original": 2,
+                                                                "generation_original_multi": 1}
+    assert not (tmp_path / "sub").exists()
+
+
+def test_load_benchmark_from_a_build_folder_and_bad_rows(tmp_path):
+    bench = F.benchmark(3)
+    F.write_build(bench, tmp_path / "build")
+    loaded = load_benchmark(tmp_path / "build")
+    assert loaded.rq_ids == bench.rq_ids and loaded.subfields == ["cs.CL", "cs.LG"]
+    assert loaded.revision.startswith("build:") and set(loaded.papers) == set(bench.papers)
+    rows = (tmp_path / "build" / "records" / "instances.jsonl").read_text().splitlines()
+    broken = json.loads(rows[1])
+    broken["background_paper_ids"] = []
+    rows[1] = json.dumps(broken)
+    (tmp_path / "build" / "records" / "instances.jsonl").write_text("\n".join(rows) + "\n")
+    with pytest.raises(DatasetError, match=r"instances.jsonl: row 2 \(rq_id='2501.00001_rq0'\): field background_paper_ids"):
+        load_benchmark(tmp_path / "build")
+    with pytest.raises(DatasetError, match="setup-sample"):
+        load_benchmark()
+    with pytest.raises(DatasetError, match="neither a build folder"):
+        load_benchmark(tmp_path)
+
+
+def test_load_benchmark_from_parquet_configs(tmp_path):
+    import pandas as pd
+
+    bench = F.benchmark(2)
+    for config, rows in (("instances", [i.model_dump(mode="json") for i in bench.instances]),
+                         ("cited_papers", [p.model_dump(mode="json") for p in bench.papers.values()])):
+        d = tmp_path / "repo" / "data" / config
+        d.mkdir(parents=True)
+        pd.DataFrame(rows).to_parquet(d / "test-00000.parquet")
+    loaded = load_benchmark(tmp_path / "repo")
+    assert loaded.rq_ids == bench.rq_ids and loaded.revision == "folder"
+    assert loaded.papers["p1"].sections[0].section == "Section 0"
