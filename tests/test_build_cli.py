@@ -1,0 +1,77 @@
+"""``rqbench build`` end to end: argument checks, a dry run, and a real run on the scripted server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from builder_script import make_cited_sources, make_papers, reply_for, step_of
+from rqbench.cli import main
+
+PAPERS = ["attention-sink-gpt2", "inlg2024-ngram-gec"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--papers", "x", "--arxiv-query", "cat:cs.CL"], "not both"),
+        (["--arxiv-query", "cat:cs.CL"], "needs --from and --to"),
+        (["--papers", "/no/such/folder"], "does not exist"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_reason(tmp_path, capsys, args, message):
+    assert main(["build", *args, "--out", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_date_is_refused_by_the_parser(tmp_path):
+    with pytest.raises(SystemExit):
+        main(["build", "--arxiv-query", "q", "--from", "2025-13-01", "--to", "2026-01-01", "--out", str(tmp_path)])
+
+
+def test_dry_run_prints_the_calls_and_sends_nothing(tmp_path, fixtures_dir, capsys):
+    papers = make_papers(tmp_path / "papers", fixtures_dir, PAPERS[:1])
+    rc = main(["build", "--papers", str(papers), "--out", str(tmp_path / "out"), "--dry-run", "--no-progress",
+               "--max-cited-per-paper", "3"])  # fmt: skip
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "dry run: 4 calls to send" in text  # 3 labels + 1 contributions; the rest are bounds
+    assert "gaps: at most 3 calls" in text and "verify: at most 6 calls" in text
+    assert not (tmp_path / "out" / "records").exists()
+
+
+def test_offline_build_through_the_cli_then_a_rerun_makes_no_request(tmp_path, fixtures_dir, scripted_server,
+                                                                    capsys, monkeypatch):  # fmt: skip
+    scripted_server.responder = lambda req: reply_for(req, prefer_key="gu2025when")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    model = f"openai/scripted@api_base={scripted_server.api_base},json_mode=json_object_schema,max_retries=1"
+    papers = make_papers(tmp_path / "papers", fixtures_dir, PAPERS)
+    args = ["build", "--papers", str(papers), "--out", str(tmp_path / "out"), "--allow-abstract-only",
+            "--cited-sources", str(make_cited_sources(tmp_path / "cited")), "--max-cited-per-paper", "3",
+            "--no-progress", "--model-strong", model, "--model-light", model,
+            "--model-labeller", model, "--max-tokens-gaps", "300"]  # fmt: skip
+    assert main(args) == 0
+    line = capsys.readouterr().out
+    assert "RQs from 2 papers" in line
+    sent = len(scripted_server.requests)
+    assert sent > 0
+    caps = {step_of(r): r["max_tokens"] for r in scripted_server.requests}
+    assert caps == {"influence": 160, "contributions": 900, "gaps": 300, "author_rqs": 600, "verification": 400}
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["settings"]["max_tokens"]["gaps"] == 300
+    assert manifest["counts"]["rqs"] == len((tmp_path / "out" / "records" / "rqs.jsonl").read_text().splitlines())
+    assert main(args) == 0
+    assert len(scripted_server.requests) == sent
+
+
+def test_cpu_stage_functions_travel_to_worker_processes(tmp_path):
+    """--workers N sends the parse and cited_text functions (with their settings) to spawned processes."""
+    import pickle
+
+    from rqbench.builder.pipeline import BuildConfig, build_stages
+
+    stages = build_stages(BuildConfig(out=tmp_path, papers=tmp_path, cited_sources=tmp_path, workers=2))
+    for name in ("parse", "cited_text"):
+        fn = pickle.loads(pickle.dumps(stages[name].fn))
+        assert callable(fn)
