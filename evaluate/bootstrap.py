@@ -10,6 +10,7 @@ Seeds are explicit so a report is reproducible.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import lru_cache
 
 import numpy as np
 from pydantic import BaseModel
@@ -47,6 +48,21 @@ def _cluster_index(clusters: Sequence[Hashable]) -> tuple[np.ndarray, int]:
     return idx, len(codes)
 
 
+@lru_cache(maxsize=64)
+def _resample_weights(k: int, n_boot: int, seed: int) -> np.ndarray:
+    """How often each of k clusters is drawn in each replicate (n_boot x k), cached.
+
+    Figures over the same clusters and seed share the resamples (common random
+    numbers), and the summary's hundreds of figures cost one draw each.
+    """
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, k, size=(n_boot, k))
+    offsets = draws + (np.arange(n_boot) * k)[:, None]
+    w = np.bincount(offsets.ravel(), minlength=n_boot * k).reshape(n_boot, k).astype(float)
+    w.setflags(write=False)
+    return w
+
+
 def _check(values: Sequence[float], clusters: Sequence[Hashable], level: float, n_boot: int) -> None:
     if len(values) != len(clusters):
         raise ValueError(f"{len(values)} values but {len(clusters)} cluster labels")
@@ -77,9 +93,8 @@ def cluster_bootstrap_mean(
     idx, k = _cluster_index(clusters)
     sums = np.bincount(idx, weights=x, minlength=k)
     counts = np.bincount(idx, minlength=k).astype(float)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, k, size=(n_boot, k))
-    reps = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    weights = _resample_weights(k, n_boot, seed)
+    reps = (weights @ sums) / (weights @ counts)
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
     mean = float(x.mean())
