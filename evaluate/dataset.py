@@ -153,7 +153,9 @@ def _materialize(repo: str | Path, revision: str | None) -> tuple[Path, str]:
         from rqbench.dataset_card.repo import materialize
     except ImportError as exc:
         raise DatasetError(f"cannot read dataset repository {repo}: rqbench.dataset_card.repo is unavailable ({exc})")
-    return materialize(repo, revision)
+    folder, resolved = materialize(repo, revision)
+    # record the tag the user asked for; without one, the commit it resolved to
+    return Path(folder), revision or resolved or "unpinned"
 
 
 def load_benchmark(ref: str | Path | None = None, revision: str | None = None, *, split: str = "test") -> Benchmark:

@@ -30,6 +30,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rqbench.evaluate.background import BackgroundPolicy, default_budget
+from rqbench.hashing import content_hash
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.judges import GT_ID, METRICS, SETTINGS, JudgeConfig, JudgeRequest, metric_for_step, parse_reply
 from rqbench.evaluate.judges.base import candidate_id
@@ -53,8 +54,12 @@ GENERATION_FAILED = "generation_failed"
 ALL_METRICS = ("novelty", "narrowness", "overlap")
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
+def slug(text: str, max_len: int = 60) -> str:
+    """A file-name-safe form of ``text``; long ones keep a prefix plus a hash of the whole, so they stay distinct."""
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "x"
+    if len(s) <= max_len:
+        return s
+    return f"{s[: max_len - 11].rstrip('-.')}-{content_hash(text).removeprefix('b2:')[:10]}"
 
 
 def _supports_reasoning(litellm_model: str) -> bool:

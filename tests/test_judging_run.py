@@ -1,0 +1,117 @@
+"""A small end-to-end run on constructed records through the scripted server: CLIs, results files, reruns."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import evaluate_factory as F
+from rqbench.cli import main
+from rqbench.evaluate.judging import ordering_stats, read_results
+
+
+@pytest.fixture
+def build(tmp_path):
+    bench = F.benchmark(3)
+    F.write_build(bench, tmp_path / "build")
+    return bench, tmp_path / "build"
+
+
+@pytest.fixture
+def judge_env(scripted_server, monkeypatch):
+    scripted_server.responder = F.judge_reply
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")  # litellm wants one; the scripted server ignores it
+    return F.scripted_spec(scripted_server)
+
+
+def test_generate_validate_judge_end_to_end(build, judge_env, scripted_server, tmp_path, capsys):
+    bench, root = build
+    spec = judge_env
+    sub = tmp_path / "sub"
+    assert main(["generate", "--model", spec, "--dataset", str(root), "--out", str(sub)]) == 0
+    assert "3/3 instances with five RQs" in capsys.readouterr().out
+    assert main(["validate", str(sub), "--dataset", str(root)]) == 0
+    assert "valid: 0 error(s)" in capsys.readouterr().out
+    n_gen = len(scripted_server.requests)
+
+    out = tmp_path / "results"
+    args = ["judge", str(sub), "--judge", spec, "--judge", spec + ",temperature=0.5", "--setting", "both",
+            "--orderings", "2", "--seed", "5", "--dataset", str(root), "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    files = sorted(out.glob("*.json"))
+    assert len(files) == 4  # (2 judges) x (2 settings)
+    assert printed.count("position bias:") == 2 and "rule correction(s)" in printed
+    labels = {read_results(f).judge.label for f in files}
+    assert len(labels) == 2  # two configurations of one model are two judges
+    rf = next(read_results(f) for f in files if "comparative" in f.name and "temperature" not in f.name)
+    assert rf.dataset_repo == str(root) and rf.dataset_revision.startswith("build:")
+    assert rf.instances_expected == 3 and len(rf.instances) == 3 and rf.submission.model == spec
+    assert rf.totals.calls > 0 and rf.totals.tokens_in > 0 and rf.judge.orderings == 2
+    assert ordering_stats(rf).instances == 3
+    n_judged = len(scripted_server.requests)
+    assert n_judged > n_gen
+
+    # the rerun pays for nothing, and keeps the first run's totals (adding its cache hits)
+    before = read_results(files[0]).totals
+    assert main(args) == 0
+    assert len(scripted_server.requests) == n_judged
+    after = read_results(files[0]).totals
+    assert after.calls == before.calls > 0 and after.tokens_in == before.tokens_in and after.cache_hits > 0
+    # a reparse neither calls nor needs the server
+    assert main(args + ["--reparse"]) == 0
+    assert len(scripted_server.requests) == n_judged
+
+
+def test_judge_dry_run_counts_without_sending(build, judge_env, scripted_server, tmp_path, capsys):
+    bench, root = build
+    sub = F.submission(bench, tmp_path / "sub")
+    out = tmp_path / "results"
+    assert main(["judge", str(sub.path), "--judge", judge_env, "--setting", "standalone", "--metrics", "novelty",
+                 "--dataset", str(root), "--out", str(out), "--dry-run"]) == 0
+    assert "dry run: 18 calls to send" in capsys.readouterr().out  # 3 instances x 6 candidates
+    assert scripted_server.requests == [] and not out.exists()
+
+
+def test_invalid_or_partial_submissions_are_refused(build, judge_env, tmp_path, capsys):
+    bench, root = build
+    f = tmp_path / "sub.jsonl"
+    lines = [json.dumps({"kind": "metadata", "model": "m"})]
+    lines += [json.dumps({"rq_id": i.rq_id, "research_questions": F.five(i.rq_id)}) for i in bench.instances[:2]]
+    f.write_text("\n".join(lines) + "\n")
+    assert main(["validate", str(f), "--dataset", str(root)]) == 1
+    assert "no line for this rq_id" in capsys.readouterr().out
+    assert main(["judge", str(f), "--judge", judge_env, "--dataset", str(root), "--out", str(tmp_path / "r"),
+                 "--metrics", "overlap", "--setting", "standalone"]) == 1
+    assert "needs --allow-partial" in capsys.readouterr().err
+    assert main(["judge", str(f), "--judge", judge_env, "--dataset", str(root), "--out", str(tmp_path / "r"),
+                 "--metrics", "overlap", "--setting", "standalone", "--allow-partial"]) == 0
+    assert "coverage 2/3 (66.7%)" in capsys.readouterr().out
+    (rf,) = [read_results(p) for p in (tmp_path / "r").glob("*.json")]
+    assert len(rf.instances) == 2 and rf.instances_expected == 3
+
+
+def test_generation_failures_become_recorded_instance_failures(build, judge_env, tmp_path):
+    bench, root = build
+    from rqbench.evaluate.judging import judge_submission
+    from rqbench.llm import LLM
+
+    sub = F.submission(bench, tmp_path / "sub", failed={bench.rq_ids[1]})
+    (path,) = judge_submission(bench, sub, [judge_env], ["standalone"], llm=LLM(), out_dir=tmp_path / "r",
+                               metrics=["novelty"], progress=False)
+    inst = read_results(path).instances[1]
+    assert inst.failures == ["generation_failed: invalid_reply: scripted"]
+    assert [c.candidate_id for c in inst.candidates] == ["gt"] and inst.candidates[0].novelty is None
+
+
+def test_evaluate_runs_every_stage_with_an_estimate_first(build, judge_env, scripted_server, tmp_path, capsys):
+    bench, root = build
+    out = tmp_path / "results"
+    rc = main(["evaluate", "--model", judge_env, "--judge", judge_env, "--dataset", str(root), "--out", str(out),
+               "--setting", "standalone", "--metrics", "novelty,overlap", "--report-dir", str(tmp_path / "report")])
+    printed = capsys.readouterr().out
+    assert rc == 0, printed
+    assert printed.splitlines()[0].startswith("dry run: 24 calls to send")  # 3 generations + 3 x (6 + 1) judge calls
+    assert len(list(out.glob("*.json"))) == 1
+    assert (tmp_path / "report").is_dir() and any((tmp_path / "report").iterdir())
