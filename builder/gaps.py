@@ -12,7 +12,7 @@ from typing import Any
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.influence import InfluenceResult
-from rqbench.builder.llm_stage import LLMStageSettings, ask
+from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
 from rqbench.builder.stages import gather_calls
 from rqbench.llm import LLMCallFailed
 from rqbench.records import CitedWork, GapReply, ParsedPaper, Record, SourcePaper
@@ -68,7 +68,7 @@ async def find_gaps(item: dict[str, Any], llm: Any, *, settings: LLMStageSetting
     model = None
     for key, res in zip(keys, results):
         if isinstance(res, LLMCallFailed):
-            if res.reason != "invalid_reply":
+            if not is_permanent(res):
                 raise res
             per.append(CitationGaps(key=key, gaps=[], failure=f"{res.reason}: {res.detail}"[:500]))
             continue

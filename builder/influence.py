@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from rqbench.builder import prompt_text as pt
-from rqbench.builder.llm_stage import LLMStageSettings, ask
+from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
 from rqbench.builder.stages import gather_calls
 from rqbench.llm import LLMCallFailed
 from rqbench.records import CitedWork, InfluenceLabel, InfluenceReply, ParsedPaper, Record, SourcePaper
@@ -77,7 +77,7 @@ async def label_paper(
     for work, res in zip(works, results):
         base = dict(key=work.key, title=pt.cited_title(work), frequency=work.frequency)
         if isinstance(res, LLMCallFailed):
-            if res.reason != "invalid_reply":
+            if not is_permanent(res):
                 raise res  # the endpoint failed, not the model: retried on the next run
             labels.append(CitationLabel(**base, failure=f"{res.reason}: {res.detail}"[:500]))
             continue

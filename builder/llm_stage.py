@@ -18,6 +18,22 @@ from rqbench.prompts import load_prompt_set
 
 R = TypeVar("R", bound=BaseModel)
 
+# Failures that a rerun cannot fix (the model's reply, or a request the provider refuses as too long or
+# unacceptable): recorded as a named failure. Anything else (a dead endpoint, a bad key) is retried next run.
+PERMANENT_FAILURES = frozenset({"invalid_reply", "BadRequestError", "ContextWindowExceededError",
+                                "ContentPolicyViolationError", "UnprocessableEntityError"})  # fmt: skip
+# The embedded model reads 8192 tokens: prompts for it are cut to fit, whatever the build's budgets say.
+LOCAL_TEXT_BUDGET = 10000
+LOCAL_CONTEXT_BUDGET = 2000
+
+
+def is_permanent(exc: Exception) -> bool:
+    return getattr(exc, "reason", None) in PERMANENT_FAILURES
+
+
+def is_local(spec: str) -> bool:
+    return spec == "local" or spec.startswith(("local/", "local@"))
+
 
 class LLMStageSettings(BaseModel):
     """One LLM stage's settings; all of them change its output, so all go into its fingerprint."""

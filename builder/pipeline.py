@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rqbench.builder import author_rqs, cited_text, contributions, gaps, influence, verification
-from rqbench.builder.llm_stage import LLMStageSettings, stage_model
+from rqbench.builder.llm_stage import LOCAL_CONTEXT_BUDGET, LOCAL_TEXT_BUDGET, LLMStageSettings, is_local, stage_model
 from rqbench.builder.records_out import BuildTables, assemble
 from rqbench.builder.stages import (
     WHOLE,
@@ -152,6 +152,8 @@ class BuildConfig(BaseModel):
             "max_cited_per_paper": self.max_cited_per_paper,
             "text_budget_chars": self.text_budget_chars,
             "context_budget_chars": self.context_budget_chars,
+            "budgets_per_stage": {s: {"text": llm_settings(self, s).text_budget_chars,
+                                      "context": llm_settings(self, s).context_budget_chars} for s in LLM_STAGES},
             "truncation": "head of the text in document order, cut at a word boundary and marked",
             "allow_abstract_only": self.allow_abstract_only,
             "fetch_cited": self.fetch_cited_effective,
@@ -264,14 +266,23 @@ def parse_stage(item: dict[str, Any]) -> list[ParsedPaper]:
 # --------------------------------------------------------------------------
 
 
+def _cap(value: int | None, cap: int) -> int:
+    return cap if value is None else min(value, cap)
+
+
 def llm_settings(config: BuildConfig, stage: str) -> LLMStageSettings:
+    """A stage's settings; prompts for the embedded model are cut to fit its 8192-token context."""
+    model = config.model_for(stage)
+    text, ctx = config.text_budget_chars, config.context_budget_chars
+    if is_local(model):
+        text, ctx = _cap(text, LOCAL_TEXT_BUDGET), _cap(ctx, LOCAL_CONTEXT_BUDGET)
     return LLMStageSettings(
         step=STAGE_STEPS[stage],
-        model=config.model_for(stage),
+        model=model,
         max_tokens=config.max_tokens.get(stage, DEFAULT_MAX_TOKENS[stage]),
         prompts=str(config.prompts) if config.prompts else None,
-        text_budget_chars=config.text_budget_chars,
-        context_budget_chars=config.context_budget_chars,
+        text_budget_chars=text,
+        context_budget_chars=ctx,
     )
 
 

@@ -417,7 +417,9 @@ async def _run_llm_items(
                 result = skip
             except LLMCallFailed as exc:
                 # a reply the model could not get right is a named skip; a dead endpoint is retried next run
-                result = ItemSkipped(f"llm_{exc.reason}", exc.detail, retryable=exc.reason != "invalid_reply")
+                from rqbench.builder.llm_stage import is_permanent
+
+                result = ItemSkipped(f"llm_{exc.reason}", exc.detail, retryable=not is_permanent(exc))
             record(item_id, h, result, time.monotonic() - t0)
 
     tasks = [asyncio.create_task(one(*p)) for p in pending]

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.author_rqs import AuthorRQsResult
-from rqbench.builder.llm_stage import LLMStageSettings, ask
+from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
 from rqbench.builder.stages import gather_calls
 from rqbench.llm import LLMCallFailed
 from rqbench.records import ParsedPaper, Record, Verification, VerificationReply
@@ -59,7 +59,7 @@ async def verify(
     failures: list[str | None] = []
     for res in results:
         if isinstance(res, LLMCallFailed):
-            if res.reason != "invalid_reply":
+            if not is_permanent(res):
                 raise res
             verdicts.append(None)
             failures.append(f"{res.reason}: {res.detail}"[:500])
