@@ -324,3 +324,30 @@ def test_sample_arxiv_id_list_is_readable_by_the_builder():
 
     ids = read_ids_file(SAMPLE_IDS)
     assert 3 <= len(ids) <= 8 and all(re.fullmatch(r"\d{4}\.\d{5}", i) for i in ids)
+
+
+def test_a_real_builder_build_publishes_loads_and_validates(tmp_path, fixtures_dir, scripted_server):
+    """The builder's actual output (scripted LLM) goes through the sample's publish path unchanged."""
+    from builder_script import reply_for
+
+    from rqbench.builder.pipeline import BuildConfig, run_build
+    from rqbench.builder.sample import choose_fixture_papers, link_papers, publish_sample
+    from rqbench.llm import LLM, CallStore
+
+    scripted_server.responder = lambda req: reply_for(req)
+    llm = LLM(CallStore(tmp_path / "calls.db"))
+    cfg = llm.register(scripted_server.model_config())
+    papers = link_papers(choose_fixture_papers(fixtures_dir / "latex", 1), tmp_path / "papers")
+    out = tmp_path / "build"
+    run_build(BuildConfig(out=out, papers=papers, max_cited_per_paper=2, allow_abstract_only=True, progress=False,
+                          models={r: cfg.name for r in ("strong", "light", "labeller")}, concurrency=1), llm)
+    done = publish_sample(out, tmp_path / "sample")
+    assert done is not None and done.version.tag == "v0.1.0"
+    loaded = _load_all(*materialize(tmp_path / "sample", "v0.1.0")[:1], tmp_path / "hf")
+    rqs_jsonl = [json.loads(line) for line in (out / "records" / "rqs.jsonl").read_text().splitlines()]
+    assert len(loaded["rqs"]) == len(rqs_jsonl) >= 1
+    card = (tmp_path / "sample" / "README.md").read_text(encoding="utf-8")
+    assert f"| research questions | {len(rqs_jsonl)} |" in card
+    stage_row = re.search(r"^\| influence \| (.*)$", card, re.M)
+    assert stage_row and "scripted" in stage_row.group(1), stage_row and stage_row.group(0)
+    assert publish_sample(out, tmp_path / "sample") is None  # same data: nothing new
