@@ -41,7 +41,8 @@ _MARKERS_RE = re.compile("[\ue000-\ue0ff]")
 
 @dataclass
 class FloatRow:
-    """A table row (or float line) that cites, and the float's caption sentences."""
+    """A citing line outside the running text: a table row (with its float's caption sentences)
+    or a section heading (with the section's first sentences)."""
 
     text: str
     caption: list[str] = field(default_factory=list)
@@ -677,6 +678,8 @@ def convert_body(text: str, cite_extra: frozenset[str] | set[str] = frozenset())
         for p in paras:
             spans.append(list(range(len(sentences), len(sentences) + len(p))))
             sentences += p
+        if _CITE_MARK_RE.search(name):  # \subsection{GLEU~\citep{...}}: the heading is the citing line
+            rows = [FloatRow(text=_typography(_clean_spaces(name)), caption=sentences[:3])] + rows
         sections.append(
             SectionBlock(index=len(sections), name=_section_name(name), level=level, sentences=sentences,
                          paragraphs=spans, float_rows=rows, synthetic=synthetic)
