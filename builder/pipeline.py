@@ -393,9 +393,11 @@ def run_build(config: BuildConfig, llm: Any = None) -> BuildManifest:
                 continue
             raise RuntimeError(f"stage {name!r} needs the output of {missing}; run the build without --stage first")
         since = time.time()
-        report = run_stage(stage, out, inputs, llm=llm, workers=config.workers, concurrency=config.concurrency,
-                           progress=config.progress, redo=config.stage == name,
-                           executor=config.executor if stage.kind == "cpu" else "local")  # fmt: skip
+        # downloads of cited e-prints keep arXiv's one-request-at-a-time rule: no parallel workers then
+        fetching = name == "cited_text" and config.fetch_cited_effective
+        report = run_stage(stage, out, inputs, llm=llm, workers=1 if fetching else config.workers,
+                           concurrency=config.concurrency, progress=config.progress, redo=config.stage == name,
+                           executor=config.executor if stage.kind == "cpu" and not fetching else "local")  # fmt: skip
         if config.dry_run and report.dry_run_pending:
             _say(config, f"{name}: {report.dry_run_pending} item(s) counted, not run (dry run)")
             continue
@@ -541,6 +543,9 @@ def write_manifest(config: BuildConfig, stages: dict[str, Stage], tables: BuildT
                 finished_at=datetime.fromisoformat(last["at"]),
             )
         )
+    if tables is not None:
+        runs.append(StageRun(stage="records", items_in=tables.counts.get("papers_in", 0), items_out=len(tables.rqs),
+                             skipped=sum(tables.dropped.values()), finished_at=datetime.now(timezone.utc)))  # fmt: skip
     inputs, settings = config.inputs_record(), config.settings_record()
     previous = _read_manifest(out)
     manifest = BuildManifest(

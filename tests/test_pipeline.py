@@ -88,7 +88,8 @@ def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
     assert saved.counts["cited_title"] + saved.counts["cited_full"] + saved.counts["cited_abstract"] == len(cited)
     by_stage = {s.stage: s for s in saved.stages}
     assert list(by_stage) == ["source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs",
-                              "cited_text", "verify"]  # fmt: skip
+                              "cited_text", "verify", "records"]  # fmt: skip
+    assert by_stage["records"].items_out == len(rqs)
     assert by_stage["influence"].model == "scripted/test@max_tokens=160"
     assert by_stage["influence"].prompt_set.name == "rqbench-v1"
     assert sum(s.llm_calls for s in saved.stages) == len(srv.requests)
@@ -233,3 +234,39 @@ def test_manual_sample_is_the_papers_rule():
     random.seed(42)
     assert manual_sample(ids) == random.sample(ids, 50)
     assert sorted(manual_sample(ids[:7])) == sorted(ids[:7])
+
+
+@pytest.mark.local_model
+def test_local_model_build_on_one_paper(tmp_path, fixtures_dir):
+    """The embedded model through every stage of one paper, with a hard cap on the calls it may send."""
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python not installed")
+    cap = 10
+    llm = LLM(CallStore(tmp_path / "calls.db"))
+    real_send = llm._send
+    sent: list[str] = []
+
+    async def capped(cfg, step, *args):
+        sent.append(step)
+        if len(sent) > cap:
+            raise RuntimeError(f"more than {cap} calls to the local model")
+        return await real_send(cfg, step, *args)
+
+    llm._send = capped  # type: ignore[method-assign]
+    papers = make_papers(tmp_path / "papers", fixtures_dir, ["attention-sink-gpt2"])
+    config = BuildConfig(out=tmp_path / "out", papers=papers, cited_sources=make_cited_sources(tmp_path / "cited"),
+                         allow_abstract_only=True, max_cited_per_paper=1, text_budget_chars=3000,
+                         context_budget_chars=800, progress=False, concurrency=1)  # fmt: skip
+    manifest = run_build(config, llm)
+    assert 2 <= len(sent) <= cap
+    by_stage = {s.stage: s for s in manifest.stages}
+    assert by_stage["influence"].model.startswith("local/smollm2-135m@max_tokens=")
+    contributions = StageStore(tmp_path / "out", "contributions").load()
+    assert contributions["attention-sink-gpt2"].status in ("ok", "skipped")  # the weak model may fail, by name
+    for r in read(tmp_path / "out" / "records" / "rqs.jsonl", RQRecord):
+        assert r.rq.endswith("?") and r.cited_keys
+    before = len(sent)
+    run_build(config, llm)
+    assert len(sent) == before
