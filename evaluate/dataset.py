@@ -66,7 +66,7 @@ class Benchmark:
     def background(self, inst: EvaluationInstance) -> list[CitedPaper]:
         return [self.papers[p] for p in inst.background_paper_ids]
 
-    def subset(self, limit: int | None) -> "Benchmark":
+    def subset(self, limit: int | None) -> Benchmark:
         """The first ``limit`` instances (for trial runs); the same object when ``limit`` is None."""
         if limit is None or limit >= len(self.instances):
             return self
@@ -105,7 +105,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 def _load_build(root: Path) -> Benchmark:
     rec = root / "records" if (root / "records").is_dir() else root
     files = {name: rec / f"{name}.jsonl" for name in ("instances", "cited_papers")}
-    for name, f in files.items():
+    for f in files.values():
         if not f.exists():
             raise DatasetError(f"{root}: build folder has no {f.relative_to(root)} (run 'rqbench build' first)")
     instances = _validated(EvaluationInstance, _read_jsonl(files["instances"]), str(files["instances"]), "rq_id")

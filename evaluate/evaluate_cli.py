@@ -14,9 +14,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from rqbench import paths
 from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
 from rqbench.evaluate.judge_cli import SETTING_CHOICES, add_judge_options, print_results
+
+from rqbench import paths
 from rqbench.llm.config import default_model
 
 OFFLINE_JUDGES = ["local", "local@temperature=0.7"]
@@ -42,6 +43,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
     """RQs of realistic length for counting judge calls before the real ones exist."""
     from rqbench.evaluate.submission import Submission, ValidationReport
+
     from rqbench.records import SubmissionEntry
 
     entries = {
@@ -55,6 +57,7 @@ def _estimate(args, bench, model, judges, settings, metrics, prompts, policy) ->
     from rqbench.evaluate.generate import generate_submission
     from rqbench.evaluate.judging import judge_submission
     from rqbench.evaluate.submission import load_submission
+
     from rqbench.llm.client import LLM
     from rqbench.records import SubmissionMetadata
 
@@ -76,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.generate import generate_submission
     from rqbench.evaluate.judging import judge_submission, slug
     from rqbench.evaluate.submission import SubmissionInvalid, load_submission
+
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 

@@ -24,16 +24,25 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import ConfigDict, field_validator
-from tqdm import tqdm
-
-from rqbench.evaluate.background import BackgroundPolicy, background_block, default_budget
+from rqbench.evaluate.background import (
+    BackgroundPolicy,
+    background_block,
+    default_budget,
+)
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.injection import scan_for_injection
 from rqbench.evaluate.submission import write_submission
+from tqdm import tqdm
+
 from rqbench.llm.client import LLM, DryRun, LLMCallFailed
 from rqbench.llm.config import parse_model_spec
 from rqbench.prompts import PromptSet, load_prompt_set
-from rqbench.records import EvaluationInstance, GenerationReply, SubmissionEntry, SubmissionMetadata
+from rqbench.records import (
+    EvaluationInstance,
+    GenerationReply,
+    SubmissionEntry,
+    SubmissionMetadata,
+)
 
 Variant = Literal["original", "revised"]
 LOG_FILE = "generation_log.jsonl"

@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.background import BackgroundPolicy
     from rqbench.evaluate.dataset import DatasetError, load_benchmark
     from rqbench.evaluate.generate import generate_submission
+
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 

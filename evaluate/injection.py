@@ -26,7 +26,7 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
         re.compile(
             r"\b(ignore|disregard|forget|override|bypass)\b[^.?!]{0,40}\b(instruction|prompt|rule|rubric|guideline|"
             r"above|previous|prior|system)s?\b",
-            re.I,
+            re.IGNORECASE,
         ),
     ),
     (
@@ -36,7 +36,7 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
             r"assistant|language model|llm|ai)\s*[,:!]|\byou (are|must|should|will) (now )?(act|be|score|rate|give|"
             r"assign|rank|output|respond|reply|return|ignore)\b|\bas an ai\b|\bnew instructions?\b|"
             r"\bsystem prompt\b|\bjailbreak\b",
-            re.I,
+            re.IGNORECASE,
         ),
     ),
     (
@@ -48,24 +48,24 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
             r"\b(deserves?|merits?|earns?)\b[^.?!]{0,20}\b(a |the )?(maximum|max|full|perfect|highest|top)\b|"
             r"\b(rank|place|put)\b[^.?!]{0,20}\b(this|me|it)\b[^.?!]{0,20}\b(first|highest|top|#\s*1)\b|"
             r"\b10\s*/\s*10\b|\b3\s*/\s*3\b|\b4\s*/\s*4\b",
-            re.I,
+            re.IGNORECASE,
         ),
     ),
     (
         "contains a JSON fragment",
-        re.compile(r"[{\[]\s*\"[^\"]{1,40}\"\s*:|\"\s*:\s*[\[{\d\"]|```|\}\s*,\s*\{|^\s*[{\[]", re.I),
+        re.compile(r"[{\[]\s*\"[^\"]{1,40}\"\s*:|\"\s*:\s*[\[{\d\"]|```|\}\s*,\s*\{|^\s*[{\[]", re.IGNORECASE),
     ),
     (
         "contains a chat role tag or template marker",
         re.compile(
             r"<\|[a-z_ ]{1,20}\|>|\[/?INST\]|<<\s*/?SYS\s*>>|</?\s*(system|assistant|user|s|im_start|im_end)\s*>|"
             r"(^|\n)\s*#{0,3}\s*(system|assistant|user|human|instruction)\s*:|\b(role|content)\"\s*:",
-            re.I,
+            re.IGNORECASE,
         ),
     ),
     (
         "contains the judge prompt's data delimiters",
-        re.compile(r"<<<|>>>|\bCANDIDATES\b(?=\s*>>>)|\bBACKGROUND\s*:", re.I),
+        re.compile(r"<<<|>>>|\bCANDIDATES\b(?=\s*>>>)|\bBACKGROUND\s*:", re.IGNORECASE),
     ),
 ]
 

@@ -12,8 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from rqbench import paths
 from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
+
+from rqbench import paths
 
 SETTING_CHOICES = {"standalone": ["standalone"], "comparative": ["comparative"], "both": ["standalone", "comparative"]}
 
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.dataset import DatasetError, load_benchmark
     from rqbench.evaluate.judging import judge_submission
     from rqbench.evaluate.submission import SubmissionInvalid, load_submission
+
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 

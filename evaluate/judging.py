@@ -27,14 +27,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tqdm import tqdm
-
 from rqbench.evaluate.background import BackgroundPolicy, default_budget
-from rqbench.hashing import content_hash
 from rqbench.evaluate.dataset import Benchmark
-from rqbench.evaluate.judges import GT_ID, METRICS, SETTINGS, JudgeConfig, JudgeRequest, metric_for_step, parse_reply
+from rqbench.evaluate.judges import (
+    GT_ID,
+    METRICS,
+    SETTINGS,
+    JudgeConfig,
+    JudgeRequest,
+    metric_for_step,
+    parse_reply,
+)
 from rqbench.evaluate.judges.base import candidate_id
 from rqbench.evaluate.submission import Submission
+from tqdm import tqdm
+
+from rqbench.hashing import content_hash
 from rqbench.llm.client import LLM, DryRun, LLMCallFailed
 from rqbench.llm.config import ModelConfig, parse_model_spec
 from rqbench.prompts import PromptSet, load_prompt_set
@@ -69,7 +77,7 @@ def _supports_reasoning(litellm_model: str) -> bool:
     quiet, litellm.suppress_debug_info = litellm.suppress_debug_info, True  # it prints for unknown providers
     try:
         return bool(litellm.supports_reasoning(model=litellm_model))
-    except Exception:  # litellm raises for models missing from its map
+    except Exception:  # noqa: BLE001 - litellm raises assorted errors for models missing from its map
         return False
     finally:
         litellm.suppress_debug_info = quiet
@@ -375,7 +383,7 @@ async def ajudge_submission(
                 instances=instances,
                 totals=_totals(llm, cfg.name, t0, time.monotonic() - wall, existing.totals if existing else None),
                 settings={"background": pol.model_dump(), "metrics": list(metrics),
-                          "coverage": f"{len(instances)}/{len(benchmark.instances)}"},  # fmt: skip
+                          "coverage": f"{len(instances)}/{len(benchmark.instances)}"},
             )
             written.append(write_results(path, results))
     return written
@@ -397,7 +405,7 @@ class OrderingStats:
 
     def line(self) -> str:
         pos = ", ".join("-" if v is None else f"{v:.2f}" for v in self.mean_total_by_position)
-        fmt = lambda v: "n/a" if v is None else f"{v:.1%}"  # noqa: E731
+        fmt = lambda v: "n/a" if v is None else f"{v:.1%}"
         return (
             f"{self.instances} instances with >= 2 orderings; mean novelty total by shown position [{pos}]; "
             f"GT-vs-best verdict flips in {fmt(self.gt_verdict_flip_rate)}; pairwise order flips {fmt(self.pairwise_flip_rate)}"

@@ -28,10 +28,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from rqbench.evaluate.injection import scan_for_injection
+
 from rqbench.hashing import content_hash
-from rqbench.records import MAX_LONG_TEXT, MAX_RQ_CHARS, SubmissionEntry, SubmissionMetadata
+from rqbench.records import (
+    MAX_LONG_TEXT,
+    MAX_RQ_CHARS,
+    SubmissionEntry,
+    SubmissionMetadata,
+)
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -9,9 +9,16 @@ from typing import Any
 
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.submission import Submission, load_submission, write_submission
-from rqbench.records import CitedPaper, EvaluationInstance, SectionText, SubmissionEntry, SubmissionMetadata
 
-CAND_LINE = re.compile(r"^\[(\d+)\] (.*)$", re.M)
+from rqbench.records import (
+    CitedPaper,
+    EvaluationInstance,
+    SectionText,
+    SubmissionEntry,
+    SubmissionMetadata,
+)
+
+CAND_LINE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
 
 
 def paper(pid: str, n_sections: int = 3, words: int = 60) -> CitedPaper:

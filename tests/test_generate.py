@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import evaluate_factory as F
-from rqbench.evaluate.background import BackgroundPolicy, background_block, paper_block, token_counter
+import pytest
+from rqbench.evaluate.background import (
+    BackgroundPolicy,
+    background_block,
+    paper_block,
+    token_counter,
+)
 from rqbench.evaluate.dataset import DatasetError, load_benchmark
 from rqbench.evaluate.generate import LOG_FILE, generate_submission
 from rqbench.evaluate.submission import validate_submission
+
 from rqbench.llm import LLM
 from rqbench.records import CitedPaper, SectionText
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import evaluate_factory as F
+import pytest
 from rqbench.evaluate.judges import METRICS, JudgeConfig, candidate_block, shuffled
 from rqbench.evaluate.judging import judge_submission, read_results
+
 from rqbench.llm import LLM
 from rqbench.llm.scripted_server import Fault
 from rqbench.prompts import load_prompt_set

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import evaluate_factory as F
-from rqbench.cli import main
+import pytest
 from rqbench.evaluate.judging import ordering_stats, read_results
+
+from rqbench.cli import main
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def judge_env(scripted_server, monkeypatch):
 
 
 def test_generate_validate_judge_end_to_end(build, judge_env, scripted_server, tmp_path, capsys):
-    bench, root = build
+    _, root = build
     spec = judge_env
     sub = tmp_path / "sub"
     assert main(["generate", "--model", spec, "--dataset", str(root), "--out", str(sub)]) == 0
@@ -93,8 +93,9 @@ def test_invalid_or_partial_submissions_are_refused(build, judge_env, tmp_path, 
 
 
 def test_generation_failures_become_recorded_instance_failures(build, judge_env, tmp_path):
-    bench, root = build
+    bench, _ = build
     from rqbench.evaluate.judging import judge_submission
+
     from rqbench.llm import LLM
 
     sub = F.submission(bench, tmp_path / "sub", failed={bench.rq_ids[1]})
@@ -106,7 +107,7 @@ def test_generation_failures_become_recorded_instance_failures(build, judge_env,
 
 
 def test_evaluate_runs_every_stage_with_an_estimate_first(build, judge_env, scripted_server, tmp_path, capsys):
-    bench, root = build
+    _, root = build
     out = tmp_path / "results"
     rc = main(["evaluate", "--model", judge_env, "--judge", judge_env, "--dataset", str(root), "--out", str(out),
                "--setting", "standalone", "--metrics", "novelty,overlap", "--report-dir", str(tmp_path / "report")])
@@ -115,3 +116,24 @@ def test_evaluate_runs_every_stage_with_an_estimate_first(build, judge_env, scri
     assert printed.splitlines()[0].startswith("dry run: 24 calls to send")  # 3 generations + 3 x (6 + 1) judge calls
     assert len(list(out.glob("*.json"))) == 1
     assert (tmp_path / "report").is_dir() and any((tmp_path / "report").iterdir())
+
+
+@pytest.mark.local_model
+def test_one_real_local_model_judge_call(tmp_path):
+    """The embedded model through the whole judging path: one overlap call, parsed or recorded by name."""
+    from rqbench.evaluate.judging import judge_submission
+
+    from rqbench.llm import LLM
+
+    bench = F.benchmark(1)
+    sub = F.submission(bench, tmp_path / "sub")
+    (path,) = judge_submission(bench, sub, ["local"], ["standalone"], llm=LLM(), out_dir=tmp_path / "r",
+                               metrics=["overlap"], progress=False)
+    rf = read_results(path)
+    inst = rf.instances[0]
+    assert rf.judge.model == "local/smollm2-135m" and rf.totals.calls >= 1
+    assert len(inst.raw_replies) == 1 and inst.raw_replies[0].candidate_order == [f"m{k}" for k in range(5)]
+    if inst.overlap is None:  # a weak model may not manage the schema: then the failure is named, not a 0
+        assert inst.failures and inst.failures[0].startswith("overlap[") and inst.raw_replies[0].error
+    else:
+        assert len(inst.overlap.pairwise_scores) == 5 and inst.failures == []

@@ -7,15 +7,15 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rqbench.evaluate.submission import (
+    SubmissionInvalid,
     load_submission,
     scan_for_injection,
     submission_hash,
     validate_submission,
     write_submission,
-    SubmissionInvalid,
 )
+
 from rqbench.records import SubmissionEntry, SubmissionMetadata
 
 IDS = ["2501.00001_rq0", "2501.00002_rq0", "2501.00003_rq1"]

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ValidationError
-
+from pydantic import ValidationError
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.dataset import Benchmark
+
 from rqbench.llm.client import parse_json_reply
 from rqbench.prompts import PromptSet
 from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, Reply
@@ -106,7 +106,7 @@ def parse_reply(model: type[Reply], text: str, context: dict[str, Any]) -> Reply
     except json.JSONDecodeError as exc:
         raise ValueError(f"reply is not JSON ({exc.msg})") from exc
     if not isinstance(data, dict):
-        raise ValueError("reply is JSON but not an object")
+        raise ValueError("reply is JSON but not an object")  # noqa: TRY004 - one error type for every bad reply
     try:
         return model.model_validate(data, context=context)
     except ValidationError as exc:

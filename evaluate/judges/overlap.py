@@ -8,15 +8,18 @@ rule refer to that order). The call is the same in both settings, so a
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.judges.base import GT_ID, JudgeConfig, JudgeRequest, Metric
+
 from rqbench.records import EvaluationInstance, InstanceResult, OverlapReply, Reply
 
 
 class Overlap(Metric):
     name = "overlap"
-    steps = {"any": "overlap"}
-    reply_models = {"any": OverlapReply}
+    steps: ClassVar[dict[str, str]] = {"any": "overlap"}
+    reply_models: ClassVar[dict[str, type[Reply]]] = {"any": OverlapReply}
 
     def requests(
         self, judge: JudgeConfig, bench: Benchmark, inst: EvaluationInstance, candidates: dict[str, str]
