@@ -93,7 +93,9 @@ def _free_port() -> int:
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
     with contextlib.suppress(Exception):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        # SIGKILL, not SIGTERM: uvicorn answers SIGTERM by finishing the request in flight, which on
+        # a slow CPU can take minutes after the process that wanted it is gone
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class LocalModelServer:
@@ -159,7 +161,7 @@ class LocalModelServer:
             return
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=3)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
