@@ -6,13 +6,20 @@ budget). The novelty type is the closed enum ``rqbench.records.NoveltyType``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from rqbench.builder import prompt_text as pt
-from rqbench.builder.llm_stage import LLMStageSettings, ask
+from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded
 from rqbench.records import ContributionsReply, NoveltyType, ParsedPaper, Record, SourcePaper
 
 STEP = "contributions"
+_Text = Annotated[str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)]
+# The records' reply, with long texts bounded so a grammar-constrained local model can be asked for it.
+Reply = bounded(ContributionsReply, problem_statement=(str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)),
+                ideas=(list[_Text], Field(min_length=1, max_length=8)),
+                contributions=(list[_Text], Field(min_length=1, max_length=8)))  # fmt: skip
 
 
 class ContributionsResult(Record):
@@ -37,7 +44,7 @@ def variables(paper: SourcePaper, parsed: ParsedPaper, settings: LLMStageSetting
 async def extract(item: dict[str, Any], llm: Any, *, settings: LLMStageSettings) -> list[ContributionsResult]:
     paper: SourcePaper = item["filter"].paper
     parsed: ParsedPaper = item["parse"]
-    reply, model = await ask(llm, settings, ContributionsReply, variables(paper, parsed, settings))
+    reply, model = await ask(llm, settings, Reply, variables(paper, parsed, settings))
     return [
         ContributionsResult(
             arxiv_id=parsed.arxiv_id,

@@ -7,17 +7,22 @@ judged on its own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.influence import InfluenceResult
-from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
+from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded, is_permanent
 from rqbench.builder.stages import gather_calls
 from rqbench.llm import LLMCallFailed
 from rqbench.records import CitedWork, GapReply, ParsedPaper, Record, SourcePaper
 
 STEP = "gaps"
+# The records' reply, with each gap bounded so a grammar-constrained local model can be asked for it.
+Reply = bounded(GapReply, gaps=(list[Annotated[str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)]],
+                                Field(max_length=6)))  # fmt: skip
 
 
 class CitationGaps(Record):
@@ -62,7 +67,7 @@ async def find_gaps(item: dict[str, Any], llm: Any, *, settings: LLMStageSetting
     contrib: ContributionsResult = item["contributions"]
     works = {w.key: w for w in parsed.cited_works}
     keys = [k for k in influence.influential_keys if k in works]
-    calls = [ask(llm, settings, GapReply, variables(paper, contrib, works[k], settings)) for k in keys]
+    calls = [ask(llm, settings, Reply, variables(paper, contrib, works[k], settings)) for k in keys]
     results = await gather_calls(calls)
     per: list[CitationGaps] = []
     model = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, create_model
 
 from rqbench.hashing import content_hash
 from rqbench.llm.config import parse_model_spec
@@ -25,6 +25,17 @@ PERMANENT_FAILURES = frozenset({"invalid_reply", "BadRequestError", "ContextWind
 # The embedded model reads 8192 tokens: prompts for it are cut to fit, whatever the build's budgets say.
 LOCAL_TEXT_BUDGET = 10000
 LOCAL_CONTEXT_BUDGET = 2000
+
+
+# llama.cpp turns a string's maxLength into a grammar rule repeated that many times and refuses
+# (HTTP 500) past its repetition limit: measured on the embedded model, 1000 characters compile and
+# 1500 do not. The records allow 2000 for long texts; the builder asks for at most this much.
+GRAMMAR_SAFE_TEXT = 1000
+
+
+def bounded(reply_model: type[R], **fields: tuple[Any, Any]) -> type[R]:
+    """``reply_model`` with some fields narrowed; same name, so the JSON schema reads the same."""
+    return create_model(reply_model.__name__, __base__=reply_model, **fields)  # type: ignore[call-overload]
 
 
 def is_permanent(exc: Exception) -> bool:

@@ -12,15 +12,19 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import Field
+
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.author_rqs import AuthorRQsResult
-from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
+from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded, is_permanent
 from rqbench.builder.stages import gather_calls
 from rqbench.llm import LLMCallFailed
 from rqbench.records import ParsedPaper, Record, Verification, VerificationReply
 
 STEP = "verification"
 SourceKind = Literal["latex", "text"]
+# The records' strict reply, with the reasoning bounded so a grammar-constrained local model can give it.
+Reply = bounded(VerificationReply, reasoning=(str, Field(max_length=GRAMMAR_SAFE_TEXT)))
 
 
 class VerificationResult(Record):
@@ -53,7 +57,7 @@ async def verify(
     parsed: ParsedPaper = item["parse"]
     rqs: AuthorRQsResult = item["author_rqs"]
     text, used = paper_source(item["filter"].folder, parsed, source, settings.text_budget_chars)
-    calls = [ask(llm, settings, VerificationReply, {"paper": text, "question": rq.question}) for rq in rqs.rqs]
+    calls = [ask(llm, settings, Reply, {"paper": text, "question": rq.question}) for rq in rqs.rqs]
     results = await gather_calls(calls)
     verdicts: list[Verification | None] = []
     failures: list[str | None] = []

