@@ -54,8 +54,14 @@ def novelty_vs_narrowness(
     return fig
 
 
-def verdict_bars(rows: Sequence[SummaryRow], *, setting: str = "standalone", dimension: str = "non_obviousness") -> Figure:
-    """Stacked win/tie/lose shares of each model under each judge (and combined)."""
+def verdict_bars(
+    rows: Sequence[SummaryRow],
+    *,
+    setting: str = "standalone",
+    dimension: str = "non_obviousness",
+    max_bars: int = 30,
+) -> Figure:
+    """Stacked win/tie/lose shares of each model under each judge (and combined); the ``max_bars`` highest win rates."""
     items = []
     for r in rows:
         if r.row_kind != "model" or r.setting != setting or r.subfield is not None:
@@ -63,6 +69,9 @@ def verdict_bars(rows: Sequence[SummaryRow], *, setting: str = "standalone", dim
         vals = [r.figures.get(f"{v}_{dimension}") for v in ("win", "tie", "lose")]
         if all(v is not None for v in vals):
             items.append((f"{r.model} / {r.judge}", [v.value for v in vals]))  # type: ignore[union-attr]
+    total = len(items)
+    if total > max_bars:
+        items = sorted(items, key=lambda it: -it[1][0])[:max_bars]
     items.sort()
     fig, ax = plt.subplots(figsize=(6.4, max(2.0, 0.45 * len(items) + 1.2)), dpi=100)
     left = [0.0] * len(items)
@@ -71,6 +80,8 @@ def verdict_bars(rows: Sequence[SummaryRow], *, setting: str = "standalone", dim
         ax.barh([n for n, _ in items], widths, left=left, color=color, label=name)
         left = [a + b for a, b in zip(left, widths)]
     ax.set_xlim(0, 100)
+    if total > max_bars:
+        ax.set_title(f"The {max_bars} highest win rates of {total} (model, judge) rows", fontsize=9)
     ax.set_xlabel(f"% of instances ({dimension.replace('_', ' ')}, {setting}) vs the author-anchored RQ")
     if not items:
         ax.text(0.5, 0.5, "no results yet", ha="center", va="center", transform=ax.transAxes)

@@ -1,0 +1,141 @@
+"""Leaderboard speed with 1,000 rows: the Space's Gradio table against plain pandas HTML, in one run.
+
+Rows come from real results files (100 synthetic models x 2 settings x 4 judges,
+plus the combined judge: 1,000 model rows, and the reference rows) through the
+real path: store -> summarize -> leaderboard table. Measured:
+
+- build: results files to the table the page shows (summarize + build_table + render), against
+  building the same rows into a DataFrame with pandas alone and ``to_html``;
+- in headless Chromium (when /usr/bin/chromium exists): time to the first table cell of the
+  Space page, and the latency of a search-filter change, against the same table as a static
+  pandas ``to_html`` page and a filter done by pandas + ``page.set_content``.
+
+Run: ``.venv/bin/python benchmarks/space.py`` (about a minute).
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from rqbench.evaluate.summary import summarize
+from rqbench.space import leaderboard as lb
+from rqbench.space.stores import SpaceStores
+from rqbench.space.synthetic import make_results
+
+N_MODELS, JUDGES, SETTINGS = 100, ("j1", "j2", "j3", "j4"), ("standalone", "comparative")
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+
+
+def fill_store(root: Path) -> SpaceStores:
+    stores = SpaceStores.local(root)
+    for m in range(N_MODELS):
+        for j in JUDGES:
+            for s in SETTINGS:
+                stores.results.put(make_results(f"model-{m:03d}", judge=j, setting=s, n_instances=4,
+                                                bias=(m % 7 - 3) / 5, seed=m))  # fmt: skip
+    return stores
+
+
+def timed(fn, repeat: int = 3) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="rqb-space-bench-"))
+    stores = fill_store(tmp / "store")
+    results, _ = stores.results.load()
+
+    rows_t, rows = timed(lambda: summarize(results, n_boot=200), repeat=1)
+    n_model_rows = sum(1 for r in rows if r.row_kind == "model" and r.subfield is None)
+    print(f"{len(results)} results files -> {n_model_rows} model rows (+ reference rows); summarize {rows_t:.2f}s")
+
+    ours_t, shown = timed(lambda: lb.render(lb.build_table(rows), lb.View(judges=())))
+    plain_t, plain = timed(lambda: pd.DataFrame([r.flat() for r in rows]).to_html())
+    print(f"table from summary rows: leaderboard {ours_t * 1000:.1f} ms, plain pandas flat+to_html "
+          f"{plain_t * 1000:.1f} ms, ratio {ours_t / plain_t:.2f}x ({len(shown)} rows shown)")  # fmt: skip
+
+    table = lb.build_table(rows)
+    filt_ours, _ = timed(lambda: lb.render(table, lb.View(judges=(), search="model-04")), repeat=5)
+    flat = pd.DataFrame([r.flat() for r in rows])
+    filt_plain, _ = timed(lambda: flat[flat["model"].str.contains("model-04", regex=False)].to_html(), repeat=5)
+    print(f"filter change (table cached): leaderboard {filt_ours * 1000:.1f} ms, pandas {filt_plain * 1000:.1f} ms, "
+          f"ratio {filt_ours / filt_plain:.2f}x")  # fmt: skip
+
+    if not CHROMIUM.exists():
+        print("browser timings skipped: /usr/bin/chromium is not installed")
+        return
+    from playwright.sync_api import sync_playwright
+
+    from rqbench.space.ui import SpaceConfig, build_app
+
+    demo = build_app(SpaceConfig(stores=stores, n_boot=200))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    html_path = tmp / "plain.html"
+    html_path.write_text(flat.to_html(), encoding="utf-8")
+    try:
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+            first = []
+            for _ in range(3):  # a fresh page each time; the first load also pays for summarize
+                pg = b.new_page(viewport={"width": 1400, "height": 1000})
+                t = time.perf_counter()
+                pg.goto(f"http://127.0.0.1:{port}/")
+                pg.locator("#leaderboard-table [data-testid='cell-0-0']").first.wait_for(timeout=120_000)
+                first.append(time.perf_counter() - t)
+                time.sleep(3)  # let the page's load event (plots, queue) finish before it is closed
+                pg.close()
+            pg = b.new_page(viewport={"width": 1400, "height": 1000})
+            pg.goto(f"http://127.0.0.1:{port}/")
+            pg.locator("#leaderboard-table [data-testid='cell-0-0']").first.wait_for(timeout=120_000)
+            time.sleep(3)
+            lat = []
+            box = pg.locator("#lb-search textarea, #lb-search input").first
+            for q in ("model-04", "model-01", "model-09"):
+                t = time.perf_counter()
+                box.fill(q)
+                box.press("Enter")
+                pg.wait_for_function(
+                    "q => { const c = document.querySelector(\"#leaderboard-table [data-testid='cell-0-0']\");"
+                    " return c && c.innerText.includes(q); }", arg=q, timeout=60_000)  # fmt: skip
+                lat.append(time.perf_counter() - t)
+            base_first = []
+            for _ in range(3):
+                t = time.perf_counter()
+                pg.goto(html_path.as_uri())
+                pg.locator("table tbody tr").first.wait_for()
+                base_first.append(time.perf_counter() - t)
+            base_lat = []
+            for q in ("model-04", "model-01", "model-09"):
+                t = time.perf_counter()
+                pg.set_content(flat[flat["model"].str.contains(q, regex=False)].to_html())
+                pg.locator("table tbody tr").first.wait_for()
+                base_lat.append(time.perf_counter() - t)
+            b.close()
+    finally:
+        demo.close()
+    f_ours, f_base = statistics.median(first), statistics.median(base_first)
+    l_ours, l_base = statistics.median(lat), statistics.median(base_lat)
+    print(f"browser first render (median of 3, first includes summarize): Space {f_ours:.2f}s, "
+          f"pandas HTML {f_base:.2f}s, ratio {f_ours / f_base:.1f}x")  # fmt: skip
+    print(f"browser filter change (median of 3): Space {l_ours:.2f}s, pandas HTML {l_base:.2f}s, "
+          f"ratio {l_ours / l_base:.1f}x")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
