@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import Field, create_model
-
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.gaps import GapsResult
 from rqbench.builder.llm_stage import LLMStageSettings, ask
+
 from rqbench.records import AuthorRQ, AuthorRQsReply, ParsedPaper, Record, SourcePaper
 
 STEP = "author_rqs"

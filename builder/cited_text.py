@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-
 from rqbench.builder.cited_lookup import normalise_title
+
 from rqbench.hashing import content_hash
 from rqbench.records import BibEntry, CitedPaper, ParsedPaper, Record, SectionText, SourcePaper, TextLevel
 

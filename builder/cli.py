@@ -64,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")  # fmt: skip
 
 
-def config_from_args(args: argparse.Namespace):  # noqa: ANN201 - BuildConfig
+def config_from_args(args: argparse.Namespace):
     from rqbench.builder.pipeline import LLM_STAGES, BuildConfig
 
     models = {role: getattr(args, f"model_{role}") for role in ROLES if getattr(args, f"model_{role}")}

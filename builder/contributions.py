@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import Field
-
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded
+
 from rqbench.records import ContributionsReply, NoveltyType, ParsedPaper, Record, SourcePaper
 
 STEP = "contributions"

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import Field
-
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.influence import InfluenceResult
 from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded, is_permanent
 from rqbench.builder.stages import gather_calls
+
 from rqbench.llm import LLMCallFailed
 from rqbench.records import CitedWork, GapReply, ParsedPaper, Record, SourcePaper
 

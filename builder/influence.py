@@ -15,6 +15,7 @@ from typing import Any
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
 from rqbench.builder.stages import gather_calls
+
 from rqbench.llm import LLMCallFailed
 from rqbench.records import CitedWork, InfluenceLabel, InfluenceReply, ParsedPaper, Record, SourcePaper
 

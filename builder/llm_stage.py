@@ -58,7 +58,7 @@ class LLMStageSettings(BaseModel):
     text_budget_chars: int | None = None
     context_budget_chars: int | None = None
 
-    def template(self):  # noqa: ANN201 - rqbench.prompts.Template
+    def template(self):
         return load_prompt_set(self.prompts)[self.step]
 
     def prompt_hash(self) -> str:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from rqbench.builder import author_rqs, cited_text, contributions, gaps, influence, verification
 from rqbench.builder.llm_stage import LOCAL_CONTEXT_BUDGET, LOCAL_TEXT_BUDGET, LLMStageSettings, is_local, stage_model
 from rqbench.builder.records_out import BuildTables, assemble
@@ -34,6 +33,7 @@ from rqbench.builder.stages import (
     write_atomic,
     write_jsonl,
 )
+
 from rqbench.hashing import content_hash
 from rqbench.llm.config import default_model
 from rqbench.prompts import load_prompt_set
@@ -112,7 +112,7 @@ class BuildConfig(BaseModel):
     progress: bool = True
 
     @model_validator(mode="after")
-    def _inputs(self) -> "BuildConfig":
+    def _inputs(self) -> BuildConfig:
         if (self.papers is None) == (self.arxiv_query is None):
             raise ValueError("give exactly one of papers (offline) or arxiv_query (online)")
         if self.stage is not None and self.stage not in STAGE_ORDER:

@@ -25,6 +25,7 @@ from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.gaps import GapsResult
 from rqbench.builder.influence import InfluenceResult
 from rqbench.builder.verification import VerificationResult
+
 from rqbench.records import (
     CitedPaper,
     EvaluationInstance,

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
-
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.author_rqs import AuthorRQsResult
 from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded, is_permanent
 from rqbench.builder.stages import gather_calls
+
 from rqbench.llm import LLMCallFailed
 from rqbench.records import ParsedPaper, Record, Verification, VerificationReply
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from builder_script import make_cited_sources, make_papers, reply_for, step_of
+
 from rqbench.cli import main
 
 PAPERS = ["attention-sink-gpt2", "inlg2024-ngram-gec"]

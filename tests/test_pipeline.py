@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-
 from builder_script import make_cited_sources, make_papers, reply_for, step_of
 from rqbench.builder import gaps as gaps_module
 from rqbench.builder.pipeline import BuildConfig, run_build
 from rqbench.builder.records_out import assemble, manual_sample
 from rqbench.builder.stages import StageStore
+
 from rqbench.llm import LLM, CallStore
 from rqbench.records import (
     BuildManifest,
@@ -193,6 +193,7 @@ def test_assemble_keeps_rq_indices_and_dedupes_cited_papers():
     from rqbench.builder.contributions import ContributionsResult
     from rqbench.builder.gaps import CitationGaps, GapsResult
     from rqbench.builder.influence import InfluenceResult
+
     from rqbench.records import SectionText, SourcePaper
 
     def paper(i):
@@ -282,8 +283,8 @@ def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
     import llama_cpp
     from llama_cpp._internals import LlamaModel
     from llama_cpp.llama_grammar import LlamaGrammar
-
     from rqbench.builder import author_rqs, contributions, gaps, verification
+
     from rqbench.records import InfluenceReply, reply_json_schema
 
     params = llama_cpp.llama_model_default_params()

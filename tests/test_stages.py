@@ -7,7 +7,6 @@ import functools
 import json
 
 import pytest
-
 from rqbench.builder.stages import (
     ItemSkipped,
     Stage,
@@ -18,6 +17,7 @@ from rqbench.builder.stages import (
     input_hash,
     run_stage,
 )
+
 from rqbench.records import Record
 
 
