@@ -121,3 +121,24 @@ def test_empty_store_gives_an_empty_table_with_columns():
     t = lb.build_table([])
     out = lb.render(t, lb.View())
     assert out.empty and "Model" in out.columns
+
+
+def test_space_readme_header_and_export(tmp_path):
+    """The Space card parses as a Hub Space card with OAuth on, and the export is a self-contained Space folder."""
+    from pathlib import Path
+
+    from huggingface_hub import SpaceCard
+
+    from rqbench.space.cli import export_space
+
+    space_dir = Path(lb.__file__).resolve().parent
+    card = SpaceCard.load(space_dir / "README.md")
+    assert card.data.sdk == "gradio" and card.data.app_file == "app.py"
+    assert card.data.to_dict()["hf_oauth"] is True
+    out = export_space(tmp_path / "export")
+    for name in ("app.py", "README.md", "requirements.txt", "rqbench/space/ui.py", "rqbench/evaluate/summary.py",
+                 "rqbench/records.py"):
+        assert (out / name).is_file(), name
+    assert not list(out.rglob("__pycache__"))
+    with pytest.raises(FileExistsError):
+        export_space(out)
