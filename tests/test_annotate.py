@@ -111,3 +111,32 @@ def test_store_round_trip_export_and_delete(tmp_path, pairs):
     assert exported.count("\n") == 1 and me in exported and other not in exported
     assert stores.annotations.delete_annotator(me) == 1
     assert [j.annotator for j in stores.annotations.judgments()] == [other]
+
+
+def test_agreement_cells_match_the_judges_picks():
+    from rqbench.evaluate.agreement import llm_picks
+    from rqbench.space import leaderboard as lb
+
+    res = [make_results("model-a", judge=j, setting="comparative", n_instances=6) for j in ("judge-a", "judge-b")]
+    pairs = an.build_pairs(res)
+    judgments = []
+    for k, p in enumerate(pairs[:4]):
+        for who in ("h1", "h2"):
+            choice = ("left", "right", "tie")[(k + len(who)) % 3]
+            judgments.append(an.make_judgment(who, p, choice, shown_at=T0))
+    cells = an.agreement_cells(judgments, res, n_boot=50)
+    picks = {(a.evaluator, a.rq_id): a.winner for a in llm_picks(res, rq_ids={j.rq_id for j in judgments})}
+    for judge in ("judge-a", "judge-b"):
+        matches = [j.winner == picks[(judge, j.rq_id)] for j in judgments if (judge, j.rq_id) in picks]
+        cell = cells[("model-a", "comparative", judge)]
+        assert cell.n == len(matches) and cell.value == pytest.approx(sum(matches) / len(matches))
+        assert cell.ci_low <= cell.value <= cell.ci_high
+    combined = cells[("model-a", "comparative", "combined")]
+    assert combined.n == cells[("model-a", "comparative", "judge-a")].n + cells[("model-a", "comparative", "judge-b")].n
+    # the same cells feed the leaderboard's human-agreement column
+    from rqbench.evaluate.summary import summarize
+
+    table = lb.build_table(summarize(res, n_boot=50), cells)
+    row = table[(table["Judge"] == "combined") & (table["Setting"] == "comparative")]
+    assert row["Human agreement % (non-obviousness)"].item() == round(100 * combined.value, 1)
+    assert an.agreement_cells([], res) == {}
