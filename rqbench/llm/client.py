@@ -101,6 +101,14 @@ MAX_RETRY_AFTER_S = 600.0
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
+def _litellm():
+    """litellm, imported on first use (it costs seconds) and told not to print provider banners."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
 def _retry_after(exc: BaseException) -> float | None:
     headers = None
     resp = getattr(exc, "response", None)
@@ -314,8 +322,7 @@ class LLM:
     async def _send(
         self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
     ) -> str:
-        import litellm
-
+        litellm = _litellm()
         kwargs: dict[str, Any] = {
             "model": cfg.litellm_model,
             "messages": messages,
@@ -383,8 +390,7 @@ class LLM:
     def _cost(resp: Any, cfg: ModelConfig) -> float | None:
         if cfg.local:
             return 0.0
-        import litellm
-
+        litellm = _litellm()
         try:
             return float(litellm.completion_cost(completion_response=resp))
         except Exception as exc:  # litellm raises for models missing from its cost map
@@ -397,8 +403,7 @@ class LLM:
         if self.store.get(key) is not None:
             est.cached += 1
             return
-        import litellm
-
+        litellm = _litellm()
         est.calls += 1
         est.by_step[step] = est.by_step.get(step, 0) + 1
         try:
