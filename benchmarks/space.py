@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
 from rqbench.evaluate.summary import summarize
 from rqbench.space import leaderboard as lb
 from rqbench.space.stores import SpaceStores
@@ -63,7 +62,7 @@ def main() -> None:
     print(f"{len(results)} results files -> {n_model_rows} model rows (+ reference rows); summarize {rows_t:.2f}s")
 
     ours_t, shown = timed(lambda: lb.render(lb.build_table(rows), lb.View(judges=())))
-    plain_t, plain = timed(lambda: pd.DataFrame([r.flat() for r in rows]).to_html())
+    plain_t, _ = timed(lambda: pd.DataFrame([r.flat() for r in rows]).to_html())
     print(f"table from summary rows: leaderboard {ours_t * 1000:.1f} ms, plain pandas flat+to_html "
           f"{plain_t * 1000:.1f} ms, ratio {ours_t / plain_t:.2f}x ({len(shown)} rows shown)")  # fmt: skip
 
@@ -78,7 +77,6 @@ def main() -> None:
         print("browser timings skipped: /usr/bin/chromium is not installed")
         return
     from playwright.sync_api import sync_playwright
-
     from rqbench.space.ui import SpaceConfig, build_app
 
     demo = build_app(SpaceConfig(stores=stores, n_boot=200))

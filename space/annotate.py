@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from rqbench.evaluate.metrics import SelectionRule, select_best, split_candidates
-from rqbench.records import ResultsFile
 from rqbench.space.records import HumanJudgment, Side, Skip, utcnow
+
+from rqbench.records import ResultsFile
 
 TARGET_ANNOTATORS = 2
 LOCAL_SALT = "rqbench-local-annotators"
@@ -62,7 +63,7 @@ def pair_id_for(submission_hash: str, rq_id: str) -> str:
 
 def _selection_file(files: Sequence[ResultsFile]) -> ResultsFile:
     comparative = sorted((f for f in files if f.judge.setting == "comparative"), key=lambda f: f.judge.label)
-    return comparative[0] if comparative else sorted(files, key=lambda f: f.judge.label)[0]
+    return comparative[0] if comparative else min(files, key=lambda f: f.judge.label)
 
 
 def build_pairs(results: Iterable[ResultsFile]) -> list[Pair]:

@@ -11,7 +11,7 @@ _here = Path(__file__).resolve().parent
 if (_here / "rqbench").is_dir():
     sys.path.insert(0, str(_here))
 
-from rqbench.space.ui import build_app, config_from_env, start_background_worker  # noqa: E402
+from rqbench.space.ui import build_app, config_from_env, start_background_worker
 
 config = config_from_env()
 demo = build_app(config)

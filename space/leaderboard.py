@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import pandas as pd
-
 from rqbench.evaluate.metrics import METRICS
 from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
 
@@ -246,10 +245,10 @@ def numeric_columns() -> list[str]:
 
 __all__ = [
     "ALL_COLUMNS",
-    "AgreementCell",
     "COMBINED",
     "GROUPS",
     "REFERENCE_MODEL",
+    "AgreementCell",
     "View",
     "build_table",
     "choices",

@@ -12,10 +12,9 @@ from collections.abc import Sequence
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from rqbench.evaluate.summary import COMBINED, SummaryRow  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+from rqbench.evaluate.summary import COMBINED, SummaryRow
 
 
 def _err(fig) -> list[list[float]]:

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 
 from rqbench import paths
 from rqbench.records import ResultsFile
-from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 
 log = logging.getLogger(__name__)
 
@@ -321,7 +321,7 @@ class SpaceStores:
     backend: str
 
     @classmethod
-    def local(cls, root: str | Path | None = None, results_root: str | Path | None = None) -> "SpaceStores":
+    def local(cls, root: str | Path | None = None, results_root: str | Path | None = None) -> SpaceStores:
         """One folder (default ``space_store_dir()``) with requests/, results/, submissions/, annotations/."""
         base = Path(root) if root else paths.space_store_dir()
         repo = LocalRepo(base)
@@ -330,7 +330,7 @@ class SpaceStores:
                    backend=f"local folder {base}")  # fmt: skip
 
     @classmethod
-    def hub(cls, api: Any, owner: str, *, prefix: str = "rq-bench") -> "SpaceStores":
+    def hub(cls, api: Any, owner: str, *, prefix: str = "rq-bench") -> SpaceStores:
         """Dataset repos ``owner/prefix-{requests,results,submissions,annotations}``; only results are public."""
 
         def repo(kind: str, private: bool) -> HubRepo:
@@ -345,7 +345,7 @@ class SpaceStores:
         )
 
     @classmethod
-    def from_env(cls, root: str | Path | None = None, results_root: str | Path | None = None) -> "SpaceStores":
+    def from_env(cls, root: str | Path | None = None, results_root: str | Path | None = None) -> SpaceStores:
         """Hub stores when ``RQB_SPACE_OWNER`` and ``HF_TOKEN`` are set (a Space's secrets), else the local folder."""
         owner = os.environ.get("RQB_SPACE_OWNER")
         if owner and os.environ.get("HF_TOKEN") and root is None:

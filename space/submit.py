@@ -18,10 +18,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from rqbench.records import SubmissionMetadata
 from rqbench.space.records import SubmissionRequest, utcnow
 from rqbench.space.safety import AttemptLimiter, redact
 from rqbench.space.stores import SpaceStores
+
+from rqbench.records import SubmissionMetadata
 
 log = logging.getLogger(__name__)
 
@@ -157,8 +158,8 @@ class SubmitFlow:
             return ["could not confirm the age of your Hugging Face account; try again later"]
         age = now - who.account_created
         if age < timedelta(days=self.policy.min_account_age_days):
-            return [f"accounts must be at least {self.policy.min_account_age_days} days old to submit "
-                    f"(yours is {age.days} days old)"]  # fmt: skip
+            days = self.policy.min_account_age_days
+            return [f"accounts must be at least {days} days old to submit (yours is {age.days} days old)"]
         return []
 
     def _queue_problems(self, who: Submitter, meta: SubmissionMetadata, digest: str, now: datetime) -> list[str]:

@@ -88,7 +88,7 @@ def make_results(
         gt_text = (gt_texts or {}).get(rq_id, f"How does the method of paper {arxiv_id} behave outside its setting?")
         cands = [
             CandidateScores(candidate_id="gt", text=gt_text, novelty=_novelty(rng, 0.0),
-                            narrowness={papers[0]: _narrowness(rng, -0.4)})  # fmt: skip
+                            narrowness={papers[0]: _narrowness(rng, -0.4)})
         ]
         for k in range(5):
             cands.append(
@@ -104,7 +104,7 @@ def make_results(
         )
         instances.append(
             InstanceResult(rq_id=rq_id, arxiv_id=arxiv_id, subfield=subfield, background_paper_ids=papers,
-                           candidates=cands, overlap=overlap)  # fmt: skip
+                           candidates=cands, overlap=overlap)
         )
     return ResultsFile(
         dataset_repo=dataset_repo,
@@ -112,7 +112,7 @@ def make_results(
         submission_hash=content_hash({"model": model, "seed": seed, "variant": prompt_variant}),
         submission=meta,
         judge=JudgeSpec(model=f"scripted/{judge}", label=judge, setting=setting,
-                        prompt_set=PromptSetRef(name="rqbench-v1", hash="b2:0000")),  # fmt: skip
+                        prompt_set=PromptSetRef(name="rqbench-v1", hash="b2:0000")),
         created_at=datetime(2026, 4, 2, tzinfo=timezone.utc),
         instances_expected=n_instances if instances_expected is None else instances_expected,
         instances=instances,

@@ -15,19 +15,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import gradio as gr
 import pandas as pd
-
 from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
-from rqbench.records import CitedPaper, ResultsFile
 from rqbench.space import annotate as an
-from rqbench.space import browse, leaderboard as lb, plots
+from rqbench.space import browse, plots
+from rqbench.space import leaderboard as lb
 from rqbench.space.safety import redact
 from rqbench.space.stores import SpaceStores
-from rqbench.space.submit import REQUEST_COLUMNS, BenchmarkTarget, Submitter, SubmitFlow, SubmitPolicy
-from rqbench.space.submit import account_created_at, requests_table
+from rqbench.space.submit import (
+    REQUEST_COLUMNS,
+    BenchmarkTarget,
+    SubmitFlow,
+    SubmitPolicy,
+    Submitter,
+    account_created_at,
+    requests_table,
+)
+
+from rqbench.records import CitedPaper, ResultsFile
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +117,7 @@ def _csv_file(df: pd.DataFrame) -> str:
     return str(path)
 
 
-def _identity(config: SpaceConfig, profile: Optional[gr.OAuthProfile], local_name: str) -> tuple[str | None, str]:
+def _identity(config: SpaceConfig, profile: gr.OAuthProfile | None, local_name: str) -> tuple[str | None, str]:
     """(user name, problem): the Hub account when on the Hub, the typed name offline."""
     if config.on_hub:
         if profile is None:
@@ -317,7 +325,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         refresh.click(load_all, lb_inputs, load_outputs)
 
         # -- submit
-        def do_submit(path, name, profile: Optional[gr.OAuthProfile]):
+        def do_submit(path, name, profile: gr.OAuthProfile | None):
             if flow is None:
                 return "No benchmark is loaded; submissions are closed.", requests_rows()
             user, problem = _identity(config, profile, name)
@@ -386,13 +394,14 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             pair = an.next_pair(data.pairs, annotator=annotator, fields=fields, judgments=store.judgments(),
                                 skips=store.skips(annotator))  # fmt: skip
             if pair is None:
-                return (None, None, "", "", f"No more pairs in {', '.join(fields)} for you. "
+                done = (f"No more pairs in {', '.join(fields)} for you. "
                         f"You have made {len(mine)} judgment(s). Thank you!")  # fmt: skip
+                return None, None, "", "", done
             left, right = an.shown_texts(annotator, pair)
             status = f"Pair {len(mine) + 1} ({pair.subfield}). You have made {len(mine)} judgment(s)."
             return pair.pair_id, datetime.now(timezone.utc).isoformat(), left, right, status
 
-        def start(name, fields, profile: Optional[gr.OAuthProfile]):
+        def start(name, fields, profile: gr.OAuthProfile | None):
             annotator, problem = _annotator(profile, name)
             if annotator is None:
                 return None, None, "", "", problem
@@ -403,7 +412,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         def _reset():
             return gr.Radio(value=None), gr.Radio(value="not rated"), gr.Radio(value="not rated"), gr.Textbox(value="")
 
-        def save(name, fields, pair_id, shown_at, choice, sb_l, sb_r, comment, profile: Optional[gr.OAuthProfile]):
+        def save(name, fields, pair_id, shown_at, choice, sb_l, sb_r, comment, profile: gr.OAuthProfile | None):
             annotator, problem = _annotator(profile, name)
             pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
             if annotator is None or pair is None or choice not in CHOICE_LABELS:
@@ -419,7 +428,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             nxt = next_for(annotator, fields or [pair.subfield])
             return (*nxt[:4], "Saved. " + nxt[4], agreement_value(), *_reset())
 
-        def skip(name, fields, pair_id, profile: Optional[gr.OAuthProfile]):
+        def skip(name, fields, pair_id, profile: gr.OAuthProfile | None):
             annotator, problem = _annotator(profile, name)
             pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
             if annotator is None or pair is None:
@@ -427,7 +436,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             config.stores.annotations.skip(an.make_skip(annotator, pair))
             return next_for(annotator, fields or [pair.subfield])
 
-        def export(name, profile: Optional[gr.OAuthProfile]):
+        def export(name, profile: gr.OAuthProfile | None):
             annotator, problem = _annotator(profile, name)
             if annotator is None:
                 return None, problem
@@ -437,7 +446,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             n = len(config.stores.annotations.judgments(annotator))
             return str(path), f"Exported {n} judgment(s)."
 
-        def delete(name, confirm, profile: Optional[gr.OAuthProfile]):
+        def delete(name, confirm, profile: gr.OAuthProfile | None):
             annotator, problem = _annotator(profile, name)
             if annotator is None:
                 return problem, agreement_value(), gr.Checkbox()
@@ -536,7 +545,7 @@ def config_from_env(
         from huggingface_hub import HfApi
 
         hub_api = HfApi(token=os.environ["HF_TOKEN"])
-    policy = SubmitPolicy(require_sign_in=on_hub, min_account_age_days=int(os.environ.get("RQB_MIN_ACCOUNT_DAYS", 7)))
+    policy = SubmitPolicy(require_sign_in=on_hub, min_account_age_days=int(os.environ.get("RQB_MIN_ACCOUNT_DAYS", "7")))
     return SpaceConfig(stores=stores, target=target, library=library, policy=policy, on_hub=on_hub, hub_api=hub_api,
                        dataset_note=note)  # fmt: skip
 
@@ -545,12 +554,13 @@ def start_background_worker(config: SpaceConfig, *, dataset: str | None = None) 
     """On a Space (or with ``RQB_SPACE_WORKER=1``), judge pending requests every ``RQB_WORKER_INTERVAL`` seconds."""
     if not (config.on_hub or env_flag("RQB_SPACE_WORKER")):
         return None
-    from rqbench import paths
     from rqbench.space.worker import Worker, evaluate_judge
+
+    from rqbench import paths
 
     judges = [j for j in os.environ.get("RQB_WORKER_JUDGES", "local,local@temperature=0.7").split(",") if j]
     judge = evaluate_judge(judges, ["standalone", "comparative"], dataset=dataset or os.environ.get("RQB_DATASET"))
     worker = Worker(config.stores, judge, work_dir=paths.home() / "space-work")
-    _, stop = worker_thread(worker, float(os.environ.get("RQB_WORKER_INTERVAL", 300)))
+    _, stop = worker_thread(worker, float(os.environ.get("RQB_WORKER_INTERVAL", "300")))
     log.info("background worker %s started", worker.worker_id)
     return stop

@@ -17,10 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rqbench.records import ResultsFile
 from rqbench.space.records import SubmissionRequest, utcnow
 from rqbench.space.safety import redact
 from rqbench.space.stores import SpaceStores
+
+from rqbench.records import ResultsFile
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +158,7 @@ def evaluate_judge(
         from rqbench.evaluate.dataset import load_benchmark
         from rqbench.evaluate.judging import judge_submission
         from rqbench.evaluate.submission import load_submission
+
         from rqbench.llm import LLM
 
         if loader is not None:

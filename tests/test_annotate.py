@@ -6,7 +6,6 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from rqbench.space import annotate as an
 from rqbench.space.stores import SpaceStores
 from rqbench.space.synthetic import make_results
@@ -82,7 +81,7 @@ def test_sides_are_shuffled_stable_and_mapped_back(pairs):
     assert sides["gt"] > 0 and sides["model"] > 0  # both orders occur
     p = pairs[0]
     assert {an.left_side("ann-1", p) for _ in range(5)} == {an.left_side("ann-1", p)}
-    left_text, right_text = an.shown_texts("ann-1", p)
+    left_text, _ = an.shown_texts("ann-1", p)
     j = an.make_judgment("ann-1", p, "left", shown_at=T0, now=T0 + timedelta(seconds=12))
     expected = "gt" if left_text == p.gt_text else "model"
     assert j.winner == expected and j.left == expected and j.seconds == 12.0

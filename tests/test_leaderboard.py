@@ -7,7 +7,6 @@ from datetime import date
 
 import pandas as pd
 import pytest
-
 from rqbench.evaluate.summary import summarize
 from rqbench.space import leaderboard as lb
 from rqbench.space.synthetic import make_results
@@ -128,7 +127,6 @@ def test_space_readme_header_and_export(tmp_path):
     from pathlib import Path
 
     from huggingface_hub import SpaceCard
-
     from rqbench.space.cli import export_space
 
     space_dir = Path(lb.__file__).resolve().parent

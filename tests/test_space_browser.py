@@ -39,11 +39,12 @@ class SpaceUnderTest:
 
     def __init__(self, root: Path):
         from rqbench.evaluate.dataset import Benchmark
-        from rqbench.records import CitedPaper, EvaluationInstance, SectionText
         from rqbench.space.stores import SpaceStores
         from rqbench.space.submit import BenchmarkTarget
         from rqbench.space.synthetic import instance_ids, make_results
         from rqbench.space.ui import SpaceConfig, build_app
+
+        from rqbench.records import CitedPaper, EvaluationInstance, SectionText
 
         self.root = root
         self.stores = SpaceStores.local(root / "store")
@@ -182,9 +183,10 @@ def test_leaderboard_shows_rows_filters_and_sorts(space, page, test_output_dir):
 
 
 def test_submission_errors_then_queue_then_worker_row(space, page, test_output_dir):
+    from rqbench.space.worker import Worker, evaluate_judge
+
     from rqbench.llm import LLM, CallStore
     from rqbench.llm.scripted_server import ScriptedServer
-    from rqbench.space.worker import Worker, evaluate_judge
     from tests.test_worker import judge_reply
 
     page.goto(space.url)

@@ -7,9 +7,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-
 from rqbench.space.stores import SpaceStores
-from rqbench.space.submit import BenchmarkTarget, Submitter, SubmitFlow, SubmitPolicy, account_created_at
+from rqbench.space.submit import (
+    BenchmarkTarget,
+    SubmitFlow,
+    SubmitPolicy,
+    Submitter,
+    account_created_at,
+)
 from rqbench.space.synthetic import instance_ids
 
 NOW = datetime(2026, 5, 10, 12, 0, tzinfo=timezone.utc)

@@ -14,14 +14,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-
 from rqbench.evaluate.dataset import Benchmark
+from rqbench.space.stores import SpaceStores
+from rqbench.space.submit import BenchmarkTarget, SubmitFlow, Submitter
+from rqbench.space.worker import Worker, evaluate_judge
+
 from rqbench.llm import LLM
 from rqbench.llm.scripted_server import ScriptedServer
 from rqbench.records import CitedPaper, EvaluationInstance, SectionText
-from rqbench.space.stores import SpaceStores
-from rqbench.space.submit import BenchmarkTarget, Submitter, SubmitFlow
-from rqbench.space.worker import Worker, evaluate_judge
 
 N_RE = re.compile(r"\((\d+) of them")
 
