@@ -50,6 +50,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--max-tokens-{stage.replace('_', '-')}", dest=f"max_tokens_{stage}", type=int,
                             metavar="N", help=f"reply token cap of the {stage} stage (default {DEFAULT_MAX_TOKENS[stage]})")
     parser.add_argument("--max-cited-per-paper", type=int, help="label only the N most often cited works per paper")
+    parser.add_argument("--min-influential", type=int, default=0,
+                        help="fallback for weak labellers: promote the most cited works until N per paper are "
+                             "influential (marked 'promoted', counted in the manifest; default 0 = off)")
     parser.add_argument("--text-budget", dest="text_budget_chars", type=int, default=24000,
                         help="characters of M's text in a prompt (default 24000)")
     parser.add_argument("--context-budget", dest="context_budget_chars", type=int, default=4000,
@@ -85,6 +88,7 @@ def config_from_args(args: argparse.Namespace):
         models=models,
         max_tokens=max_tokens,
         max_cited_per_paper=args.max_cited_per_paper,
+        min_influential=args.min_influential,
         text_budget_chars=args.text_budget_chars,
         context_budget_chars=args.context_budget_chars,
         allow_abstract_only=args.allow_abstract_only,

@@ -6,11 +6,20 @@ competitor/baseline count as influential. Only works with a bibliography
 entry that gives a title are labelled: a key the bibliography lacks can never
 become a background paper. ``max_cited`` keeps only the N most often cited of
 them (ties in order of first citation), to bound the cost.
+
+``min_influential`` (off by default) is a flagged fallback for weak labellers,
+such as the embedded 135M model, that call everything canonical: when fewer
+works are labelled influential, the most often cited labelled works are
+promoted until there are that many, each marked ``promoted`` and counted in
+the manifest, so a small offline sample still yields RQs and nobody mistakes
+the promotion for the model's judgement.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from pydantic import Field
 
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
@@ -31,10 +40,11 @@ class CitationLabel(Record):
     label: InfluenceLabel | None = None
     reason: str = ""
     failure: str | None = None
+    promoted: bool = False  # made influential by the min_influential fallback, not by its label
 
     @property
     def influential(self) -> bool:
-        return self.label is not None and self.label.influential
+        return self.promoted or (self.label is not None and self.label.influential)
 
 
 class InfluenceResult(Record):
@@ -43,6 +53,7 @@ class InfluenceResult(Record):
     without_title: int = 0  # cited keys with no bib entry or no title: not labelled
     labels: list[CitationLabel]
     influential_keys: list[str]
+    promoted_keys: list[str] = Field(default_factory=list)
     model: str | None = None
 
 
@@ -65,7 +76,7 @@ def variables(paper: SourcePaper, work: CitedWork, settings: LLMStageSettings) -
 
 
 async def label_paper(
-    item: dict[str, Any], llm: Any, *, settings: LLMStageSettings, max_cited: int | None
+    item: dict[str, Any], llm: Any, *, settings: LLMStageSettings, max_cited: int | None, min_influential: int = 0
 ) -> list[InfluenceResult]:
     """All labels of one paper; a citation whose reply stayed invalid is kept, unlabelled, with the reason."""
     paper: SourcePaper = item["filter"].paper
@@ -84,6 +95,13 @@ async def label_paper(
             continue
         reply, model = res
         labels.append(CitationLabel(**base, label=reply.label, reason=reply.reason))
+    missing = min_influential - sum(1 for x in labels if x.influential)
+    for i, x in enumerate(labels):  # labels are in selection order: most often cited first
+        if missing <= 0:
+            break
+        if x.label is not None and not x.influential:
+            labels[i] = x.model_copy(update={"promoted": True})
+            missing -= 1
     return [
         InfluenceResult(
             arxiv_id=parsed.arxiv_id,
@@ -91,6 +109,7 @@ async def label_paper(
             without_title=sum(1 for w in parsed.cited_works if w.bib is None or not (w.bib.title or "").strip()),
             labels=labels,
             influential_keys=[x.key for x in labels if x.influential],
+            promoted_keys=[x.key for x in labels if x.promoted],
             model=model,
         )
     ]

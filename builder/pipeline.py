@@ -99,6 +99,7 @@ class BuildConfig(BaseModel):
     models: dict[str, str] = Field(default_factory=dict, description="Model per role or per stage name.")
     max_tokens: dict[str, int] = Field(default_factory=dict, description="Reply token cap per LLM stage.")
     max_cited_per_paper: int | None = Field(default=None, ge=1)
+    min_influential: int = Field(default=0, ge=0, description="Flagged fallback for weak labellers (see influence).")
     text_budget_chars: int | None = Field(default=24000, ge=1, description="M's text in a prompt, in characters.")
     context_budget_chars: int | None = Field(default=4000, ge=1, description="One cited work's contexts.")
     allow_abstract_only: bool = False
@@ -150,6 +151,7 @@ class BuildConfig(BaseModel):
             "models": {s: self.model_for(s) for s in LLM_STAGES},
             "max_tokens": {s: self.max_tokens.get(s, DEFAULT_MAX_TOKENS[s]) for s in LLM_STAGES},
             "max_cited_per_paper": self.max_cited_per_paper,
+            "min_influential": self.min_influential,
             "text_budget_chars": self.text_budget_chars,
             "context_budget_chars": self.context_budget_chars,
             "budgets_per_stage": {s: {"text": llm_settings(self, s).text_budget_chars,
@@ -304,8 +306,10 @@ def build_stages(config: BuildConfig) -> dict[str, Stage]:
               fingerprint={"top_fraction": config.top_fraction, "s2": config.apply_s2, "fetch": config.online}),
         Stage("parse", ("filter",), ParsedPaper, parse_stage, "cpu"),
         Stage("influence", ("parse", "filter"), influence.InfluenceResult,
-              functools.partial(influence.label_paper, settings=s["influence"], max_cited=config.max_cited_per_paper),
-              "llm", fingerprint={**s["influence"].fingerprint(), "max_cited": config.max_cited_per_paper}),
+              functools.partial(influence.label_paper, settings=s["influence"], max_cited=config.max_cited_per_paper,
+                                min_influential=config.min_influential), "llm",
+              fingerprint={**s["influence"].fingerprint(), "max_cited": config.max_cited_per_paper,
+                           "min_influential": config.min_influential}),
         Stage("contributions", ("parse", "filter"), contributions.ContributionsResult,
               functools.partial(contributions.extract, settings=s["contributions"]), "llm",
               fingerprint=s["contributions"].fingerprint()),

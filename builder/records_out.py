@@ -189,6 +189,7 @@ def assemble(
         "cited_abstract": level_counts.get("abstract", 0),
         "cited_title": level_counts.get("title", 0),
         "influential_works_without_record": levels_all.get("none", 0),
+        "influence_promoted": sum(len(x.promoted_keys) for x in influence),
         "verified": len(verified),
         "verified_addressed": sum(1 for v in verified if v.addressed),
         "manual_sample": len(out.sample),

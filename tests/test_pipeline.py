@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from builder_script import make_cited_sources, make_papers, reply_for, step_of
 from rqbench.builder import gaps as gaps_module
+from rqbench.builder import influence as influence_module
 from rqbench.builder.pipeline import BuildConfig, run_build
 from rqbench.builder.records_out import assemble, manual_sample
 from rqbench.builder.stages import StageStore
@@ -299,3 +300,22 @@ def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
         sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar._grammar.encode(), b"root")
         assert sampler, f"llama.cpp refused the grammar of {reply.__name__}"
         llama_cpp.llama_sampler_free(sampler)
+
+
+def test_min_influential_promotes_the_most_cited_works_and_marks_them(setup):
+    llm, srv, config, tmp = setup
+
+    def everything_canonical(req):
+        if step_of(req) == "influence":
+            return json.dumps({"label": "canonical_reference", "reason": "scripted"})
+        return reply_for(req)
+
+    srv.responder = everything_canonical
+    off = run_build(config(allow_abstract_only=True), llm)
+    assert off.counts["rqs"] == 0 and off.counts["influence_promoted"] == 0
+    on = run_build(config(allow_abstract_only=True, min_influential=1), llm)
+    assert on.counts["influence_promoted"] == len(PAPERS) and on.counts["rqs"] > 0
+    for result in StageStore(tmp / "out", "influence").records(influence_module.InfluenceResult):
+        (promoted,) = [x for x in result.labels if x.promoted]
+        assert promoted.label.value == "canonical_reference" and result.promoted_keys == [promoted.key]
+        assert promoted.frequency == max(x.frequency for x in result.labels)
