@@ -15,7 +15,7 @@ from pydantic import Field, create_model
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.gaps import GapsResult
-from rqbench.builder.llm_stage import LLMStageSettings, ask
+from rqbench.builder.llm_stage import LLMStageSettings, ask, is_local
 
 from rqbench.records import AuthorRQ, AuthorRQsReply, ParsedPaper, Record, SourcePaper
 
@@ -36,10 +36,18 @@ class AuthorRQsResult(Record):
     model: str | None = None
 
 
-def reply_model_for(keys: list[str]) -> type[AuthorRQsReply]:
+# For a grammar-constrained local model, the schema itself makes the question end with "?" (a weak
+# model otherwise writes a title); hosted models get the records' rule, checked after the reply.
+LOCAL_QUESTION_PATTERN = r'^[^"\\\n]{4,400}\?$'
+
+
+def reply_model_for(keys: list[str], *, local: bool = False) -> type[AuthorRQsReply]:
     """``AuthorRQsReply`` whose ``cited_keys`` may only name ``keys`` (an enum in the JSON schema)."""
     key_type = Literal[tuple(keys)]  # type: ignore[valid-type]
-    rq = create_model("AuthorRQ", __base__=AuthorRQ, cited_keys=(list[key_type], Field(min_length=1)))
+    fields: dict[str, Any] = {"cited_keys": (list[key_type], Field(min_length=1))}
+    if local:
+        fields["question"] = (str, Field(pattern=LOCAL_QUESTION_PATTERN))
+    rq = create_model("AuthorRQ", __base__=AuthorRQ, **fields)
     return create_model(
         "AuthorRQsReply", __base__=AuthorRQsReply, research_questions=(list[rq], Field(min_length=1, max_length=6))
     )
@@ -78,7 +86,7 @@ async def write_rqs(item: dict[str, Any], llm: Any, *, settings: LLMStageSetting
     if not keys:
         note = "no_influential_citations" if not gaps.per_citation else "no_gaps"
         return [AuthorRQsResult(arxiv_id=parsed.arxiv_id, rqs=[], note=note)]
-    reply, model = await ask(llm, settings, reply_model_for(keys), variables(paper, contrib, gaps, parsed, keys))
+    reply, model = await ask(llm, settings, reply_model_for(keys, local=is_local(settings.model)), variables(paper, contrib, gaps, parsed, keys))
     allowed = set(keys)
     rqs: list[LinkedRQ] = []
     dropped_keys: list[str] = []

@@ -259,7 +259,7 @@ def test_local_model_build_on_one_paper(tmp_path, fixtures_dir):
     llm._send = capped  # type: ignore[method-assign]
     papers = make_papers(tmp_path / "papers", fixtures_dir, ["attention-sink-gpt2"])
     config = BuildConfig(out=tmp_path / "out", papers=papers, cited_sources=make_cited_sources(tmp_path / "cited"),
-                         allow_abstract_only=True, max_cited_per_paper=1, text_budget_chars=3000,
+                         allow_abstract_only=True, max_cited_per_paper=1, min_influential=1, text_budget_chars=3000,
                          context_budget_chars=800, progress=False, concurrency=1)  # fmt: skip
     manifest = run_build(config, llm)
     assert 2 <= len(sent) <= cap
@@ -294,6 +294,7 @@ def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
     model = LlamaModel(path_model=str(path), params=params, verbose=False)
     vocab = llama_cpp.llama_model_get_vocab(model.model)
     replies = [InfluenceReply, contributions.Reply, gaps.Reply, author_rqs.reply_model_for(["a", "b-c"]),
+               author_rqs.reply_model_for(["a"], local=True),
                verification.Reply]  # fmt: skip
     for reply in replies:
         grammar = LlamaGrammar.from_json_schema(json.dumps(reply_json_schema(reply)), verbose=False)
