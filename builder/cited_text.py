@@ -14,14 +14,17 @@ named reason.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from rqbench.builder.cited_lookup import normalise_title
 
 from rqbench.hashing import content_hash
 from rqbench.records import BibEntry, CitedPaper, ParsedPaper, Record, SectionText, SourcePaper, TextLevel
+
+log = logging.getLogger(__name__)
 
 STEP = "cited_text"
 METADATA_FILE = "metadata.json"  # a recorded arXiv metadata response (a SourcePaper), beside the sources
@@ -80,7 +83,11 @@ def _read_metadata(folder: Path | None) -> SourcePaper | None:
     path = folder / METADATA_FILE
     if not path.is_file():
         return None
-    return SourcePaper.model_validate_json(path.read_text(encoding="utf-8"))
+    try:
+        return SourcePaper.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:  # one bad metadata file costs that work its abstract, not the build
+        log.warning("%s is not a SourcePaper record, ignored: %s", path, exc)
+        return None
 
 
 def _local_folder(settings: CitedTextSettings, bib: BibEntry) -> tuple[str | None, Path | None, str | None]:

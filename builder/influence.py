@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
-
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
 from rqbench.builder.stages import gather_calls
