@@ -30,8 +30,11 @@ from rqbench.dataset_card.versions import Version
 
 SAMPLE_IDS = Path(__file__).with_name("sample_arxiv_ids.txt")
 MIN_BIB_ENTRIES = 10  # fewer is a template or a stub bibliography, not a paper's
-DEFAULT_LIMIT = 4
-DEFAULT_MAX_CITED = 5
+DEFAULT_LIMIT = 3
+DEFAULT_MAX_CITED = 4
+# The embedded model labels nearly every work a canonical reference; the builder's flagged fallback
+# promotes each paper's most cited works (marked and counted in the manifest) so the sample has RQs.
+DEFAULT_MIN_INFLUENTIAL = 2
 FIRST_VERSION = Version(0, 1, 0)
 
 _BIB_ENTRY = re.compile(r"^\s*@(?!string|comment|preamble)[a-zA-Z]+\s*[{(]", re.M | re.I)
@@ -97,6 +100,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="papers (default %(default)s)")
     parser.add_argument("--max-cited", type=int, default=DEFAULT_MAX_CITED,
                         help="cited works labelled per paper (default %(default)s)")
+    parser.add_argument("--min-influential", type=int, default=DEFAULT_MIN_INFLUENTIAL,
+                        help="promote the most cited works when fewer are labelled influential (default %(default)s)")
     parser.add_argument("--model", default="local", help="model for every stage (default: the embedded one)")
     parser.add_argument("--build-dir", type=Path, default=None, help="default: RQB_HOME/builds/rq-bench-sample")
     parser.add_argument("--dataset-dir", type=Path, default=None, help="default: RQB_HOME/datasets/rq-bench-sample")
@@ -118,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"setup-sample: building from {where} on model {args.model!r} into {build_dir}", file=sys.stderr)
     config = BuildConfig(
         out=build_dir, papers=papers, limit=args.limit, max_cited_per_paper=args.max_cited,
-        allow_abstract_only=True, models={role: args.model for role in ("strong", "light", "labeller")},
+        allow_abstract_only=True, min_influential=args.min_influential, models={role: args.model for role in ("strong", "light", "labeller")},
         progress=not args.no_progress,
     )
     run_build(config)

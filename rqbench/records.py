@@ -35,7 +35,7 @@ RQ_ID_RE = re.compile(r"^(?P<arxiv_id>.+)_rq(?P<index>\d+)$")
 # local model (which needs maxLength to stop rambling).
 MAX_RQ_CHARS = 600
 MAX_SHORT_TEXT = 400
-MAX_LONG_TEXT = 2000
+MAX_LONG_TEXT = 1000  # llama.cpp cannot compile a JSON grammar for much longer strings (measured: 1500 fails)
 
 
 class Record(BaseModel):

@@ -1,9 +1,11 @@
 """A build killed with SIGKILL at random points resumes to the same records, paying no finished call twice.
 
-The build runs as the real CLI in a subprocess against a scripted OpenAI-compatible
-server that lives in this test process (so it outlives every kill). Kills land at
-random times, during parsing and during LLM stages. ``RQB_CI_FAULT_LOOPS`` sets the
-number of kills (default 20).
+The build runs as the real CLI (``rqbench.cli.main``) in a child process against a
+scripted OpenAI-compatible server that lives in this test process (so it outlives
+every kill). Children are forked from this process after litellm and the builder
+are imported, so a kill costs the work it interrupts, not seconds of imports. Kills
+land at random times, during parsing and during LLM stages. ``RQB_CI_FAULT_LOOPS``
+sets the number of kills (default 20).
 
 What "no paid call twice" can mean: a call whose reply was received is committed
 to the cache before anything else happens, so the call log never shows a finished
@@ -16,12 +18,11 @@ the kills (at most ``--concurrency`` per kill).
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import random
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -39,7 +40,7 @@ SPEC = "hosted_vllm/scripted@json_mode=json_object_schema,max_retries=3,timeout_
 
 
 def build_cmd(papers: Path, cited: Path, out: Path) -> list[str]:
-    cmd = [sys.executable, "-m", "rqbench", "build", "--papers", str(papers), "--out", str(out),
+    cmd = ["build", "--papers", str(papers), "--out", str(out),
            "--cited-sources", str(cited), "--max-cited-per-paper", "4", "--allow-abstract-only",
            "--no-progress", "--concurrency", str(CONCURRENCY)]  # fmt: skip
     for role in ("strong", "light", "labeller"):
@@ -52,6 +53,32 @@ def env_for(home: Path, srv: ScriptedServer) -> dict[str, str]:
     env.update(RQB_HOME=str(home), HOSTED_VLLM_API_BASE=srv.api_base, HOSTED_VLLM_API_KEY="test",
                LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONUNBUFFERED="1")  # fmt: skip
     return env
+
+
+def _child(argv: list[str], env: dict[str, str]) -> None:
+    os.environ.clear()
+    os.environ.update(env)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    from rqbench.cli import main
+
+    os._exit(main(argv))
+
+
+def start(argv: list[str], env: dict[str, str]) -> multiprocessing.Process:
+    proc = multiprocessing.get_context("fork").Process(target=_child, args=(argv, env))
+    proc.start()
+    return proc
+
+
+def run_to_end(argv: list[str], env: dict[str, str], timeout: float = 300) -> int:
+    proc = start(argv, env)
+    proc.join(timeout)
+    if proc.is_alive():
+        proc.kill()
+        raise AssertionError(f"build did not finish in {timeout}s")
+    return proc.exitcode
 
 
 def request_key(req: dict) -> str:
@@ -84,10 +111,13 @@ def test_sigkill_loop_resumes_to_identical_records(tmp_path, fixtures_dir, capsy
         return reply_for(req, prefer_key="gu2025when")
 
     # the uninterrupted reference
+    import litellm  # noqa: F401  (imported once here, inherited by every forked child)
+
+    import rqbench.builder.cli  # noqa: F401
+    import rqbench.builder.pipeline  # noqa: F401
+
     with ScriptedServer(slow_reply) as ref_srv:
-        ref = subprocess.run(build_cmd(papers, cited, tmp_path / "ref"), env=env_for(tmp_path / "ref-home", ref_srv),
-                             capture_output=True, text=True, timeout=600)  # fmt: skip
-        assert ref.returncode == 0, ref.stderr[-3000:]
+        assert run_to_end(build_cmd(papers, cited, tmp_path / "ref"), env_for(tmp_path / "ref-home", ref_srv)) == 0
         ref_requests = len(ref_srv.requests)
     reference = records_of(tmp_path / "ref")
     assert reference["rqs.jsonl"], "the reference build must produce RQs"
@@ -99,33 +129,32 @@ def test_sigkill_loop_resumes_to_identical_records(tmp_path, fixtures_dir, capsy
         env = env_for(home, srv)
         while kills < kills_wanted:
             before = len(srv.requests)
-            proc = subprocess.Popen(build_cmd(papers, cited, out), env=env, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, text=True)  # fmt: skip
-            if kills % 2 == 0:  # by the clock: often during start-up and parsing
-                deadline = time.monotonic() + rng.uniform(1.0, 9.0)
-                while time.monotonic() < deadline and proc.poll() is None:
-                    time.sleep(0.02)
+            proc = start(build_cmd(papers, cited, out), env)
+            if kills % 2 == 0:  # by the clock: often during parsing
+                deadline = time.monotonic() + rng.uniform(0.05, 2.0)
+                while time.monotonic() < deadline and proc.is_alive():
+                    time.sleep(0.01)
             else:  # by the LLM traffic: mid-stage
                 deadline = time.monotonic() + 60
                 target = before + rng.randint(1, 6)
-                while len(srv.requests) < target and proc.poll() is None and time.monotonic() < deadline:
+                while len(srv.requests) < target and proc.is_alive() and time.monotonic() < deadline:
                     time.sleep(0.005)
                 time.sleep(rng.uniform(0.0, 0.05))
-            if proc.poll() is not None:
-                err = proc.stderr.read() if proc.stderr else ""
-                assert proc.returncode == 0, err[-3000:]
+            if not proc.is_alive():
+                proc.join()
+                assert proc.exitcode == 0, f"build exited with {proc.exitcode}"
                 # finished before the kill: start over in a fresh folder so every kill interrupts real work
                 out = tmp_path / f"killed-{kills}"
                 home = tmp_path / f"killed-home-{kills}"
                 env = env_for(home, srv)
                 srv.requests.clear()
                 continue
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.join()
+            assert proc.exitcode == -signal.SIGKILL
             kills += 1
             assert_no_torn_files(out) if out.exists() else None
-        final = subprocess.run(build_cmd(papers, cited, out), env=env, capture_output=True, text=True, timeout=600)
-        assert final.returncode == 0, final.stderr[-3000:]
+        assert run_to_end(build_cmd(papers, cited, out), env) == 0
         requests = [request_key(r) for r in srv.requests]
     assert_no_torn_files(out)
     assert records_of(out) == reference, "a killed-and-resumed build must write the same records"
@@ -139,9 +168,8 @@ def test_sigkill_loop_resumes_to_identical_records(tmp_path, fixtures_dir, capsy
     assert repeats <= kills * CONCURRENCY
     # and one more rerun sends nothing at all
     with ScriptedServer(slow_reply) as idle:
-        again = subprocess.run(build_cmd(papers, cited, out), env=env_for(home, idle), capture_output=True,
-                               text=True, timeout=600)  # fmt: skip
-        assert again.returncode == 0 and len(idle.requests) == 0
+        assert run_to_end(build_cmd(papers, cited, out), env_for(home, idle)) == 0
+        assert len(idle.requests) == 0
     with capsys.disabled():
         print(f"\nkill loop: {kills} SIGKILLs survived; records identical to the uninterrupted build; "
               f"{len(requests)} requests vs {ref_requests} uninterrupted, {repeats} repeated "
