@@ -212,3 +212,36 @@ def test_worker_cli_once(tmp_path, monkeypatch, capsys):
     assert "test-key-for-loopback" not in out
     assert stores.requests.get(req.request_id).status == "finished"
     assert datetime.now(timezone.utc) >= stores.requests.get(req.request_id).updated_at
+
+
+def test_concurrent_submissions_are_each_queued_once_and_judged_once(tmp_path, stores, bench):
+    """Eight users submit at the same moment: eight requests, none lost, each judged exactly once."""
+    import threading
+
+    flow = SubmitFlow(stores, BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids)))
+    paths = [write_submission(tmp_path / f"m{i}.jsonl", bench, f"model-{i}") for i in range(8)]
+    outcomes, barrier = [None] * 8, threading.Barrier(8)
+
+    def submit(i: int) -> None:
+        barrier.wait()
+        outcomes[i] = flow.submit(paths[i], Submitter(f"user-{i}"))
+
+    threads = [threading.Thread(target=submit, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(o.accepted for o in outcomes), [o.errors for o in outcomes if not o.accepted]
+    ids = {o.request.request_id for o in outcomes}
+    assert len(ids) == 8
+    with ScriptedServer(judge_reply) as srv:
+        llm = LLM()
+        llm.register(srv.model_config("scripted/judge-a"))
+        w = worker_for(stores, tmp_path, llm, ["scripted/judge-a"], bench)
+        done = []
+        while (r := w.run_once()) is not None:
+            done.append(r.request_id)
+        bodies = [json.dumps([r["messages"], r.get("response_format")], sort_keys=True) for r in srv.requests]
+    assert sorted(done) == sorted(ids), "every request judged once, none twice"
+    assert all(stores.requests.get(i).status == "finished" and stores.requests.get(i).attempts == 1 for i in ids)
+    assert len(bodies) == len(set(bodies)), "no LLM request sent twice (the GT's scores are shared)"
