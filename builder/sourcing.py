@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from rqbench import paths
 from rqbench.builder.arxiv_api import ArxivClient, build_query, date_window_clause, parse_arxiv_id, split_window
+from rqbench.builder.latex_source import match_brace
 from rqbench.builder.s2_api import describe_validation
 from rqbench.records import SourcePaper
 
@@ -111,21 +112,8 @@ _ABSTRACT_RE = re.compile(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", re.DOTAL
 
 def _brace_end(text: str, open_pos: int) -> int | None:
     """Index of the brace closing the one at ``open_pos``; None if unbalanced."""
-    depth = 0
-    i = open_pos
-    while i < len(text):
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
+    end = match_brace(text, open_pos)
+    return None if end < 0 else end - 1
 
 
 def _drop_command_args(text: str) -> str:

@@ -39,6 +39,7 @@ from rqbench.llm.config import parse_model_spec
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     EvaluationInstance,
+    check_distinct,
     GenerationReply,
     SubmissionEntry,
     SubmissionMetadata,
@@ -56,12 +57,7 @@ class CheckedGenerationReply(GenerationReply):
     @field_validator("research_questions")
     @classmethod
     def _submission_rules(cls, v: list[str]) -> list[str]:
-        seen: set[str] = set()
-        for q in v:
-            norm = " ".join(q.lower().split())
-            if norm in seen:
-                raise ValueError(f"research question repeated within the five: {q!r}")
-            seen.add(norm)
+        for q in check_distinct(v):
             reasons = scan_for_injection(q)
             if reasons:
                 raise ValueError(f"research question {q!r} is not a plain question: {reasons[0]}")

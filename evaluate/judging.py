@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from rqbench.evaluate.background import BackgroundPolicy, default_budget
 from rqbench.evaluate.dataset import Benchmark
@@ -292,30 +293,12 @@ async def _judge_one(
     return list(done)
 
 
-def judge_submission(
-    benchmark: Benchmark,
-    submission: Submission,
-    judge_specs: Sequence[str],
-    settings: Sequence[str],
-    *,
-    llm: LLM,
-    seed: int = 0,
-    orderings: int = 1,
-    out_dir: str | Path,
-    reparse: bool = False,
-    retry_failed: bool = False,
-    metrics: Sequence[str] = ALL_METRICS,
-    prompts: PromptSet | None = None,
-    policy: BackgroundPolicy | None = None,
-    concurrency: int = 8,
-    progress: bool = True,
-) -> list[Path]:
-    """Judge ``submission`` with every judge in every setting; the results files written (none in a dry run)."""
-    return asyncio.run(
-        ajudge_submission(benchmark, submission, judge_specs, settings, llm=llm, seed=seed, orderings=orderings,
-                          out_dir=out_dir, reparse=reparse, retry_failed=retry_failed, metrics=metrics,
-                          prompts=prompts, policy=policy, concurrency=concurrency, progress=progress)
-    )  # fmt: skip
+def judge_submission(*args: Any, **kwargs: Any) -> list[Path]:
+    """Judge a submission with every judge in every setting; the results files written (none in a dry run).
+
+    Takes the arguments of ``ajudge_submission``; this is its synchronous entry point.
+    """
+    return asyncio.run(ajudge_submission(*args, **kwargs))
 
 
 async def ajudge_submission(

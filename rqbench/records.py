@@ -395,6 +395,17 @@ def _check_question(v: str) -> str:
     return v
 
 
+def check_distinct(questions: list[str]) -> list[str]:
+    """The five must differ: case and spacing aside, no question may repeat."""
+    seen: set[str] = set()
+    for q in questions:
+        norm = " ".join(q.lower().split())
+        if norm in seen:
+            raise ValueError(f"research question repeated within the five: {q!r}")
+        seen.add(norm)
+    return questions
+
+
 Question = Annotated[str, Field(min_length=1, max_length=MAX_RQ_CHARS)]
 
 
@@ -446,14 +457,7 @@ class SubmissionEntry(Record):
     @field_validator("research_questions")
     @classmethod
     def _questions(cls, v: list[str]) -> list[str]:
-        v = [_check_question(q) for q in v]
-        seen: set[str] = set()
-        for q in v:
-            norm = " ".join(q.lower().split())
-            if norm in seen:
-                raise ValueError(f"research question repeated within the five: {q!r}")
-            seen.add(norm)
-        return v
+        return check_distinct([_check_question(q) for q in v])
 
 
 # --------------------------------------------------------------------------
