@@ -225,3 +225,17 @@ def test_calls_cli_prints_a_summary(tmp_path, scripted_server, capsys):
     assert "scripted/test" in out and "novelty_standalone" in out
     line = [ln for ln in out.splitlines() if "scripted/test" in ln][0].split()
     assert line[2:4] == ["1", "1"]  # one request, one cache hit
+
+
+def test_retry_failed_asks_the_reask_afresh_too(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: "not json"
+    llm = make_llm(tmp_path, scripted_server)
+    with pytest.raises(LLMCallFailed):
+        ask(llm)
+    # the provider now fails the first answer again but gets the re-ask right
+    scripted_server.responder = lambda req: GOOD if len(req["messages"]) > 2 else "not json"
+    retry = LLM(llm.store, retry_failed=True)
+    retry.register(scripted_server.model_config())
+    answer = ask(retry)
+    assert answer.reasked and answer.reply.scores[0].non_obviousness == 3
+    assert len(scripted_server.requests) == 4

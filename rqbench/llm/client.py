@@ -265,34 +265,41 @@ class LLM:
             self._count(cfg, step, messages, key)
             raise DryRun(key)
         text, cached = await self._text(cfg, step, list(messages), schema, key)
+        reply, error = self._try_validate(reply_model, text, context)
+        if error is not None and cached and self.retry_failed:
+            # --retry-failed: a stored reply that fails validation is asked for afresh
+            self.store.forget(key)
+            text, cached = await self._text(cfg, step, list(messages), schema, key)
+            reply, error = self._try_validate(reply_model, text, context)
+        if error is None:
+            return Answer(reply, text, key, cached)
+        reask = list(messages) + [
+            {"role": "assistant", "content": text},
+            {
+                "role": "user",
+                "content": (
+                    "Your reply did not match the required JSON format: "
+                    f"{_short_error(error)}. Reply again with only the corrected JSON object."
+                ),
+            },
+        ]
+        key2 = self.cache_key(cfg, step + ":reask", reask, schema, prompt_hash)
+        if self.retry_failed:
+            self.store.forget(key2)
+        text2, cached2 = await self._text(cfg, step + ":reask", reask, schema, key2)
+        reply2, error2 = self._try_validate(reply_model, text2, context)
+        if error2 is not None:
+            raise LLMCallFailed(step, key, "invalid_reply", _short_error(error2), text2) from error2
+        return Answer(reply2, text2, key, cached and cached2, True)
+
+    @classmethod
+    def _try_validate(
+        cls, reply_model: type[R], text: str, context: dict[str, Any] | None
+    ) -> tuple[R | None, ValidationError | ValueError | None]:
         try:
-            return Answer(self._validate(reply_model, text, context), text, key, cached)
-        except (ValidationError, ValueError) as first_error:
-            if cached and self.retry_failed:
-                self.store.forget(key)
-                text, cached = await self._text(cfg, step, list(messages), schema, key)
-                try:
-                    return Answer(self._validate(reply_model, text, context), text, key, cached)
-                except (ValidationError, ValueError) as exc:
-                    first_error = exc
-            reask = list(messages) + [
-                {"role": "assistant", "content": text},
-                {
-                    "role": "user",
-                    "content": (
-                        "Your reply did not match the required JSON format: "
-                        f"{_short_error(first_error)}. Reply again with only the corrected JSON object."
-                    ),
-                },
-            ]
-            key2 = self.cache_key(cfg, step + ":reask", reask, schema, prompt_hash)
-            if cached and self.retry_failed:
-                self.store.forget(key2)
-            text2, cached2 = await self._text(cfg, step + ":reask", reask, schema, key2)
-            try:
-                return Answer(self._validate(reply_model, text2, context), text2, key, cached and cached2, True)
-            except (ValidationError, ValueError) as exc:
-                raise LLMCallFailed(step, key, "invalid_reply", _short_error(exc), text2) from exc
+            return cls._validate(reply_model, text, context), None
+        except (ValidationError, ValueError) as exc:
+            return None, exc
 
     @staticmethod
     def _validate(reply_model: type[R], text: str, context: dict[str, Any] | None) -> R:
