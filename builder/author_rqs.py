@@ -17,7 +17,14 @@ from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.gaps import GapsResult
 from rqbench.builder.llm_stage import LLMStageSettings, ask, is_local
 
-from rqbench.records import AuthorRQ, AuthorRQsReply, ParsedPaper, Record, SourcePaper
+from rqbench.records import (
+    QUESTION_GRAMMAR_PATTERN,
+    AuthorRQ,
+    AuthorRQsReply,
+    ParsedPaper,
+    Record,
+    SourcePaper,
+)
 
 STEP = "author_rqs"
 
@@ -38,7 +45,7 @@ class AuthorRQsResult(Record):
 
 # For a grammar-constrained local model, the schema itself makes the question end with "?" (a weak
 # model otherwise writes a title); hosted models get the records' rule, checked after the reply.
-LOCAL_QUESTION_PATTERN = r'^[^"\\\n]{4,400}\?$'
+LOCAL_QUESTION_PATTERN = QUESTION_GRAMMAR_PATTERN
 
 
 def reply_model_for(keys: list[str], *, local: bool = False) -> type[AuthorRQsReply]:

@@ -406,13 +406,26 @@ def check_distinct(questions: list[str]) -> list[str]:
     return questions
 
 
-Question = Annotated[str, Field(min_length=1, max_length=MAX_RQ_CHARS)]
+# Shown to grammar-constrained decoders (llama.cpp, vLLM) in the JSON schema only, so that a weak
+# model ends every question with "?"; validation itself is _check_question's, with its clearer errors.
+QUESTION_GRAMMAR_PATTERN = r'^[^"\\\n]{10,300}\?$'
+
+Question = Annotated[
+    str, Field(min_length=1, max_length=MAX_RQ_CHARS, json_schema_extra={"pattern": QUESTION_GRAMMAR_PATTERN})
+]
 
 
 class GenerationReply(Reply):
-    """A model's answer to the RQ generation prompt."""
+    """A model's answer to the RQ generation prompt.
 
-    gaps: list[Annotated[str, Field(min_length=1, max_length=MAX_LONG_TEXT)]] = Field(min_length=1, max_length=10)
+    The JSON schema shown to the model asks for at most 6 gaps of 300 characters, which keeps a
+    grammar-constrained reply inside a small model's token budget; validation accepts up to 10 of
+    MAX_LONG_TEXT, so a longer answer from a hosted model is not refused.
+    """
+
+    gaps: list[
+        Annotated[str, Field(min_length=1, max_length=MAX_LONG_TEXT, json_schema_extra={"maxLength": 300})]
+    ] = Field(min_length=1, max_length=10, json_schema_extra={"maxItems": 6})
     research_questions: list[Question] = Field(min_length=5, max_length=5)
 
     @field_validator("research_questions")

@@ -179,7 +179,7 @@ class LocalModelServer:
             api_base=self.api_base,
             api_key="local-no-key",
             max_concurrency=1,  # llama.cpp's Python server answers one request at a time
-            max_tokens=768,
+            max_tokens=1024,
             json_mode="json_object_schema",
             local=True,
             timeout_s=300.0,
