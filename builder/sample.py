@@ -105,6 +105,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="local", help="model for every stage (default: the embedded one)")
     parser.add_argument("--build-dir", type=Path, default=None, help="default: RQB_HOME/builds/rq-bench-sample")
     parser.add_argument("--dataset-dir", type=Path, default=None, help="default: RQB_HOME/datasets/rq-bench-sample")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the calls, tokens and cost the build would spend; send nothing, publish nothing")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -124,9 +126,12 @@ def run(args: argparse.Namespace) -> int:
     config = BuildConfig(
         out=build_dir, papers=papers, limit=args.limit, max_cited_per_paper=args.max_cited,
         allow_abstract_only=True, min_influential=args.min_influential, models={role: args.model for role in ("strong", "light", "labeller")},
-        progress=not args.no_progress,
+        progress=not args.no_progress, dry_run=args.dry_run,
     )
-    run_build(config)
+    manifest = run_build(config)
+    if args.dry_run:
+        print(manifest.settings["dry_run"]["line"])
+        return 0
     try:
         result = publish_sample(build_dir, dataset_dir, notes=f"Sample built from {where} on {args.model}.")
     except (PublishRefused, TargetError) as exc:
