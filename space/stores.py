@@ -322,8 +322,15 @@ class SpaceStores:
 
     @classmethod
     def local(cls, root: str | Path | None = None, results_root: str | Path | None = None) -> SpaceStores:
-        """One folder (default ``space_store_dir()``) with requests/, results/, submissions/, annotations/."""
+        """One folder (default ``space_store_dir()``) with requests/, results/, submissions/, annotations/.
+
+        With neither folder given, results are read from and written to ``paths.results_dir()``,
+        where ``rqbench evaluate`` and ``rqbench judge`` put theirs, so every offline command meets
+        the same leaderboard.
+        """
         base = Path(root) if root else paths.space_store_dir()
+        if root is None and results_root is None:
+            results_root = paths.results_dir()
         repo = LocalRepo(base)
         results = ResultsStore(LocalRepo(results_root), prefix="") if results_root else ResultsStore(repo)
         return cls(RequestsStore(repo), results, SubmissionsStore(repo), AnnotationsStore(repo),
