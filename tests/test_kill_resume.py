@@ -96,9 +96,15 @@ def assert_no_torn_files(out: Path) -> None:
     for f in out.rglob("*.jsonl"):
         for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
             if line.strip():
-                json.loads(line)  # raises on a truncated line, naming nothing: add context below
+                try:
+                    json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise AssertionError(f"{f}:{i}: torn line ({exc})") from exc
     for f in out.rglob("*.json"):
-        json.loads(f.read_text(encoding="utf-8"))
+        try:
+            json.loads(f.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise AssertionError(f"{f}: torn file ({exc})") from exc
 
 
 def test_sigkill_loop_resumes_to_identical_records(tmp_path, fixtures_dir, capsys):
@@ -124,7 +130,7 @@ def test_sigkill_loop_resumes_to_identical_records(tmp_path, fixtures_dir, capsy
 
     rng = random.Random(20261202)
     out, home = tmp_path / "killed", tmp_path / "killed-home"
-    kills = 0
+    kills = restarts = 0
     with ScriptedServer(slow_reply) as srv:
         env = env_for(home, srv)
         while kills < kills_wanted:
@@ -140,20 +146,21 @@ def test_sigkill_loop_resumes_to_identical_records(tmp_path, fixtures_dir, capsy
                 while len(srv.requests) < target and proc.is_alive() and time.monotonic() < deadline:
                     time.sleep(0.005)
                 time.sleep(rng.uniform(0.0, 0.05))
-            if not proc.is_alive():
-                proc.join()
-                assert proc.exitcode == 0, f"build exited with {proc.exitcode}"
+            if proc.is_alive():
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.join()
+            if proc.exitcode != 0:
+                assert proc.exitcode == -signal.SIGKILL, f"build exited with {proc.exitcode}"
+                kills += 1
+                if out.exists():
+                    assert_no_torn_files(out)
+            else:
                 # finished before the kill: start over in a fresh folder so every kill interrupts real work
-                out = tmp_path / f"killed-{kills}"
-                home = tmp_path / f"killed-home-{kills}"
+                restarts += 1
+                out = tmp_path / f"killed-{restarts}"
+                home = tmp_path / f"killed-home-{restarts}"
                 env = env_for(home, srv)
                 srv.requests.clear()
-                continue
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.join()
-            assert proc.exitcode == -signal.SIGKILL
-            kills += 1
-            assert_no_torn_files(out) if out.exists() else None
         assert run_to_end(build_cmd(papers, cited, out), env) == 0
         requests = [request_key(r) for r in srv.requests]
     assert_no_torn_files(out)
