@@ -135,6 +135,7 @@ def main() -> None:
     with LocalModelServer() as srv, tempfile.TemporaryDirectory() as tmp:
         cfg = srv.model_config(max_tokens=args.max_tokens, max_retries=0)
         asyncio.run(direct(cfg, requests_for(1), 1))  # warm-up: model load, prompt cache
+        asyncio.run(via_layer(cfg, requests_for(201)[200:], 1))  # and litellm's seconds-long first import
         print(f"judge calls per second, {args.calls} calls each (local model, max_tokens={args.max_tokens}):")
         for c in (1, 2, 4):
             msgs = requests_for(args.calls)
