@@ -13,18 +13,18 @@ a crash without asking the server twice for what it already answered.
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
 import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from rqbench.retry_after import retry_after_seconds  # re-exported for the clients
 
 log = logging.getLogger(__name__)
 
@@ -45,28 +45,6 @@ class HttpError(RuntimeError):
         status_txt = f"HTTP {status}" if status is not None else "no response"
         excerpt = f"; body: {body[:BODY_EXCERPT]!r}" if body else ""
         super().__init__(f"{where}: {status_txt}: {message}{excerpt}")
-
-
-def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); None if absent or unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        log.warning("ignoring unreadable Retry-After header %r", value)
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    now = now or datetime.now(timezone.utc)
-    return max(0.0, (when - now).total_seconds())
 
 
 def env_float(name: str, default: float) -> float:

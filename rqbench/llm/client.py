@@ -16,7 +16,6 @@ What it guarantees:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import os
@@ -35,6 +34,7 @@ from rqbench.hashing import content_hash
 from rqbench.llm.config import ModelConfig, hosted_config
 from rqbench.llm.store import CallStore
 from rqbench.records import reply_json_schema
+from rqbench.retry_after import retry_after_seconds
 
 log = logging.getLogger(__name__)
 
@@ -117,14 +117,7 @@ def _retry_after(exc: BaseException) -> float | None:
     headers = headers or getattr(exc, "litellm_response_headers", None)
     if not headers:
         return None
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+    return retry_after_seconds(headers.get("retry-after") or headers.get("Retry-After"))
 
 
 def _is_transient(exc: BaseException) -> bool:
