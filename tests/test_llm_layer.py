@@ -239,3 +239,18 @@ def test_retry_failed_asks_the_reask_afresh_too(tmp_path, scripted_server):
     answer = ask(retry)
     assert answer.reasked and answer.reply.scores[0].non_obviousness == 3
     assert len(scripted_server.requests) == 4
+
+
+def test_per_candidate_arrays_are_pinned_to_the_candidate_count(tmp_path, scripted_server):
+    from rqbench.records import ComparativeNoveltyReply
+
+    one = {"relevance": 1, "originality": 1, "gap_addressing": 1, "non_obviousness": 1}
+    scripted_server.responder = lambda req: json.dumps({"scores": [one] * 3, "ranking": [0, 1, 2]})
+    llm = make_llm(tmp_path, scripted_server)
+    answer = asyncio.run(
+        llm.ask("scripted/test", "novelty_comparative", MESSAGES, ComparativeNoveltyReply, prompt_hash="h",
+                context={"n_candidates": 3})
+    )  # fmt: skip
+    assert len(answer.reply.scores) == 3
+    scores = scripted_server.requests[0]["response_format"]["schema"]["properties"]["scores"]
+    assert scores["minItems"] == scores["maxItems"] == 3

@@ -120,6 +120,26 @@ def _retry_after(exc: BaseException) -> float | None:
     return retry_after_seconds(headers.get("retry-after") or headers.get("Retry-After"))
 
 
+# Top-level arrays that hold one entry per candidate in the judges' replies.
+PER_CANDIDATE_ARRAYS = ("scores", "pairwise_scores")
+
+
+def reply_schema(reply_model: type[BaseModel], context: dict[str, Any] | None) -> dict[str, Any]:
+    """The reply's JSON schema, with per-candidate arrays pinned to ``n_candidates`` when known.
+
+    A grammar-constrained decoder then cannot return four scores for six candidates (the
+    embedded model's commonest comparative failure); validation checks the count either way.
+    """
+    schema = reply_json_schema(reply_model)
+    n = (context or {}).get("n_candidates")
+    if isinstance(n, int) and n > 0:
+        for name in PER_CANDIDATE_ARRAYS:
+            prop = schema.get("properties", {}).get(name)
+            if isinstance(prop, dict) and prop.get("type") == "array":
+                prop["minItems"] = prop["maxItems"] = n
+    return schema
+
+
 def _is_transient(exc: BaseException) -> bool:
     name = type(exc).__name__
     if name in ("BadRequestError", "AuthenticationError", "NotFoundError", "PermissionDeniedError",
@@ -235,9 +255,10 @@ class LLM:
         messages: Sequence[dict[str, str]],
         reply_model: type[BaseModel],
         prompt_hash: str,
+        context: dict[str, Any] | None = None,
     ) -> str:
         cfg = self.model(model)
-        return self.cache_key(cfg, step, messages, reply_json_schema(reply_model), prompt_hash)
+        return self.cache_key(cfg, step, messages, reply_schema(reply_model, context), prompt_hash)
 
     # -- the call --------------------------------------------------------------
     async def ask(
@@ -252,7 +273,7 @@ class LLM:
     ) -> Answer[R]:
         """Ask ``model`` for a ``reply_model`` JSON reply; cached, retried, validated, logged."""
         cfg = self.model(model)
-        schema = reply_json_schema(reply_model)
+        schema = reply_schema(reply_model, context)
         key = self.cache_key(cfg, step, messages, schema, prompt_hash)
         if self.dry_run:
             self._count(cfg, step, messages, key)
