@@ -304,3 +304,18 @@ class ReplayServer:
             h.wfile.write(content)
         except (BrokenPipeError, ConnectionResetError):
             h.close_connection = True  # the client gave up (a timeout test); nothing left to tell it
+
+
+class FakeTime:
+    """A clock that only moves when the client sleeps, so pacing is checked without waiting."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.t
+
+    def sleep(self, s: float) -> None:
+        self.sleeps.append(s)
+        self.t += s

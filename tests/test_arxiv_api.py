@@ -8,7 +8,7 @@ from datetime import date, datetime, timezone
 from urllib.parse import urlencode
 
 import pytest
-from replay_server import ReplayServer, split_feed
+from replay_server import FakeTime, ReplayServer, split_feed
 
 from rqbench.builder.arxiv_api import (
     NS,
@@ -19,21 +19,6 @@ from rqbench.builder.arxiv_api import (
     parse_feed,
     split_window,
 )
-
-
-class FakeTime:
-    """A clock that only moves when the client sleeps, so pacing is checked without waiting."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.t
-
-    def sleep(self, s: float) -> None:
-        self.sleeps.append(s)
-        self.t += s
 
 
 @pytest.fixture

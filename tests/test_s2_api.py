@@ -6,7 +6,7 @@ import json
 import logging
 
 import pytest
-from replay_server import ReplayServer
+from replay_server import FakeTime, ReplayServer
 
 from rqbench.builder.s2_api import BATCH_LIMIT, S2Client, S2Error, parse_edge, parse_paper
 
@@ -21,19 +21,6 @@ RECORDED_BATCH_FIELDS = (
     "isOpenAccess,journal,openAccessPdf,paperId,publicationDate,publicationTypes,publicationVenue,referenceCount,"
     "s2FieldsOfStudy,title,url,venue,year"
 ).split(",")
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.t = 0.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.t
-
-    def sleep(self, s: float) -> None:
-        self.sleeps.append(s)
-        self.t += s
 
 
 @pytest.fixture
