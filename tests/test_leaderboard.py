@@ -135,7 +135,7 @@ def test_space_readme_header_and_export(tmp_path):
     assert card.data.to_dict()["hf_oauth"] is True
     out = export_space(tmp_path / "export")
     for name in ("app.py", "README.md", "requirements.txt", "rqbench/space/ui.py", "rqbench/evaluate/summary.py",
-                 "rqbench/records.py"):
+                 "rqbench/records/__init__.py"):
         assert (out / name).is_file(), name
     assert not list(out.rglob("__pycache__"))
     with pytest.raises(FileExistsError):
