@@ -77,24 +77,7 @@ from rqbench.records.submission import (
     check_distinct,
 )
 
-# Registry of prompt steps and the reply model each returns.
-REPLY_MODELS: dict[str, type[Reply]] = {
-    "influence": InfluenceReply,
-    "contributions": ContributionsReply,
-    "gaps": GapReply,
-    "author_rqs": AuthorRQsReply,
-    "verification": VerificationReply,
-    "generation_original": GenerationReply,
-    "generation_revised": GenerationReply,
-    "novelty_standalone": StandaloneNoveltyReply,
-    "novelty_comparative": ComparativeNoveltyReply,
-    "narrowness_standalone": StandaloneNarrownessReply,
-    "narrowness_comparative": ComparativeNarrownessReply,
-    "overlap": OverlapReply,
-}
-
 __all__ = [
-    "REPLY_MODELS",
     "ARXIV_ID_RE",
     "DIAGNOSTIC_SCOPES",
     "MAX_LONG_TEXT",
