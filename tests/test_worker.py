@@ -20,8 +20,8 @@ from rqbench.space.submit import BenchmarkTarget, SubmitFlow, Submitter
 from rqbench.space.worker import Worker, evaluate_judge
 
 from rqbench.llm import LLM
-from rqbench.llm.scripted_server import ScriptedServer
 from rqbench.records import CitedPaper, EvaluationInstance, SectionText
+from rqbench.testing.scripted_server import ScriptedServer
 
 N_RE = re.compile(r"\((\d+) of them")
 
