@@ -184,10 +184,10 @@ def test_leaderboard_shows_rows_filters_and_sorts(space, page, test_output_dir):
 
 def test_submission_errors_then_queue_then_worker_row(space, page, test_output_dir):
     from rqbench.space.worker import Worker, evaluate_judge
+    from scripted_replies import reply as judge_reply
 
     from rqbench.llm import LLM, CallStore
     from rqbench.testing.scripted_server import ScriptedServer
-    from tests.test_worker import judge_reply
 
     page.goto(space.url)
     open_tab(page, "Submit")

@@ -8,6 +8,7 @@ import pytest
 from rqbench.builder import pipeline
 from rqbench.evaluate.generate import CheckedGenerationReply, generation_step
 from rqbench.evaluate.judges import SETTINGS, metric_for_step
+from scripted_replies import REPLIES
 
 from rqbench.prompts import DEFAULT_PROMPT_SET
 from rqbench.records import Reply, reply_json_schema
@@ -74,3 +75,7 @@ def test_generation_reads_its_steps_from_the_registry():
         assert reply_json_schema(CheckedGenerationReply)["title"] == STEPS[name].reply_model.__name__
     with pytest.raises(ValueError, match="no generation step"):
         generation_step("custom", 1)
+
+
+def test_the_scripted_responder_answers_every_step():
+    assert set(REPLIES) == set(STEPS)
