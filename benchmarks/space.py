@@ -25,7 +25,7 @@ import pandas as pd
 from rqbench.evaluate.summary import summarize
 from rqbench.space import leaderboard as lb
 from rqbench.space.stores import SpaceStores
-from rqbench.space.synthetic import make_results
+from rqbench.testing.synthetic import make_results
 
 N_MODELS, JUDGES, SETTINGS = 100, ("j1", "j2", "j3", "j4"), ("standalone", "comparative")
 CHROMIUM = Path("/usr/bin/chromium")

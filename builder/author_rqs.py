@@ -25,8 +25,9 @@ from rqbench.records import (
     Record,
     SourcePaper,
 )
+from rqbench.steps import owned_step
 
-STEP = "author_rqs"
+STEP = owned_step(__name__)
 
 
 class LinkedRQ(Record):
@@ -49,14 +50,14 @@ LOCAL_QUESTION_PATTERN = QUESTION_GRAMMAR_PATTERN
 
 
 def reply_model_for(keys: list[str], *, local: bool = False) -> type[AuthorRQsReply]:
-    """``AuthorRQsReply`` whose ``cited_keys`` may only name ``keys`` (an enum in the JSON schema)."""
+    """The registry's ``AuthorRQsReply`` whose ``cited_keys`` may only name ``keys`` (an enum in the JSON schema)."""
     key_type = Literal[tuple(keys)]  # type: ignore[valid-type]
     fields: dict[str, Any] = {"cited_keys": (list[key_type], Field(min_length=1))}
     if local:
         fields["question"] = (str, Field(pattern=LOCAL_QUESTION_PATTERN))
     rq = create_model("AuthorRQ", __base__=AuthorRQ, **fields)
     return create_model(
-        "AuthorRQsReply", __base__=AuthorRQsReply, research_questions=(list[rq], Field(min_length=1, max_length=6))
+        "AuthorRQsReply", __base__=STEP.reply_model, research_questions=(list[rq], Field(min_length=1, max_length=6))
     )
 
 

@@ -26,7 +26,6 @@ from rqbench.records import BibEntry, CitedPaper, ParsedPaper, Record, SectionTe
 
 log = logging.getLogger(__name__)
 
-STEP = "cited_text"
 METADATA_FILE = "metadata.json"  # a recorded arXiv metadata response (a SourcePaper), beside the sources
 LEVEL_RANK = {TextLevel.full: 2, TextLevel.abstract: 1, TextLevel.title: 0}
 

@@ -12,12 +12,13 @@ from pydantic import Field
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded
 
-from rqbench.records import ContributionsReply, NoveltyType, ParsedPaper, Record, SourcePaper
+from rqbench.records import NoveltyType, ParsedPaper, Record, SourcePaper
+from rqbench.steps import owned_step
 
-STEP = "contributions"
+STEP = owned_step(__name__)
 _Text = Annotated[str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)]
-# The records' reply, with long texts bounded so a grammar-constrained local model can be asked for it.
-Reply = bounded(ContributionsReply, problem_statement=(str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)),
+# The registry's reply, with long texts bounded so a grammar-constrained local model can be asked for it.
+Reply = bounded(STEP.reply_model, problem_statement=(str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)),
                 ideas=(list[_Text], Field(min_length=1, max_length=8)),
                 contributions=(list[_Text], Field(min_length=1, max_length=8)))  # fmt: skip
 

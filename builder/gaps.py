@@ -17,11 +17,12 @@ from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, 
 from rqbench.builder.stages import gather_calls
 
 from rqbench.llm import LLMCallFailed
-from rqbench.records import CitedWork, GapReply, ParsedPaper, Record, SourcePaper
+from rqbench.records import CitedWork, ParsedPaper, Record, SourcePaper
+from rqbench.steps import owned_step
 
-STEP = "gaps"
-# The records' reply, with each gap bounded so a grammar-constrained local model can be asked for it.
-Reply = bounded(GapReply, gaps=(list[Annotated[str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)]],
+STEP = owned_step(__name__)
+# The registry's reply, with each gap bounded so a grammar-constrained local model can be asked for it.
+Reply = bounded(STEP.reply_model, gaps=(list[Annotated[str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)]],
                                 Field(max_length=6)))  # fmt: skip
 
 

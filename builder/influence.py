@@ -25,9 +25,10 @@ from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
 from rqbench.builder.stages import gather_calls
 
 from rqbench.llm import LLMCallFailed
-from rqbench.records import CitedWork, InfluenceLabel, InfluenceReply, ParsedPaper, Record, SourcePaper
+from rqbench.records import CitedWork, InfluenceLabel, ParsedPaper, Record, SourcePaper
+from rqbench.steps import owned_step
 
-STEP = "influence"
+STEP = owned_step(__name__)
 
 
 class CitationLabel(Record):
@@ -81,7 +82,7 @@ async def label_paper(
     paper: SourcePaper = item["filter"].paper
     parsed: ParsedPaper = item["parse"]
     works = select_cited(parsed, max_cited)
-    calls = [ask(llm, settings, InfluenceReply, variables(paper, w, settings)) for w in works]
+    calls = [ask(llm, settings, STEP.reply_model, variables(paper, w, settings)) for w in works]
     results = await gather_calls(calls)
     labels: list[CitationLabel] = []
     model = None

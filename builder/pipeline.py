@@ -46,19 +46,21 @@ from rqbench.records import (
     SourcePaper,
     StageRun,
 )
+from rqbench.steps import in_package
 
 log = logging.getLogger(__name__)
 
 STAGE_ORDER = (
     "source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs", "cited_text", "verify", "records",
 )  # fmt: skip
-LLM_STAGES = ("influence", "contributions", "gaps", "author_rqs", "verify")
+# The LLM stages in stage order, and the step each runs: the step registry's entries for the builder's modules.
+BUILD_STEPS = in_package("rqbench.builder")
+LLM_STAGES = tuple(stage for stage in STAGE_ORDER if stage in BUILD_STEPS)
+STAGE_STEPS = {stage: BUILD_STEPS[stage].name for stage in LLM_STAGES}
 # The paper's roles: a light labeller for citations, a light model for per-citation gaps,
 # a strong one for contributions, RQs and verification.
 STAGE_ROLES = {"influence": "labeller", "contributions": "strong", "gaps": "light", "author_rqs": "strong",
                "verify": "strong"}  # fmt: skip
-STAGE_STEPS = {"influence": influence.STEP, "contributions": contributions.STEP, "gaps": gaps.STEP,
-               "author_rqs": author_rqs.STEP, "verify": verification.STEP}  # fmt: skip
 # Small caps on the reply length, per stage: enough for the reply's JSON, short enough for the local model.
 DEFAULT_MAX_TOKENS = {"influence": 160, "contributions": 900, "gaps": 450, "author_rqs": 600, "verify": 400}
 

@@ -19,12 +19,13 @@ from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, 
 from rqbench.builder.stages import gather_calls
 
 from rqbench.llm import LLMCallFailed
-from rqbench.records import ParsedPaper, Record, Verification, VerificationReply
+from rqbench.records import ParsedPaper, Record, Verification
+from rqbench.steps import owned_step
 
-STEP = "verification"
+STEP = owned_step(__name__)
 SourceKind = Literal["latex", "text"]
-# The records' strict reply, with the reasoning bounded so a grammar-constrained local model can give it.
-Reply = bounded(VerificationReply, reasoning=(str, Field(max_length=GRAMMAR_SAFE_TEXT)))
+# The registry's strict reply, with the reasoning bounded so a grammar-constrained local model can give it.
+Reply = bounded(STEP.reply_model, reasoning=(str, Field(max_length=GRAMMAR_SAFE_TEXT)))
 
 
 class VerificationResult(Record):

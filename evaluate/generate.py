@@ -39,20 +39,24 @@ from rqbench.llm.config import parse_model_spec
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     EvaluationInstance,
-    check_distinct,
-    GenerationReply,
     SubmissionEntry,
     SubmissionMetadata,
+    check_distinct,
 )
+from rqbench.steps import owned_by
 
 Variant = Literal["original", "revised"]
 LOG_FILE = "generation_log.jsonl"
+# The generation steps by the registry's key (variant, "_multi" for several papers), and the reply they share.
+GENERATION_STEPS = owned_by(__name__)
+(_REPLY,) = {s.reply_model for s in GENERATION_STEPS.values()}
 
 
-class CheckedGenerationReply(GenerationReply):
+# The docstring is the reply schema's description, and so part of the cache key: keep it as it is.
+class CheckedGenerationReply(_REPLY):  # type: ignore[misc, valid-type]
     """GenerationReply plus the submission rules a model can fix when re-asked (same JSON schema)."""
 
-    model_config = ConfigDict(title="GenerationReply")
+    model_config = ConfigDict(title=_REPLY.__name__)
 
     @field_validator("research_questions")
     @classmethod
@@ -65,7 +69,11 @@ class CheckedGenerationReply(GenerationReply):
 
 
 def generation_step(variant: str, n_papers: int) -> str:
-    return f"generation_{variant}" + ("_multi" if n_papers > 1 else "")
+    """The step of ``variant``'s prompt over ``n_papers`` background papers."""
+    key = variant + ("_multi" if n_papers > 1 else "")
+    if key not in GENERATION_STEPS:
+        raise ValueError(f"prompt variant {variant!r} has no generation step; variants: {sorted(GENERATION_STEPS)}")
+    return GENERATION_STEPS[key].name
 
 
 def generation_messages(

@@ -399,8 +399,9 @@ def ordering_stats(results: ResultsFile) -> OrderingStats:
     """Position bias (mean total by shown position) and flip rates over an instance's orderings."""
     by_pos: dict[int, list[int]] = {}
     flips, n_inst, pair_flips, pairs = 0, 0, 0, 0
+    comparative = METRICS["novelty"].step_for("comparative")
     for inst in results.instances:
-        raws = [r for r in inst.raw_replies if r.step == "novelty_comparative" and r.error is None]
+        raws = [r for r in inst.raw_replies if r.step == comparative and r.error is None]
         cands = {c.candidate_id: c for c in inst.candidates}
         if not raws or any(len(c.novelty_by_ordering) != len(raws) for c in cands.values()):
             continue

@@ -32,7 +32,7 @@ def export_space(dest: Path) -> Path:
     here = Path(__file__).resolve().parent
     for name in ("app.py", "README.md", "requirements.txt"):
         shutil.copy2(here / name, dest / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "testing")  # rqbench/testing: test support only
     for src, target in PACKAGES.items():
         if (ROOT / src).is_dir():
             shutil.copytree(ROOT / src, dest / target, ignore=ignore, dirs_exist_ok=True)

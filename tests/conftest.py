@@ -45,8 +45,8 @@ def fixtures_dir(shared) -> Path:
 
 @pytest.fixture
 def scripted_server():
-    """A loopback OpenAI-compatible server whose replies a test scripts (see rqbench.llm.scripted_server)."""
-    from rqbench.llm.scripted_server import ScriptedServer
+    """A loopback OpenAI-compatible server whose replies a test scripts (see rqbench.testing.scripted_server)."""
+    from rqbench.testing.scripted_server import ScriptedServer
 
     with ScriptedServer() as srv:
         yield srv

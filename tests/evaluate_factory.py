@@ -1,14 +1,15 @@
-"""Constructed benchmarks, submissions and a scripted judge for the generation and judging tests."""
+"""Constructed benchmarks and submissions for the generation and judging tests.
+
+``judge_reply`` is the tests' one scripted responder (``scripted_replies.reply``),
+under the name the judging tests call it by; ``responder_with`` overrides it per step.
+"""
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable
-from typing import Any
-
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.submission import Submission, load_submission, write_submission
+from scripted_replies import candidates_of, responder_with
+from scripted_replies import reply as judge_reply
 
 from rqbench.records import (
     CitedPaper,
@@ -18,7 +19,8 @@ from rqbench.records import (
     SubmissionMetadata,
 )
 
-CAND_LINE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
+__all__ = ["benchmark", "candidates_of", "five", "judge_reply", "metadata", "paper", "responder_with", "scripted_spec",
+           "submission", "write_build"]  # fmt: skip
 
 
 def paper(pid: str, n_sections: int = 3, words: int = 60) -> CitedPaper:
@@ -68,84 +70,6 @@ def submission(bench: Benchmark, folder, *, failed: set[str] = frozenset()) -> S
     ]
     write_submission(folder, metadata(), entries)
     return load_submission(folder, bench.rq_ids, allow_partial=bool(failed))
-
-
-# -- a scripted judge: answers every judge step with valid JSON -------------------------
-
-
-def system_text(req: dict[str, Any]) -> str:
-    return req["messages"][0]["content"]
-
-
-def user_text(req: dict[str, Any]) -> str:
-    return req["messages"][-1]["content"] if req["messages"][-1]["role"] == "user" else req["messages"][1]["content"]
-
-
-def step_of(req: dict[str, Any]) -> str:
-    s = system_text(req)
-    if "NOVELTY" in s:
-        return "novelty_comparative" if "listwise" in s else "novelty_standalone"
-    if "SOURCE-BOUNDEDNESS" in s:
-        return "narrowness_comparative" if "several candidate" in s else "narrowness_standalone"
-    if "REFERENCE" in s:
-        return "overlap"
-    if "research_questions" in s:
-        return "generation"
-    raise AssertionError(f"unknown prompt: {s[:80]}")
-
-
-def candidates_of(req: dict[str, Any]) -> list[str]:
-    block = req["messages"][1]["content"].split("<<<CANDIDATES", 1)[1]
-    return [m.group(2) for m in CAND_LINE.finditer(block)]
-
-
-def novelty_score(text: str) -> dict[str, int]:
-    """Deterministic from the text, so orderings give the same scores; the GT (no 'Question') scores 3s."""
-    if not text.startswith("Question"):
-        return {"relevance": 1, "originality": 3, "gap_addressing": 3, "non_obviousness": 3}
-    k = int(text.split()[1])
-    return {"relevance": 1, "originality": k % 4, "gap_addressing": 2, "non_obviousness": (k + 1) % 4}
-
-
-def narrow_score(text: str) -> dict[str, Any]:
-    sb = 0 if not text.startswith("Question") else 1 + int(text.split()[1]) % 3
-    scopes = ("not_source_bound", "mildly_source_bound", "source_bound", "strongly_source_bound")
-    return {"mentions_source_specific_name": 0, "main_object_in_source": 1, "introduces_new_mechanism": 0,
-            "source_bound_score": sb, "diagnostic_test_score": 1, "source_bound_scope": scopes[sb],
-            "diagnostic_scope": "mildly_diagnostic", "short_reason_source_bound": "r1",
-            "short_reason_diagnostic": "r2"}  # fmt: skip
-
-
-def judge_reply(req: dict[str, Any]) -> str:
-    step = step_of(req)
-    cands = candidates_of(req) if step != "generation" else []
-    if step == "novelty_standalone":
-        return json.dumps({"scores": [novelty_score(cands[0])]})
-    if step == "novelty_comparative":
-        scores = [novelty_score(c) for c in cands]
-        ranking = sorted(range(len(scores)), key=lambda i: -sum(v for k, v in scores[i].items() if k != "relevance"))
-        return json.dumps({"scores": scores, "ranking": ranking})
-    if step == "narrowness_standalone":
-        return json.dumps(narrow_score(cands[0]))
-    if step == "narrowness_comparative":
-        return json.dumps({"scores": [narrow_score(c) for c in cands]})
-    if step == "overlap":
-        return json.dumps({"pairwise_scores": [1] * len(cands), "covering_subset_indices": [], "covered": False})
-    return json.dumps({"gaps": ["a gap"], "research_questions": [f"Generated question {k} here?" for k in range(5)]})
-
-
-def responder_with(overrides: dict[str, Callable[[dict[str, Any]], str | None]]) -> Callable[[dict[str, Any]], str]:
-    """``judge_reply`` except where an override for the step returns text."""
-
-    def respond(req: dict[str, Any]) -> str:
-        fn = overrides.get(step_of(req))
-        if fn is not None:
-            text = fn(req)
-            if text is not None:
-                return text
-        return judge_reply(req)
-
-    return respond
 
 
 def write_build(bench: Benchmark, root) -> None:

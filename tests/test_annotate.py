@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from rqbench.space import annotate as an
 from rqbench.space.stores import SpaceStores
-from rqbench.space.synthetic import make_results
+from rqbench.testing.synthetic import make_results
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=timezone.utc)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from builder_script import make_cited_sources, make_papers, reply_for, step_of
+from builder_script import make_cited_sources, make_papers, reply_for
 
 from rqbench.cli import main
 
@@ -56,7 +56,7 @@ def test_offline_build_through_the_cli_then_a_rerun_makes_no_request(tmp_path, f
     assert "RQs from 2 papers" in line
     sent = len(scripted_server.requests)
     assert sent > 0
-    caps = {step_of(r): r["max_tokens"] for r in scripted_server.requests}
+    caps = {r.step: r["max_tokens"] for r in scripted_server.requests}
     assert caps == {"influence": 160, "contributions": 900, "gaps": 300, "author_rqs": 600, "verification": 400}
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["settings"]["max_tokens"]["gaps"] == 300

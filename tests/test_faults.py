@@ -19,8 +19,8 @@ import threading
 import pytest
 
 from rqbench.llm import LLM, CallStore, LLMCallFailed
-from rqbench.llm.scripted_server import Fault, ScriptedServer
 from rqbench.records import StandaloneNoveltyReply
+from rqbench.testing.scripted_server import Fault, ScriptedServer
 
 pytestmark = pytest.mark.faults
 

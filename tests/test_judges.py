@@ -10,8 +10,8 @@ from rqbench.evaluate.judges import METRICS, JudgeConfig, candidate_block, shuff
 from rqbench.evaluate.judging import judge_submission, read_results
 
 from rqbench.llm import LLM
-from rqbench.llm.scripted_server import Fault
 from rqbench.prompts import load_prompt_set
+from rqbench.testing.scripted_server import Fault
 
 PROMPTS = load_prompt_set()
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from builder_script import make_cited_sources, make_papers, reply_for
-from rqbench.llm.scripted_server import ScriptedServer
+from rqbench.testing.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.faults
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from rqbench.evaluate.summary import summarize
 from rqbench.space import leaderboard as lb
-from rqbench.space.synthetic import make_results
+from rqbench.testing.synthetic import make_results
 
 
 @pytest.fixture(scope="module")
@@ -135,8 +135,9 @@ def test_space_readme_header_and_export(tmp_path):
     assert card.data.to_dict()["hf_oauth"] is True
     out = export_space(tmp_path / "export")
     for name in ("app.py", "README.md", "requirements.txt", "rqbench/space/ui.py", "rqbench/evaluate/summary.py",
-                 "rqbench/records.py"):
+                 "rqbench/records/__init__.py"):
         assert (out / name).is_file(), name
+    assert not (out / "rqbench" / "testing").exists()  # test support stays out of the Space
     assert not list(out.rglob("__pycache__"))
     with pytest.raises(FileExistsError):
         export_space(out)

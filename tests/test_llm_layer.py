@@ -11,8 +11,8 @@ import time
 import pytest
 
 from rqbench.llm import LLM, CallStore, DryRun, LLMCallFailed
-from rqbench.llm.scripted_server import Fault
 from rqbench.records import StandaloneNoveltyReply
+from rqbench.testing.scripted_server import Fault
 
 GOOD = json.dumps({"scores": [{"relevance": 1, "originality": 2, "gap_addressing": 1, "non_obviousness": 3}]})
 MESSAGES = [{"role": "system", "content": "judge"}, {"role": "user", "content": "[0] Does X hold?"}]

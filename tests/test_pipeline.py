@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from builder_script import make_cited_sources, make_papers, reply_for, step_of
+from builder_script import make_cited_sources, make_papers, reply_for
 from rqbench.builder import gaps as gaps_module
 from rqbench.builder import influence as influence_module
 from rqbench.builder.pipeline import BuildConfig, run_build
@@ -143,12 +143,12 @@ def test_a_crash_mid_stage_resumes_without_redoing_finished_items(setup, monkeyp
         run_build(config(), llm)
     done = set(StageStore(tmp / "out", "gaps").load())
     assert done == {calls[0]}
-    gap_requests = sum(step_of(r) == "gaps" for r in srv.requests)
+    gap_requests = sum(r.step == "gaps" for r in srv.requests)
     calls.clear()
     monkeypatch.setattr(gaps_module, "find_gaps", lambda item, llm_, **kw: _count_and_call(calls, real, item, llm_, kw))
     run_build(config(), llm)
     assert calls[0] not in done and set(calls) == set(names) - done - _skipped(tmp, "parse")
-    assert sum(step_of(r) == "gaps" for r in srv.requests) >= gap_requests
+    assert sum(r.step == "gaps" for r in srv.requests) >= gap_requests
     assert len(read(tmp / "out" / "records" / "rqs.jsonl", RQRecord)) >= 1
 
 
@@ -307,7 +307,7 @@ def test_min_influential_promotes_the_most_cited_works_and_marks_them(setup):
     llm, srv, config, tmp = setup
 
     def everything_canonical(req):
-        if step_of(req) == "influence":
+        if req.step == "influence":
             return json.dumps({"label": "canonical_reference", "reason": "scripted"})
         return reply_for(req)
 

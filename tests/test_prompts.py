@@ -7,13 +7,13 @@ import shutil
 import pytest
 
 from rqbench.prompts import DEFAULT_PROMPT_SET, PromptError, load_prompt_set
-from rqbench.records import REPLY_MODELS
+from rqbench.steps import STEPS
 
 
 def test_packaged_set_has_every_step_of_the_method():
     ps = load_prompt_set()
     assert ps.name == "rqbench-v1" and ps.hash.startswith("b2:")
-    missing = set(REPLY_MODELS) - set(ps.templates)
+    missing = set(STEPS) - set(ps.templates)
     assert not missing, f"prompt templates missing for steps {sorted(missing)}"
 
 

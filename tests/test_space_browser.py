@@ -41,10 +41,10 @@ class SpaceUnderTest:
         from rqbench.evaluate.dataset import Benchmark
         from rqbench.space.stores import SpaceStores
         from rqbench.space.submit import BenchmarkTarget
-        from rqbench.space.synthetic import instance_ids, make_results
         from rqbench.space.ui import SpaceConfig, build_app
 
         from rqbench.records import CitedPaper, EvaluationInstance, SectionText
+        from rqbench.testing.synthetic import instance_ids, make_results
 
         self.root = root
         self.stores = SpaceStores.local(root / "store")
@@ -184,10 +184,10 @@ def test_leaderboard_shows_rows_filters_and_sorts(space, page, test_output_dir):
 
 def test_submission_errors_then_queue_then_worker_row(space, page, test_output_dir):
     from rqbench.space.worker import Worker, evaluate_judge
+    from scripted_replies import reply as judge_reply
 
     from rqbench.llm import LLM, CallStore
-    from rqbench.llm.scripted_server import ScriptedServer
-    from tests.test_worker import judge_reply
+    from rqbench.testing.scripted_server import ScriptedServer
 
     page.goto(space.url)
     open_tab(page, "Submit")

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 from rqbench.space.stores import LocalRepo, SpaceStores, StoreError
-from rqbench.space.synthetic import make_results
 
 from rqbench.records import SubmissionMetadata
+from rqbench.testing.synthetic import make_results
 
 
 class FakeHfApi:

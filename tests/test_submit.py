@@ -15,7 +15,7 @@ from rqbench.space.submit import (
     Submitter,
     account_created_at,
 )
-from rqbench.space.synthetic import instance_ids
+from rqbench.testing.synthetic import instance_ids
 
 NOW = datetime(2026, 5, 10, 12, 0, tzinfo=timezone.utc)
 RQ_IDS = tuple(r for r, _, _ in instance_ids(3))

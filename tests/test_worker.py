@@ -9,7 +9,6 @@ judge fails its request with the reason and the next request still finishes;
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,36 +17,11 @@ from rqbench.evaluate.dataset import Benchmark
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitFlow, Submitter
 from rqbench.space.worker import Worker, evaluate_judge
+from scripted_replies import reply as judge_reply
 
 from rqbench.llm import LLM
-from rqbench.llm.scripted_server import ScriptedServer
 from rqbench.records import CitedPaper, EvaluationInstance, SectionText
-
-N_RE = re.compile(r"\((\d+) of them")
-
-
-def judge_reply(req: dict) -> str:
-    """A rubric-valid reply for whichever judge step the request is (read from its JSON schema title)."""
-    title = req.get("response_format", {}).get("schema", {}).get("title")
-    text = req["messages"][-1]["content"]
-    m = N_RE.search(text)
-    n = int(m.group(1)) if m else 1
-    nov = {"relevance": 1, "originality": 2, "gap_addressing": 2, "non_obviousness": 1}
-    nar = {"mentions_source_specific_name": 1, "main_object_in_source": 1, "introduces_new_mechanism": 0,
-           "source_bound_score": 2, "diagnostic_test_score": 1, "source_bound_scope": "source_bound",
-           "diagnostic_scope": "mildly_diagnostic", "short_reason_source_bound": "About the source's method.",
-           "short_reason_diagnostic": "Some analysis."}  # fmt: skip
-    if title == "StandaloneNoveltyReply":
-        return json.dumps({"scores": [nov]})
-    if title == "ComparativeNoveltyReply":
-        return json.dumps({"scores": [nov] * n, "ranking": list(range(n))})
-    if title == "StandaloneNarrownessReply":
-        return json.dumps(nar)
-    if title == "ComparativeNarrownessReply":
-        return json.dumps({"scores": [nar] * n})
-    if title == "OverlapReply":
-        return json.dumps({"pairwise_scores": [1] * n, "covering_subset_indices": [], "covered": False})
-    raise AssertionError(f"unexpected step schema {title!r}")
+from rqbench.testing.scripted_server import ScriptedServer
 
 
 def make_bench(n: int = 2) -> Benchmark:

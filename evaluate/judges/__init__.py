@@ -15,13 +15,16 @@ from rqbench.evaluate.judges.narrowness import Narrowness
 from rqbench.evaluate.judges.novelty import Novelty
 from rqbench.evaluate.judges.overlap import Overlap
 
+from rqbench.steps import STEPS
+
 METRICS: dict[str, Metric] = {m.name: m for m in (Novelty(), Narrowness(), Overlap())}
 
 
 def metric_for_step(step: str) -> Metric:
-    """The metric that owns a prompt step (for reparsing stored replies)."""
+    """The metric that owns a prompt step (for reparsing stored replies), as the step registry says."""
+    owner = STEPS[step].owner if step in STEPS else None
     for m in METRICS.values():
-        if step in m.steps.values():
+        if type(m).__module__ == owner:
             return m
     raise KeyError(f"no judge owns step {step!r}")
 

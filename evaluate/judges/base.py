@@ -29,6 +29,7 @@ from rqbench.evaluate.dataset import Benchmark
 from rqbench.llm.client import parse_json_reply
 from rqbench.prompts import PromptSet
 from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, Reply
+from rqbench.steps import Step, owned_by, step
 
 Setting = Literal["standalone", "comparative"]
 SETTINGS: tuple[Setting, ...] = ("standalone", "comparative")
@@ -120,11 +121,12 @@ def render(prompts: PromptSet, step: str, values: dict[str, str]) -> list[dict[s
 
 
 class Metric:
-    """One judged concept. Subclasses set the steps and reply models, and say where scores go."""
+    """One judged concept. Subclasses say which requests to build and where scores go.
+
+    Its steps and their reply models are the step registry's entries owned by the subclass's module.
+    """
 
     name: ClassVar[str]
-    steps: ClassVar[dict[str, str]]  # setting -> step
-    reply_models: ClassVar[dict[str, type[Reply]]]  # setting -> reply model
 
     def requests(
         self, judge: JudgeConfig, bench: Benchmark, inst: EvaluationInstance, candidates: dict[str, str]
@@ -139,14 +141,23 @@ class Metric:
         raise NotImplementedError
 
     # -- shared helpers ---------------------------------------------------
-    def step_for(self, setting: str) -> str:
-        return self.steps.get(setting, self.steps.get("any", ""))
+    @property
+    def steps(self) -> dict[str, Step]:
+        """This metric's steps by setting ("any": the same step in both), from the step registry."""
+        return owned_by(type(self).__module__)
 
-    def reply_model_for(self, step: str) -> type[Reply]:
-        for setting, s in self.steps.items():
-            if s == step:
-                return self.reply_models[setting]
-        raise KeyError(step)
+    def step_for(self, setting: str) -> str:
+        steps = self.steps
+        chosen = steps.get(setting) or steps.get("any")
+        if chosen is None:
+            raise KeyError(f"metric {self.name!r} has no step for setting {setting!r}")
+        return chosen.name
+
+    def reply_model_for(self, name: str) -> type[Reply]:
+        s = step(name)
+        if s.owner != type(self).__module__:
+            raise KeyError(f"step {name!r} is not a step of metric {self.name!r}")
+        return s.reply_model
 
     @staticmethod
     def group_candidates(judge: JudgeConfig, rq_id: str, ids: Sequence[str], ordering: int = 0) -> list[list[str]]:

@@ -9,8 +9,6 @@ seeded order of ordering 0.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from rqbench.evaluate.background import background_block
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.judges.base import (
@@ -32,8 +30,6 @@ from rqbench.records import (
 
 class Narrowness(Metric):
     name = "narrowness"
-    steps: ClassVar[dict[str, str]] = {"standalone": "narrowness_standalone", "comparative": "narrowness_comparative"}
-    reply_models: ClassVar[dict[str, type[Reply]]] = {"standalone": StandaloneNarrownessReply, "comparative": ComparativeNarrownessReply}
 
     def requests(
         self, judge: JudgeConfig, bench: Benchmark, inst: EvaluationInstance, candidates: dict[str, str]

@@ -10,8 +10,6 @@ ordering's score and the rank it got are kept in ``novelty_by_ordering`` and
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from rqbench.evaluate.background import background_block
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.judges.base import (
@@ -32,8 +30,6 @@ from rqbench.records import (
 
 class Novelty(Metric):
     name = "novelty"
-    steps: ClassVar[dict[str, str]] = {"standalone": "novelty_standalone", "comparative": "novelty_comparative"}
-    reply_models: ClassVar[dict[str, type[Reply]]] = {"standalone": StandaloneNoveltyReply, "comparative": ComparativeNoveltyReply}
 
     def requests(
         self, judge: JudgeConfig, bench: Benchmark, inst: EvaluationInstance, candidates: dict[str, str]

@@ -8,8 +8,6 @@ rule refer to that order). The call is the same in both settings, so a
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.judges.base import GT_ID, JudgeConfig, JudgeRequest, Metric
 
@@ -18,14 +16,12 @@ from rqbench.records import EvaluationInstance, InstanceResult, OverlapReply, Re
 
 class Overlap(Metric):
     name = "overlap"
-    steps: ClassVar[dict[str, str]] = {"any": "overlap"}
-    reply_models: ClassVar[dict[str, type[Reply]]] = {"any": OverlapReply}
 
     def requests(
         self, judge: JudgeConfig, bench: Benchmark, inst: EvaluationInstance, candidates: dict[str, str]
     ) -> list[JudgeRequest]:
         model_ids = [c for c in candidates if c != GT_ID]
-        return self.build(judge, inst, "overlap", [model_ids], candidates, {"ground_truth": " ".join(inst.gt_rq.split())})
+        return self.build(judge, inst, self.step_for(judge.setting), [model_ids], candidates, {"ground_truth": " ".join(inst.gt_rq.split())})
 
     def apply(self, req: JudgeRequest, reply: Reply, result: InstanceResult) -> None:
         assert isinstance(reply, OverlapReply)

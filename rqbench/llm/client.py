@@ -98,6 +98,9 @@ _TRANSIENT = (
     "JSONDecodeError",
 )
 MAX_RETRY_AFTER_S = 600.0
+# Names the step of every request on the wire (as the call log does, ``<step>:reask`` for a re-ask),
+# for a proxy's logs or a scripted server; a header, so neither the messages nor the cache key change.
+STEP_HEADER = "X-RQBench-Step"
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
@@ -351,6 +354,7 @@ class LLM:
             "timeout": cfg.timeout_s,
             "max_retries": 0,  # retries are ours, so Retry-After and the log stay right
             "num_retries": 0,
+            "extra_headers": {STEP_HEADER: step},
         }
         if cfg.max_tokens:
             kwargs["max_tokens"] = cfg.max_tokens

@@ -3,6 +3,8 @@
 Faults are injected where real ones happen, at the HTTP level: status codes with
 Retry-After, 5xx, slow replies past the client's timeout, dropped connections,
 truncated or non-JSON bodies. The LLM layer and litellm run unpatched against it.
+A responder sees each request's step as the LLM layer tagged it (``req.step``),
+so it never has to guess the step from the prompt's wording or the schema.
 """
 
 from __future__ import annotations
@@ -16,9 +18,26 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from rqbench.llm.client import STEP_HEADER
 from rqbench.llm.config import ModelConfig
 
-Responder = Callable[[dict[str, Any]], str]
+
+class ScriptedRequest(dict):
+    """A request body as received, plus the step tag the LLM layer sent with it (``X-RQBench-Step``)."""
+
+    def __init__(self, body: dict[str, Any], step_tag: str | None):
+        super().__init__(body)
+        self.step_tag = step_tag
+
+    @property
+    def step(self) -> str:
+        """The step asked for; a re-ask (tagged ``<step>:reask``) is the same step."""
+        if not self.step_tag:
+            raise LookupError(f"request carries no {STEP_HEADER} header; was it sent through rqbench.llm.LLM?")
+        return self.step_tag.split(":", 1)[0]
+
+
+Responder = Callable[[ScriptedRequest], str]
 
 
 @dataclass
@@ -54,7 +73,7 @@ class ScriptedServer:
         self.responder = responder or (lambda req: "{}")
         self.fault_plan = fault_plan
         self.faults: deque[Fault] = deque()
-        self.requests: list[dict[str, Any]] = []
+        self.requests: list[ScriptedRequest] = []
         self._lock = threading.Lock()
         server = self
 
@@ -69,7 +88,7 @@ class ScriptedServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                req = json.loads(self.rfile.read(length) or b"{}")
+                req = ScriptedRequest(json.loads(self.rfile.read(length) or b"{}"), self.headers.get(STEP_HEADER))
                 with server._lock:
                     n = len(server.requests)
                     server.requests.append(req)

@@ -1,4 +1,4 @@
-"""Seeded synthetic results files: for the Space's tests, its demo mode and its benchmark.
+"""Seeded synthetic results files: for the Space's tests and its benchmark.
 
 They have the exact shape judging writes (``rqbench.records.ResultsFile``), with
 random but rubric-valid scores, so every code path downstream is the real one.

@@ -1,0 +1,143 @@
+"""Every record RQ-Bench reads or writes, as pydantic models, one module per concept.
+
+The builder, the judges, the dataset card and the Space all meet at these
+shapes; ``from rqbench.records import X`` reaches each of them. Class names are
+part of the output: they are the titles and ``$defs`` of the JSON schemas sent
+to models, and so of the cache keys.
+
+- ``common``: the ``Record`` and ``Reply`` bases, the schema version, text limits, RQ ids, the reply schema
+- ``papers``: target papers, their parsed structure and bibliography, cited papers
+- ``extraction``: the builder's LLM replies
+- ``build``: a build's manifest and skipped items
+- ``dataset``: the dataset's rows (RQs, papers, evaluation instances)
+- ``submission``: generated RQs and submission lines
+- ``judging``: the judges' replies and the rubric rules they repair
+- ``results``: results files
+"""
+
+from rqbench.records.build import BuildManifest, SkipRecord, StageRun
+from rqbench.records.common import (
+    ARXIV_ID_RE,
+    MAX_LONG_TEXT,
+    MAX_RQ_CHARS,
+    MAX_SHORT_TEXT,
+    RQ_ID_RE,
+    SCHEMA_VERSION,
+    PromptSetRef,
+    Record,
+    Reply,
+    parse_rq_id,
+    reply_json_schema,
+    rq_id_for,
+)
+from rqbench.records.dataset import EvaluationInstance, Gap, PaperRecord, RQRecord, Verification
+from rqbench.records.extraction import (
+    AuthorRQ,
+    AuthorRQsReply,
+    ContributionsReply,
+    GapReply,
+    InfluenceLabel,
+    InfluenceReply,
+    NoveltyType,
+    VerificationReply,
+)
+from rqbench.records.judging import (
+    DIAGNOSTIC_SCOPES,
+    NARROWNESS_DIMENSIONS,
+    NOVELTY_DIMENSIONS,
+    SOURCE_BOUND_SCOPES,
+    ComparativeNarrownessReply,
+    ComparativeNoveltyReply,
+    NarrownessScore,
+    NoveltyScore,
+    OverlapReply,
+    StandaloneNarrownessReply,
+    StandaloneNoveltyReply,
+    corrections_of,
+    ranking_from_scores,
+)
+from rqbench.records.papers import (
+    BibEntry,
+    CitationContext,
+    CitedPaper,
+    CitedWork,
+    ParsedPaper,
+    Section,
+    SectionText,
+    SourcePaper,
+    TextLevel,
+)
+from rqbench.records.results import CallTotals, CandidateScores, InstanceResult, JudgeSpec, RawReply, ResultsFile
+from rqbench.records.submission import (
+    QUESTION_GRAMMAR_PATTERN,
+    GenerationReply,
+    Question,
+    SubmissionEntry,
+    SubmissionMetadata,
+    check_distinct,
+)
+
+__all__ = [
+    "ARXIV_ID_RE",
+    "DIAGNOSTIC_SCOPES",
+    "MAX_LONG_TEXT",
+    "MAX_RQ_CHARS",
+    "MAX_SHORT_TEXT",
+    "NARROWNESS_DIMENSIONS",
+    "NOVELTY_DIMENSIONS",
+    "QUESTION_GRAMMAR_PATTERN",
+    "RQ_ID_RE",
+    "SCHEMA_VERSION",
+    "SOURCE_BOUND_SCOPES",
+    "AuthorRQ",
+    "AuthorRQsReply",
+    "BibEntry",
+    "BuildManifest",
+    "CallTotals",
+    "CandidateScores",
+    "CitationContext",
+    "CitedPaper",
+    "CitedWork",
+    "ComparativeNarrownessReply",
+    "ComparativeNoveltyReply",
+    "ContributionsReply",
+    "EvaluationInstance",
+    "Gap",
+    "GapReply",
+    "GenerationReply",
+    "InfluenceLabel",
+    "InfluenceReply",
+    "InstanceResult",
+    "JudgeSpec",
+    "NarrownessScore",
+    "NoveltyScore",
+    "NoveltyType",
+    "OverlapReply",
+    "PaperRecord",
+    "ParsedPaper",
+    "PromptSetRef",
+    "Question",
+    "RQRecord",
+    "RawReply",
+    "Record",
+    "Reply",
+    "ResultsFile",
+    "Section",
+    "SectionText",
+    "SkipRecord",
+    "SourcePaper",
+    "StageRun",
+    "StandaloneNarrownessReply",
+    "StandaloneNoveltyReply",
+    "SubmissionEntry",
+    "SubmissionMetadata",
+    "TextLevel",
+    "Verification",
+    "VerificationReply",
+    "check_distinct",
+    "corrections_of",
+    "parse_rq_id",
+    "ranking_from_scores",
+    "reply_json_schema",
+    "rq_id_for",
+]

@@ -1,0 +1,118 @@
+"""Papers as the builder reads them: target papers, their parsed structure and bibliography, cited papers."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from rqbench.records.common import Record
+
+class SourcePaper(Record):
+    """A target paper M: arXiv metadata, plus Semantic Scholar's facts once filtered."""
+
+    arxiv_id: str = Field(description="arXiv identifier without version, e.g. 2502.01113.")
+    version: int | None = Field(default=None, description="arXiv version number.")
+    title: str
+    abstract: str = ""
+    authors: list[str] = Field(default_factory=list)
+    primary_category: str = Field(description="arXiv primary category, the sub-field (cs.CL, ...).")
+    categories: list[str] = Field(default_factory=list, description="Primary and cross-list categories.")
+    published: datetime | None = None
+    updated: datetime | None = None
+    doi: str | None = None
+    journal_ref: str | None = None
+    source: Literal["arxiv", "local"] = Field(
+        default="arxiv", description="Where the LaTeX came from: the arXiv e-print or a local folder."
+    )
+    # Semantic Scholar (filled by the filtering stage)
+    s2_paper_id: str | None = None
+    citation_count: int | None = None
+    venue: str | None = None
+    publication_venue_type: str | None = Field(default=None, description="conference, journal, ...")
+    publication_types: list[str] = Field(default_factory=list)
+    external_ids: dict[str, str] = Field(default_factory=dict)
+
+
+class Section(Record):
+    """One section or subsection of a parsed paper, in document order."""
+
+    index: int = Field(ge=0, description="Position in the document.")
+    name: str
+    level: int = Field(ge=0, le=3, description="0 preamble/abstract, 1 section, 2 subsection, 3 subsubsection.")
+    text: str = Field(description="Plain text; math as [MATH] placeholders.")
+
+
+class CitationContext(Record):
+    """One citation of a key in M, with the sentences around it."""
+
+    key: str
+    citing_sentence: str
+    before: list[str] = Field(default_factory=list, max_length=3)
+    after: list[str] = Field(default_factory=list, max_length=3)
+    section: str
+    command: str = Field(default="cite", description="The LaTeX command used (citep, textcite, ...).")
+
+
+class BibEntry(Record):
+    """A bibliography entry of M, from .bib or .bbl."""
+
+    key: str
+    title: str | None = None
+    authors: list[str] = Field(default_factory=list)
+    year: int | None = None
+    venue: str | None = None
+    arxiv_id: str | None = None
+    doi: str | None = None
+    url: str | None = None
+    abstract: str | None = None
+    origin: Literal["bib", "bbl"] = "bib"
+
+
+class CitedWork(Record):
+    """What M says about one cited key: the input of influence labelling."""
+
+    key: str
+    bib: BibEntry | None = None
+    frequency: int = Field(ge=1)
+    sections: list[str]
+    contexts: list[CitationContext]
+
+
+class ParsedPaper(Record):
+    """Stage 3's output for one paper."""
+
+    arxiv_id: str
+    sections: list[Section]
+    bibliography: list[BibEntry]
+    cited_works: list[CitedWork]
+    main_file: str = Field(description="The root .tex file, relative to the paper folder.")
+    warnings: list[str] = Field(default_factory=list)
+
+
+class SectionText(Record):
+    """A cited paper's section: the shape of the ``cited_papers`` config's body."""
+
+    section: str
+    text: str
+
+
+class TextLevel(str, enum.Enum):
+    """How much of a cited paper's text we have: full body, abstract, or title only."""
+
+    full = "full"
+    abstract = "abstract"
+    title = "title"
+
+
+class CitedPaper(Record):
+    """A background paper with its section-wise body text."""
+
+    paper_id: str = Field(description="arXiv id when known, else 's2:<paperId>' or 'bib:<hash>'.")
+    title: str
+    arxiv_id: str | None = None
+    abstract: str = ""
+    text_level: TextLevel
+    sections: list[SectionText] = Field(default_factory=list)

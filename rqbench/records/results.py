@@ -1,0 +1,90 @@
+"""Judging results: one self-describing file per (submission, judge, setting)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from rqbench.records.common import SCHEMA_VERSION, PromptSetRef, Record
+from rqbench.records.judging import NarrownessScore, NoveltyScore, OverlapReply
+from rqbench.records.submission import SubmissionMetadata
+
+class JudgeSpec(Record):
+    """Which judge produced a result, configured how."""
+
+    model: str = Field(description="litellm model name, e.g. gemini/gemini-3.1-pro or local/smollm2-135m.")
+    label: str = Field(description="Display name; distinguishes two configurations of one model.")
+    setting: Literal["standalone", "comparative"]
+    temperature: float = 0.0
+    reasoning_effort: str | None = None
+    seed: int = 0
+    orderings: int = Field(default=1, ge=1, description="Shuffled orderings per comparative call.")
+    prompt_set: PromptSetRef
+
+
+class RawReply(Record):
+    """A judge's reply text as received, kept so scores can be reparsed without a call."""
+
+    step: str
+    cache_key: str
+    text: str | None
+    error: str | None = None
+    candidate_order: list[str] = Field(
+        default_factory=list, description="Candidate ids in the order shown (gt, m0..m4)."
+    )
+    paper_id: str | None = None
+
+
+class CandidateScores(Record):
+    """A candidate's scores under one judge; None means unscored (with the reason in failures)."""
+
+    candidate_id: str = Field(description="'gt' or 'm0'..'m4'.")
+    text: str
+    novelty: NoveltyScore | None = None
+    novelty_by_ordering: list[NoveltyScore] = Field(default_factory=list)
+    rank_by_ordering: list[int] = Field(default_factory=list)
+    narrowness: dict[str, NarrownessScore] = Field(
+        default_factory=dict, description="Per background paper id."
+    )
+
+
+class InstanceResult(Record):
+    rq_id: str
+    arxiv_id: str
+    subfield: str
+    background_paper_ids: list[str]
+    candidates: list[CandidateScores] = Field(description="GT first, then the model's five.")
+    overlap: OverlapReply | None = None
+    raw_replies: list[RawReply] = Field(default_factory=list)
+    failures: list[str] = Field(default_factory=list)
+    rule_corrections: int = 0
+
+
+class CallTotals(Record):
+    calls: int = 0
+    cache_hits: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+
+
+class ResultsFile(Record):
+    """Everything a leaderboard row or a report table is computed from."""
+
+    schema_version: int = SCHEMA_VERSION
+    kind: Literal["rqbench.results"] = "rqbench.results"
+    dataset_repo: str
+    dataset_revision: str
+    submission_hash: str
+    submission: SubmissionMetadata
+    judge: JudgeSpec
+    created_at: datetime
+    instances_expected: int = Field(ge=0, description="Instances in the dataset revision (coverage denominator).")
+    instances: list[InstanceResult]
+    totals: CallTotals = Field(default_factory=CallTotals)
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="Run settings that shape the prompts (background truncation policy, metrics)."
+    )

@@ -1,0 +1,81 @@
+"""The step registry: complete against the packaged prompt set, and the one source its owners read."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from rqbench.builder import pipeline
+from rqbench.evaluate.generate import CheckedGenerationReply, generation_step
+from rqbench.evaluate.judges import SETTINGS, metric_for_step
+from scripted_replies import REPLIES
+
+from rqbench.prompts import DEFAULT_PROMPT_SET
+from rqbench.records import Reply, reply_json_schema
+from rqbench.steps import STEPS, in_package, owned_by, owned_step, step
+
+
+def test_every_step_has_its_prompt_files_and_every_prompt_file_a_step():
+    files = {p.name for p in DEFAULT_PROMPT_SET.iterdir() if p.suffix == ".md"}
+    wanted = {f for s in STEPS.values() for f in s.prompt_files}
+    assert sorted(wanted - files) == [], "steps without their prompt files"
+    assert sorted(files - wanted) == [], "prompt files that belong to no step"
+
+
+def test_every_step_names_a_reply_model_and_an_owner_that_exists():
+    for s in STEPS.values():
+        assert issubclass(s.reply_model, Reply), s.name
+        importlib.import_module(s.owner)
+
+
+def test_unknown_names_are_errors_that_say_what_exists():
+    with pytest.raises(KeyError, match="no LLM step 'novelty'.*novelty_standalone"):
+        step("novelty")
+    with pytest.raises(KeyError, match="owns no LLM step"):
+        owned_by("rqbench.evaluate.summary")
+    with pytest.raises(ValueError, match="owns 4 LLM steps"):
+        owned_step("rqbench.evaluate.generate")
+    with pytest.raises(ValueError, match="share the name 'standalone'"):
+        in_package("rqbench.evaluate")
+
+
+def test_the_build_stages_read_their_steps_from_the_registry():
+    builder = in_package("rqbench.builder")
+    assert pipeline.STAGE_STEPS == {stage: s.name for stage, s in builder.items()}
+    assert set(pipeline.LLM_STAGES) == set(builder)
+    assert set(pipeline.DEFAULT_MAX_TOKENS) == set(pipeline.STAGE_ROLES) == set(builder)
+    for s in builder.values():
+        module = importlib.import_module(s.owner)
+        assert module.STEP is s, s.owner
+        # a stage may narrow the registry's reply model for grammar-constrained decoders, never replace it
+        stage_reply = getattr(module, "Reply", s.reply_model)
+        assert issubclass(stage_reply, s.reply_model) and stage_reply.__name__ == s.reply_model.__name__
+
+
+def test_the_judges_read_their_steps_from_the_registry():
+    judge_steps = [s for s in STEPS.values() if s.owner.startswith("rqbench.evaluate.judges.")]
+    assert {s.name for s in judge_steps} == {"novelty_standalone", "novelty_comparative", "narrowness_standalone",
+                                             "narrowness_comparative", "overlap"}  # fmt: skip
+    for s in judge_steps:
+        metric = metric_for_step(s.name)
+        assert type(metric).__module__ == s.owner
+        assert metric.reply_model_for(s.name) is s.reply_model
+        for setting in SETTINGS if s.key == "any" else (s.key,):
+            assert metric.step_for(setting) == s.name
+    with pytest.raises(KeyError, match="no judge owns step 'gaps'"):
+        metric_for_step("gaps")
+
+
+def test_generation_reads_its_steps_from_the_registry():
+    used = {generation_step(v, n) for v in ("original", "revised") for n in (1, 2, 3)}
+    assert used == {s.name for s in owned_by("rqbench.evaluate.generate").values()}
+    for name in used:
+        # generation adds the submission rules to the registry's reply, under the same schema title
+        assert issubclass(CheckedGenerationReply, STEPS[name].reply_model)
+        assert reply_json_schema(CheckedGenerationReply)["title"] == STEPS[name].reply_model.__name__
+    with pytest.raises(ValueError, match="no generation step"):
+        generation_step("custom", 1)
+
+
+def test_the_scripted_responder_answers_every_step():
+    assert set(REPLIES) == set(STEPS)
