@@ -25,7 +25,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rqbench.builder.http import HttpError, PoliteClient, env_float
-from rqbench.builder.s2_api import describe_validation
+
+from rqbench.io import RecordError
 from rqbench.records import ARXIV_ID_RE, SourcePaper
 
 log = logging.getLogger(__name__)
@@ -203,7 +204,7 @@ def parse_entry(entry: ET.Element, where: str) -> SourcePaper:
             source="arxiv",
         )
     except ValidationError as exc:
-        raise ArxivError(f"{where} ({arxiv_id}): {describe_validation(exc)}") from exc
+        raise ArxivError(str(RecordError.from_validation(exc, record=f"{where} ({arxiv_id})", show_given=True))) from exc
 
 
 def parse_feed(xml: bytes | str, *, where: str = "arXiv reply") -> Feed:

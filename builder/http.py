@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from rqbench.io import atomic_open, write_atomic
 from rqbench.retry_after import retry_after_seconds  # re-exported for the clients
 
 log = logging.getLogger(__name__)
@@ -225,11 +226,8 @@ class PoliteClient:
         return data
 
     def download(self, path: str, dest: Path) -> httpx.Headers:
-        """Stream a body to ``dest`` (written to ``dest.part`` then renamed, so a crash leaves no half file)."""
+        """Stream a body to ``dest``, atomically: a crash or a dropped connection leaves no half file."""
         url = self.url(path)
-        dest = Path(dest)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        part = dest.with_name(dest.name + ".part")
         attempt = 0
         while True:
             self._pace()
@@ -237,10 +235,9 @@ class PoliteClient:
             try:
                 with self._http.stream("GET", url) as resp:
                     if resp.status_code == 200:
-                        with open(part, "wb") as fh:
+                        with atomic_open(dest, "wb") as fh:
                             for chunk in resp.iter_bytes():
                                 fh.write(chunk)
-                        os.replace(part, dest)
                         return resp.headers
                     resp.read()
                     if resp.status_code in RETRY_STATUSES and attempt < self.max_retries:
@@ -250,7 +247,6 @@ class PoliteClient:
                         continue
                     raise HttpError("GET", url, resp.status_code, "download failed", _text(resp))
             except (httpx.TimeoutException, httpx.TransportError) as exc:
-                part.unlink(missing_ok=True)
                 if attempt >= self.max_retries:
                     raise HttpError("GET", url, None, f"{type(exc).__name__}: {exc} (after {attempt + 1} tries)") from exc
                 self._backoff(attempt, None, type(exc).__name__, url, "GET")
@@ -283,11 +279,7 @@ class PoliteClient:
     def _cache_write(self, key: str | None, entry: dict) -> None:
         if key is None or self.cache_dir is None:
             return
-        f = self.cache_dir / key[:2] / f"{key}.json"
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_name(f.name + ".tmp")
-        tmp.write_text(json.dumps(entry), encoding="utf-8")
-        os.replace(tmp, f)
+        write_atomic(self.cache_dir / key[:2] / f"{key}.json", json.dumps(entry))
 
 
 def _text(resp: httpx.Response) -> str:

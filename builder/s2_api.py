@@ -25,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rqbench.builder.http import HttpError, PoliteClient, env_float
 
+from rqbench.io import RecordError
+
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.semanticscholar.org/graph/v1"
@@ -146,16 +148,6 @@ def arxiv_ref(arxiv_id: str) -> str:
     return f"ARXIV:{arxiv_id}"
 
 
-def describe_validation(exc: ValidationError) -> str:
-    """A pydantic error on one line: each failing field with what was wrong and what was given."""
-    parts = []
-    for e in exc.errors():
-        loc = ".".join(str(x) for x in e.get("loc", ())) or "(root)"
-        given = e.get("input")
-        parts.append(f"field {loc}: {e.get('msg')} (got {given!r:.80})")
-    return "; ".join(parts)
-
-
 def parse_paper(obj: Any, where: str) -> S2Paper | None:
     """One paper object (or null) as an S2Paper; S2Error naming ``where`` and the field when it does not fit."""
     if obj is None:
@@ -165,7 +157,7 @@ def parse_paper(obj: Any, where: str) -> S2Paper | None:
     try:
         return S2Paper.model_validate(obj)
     except ValidationError as exc:
-        raise S2Error(f"{where}: {describe_validation(exc)}") from exc
+        raise S2Error(str(RecordError.from_validation(exc, record=where, show_given=True))) from exc
 
 
 def parse_edge(obj: Any, key: str, where: str) -> S2Edge:
@@ -176,7 +168,7 @@ def parse_edge(obj: Any, key: str, where: str) -> S2Edge:
     try:
         return S2Edge.model_validate({**data, "paper": parse_paper(obj.get(key), f"{where}.{key}")})
     except ValidationError as exc:
-        raise S2Error(f"{where}: {describe_validation(exc)}") from exc
+        raise S2Error(str(RecordError.from_validation(exc, record=where, show_given=True))) from exc
 
 
 def _fields(fields: str | Sequence[str]) -> str:
