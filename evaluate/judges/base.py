@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import ValidationError
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.metrics import GT_ID
 
 from rqbench.io import RecordError
 from rqbench.llm.client import parse_json_reply
@@ -33,7 +34,6 @@ from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult,
 
 Setting = Literal["standalone", "comparative"]
 SETTINGS: tuple[Setting, ...] = ("standalone", "comparative")
-GT_ID = "gt"
 
 _DELIMS = re.compile(r"<{3,}|>{3,}")
 
