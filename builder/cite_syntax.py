@@ -88,6 +88,18 @@ def _group(text: str, pos: int, end: int, open_c: str, close_c: str) -> tuple[st
     return None
 
 
+def _groups(text: str, pos: int, end: int, open_c: str, close_c: str, most: int = 2) -> tuple[list[str], int]:
+    """Up to ``most`` bracketed groups in a row, blanks allowed between; (their insides, position after the last)."""
+    found: list[str] = []
+    for _ in range(most):
+        g = _group(text, _skip_blanks(text, pos, end), end, open_c, close_c)
+        if g is None:
+            break
+        found.append(g[0])
+        pos = g[1]
+    return found, pos
+
+
 def split_keys(raw: str) -> tuple[list[str], list[str]]:
     """Keys of one argument, in order and without repeats; (good, malformed)."""
     good: list[str] = []
@@ -118,24 +130,10 @@ def parse_cite_args(text: str, pos: int, end: int, command: str) -> tuple[CiteCa
     paren: list[str] = []  # a multi-cite's global (pre)(post)
     group_notes: list[list[str]] = []
     if multi:
-        for _ in range(2):
-            save = _skip_blanks(text, cur, end)
-            g = _group(text, save, end, "(", ")")
-            if g is None:
-                break
-            paren.append(g[0])
-            cur = g[1]
+        paren, cur = _groups(text, cur, end, "(", ")")
     groups = 0
     while True:
-        opts: list[str] = []
-        probe = cur
-        for _ in range(2):
-            save = _skip_blanks(text, probe, end)
-            g = _group(text, save, end, "[", "]")
-            if g is None:
-                break
-            opts.append(g[0])
-            probe = g[1]
+        opts, probe = _groups(text, cur, end, "[", "]")
         save = _skip_blanks(text, probe, end)
         g = _group(text, save, end, "{", "}")
         if g is None:
