@@ -104,7 +104,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_walk_sees_every_part_of_the_product():
     modules = product_modules()
-    for name in ("rqbench", "rqbench.llm.client", "rqbench.builder.citations", "rqbench.builder.cite_syntax",
+    for name in ("rqbench", "rqbench.io", "rqbench.llm.client", "rqbench.builder.citations", "rqbench.builder.cite_syntax",
                  "rqbench.evaluate.judges.base", "rqbench.space.stores", "rqbench.dataset_card.card"):  # fmt: skip
         assert name in modules, name
     graph = import_graph()
