@@ -24,8 +24,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rqbench.builder.http import HttpError, PoliteClient, env_float
-from rqbench.builder.s2_api import describe_validation
+from rqbench.builder.http import ApiClient, HttpError, env_float
+
+from rqbench.io import RecordError
 from rqbench.records import ARXIV_ID_RE, SourcePaper
 
 log = logging.getLogger(__name__)
@@ -203,7 +204,7 @@ def parse_entry(entry: ET.Element, where: str) -> SourcePaper:
             source="arxiv",
         )
     except ValidationError as exc:
-        raise ArxivError(f"{where} ({arxiv_id}): {describe_validation(exc)}") from exc
+        raise ArxivError(str(RecordError.from_validation(exc, record=f"{where} ({arxiv_id})", show_given=True))) from exc
 
 
 def parse_feed(xml: bytes | str, *, where: str = "arXiv reply") -> Feed:
@@ -229,8 +230,11 @@ def parse_feed(xml: bytes | str, *, where: str = "arXiv reply") -> Feed:
     )
 
 
-class ArxivClient:
+class ArxivClient(ApiClient):
     """Paged, paced access to the arXiv API and e-print downloads."""
+
+    URL_ENV, DEFAULT_URL = "RQB_ARXIV_API_URL", DEFAULT_API_URL
+    INTERVAL_ENV, DEFAULT_INTERVAL_S = "RQB_ARXIV_INTERVAL_S", DEFAULT_INTERVAL_S
 
     def __init__(
         self,
@@ -245,32 +249,15 @@ class ArxivClient:
         empty_page_retries: int = 2,
         **http_kwargs,
     ):
-        self.base_url = (base_url or os.environ.get("RQB_ARXIV_API_URL") or DEFAULT_API_URL).rstrip("/")
         self.eprint_url = (eprint_url or os.environ.get("RQB_ARXIV_EPRINT_URL") or DEFAULT_EPRINT_URL).rstrip("/")
-        interval = min_interval_s if min_interval_s is not None else env_float("RQB_ARXIV_INTERVAL_S", DEFAULT_INTERVAL_S)
         size = page_size if page_size is not None else int(env_float("RQB_ARXIV_PAGE_SIZE", DEFAULT_PAGE_SIZE))
         if not 1 <= size <= MAX_PAGE_SIZE:
             raise ValueError(f"arXiv page size must be between 1 and {MAX_PAGE_SIZE}, got {size}")
         self.page_size = size
         self.empty_page_retries = empty_page_retries
         # One pacer for both hosts' paths: arXiv counts all our requests together.
-        self.http = PoliteClient(
-            base_url=self.base_url,
-            min_interval_s=interval,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            **http_kwargs,
-        )
-
-    def close(self) -> None:
-        self.http.close()
-
-    def __enter__(self) -> "ArxivClient":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(base_url=base_url, min_interval_s=min_interval_s, timeout_s=timeout_s,
+                         max_retries=max_retries, backoff_s=backoff_s, **http_kwargs)  # fmt: skip
 
     def query_page(
         self,

@@ -18,10 +18,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 from rqbench.builder.cited_lookup import normalise_title
 
 from rqbench.hashing import content_hash
+from rqbench.io import RecordError, read_model
 from rqbench.records import BibEntry, CitedPaper, ParsedPaper, Record, SectionText, SourcePaper, TextLevel
 
 log = logging.getLogger(__name__)
@@ -83,9 +84,9 @@ def _read_metadata(folder: Path | None) -> SourcePaper | None:
     if not path.is_file():
         return None
     try:
-        return SourcePaper.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as exc:  # one bad metadata file costs that work its abstract, not the build
-        log.warning("%s is not a SourcePaper record, ignored: %s", path, exc)
+        return read_model(path, SourcePaper)
+    except RecordError as exc:  # one bad metadata file costs that work its abstract, not the build
+        log.warning("%s (ignored)", exc)
         return None
 
 

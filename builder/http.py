@@ -20,13 +20,16 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 
+from rqbench.io import atomic_open, write_atomic
 from rqbench.retry_after import retry_after_seconds  # re-exported for the clients
 
 log = logging.getLogger(__name__)
+
+C = TypeVar("C", bound="ApiClient")
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 USER_AGENT = "rq-bench/0.1 (https://github.com/rq-bench; research benchmark builder)"
@@ -225,11 +228,8 @@ class PoliteClient:
         return data
 
     def download(self, path: str, dest: Path) -> httpx.Headers:
-        """Stream a body to ``dest`` (written to ``dest.part`` then renamed, so a crash leaves no half file)."""
+        """Stream a body to ``dest``, atomically: a crash or a dropped connection leaves no half file."""
         url = self.url(path)
-        dest = Path(dest)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        part = dest.with_name(dest.name + ".part")
         attempt = 0
         while True:
             self._pace()
@@ -237,10 +237,9 @@ class PoliteClient:
             try:
                 with self._http.stream("GET", url) as resp:
                     if resp.status_code == 200:
-                        with open(part, "wb") as fh:
+                        with atomic_open(dest, "wb") as fh:
                             for chunk in resp.iter_bytes():
                                 fh.write(chunk)
-                        os.replace(part, dest)
                         return resp.headers
                     resp.read()
                     if resp.status_code in RETRY_STATUSES and attempt < self.max_retries:
@@ -250,7 +249,6 @@ class PoliteClient:
                         continue
                     raise HttpError("GET", url, resp.status_code, "download failed", _text(resp))
             except (httpx.TimeoutException, httpx.TransportError) as exc:
-                part.unlink(missing_ok=True)
                 if attempt >= self.max_retries:
                     raise HttpError("GET", url, None, f"{type(exc).__name__}: {exc} (after {attempt + 1} tries)") from exc
                 self._backoff(attempt, None, type(exc).__name__, url, "GET")
@@ -283,11 +281,54 @@ class PoliteClient:
     def _cache_write(self, key: str | None, entry: dict) -> None:
         if key is None or self.cache_dir is None:
             return
-        f = self.cache_dir / key[:2] / f"{key}.json"
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_name(f.name + ".tmp")
-        tmp.write_text(json.dumps(entry), encoding="utf-8")
-        os.replace(tmp, f)
+        write_atomic(self.cache_dir / key[:2] / f"{key}.json", json.dumps(entry))
+
+
+class ApiClient:
+    """The base of one public API's client: where it lives, how often we may ask, one :class:`PoliteClient`.
+
+    A subclass names its settings: ``URL_ENV`` / ``DEFAULT_URL`` for the base URL
+    and ``INTERVAL_ENV`` / ``DEFAULT_INTERVAL_S`` for the pause between requests.
+    An argument wins over the environment, which wins over the default. Any
+    other keyword goes to :class:`PoliteClient` (``cache_dir``, ``sleep``,
+    ``clock``, ``transport``...). Closing the client closes its connections;
+    it is a context manager for that.
+    """
+
+    URL_ENV: ClassVar[str]
+    DEFAULT_URL: ClassVar[str]
+    INTERVAL_ENV: ClassVar[str]
+    DEFAULT_INTERVAL_S: ClassVar[float]
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        min_interval_s: float | None,
+        timeout_s: float,
+        max_retries: int,
+        backoff_s: float,
+        **http_kwargs: Any,
+    ):
+        self.base_url = (base_url or os.environ.get(self.URL_ENV) or self.DEFAULT_URL).rstrip("/")
+        interval = min_interval_s if min_interval_s is not None else env_float(self.INTERVAL_ENV, self.DEFAULT_INTERVAL_S)
+        self.http = PoliteClient(
+            base_url=self.base_url,
+            min_interval_s=interval,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            **http_kwargs,
+        )
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self: C) -> C:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _text(resp: httpx.Response) -> str:

@@ -20,7 +20,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from rqbench.builder.citations import CiteCall, is_cite_command, parse_cite_args, render_cite
+from rqbench.builder.cite_syntax import CiteCall, is_cite_command, parse_cite_args, render_cite
 from rqbench.builder.latex_source import match_brace, match_bracket
 from rqbench.records import Section, SectionText
 

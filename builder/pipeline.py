@@ -30,11 +30,10 @@ from rqbench.builder.stages import (
     StageReport,
     StageStore,
     run_stage,
-    write_atomic,
-    write_jsonl,
 )
 
 from rqbench.hashing import content_hash
+from rqbench.io import write_atomic, write_jsonl
 from rqbench.llm.config import default_model
 from rqbench.prompts import load_prompt_set
 from rqbench.records import (

@@ -23,7 +23,9 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rqbench.builder.http import HttpError, PoliteClient, env_float
+from rqbench.builder.http import ApiClient, HttpError
+
+from rqbench.io import RecordError
 
 log = logging.getLogger(__name__)
 
@@ -146,16 +148,6 @@ def arxiv_ref(arxiv_id: str) -> str:
     return f"ARXIV:{arxiv_id}"
 
 
-def describe_validation(exc: ValidationError) -> str:
-    """A pydantic error on one line: each failing field with what was wrong and what was given."""
-    parts = []
-    for e in exc.errors():
-        loc = ".".join(str(x) for x in e.get("loc", ())) or "(root)"
-        given = e.get("input")
-        parts.append(f"field {loc}: {e.get('msg')} (got {given!r:.80})")
-    return "; ".join(parts)
-
-
 def parse_paper(obj: Any, where: str) -> S2Paper | None:
     """One paper object (or null) as an S2Paper; S2Error naming ``where`` and the field when it does not fit."""
     if obj is None:
@@ -165,7 +157,7 @@ def parse_paper(obj: Any, where: str) -> S2Paper | None:
     try:
         return S2Paper.model_validate(obj)
     except ValidationError as exc:
-        raise S2Error(f"{where}: {describe_validation(exc)}") from exc
+        raise S2Error(str(RecordError.from_validation(exc, record=where, show_given=True))) from exc
 
 
 def parse_edge(obj: Any, key: str, where: str) -> S2Edge:
@@ -176,15 +168,18 @@ def parse_edge(obj: Any, key: str, where: str) -> S2Edge:
     try:
         return S2Edge.model_validate({**data, "paper": parse_paper(obj.get(key), f"{where}.{key}")})
     except ValidationError as exc:
-        raise S2Error(f"{where}: {describe_validation(exc)}") from exc
+        raise S2Error(str(RecordError.from_validation(exc, record=where, show_given=True))) from exc
 
 
 def _fields(fields: str | Sequence[str]) -> str:
     return fields if isinstance(fields, str) else ",".join(fields)
 
 
-class S2Client:
+class S2Client(ApiClient):
     """Batched, paced access to the Graph API."""
+
+    URL_ENV, DEFAULT_URL = "RQB_S2_API_URL", DEFAULT_BASE_URL
+    INTERVAL_ENV, DEFAULT_INTERVAL_S = "RQB_S2_INTERVAL_S", DEFAULT_INTERVAL_S
 
     def __init__(
         self,
@@ -201,33 +196,15 @@ class S2Client:
     ):
         if not 1 <= batch_size <= BATCH_LIMIT:
             raise ValueError(f"S2 batch size must be between 1 and {BATCH_LIMIT}, got {batch_size}")
-        self.base_url = (base_url or os.environ.get("RQB_S2_API_URL") or DEFAULT_BASE_URL).rstrip("/")
         key = api_key if api_key is not None else os.environ.get("S2_API_KEY")
         self.has_key = bool(key)
-        interval = min_interval_s if min_interval_s is not None else env_float("RQB_S2_INTERVAL_S", DEFAULT_INTERVAL_S)
         self.batch_size = batch_size
-        self.http = PoliteClient(
-            base_url=self.base_url,
-            min_interval_s=interval,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            headers={"x-api-key": key} if key else None,
-            cache_dir=cache_dir,
-            **http_kwargs,
-        )
+        super().__init__(base_url=base_url, min_interval_s=min_interval_s, timeout_s=timeout_s,
+                         max_retries=max_retries, backoff_s=backoff_s, headers={"x-api-key": key} if key else None,
+                         cache_dir=cache_dir, **http_kwargs)  # fmt: skip
 
     def __repr__(self) -> str:
         return f"S2Client(base_url={self.base_url!r}, api_key={'set' if self.has_key else 'unset'})"
-
-    def close(self) -> None:
-        self.http.close()
-
-    def __enter__(self) -> "S2Client":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _call(self, method: str, path: str, *, params: dict, body: Any = None, passthrough=()) -> Any:
         try:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import re
 from collections.abc import Iterable
 from datetime import date, datetime, timezone
@@ -35,7 +34,7 @@ from pydantic import ValidationError
 from rqbench import paths
 from rqbench.builder.arxiv_api import ArxivClient, build_query, date_window_clause, parse_arxiv_id, split_window
 from rqbench.builder.latex_source import match_brace
-from rqbench.builder.s2_api import describe_validation
+from rqbench.io import RecordError, read_jsonl, write_jsonl
 from rqbench.records import SourcePaper
 
 log = logging.getLogger(__name__)
@@ -239,7 +238,7 @@ def local_folder_papers(
         try:
             paper = SourcePaper.model_validate(fields)
         except ValidationError as exc:
-            raise ValueError(f"{f / METADATA_FILE}: paper {pid}: {describe_validation(exc)}") from exc
+            raise RecordError.from_validation(exc, path=f / METADATA_FILE, record=f"paper {pid}", show_given=True) from exc
         out.append((paper, f))
     return out
 
@@ -258,25 +257,6 @@ def _grouped(query: str) -> str:
 def _slice_file(work_dir: Path, query: str, d0: date, d1: date) -> Path:
     qh = hashlib.sha256(query.encode("utf-8")).hexdigest()[:12]
     return work_dir / qh / f"{d0:%Y%m%d}-{d1:%Y%m%d}.jsonl"
-
-
-def _read_slice(path: Path) -> list[SourcePaper]:
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(SourcePaper.model_validate_json(line))
-        except ValidationError as exc:
-            raise ValueError(f"{path}:{n}: {describe_validation(exc)} (delete the file to fetch the slice again)") from exc
-    return out
-
-
-def _write_slice(path: Path, papers: Iterable[SourcePaper]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(p.model_dump_json() + "\n" for p in papers), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def query_papers(
@@ -311,14 +291,14 @@ def query_papers(
     for d0, d1 in bar:
         path = _slice_file(work_dir, query, d0, d1)
         if path.exists():
-            got = _read_slice(path)
+            got = read_jsonl(path, SourcePaper, hint=" (delete the file to fetch the slice again)")
         else:
             window = date_window_clause(d0, d1)
             full = f"{_grouped(query)} AND {window}" if query.strip() else window
             want = None if limit is None else limit - len(out)
             got = list(client.search(full, limit=want))
             if d1 < today and (want is None or len(got) < want):
-                _write_slice(path, got)  # complete slices only: a limit-cut slice is not the whole slice
+                write_jsonl(path, got)  # complete slices only: a limit-cut slice is not the whole slice
         for p in got:
             if p.arxiv_id not in seen:
                 seen.add(p.arxiv_id)

@@ -28,9 +28,8 @@ import asyncio
 import json
 import logging
 import multiprocessing
-import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -40,6 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from rqbench.hashing import content_hash
+from rqbench.io import RecordError, append_line, read_appended, write_jsonl
 from rqbench.records import Record, SkipRecord
 
 log = logging.getLogger(__name__)
@@ -58,8 +58,13 @@ class ItemSkipped(Exception):
         self.reason, self.detail, self.retryable = reason, detail, retryable
 
 
-class StageFileError(ValueError):
-    """A stored stage file is damaged somewhere other than a torn last line."""
+class StageFileError(RecordError):
+    """A stored stage file is damaged somewhere other than a torn last line.
+
+    Its place reads ``<file>, line <n>``, the wording the stage files always had.
+    """
+
+    LINE_FORMAT = "{path}, line {line}"
 
 
 class StoredItem(Record):
@@ -133,47 +138,16 @@ class StageStore:
 
     def load(self) -> dict[str, StoredItem]:
         """Item id -> its latest stored line; a torn final line (a crash mid-write) is cut off."""
-        if not self.items_path.exists():
-            return {}
-        raw = self.items_path.read_bytes()
-        out: dict[str, StoredItem] = {}
-        lines = raw.split(b"\n")
-        good_end = 0
-        pos = 0
-        for lineno, line in enumerate(lines, 1):
-            end = pos + len(line) + 1
-            if line.strip():
-                try:
-                    stored = StoredItem.model_validate_json(line)
-                except (ValidationError, ValueError) as exc:
-                    if lineno == len(lines) and not raw.endswith(b"\n"):
-                        log.warning("%s: dropping a torn last line (an interrupted write)", self.items_path)
-                        break
-                    raise StageFileError(f"{self.items_path}, line {lineno}: not a stored item: {exc}") from exc
-                out[stored.item_id] = stored
-            pos = end
-            good_end = min(end, len(raw))
-        if good_end < len(raw):
-            with open(self.items_path, "r+b") as fh:
-                fh.truncate(good_end)
-        return out
+        return {stored.item_id: stored for stored in read_appended(self.items_path, StoredItem, error=StageFileError)}
 
     def append(self, stored: StoredItem) -> None:
         """One line, one write, flushed and fsynced: a crash leaves whole lines or a torn last one."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        data = (stored.model_dump_json() + "\n").encode("utf-8")
-        fd = os.open(self.items_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_line(self.items_path, stored.model_dump_json())
 
     def compact(self, order: Sequence[str]) -> None:
         """Rewrite the file with only the current items, in input order (tmp + rename)."""
         current = self.load()
-        lines = [current[i].model_dump_json() + "\n" for i in order if i in current]
-        write_atomic(self.items_path, "".join(lines))
+        write_jsonl(self.items_path, [current[i] for i in order if i in current])
 
     def clear(self) -> None:
         if self.items_path.exists():
@@ -187,20 +161,15 @@ class StageStore:
                 try:
                     out.append(model.model_validate(rec))
                 except ValidationError as exc:
-                    raise StageFileError(
-                        f"{self.items_path}: item {stored.item_id!r}, record {i}: not a {model.__name__}: {exc}"
-                    ) from exc
+                    raise StageFileError.from_validation(exc, path=self.items_path, kind=model.__name__,
+                                                         record=f"item {stored.item_id!r}, record {i}") from exc  # fmt: skip
         return out
 
     def skips(self) -> list[SkipRecord]:
         return [s.skip for s in self.load().values() if s.skip is not None]
 
     def log_run(self, entry: dict[str, Any]) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.runs_path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry, default=str) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_line(self.runs_path, json.dumps(entry, default=str))
 
     def runs(self) -> list[dict[str, Any]]:
         if not self.runs_path.exists():
@@ -213,37 +182,6 @@ class StageStore:
                 except json.JSONDecodeError:
                     log.warning("%s: ignoring a torn run-log line", self.runs_path)
         return out
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a whole file or nothing: a sibling tmp file, fsync, then ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def write_jsonl(path: Path, records: Iterable[BaseModel]) -> int:
-    lines = [r.model_dump_json() + "\n" for r in records]
-    write_atomic(path, "".join(lines))
-    return len(lines)
-
-
-def read_jsonl(path: Path, model: type[BaseModel]) -> list[BaseModel]:
-    """Records of a JSONL file; a bad line is an error naming the file, line and field."""
-    out = []
-    for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(model.model_validate_json(line))
-        except ValidationError as exc:
-            raise StageFileError(f"{path}, line {lineno}: not a {model.__name__}: {exc}") from exc
-    return out
 
 
 # --------------------------------------------------------------------------

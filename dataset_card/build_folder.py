@@ -18,11 +18,20 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rqbench.dataset_card.features import CONFIG_RECORDS
+
+from rqbench.io import RecordError
+from rqbench.io import read_jsonl as read_records
 from rqbench.records import BuildManifest, CitedPaper, EvaluationInstance, PaperRecord, RQRecord, SkipRecord
 
 
-class BuildError(ValueError):
-    """A build folder that cannot be read, or whose records contradict each other."""
+class BuildError(RecordError):
+    """A build folder that cannot be read, or whose records contradict each other.
+
+    A bad record reads ``<file>:line <n>: <Model>.<field>: <problem>``.
+    """
+
+    LINE_FORMAT = "{path}:line {line}"
+    FIELD_FORMAT = "{model}.{field}"
 
 
 @dataclass
@@ -45,34 +54,13 @@ class Build:
                 "instances": self.instances}[config]
 
 
-def _error_text(path: Path, where: str, model: type[BaseModel], exc: ValidationError) -> str:
-    parts = []
-    for e in exc.errors()[:5]:
-        loc = ".".join(str(x) for x in e["loc"]) or "(root)"
-        parts.append(f"{model.__name__}.{loc}: {e['msg']}")
-    return f"{path}:{where}: " + "; ".join(parts)
-
-
 def read_jsonl(path: Path, model: type[BaseModel], *, required: bool = True) -> list[Any]:
     """Every line of a JSONL file as a record; BuildError naming file, line and field."""
     if not path.is_file():
         if required:
             raise BuildError(f"{path}: missing (a build folder needs it)")
         return []
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BuildError(f"{path}:{n}: not JSON: {exc.msg}") from exc
-            try:
-                out.append(model.model_validate(data))
-            except ValidationError as exc:
-                raise BuildError(_error_text(path, f"line {n}", model, exc)) from exc
-    return out
+    return read_records(path, model, error=BuildError)
 
 
 def _read_json(path: Path, *, required: bool) -> Any:
@@ -112,7 +100,7 @@ def load_build(root: str | Path) -> Build:
     try:
         manifest = BuildManifest.model_validate(manifest_data)
     except ValidationError as exc:
-        raise BuildError(_error_text(root / "manifest.json", "", BuildManifest, exc)) from exc
+        raise BuildError.from_validation(exc, path=root / "manifest.json") from exc
     funnel = _read_json(root / "funnel.json", required=False) or {}
     ids, info = _manual_sample(root / "manual_validation_sample.json")
     build = Build(

@@ -31,6 +31,7 @@ from datasets import Features, List, Value
 from pydantic import BaseModel, ValidationError
 
 from rqbench.hashing import content_hash
+from rqbench.io import RecordError
 from rqbench.records import CitedPaper, EvaluationInstance, PaperRecord, RQRecord
 
 # config name -> the record of one row. Order is the order of the card's configs.
@@ -47,8 +48,10 @@ class FeatureError(TypeError):
     """A record field whose type has no feature mapping (extend the mapping, don't guess)."""
 
 
-class RowError(ValueError):
-    """A published row that does not validate back into its record."""
+class RowError(RecordError):
+    """A published row that does not validate back into its record: ``<where>: <Model>.<field>: <problem>``."""
+
+    FIELD_FORMAT = "{model}.{field}"
 
 
 def _strip_annotated(tp: Any) -> Any:
@@ -218,6 +221,4 @@ def from_row(model: type[BaseModel], row: dict[str, Any], where: str = "row") ->
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise RowError(f"{where}: {model.__name__}.{loc}: {first['msg']}") from exc
+        raise RowError.from_validation(exc, record=where) from exc

@@ -30,6 +30,8 @@ from rqbench.dataset_card.release import assemble
 from rqbench.dataset_card.repo import Target, TargetError, target_for
 from rqbench.dataset_card.versions import RELEASE_FILE, ReleaseInfo, Version, VersionError
 
+from rqbench.io import RecordError
+
 
 class PublishRefused(RuntimeError):
     """A release that must not be made; the message says why and what to do instead."""
@@ -51,7 +53,8 @@ def previous_release(target: Target, version: Version) -> ReleaseInfo | None:
     try:
         return ReleaseInfo.model_validate_json(text)
     except ValidationError as exc:
-        raise PublishRefused(f"{target.describe()}@{version.tag}: {RELEASE_FILE} is not a valid ReleaseInfo: {exc}")
+        where = f"{target.describe()}@{version.tag}:{RELEASE_FILE}"
+        raise PublishRefused(str(RecordError.from_validation(exc, path=where, kind="ReleaseInfo"))) from exc
 
 
 def check_version(target: Target, version: Version) -> Version | None:

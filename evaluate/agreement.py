@@ -30,6 +30,7 @@ from rqbench.evaluate.metrics import (
     split_candidates,
     verdict,
 )
+from rqbench.io import RecordError
 from rqbench.records import Record, ResultsFile, parse_rq_id
 
 Winner = Literal["gt", "model", "tie"]
@@ -63,6 +64,15 @@ class Annotation(Record):
 # --------------------------------------------------------------------------
 # Import
 # --------------------------------------------------------------------------
+
+
+class AnnotationError(RecordError):
+    """A bad row of an annotation file: columns are named in quotes; a bad pick lists the allowed ones."""
+
+    FIELD_FORMAT = "field {field!r}"
+
+    def render(self) -> str:
+        return super().render() + (f"; expected one of {', '.join(WINNERS)}" if self.field == "winner" else "")
 
 
 def read_annotations(path: str | Path) -> list[Annotation]:
@@ -100,11 +110,7 @@ def read_annotations(path: str | Path) -> list[Annotation]:
             try:
                 ann = Annotation.model_validate(row)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                fld = ".".join(str(x) for x in err["loc"]) or "row"
-                value = row.get(fld, "")
-                hint = f"; expected one of {', '.join(WINNERS)}" if fld == "winner" else ""
-                raise ValueError(f"{path}:{line}: field {fld!r}: {value!r}: {err['msg']}{hint}") from exc
+                raise AnnotationError.from_validation(exc, path=path, line=line, show_given=True) from exc
             key = (ann.rq_id, ann.evaluator, ann.dimension)
             if key in seen:
                 raise ValueError(

@@ -24,12 +24,13 @@ from pydantic import BaseModel, ValidationError
 
 from rqbench import paths
 from rqbench.hashing import content_hash
+from rqbench.io import RecordError, read_json_lines
 from rqbench.records import CitedPaper, EvaluationInstance
 
 M = TypeVar("M", bound=BaseModel)
 
 
-class DatasetError(ValueError):
+class DatasetError(RecordError):
     """A benchmark that cannot be found or has a bad record."""
 
 
@@ -79,27 +80,13 @@ def _validated(model: type[M], rows: Iterable[dict[str, Any]], where: str, key: 
         try:
             out.append(model.model_validate(row))
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"]) or "(record)"
             ident = row.get(key) if isinstance(row, dict) else None
-            raise DatasetError(
-                f"{where}: row {n} ({key}={ident!r}): field {loc}: {err['msg']}"
-                + (f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else "")
-            ) from exc
+            raise DatasetError.from_validation(exc, path=where, record=f"row {n} ({key}={ident!r})") from exc
     return out
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}: line {n}: not JSON ({exc.msg})") from exc
-    return rows
+def _read_jsonl(path: Path) -> list[Any]:
+    return [row for _, row in read_json_lines(path, error=DatasetError)]
 
 
 def _load_build(root: Path) -> Benchmark:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -34,6 +33,7 @@ from rqbench.evaluate.injection import scan_for_injection
 from rqbench.evaluate.submission import write_submission
 from tqdm import tqdm
 
+from rqbench.io import write_atomic
 from rqbench.llm.client import LLM, DryRun, LLMCallFailed
 from rqbench.llm.config import parse_model_spec
 from rqbench.prompts import PromptSet, load_prompt_set
@@ -158,9 +158,7 @@ async def agenerate(
         notes=notes,
     )
     folder = write_submission(out, metadata, entries)
-    tmp = folder / f".{LOG_FILE}.tmp-{os.getpid()}"
-    tmp.write_text("".join(json.dumps(log, ensure_ascii=False) + "\n" for _, log in done), encoding="utf-8")
-    os.replace(tmp, folder / LOG_FILE)
+    write_atomic(folder / LOG_FILE, "".join(json.dumps(log, ensure_ascii=False) + "\n" for _, log in done))
     return folder
 
 

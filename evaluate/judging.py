@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import re
 import statistics
 import time
@@ -44,6 +43,7 @@ from rqbench.evaluate.submission import Submission
 from tqdm import tqdm
 
 from rqbench.hashing import content_hash
+from rqbench.io import read_model, write_atomic
 from rqbench.llm.client import LLM, DryRun, LLMCallFailed
 from rqbench.llm.config import ModelConfig, parse_model_spec
 from rqbench.prompts import PromptSet, load_prompt_set
@@ -126,18 +126,11 @@ def _stored_results(out_dir: Path, submission: Submission, spec: str, setting: s
 
 
 def read_results(path: Path) -> ResultsFile:
-    try:
-        return ResultsFile.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ValueError(f"{path}: not a valid results file: {exc}") from exc
+    return read_model(path, ResultsFile, kind="results file")
 
 
 def write_results(path: Path, results: ResultsFile) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(results.model_dump_json(indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, results.model_dump_json(indent=1))
 
 
 # --------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from rqbench.records import (
     OverlapReply,
 )
 
-GT_ID = "gt"
+GT_ID = "gt"  # the candidate id of the ground-truth (author) RQ in every results instance
 MODEL_IDS = ("m0", "m1", "m2", "m3", "m4")
 NOVELTY_DIMS: tuple[str, ...] = ("relevance", *NOVELTY_DIMENSIONS)
 NARROWNESS_DIMS: tuple[str, ...] = NARROWNESS_DIMENSIONS

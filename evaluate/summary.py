@@ -18,7 +18,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean
 from rqbench.evaluate.metrics import (
@@ -30,6 +30,7 @@ from rqbench.evaluate.metrics import (
     mean_vector,
     score_vector,
 )
+from rqbench.io import read_model
 from rqbench.records import InstanceResult, PromptSetRef, ResultsFile
 
 COMBINED = "combined"
@@ -129,15 +130,7 @@ def load_results(paths: Iterable[str | Path]) -> list[ResultsFile]:
             files.append(p)
         else:
             raise FileNotFoundError(f"{p}: no such results file or folder")
-    out = []
-    for f in files:
-        try:
-            out.append(ResultsFile.model_validate_json(f.read_text(encoding="utf-8")))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(x) for x in first["loc"])
-            raise ValueError(f"{f}: not a valid results file: field {where}: {first['msg']}") from exc
-    return out
+    return [read_model(f, ResultsFile, kind="results file") for f in files]
 
 
 # --------------------------------------------------------------------------

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 
 from rqbench import paths
+from rqbench.io import RecordError, write_atomic
 from rqbench.records import ResultsFile
 
 log = logging.getLogger(__name__)
@@ -71,16 +71,7 @@ class LocalRepo:
         return f.read_bytes() if f.is_file() else None
 
     def write(self, path: str, data: bytes, message: str) -> None:
-        f = self._file(path)
-        f.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=f".{f.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, f)  # readers see the old or the new file, never half of one
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(self._file(path), data)  # readers see the old or the new file, never half of one
 
     def list(self, prefix: str = "") -> list[str]:
         base = self.root / prefix if prefix else self.root
@@ -158,12 +149,7 @@ def _parse(repo: FileRepo, path: str, data: bytes, model: type[M]) -> M:
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"]) or "(root)"
-        raise StoreError(
-            f"{repo.name}/{path}: not a valid {model.__name__}: field {where}: {first['msg']}"
-            f" ({exc.error_count()} problem(s))"
-        ) from exc
+        raise StoreError(str(RecordError.from_validation(exc, path=f"{repo.name}/{path}", kind=model.__name__))) from exc
 
 
 def _safe_name(text: str) -> str:

@@ -25,7 +25,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import ValidationError
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.metrics import GT_ID
 
+from rqbench.io import RecordError
 from rqbench.llm.client import parse_json_reply
 from rqbench.prompts import PromptSet
 from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, Reply
@@ -33,7 +35,6 @@ from rqbench.steps import Step, owned_by, step
 
 Setting = Literal["standalone", "comparative"]
 SETTINGS: tuple[Setting, ...] = ("standalone", "comparative")
-GT_ID = "gt"
 
 _DELIMS = re.compile(r"<{3,}|>{3,}")
 
@@ -111,7 +112,7 @@ def parse_reply(model: type[Reply], text: str, context: dict[str, Any]) -> Reply
     try:
         return model.model_validate(data, context=context)
     except ValidationError as exc:
-        raise ValueError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])) from exc
+        raise ValueError(RecordError.from_validation(exc).problem_list(5)) from exc
 
 
 def render(prompts: PromptSet, step: str, values: dict[str, str]) -> list[dict[str, str]]:

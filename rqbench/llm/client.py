@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from rqbench import paths
 from rqbench.hashing import content_hash
+from rqbench.io import RecordError
 from rqbench.llm.config import ModelConfig, hosted_config
 from rqbench.llm.store import CallStore
 from rqbench.records import reply_json_schema
@@ -169,12 +170,9 @@ def parse_json_reply(text: str) -> Any:
 
 
 def _short_error(exc: ValidationError | ValueError) -> str:
+    """What is wrong with a reply, as the re-ask quotes it to the model (changing it changes re-ask cache keys)."""
     if isinstance(exc, ValidationError):
-        parts = []
-        for e in exc.errors()[:8]:
-            loc = ".".join(str(x) for x in e["loc"]) or "(root)"
-            parts.append(f"{loc}: {e['msg']}")
-        return "; ".join(parts)
+        return RecordError.from_validation(exc).problem_list(8)
     return str(exc)
 
 

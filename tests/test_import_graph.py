@@ -1,0 +1,136 @@
+"""The product's modules import one another without a loop.
+
+The graph is read from the source with ``ast`` (nothing is imported): every
+``import`` and ``from ... import`` of an ``rqbench`` module, at the top of a
+module or inside a function, is an edge. A loop means two modules that can only
+be understood (and loaded) together; the fix is a third module they both use.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _package_roots() -> dict[str, Path]:
+    """Top package name -> its folder, as the build declares them (``rqbench.builder`` lives in ``builder/``)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return {name: ROOT / folder for name, folder in config["tool"]["setuptools"]["package-dir"].items()}
+
+
+def product_modules() -> dict[str, Path]:
+    """Every module of the product: dotted name -> file (a package's name -> its ``__init__.py``)."""
+    roots = _package_roots()
+    claimed = {p.resolve() for p in roots.values()}
+    modules: dict[str, Path] = {}
+    for name, folder in roots.items():
+        for f in sorted(folder.rglob("*.py")):
+            rel = f.relative_to(folder).with_suffix("")
+            # a folder another entry maps (none today) or one that is not a package is not part of this one
+            parents = [folder.joinpath(*rel.parts[:i]) for i in range(1, len(rel.parts))]
+            if any(p.resolve() in claimed or not (p / "__init__.py").is_file() for p in parents):
+                continue
+            parts = [name, *rel.parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = f
+    return modules
+
+
+def _imported(module: str, path: Path, known: set[str]) -> set[str]:
+    """The product modules ``module`` imports, wherever in the file the import stands."""
+    is_package = path.name == "__init__.py"
+    package = module if is_package else module.rpartition(".")[0]
+    out: set[str] = set()
+
+    def add(name: str) -> None:
+        while name and name not in known:  # ``import a.b.c`` of a name that is no module: its package
+            name = name.rpartition(".")[0]
+        if name and name != module:
+            out.add(name)
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            for alias in node.names:
+                sub = f"{origin}.{alias.name}"
+                add(sub if sub in known else origin)
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = product_modules()
+    known = set(modules)
+    return {m: _imported(m, f, known) for m, f in modules.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One loop in ``graph`` as a path that ends where it starts, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_walk_sees_every_part_of_the_product():
+    modules = product_modules()
+    for name in ("rqbench", "rqbench.io", "rqbench.llm.client", "rqbench.builder.citations", "rqbench.builder.cite_syntax",
+                 "rqbench.evaluate.judges.base", "rqbench.space.stores", "rqbench.dataset_card.card"):  # fmt: skip
+        assert name in modules, name
+    graph = import_graph()
+    assert "rqbench.builder.cite_syntax" in graph["rqbench.builder.latex_text"]
+    assert "rqbench.evaluate.judges.base" in graph["rqbench.evaluate.judges"]  # a relative or package import counts
+
+
+def test_imports_inside_functions_and_relative_imports_are_edges(tmp_path):
+    f = tmp_path / "mod.py"
+    f.write_text(
+        "from . import sibling\n"
+        "from .pkg import thing\n"
+        "def later():\n"
+        "    from rqbench.a.b import name\n"
+        "    import rqbench.c.d\n",
+        encoding="utf-8",
+    )
+    known = {"rqbench.a", "rqbench.a.b", "rqbench.c", "rqbench.x", "rqbench.x.sibling", "rqbench.x.pkg", "rqbench.x.mod"}
+    assert _imported("rqbench.x.mod", f, known) == {"rqbench.a.b", "rqbench.c", "rqbench.x.sibling", "rqbench.x.pkg"}
+
+
+def test_the_cycle_finder_names_the_loop():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_no_import_cycle_among_the_product_modules():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import loop: " + " -> ".join(cycle or [])
