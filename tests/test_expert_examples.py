@@ -1,0 +1,113 @@
+"""The ten expert-study samples printed in the paper's appendix A.6, checked against a hand reading.
+
+``../shared/fixtures/paper_examples/expert_vs_llm.jsonl`` holds, per sample, the
+comparative non-obviousness winner (``gt``, ``model`` or ``tie``) that each of
+four raters picked: two domain experts, gemini-3.1-pro and deepseek-v4-pro.
+The expected numbers below were worked out by hand from the paper's text, not
+from the file (docs/fidelity.md, "A.6 by hand", says how). The agreement and
+the counts are computed here in plain Python on purpose: the test pins the
+data and the arithmetic, so the project's agreement code can later be pointed
+at the same file and must give the same numbers.
+
+These ten are a printed subset of the paper's 50-sample study; their figures
+are not expected to equal the paper's aggregates (Table 5).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+RATERS = ("expert_1", "expert_2", "gemini-3.1-pro", "deepseek-v4-pro")
+WINNERS = ("gt", "model", "tie")
+
+# Read off the paper's "JUDGES' VERDICTS" lines, sample by sample (appendix A.6).
+HAND_PICKS: dict[int, dict[str, str]] = {
+    1: {"expert_1": "model", "expert_2": "model", "gemini-3.1-pro": "model", "deepseek-v4-pro": "model"},
+    2: {"expert_1": "gt", "expert_2": "gt", "gemini-3.1-pro": "model", "deepseek-v4-pro": "model"},
+    3: {"expert_1": "gt", "expert_2": "gt", "gemini-3.1-pro": "model", "deepseek-v4-pro": "model"},
+    4: {"expert_1": "gt", "expert_2": "model", "gemini-3.1-pro": "model", "deepseek-v4-pro": "model"},
+    5: {"expert_1": "gt", "expert_2": "gt", "gemini-3.1-pro": "model", "deepseek-v4-pro": "model"},
+    6: {"expert_1": "gt", "expert_2": "gt", "gemini-3.1-pro": "gt", "deepseek-v4-pro": "tie"},
+    7: {"expert_1": "gt", "expert_2": "model", "gemini-3.1-pro": "gt", "deepseek-v4-pro": "model"},
+    8: {"expert_1": "gt", "expert_2": "gt", "gemini-3.1-pro": "model", "deepseek-v4-pro": "model"},
+    9: {"expert_1": "model", "expert_2": "model", "gemini-3.1-pro": "model", "deepseek-v4-pro": "tie"},
+    10: {"expert_1": "gt", "expert_2": "model", "gemini-3.1-pro": "model", "deepseek-v4-pro": "model"},
+}
+
+# Share of the ten samples on which two raters picked the same winner, counted by hand.
+HAND_AGREEMENT: dict[tuple[str, str], float] = {
+    ("expert_1", "expert_2"): 0.7,
+    ("expert_1", "gemini-3.1-pro"): 0.4,
+    ("expert_1", "deepseek-v4-pro"): 0.1,
+    ("expert_2", "gemini-3.1-pro"): 0.5,
+    ("expert_2", "deepseek-v4-pro"): 0.4,
+    ("gemini-3.1-pro", "deepseek-v4-pro"): 0.7,
+}
+
+# How often each rater picked each winner, counted by hand.
+HAND_COUNTS: dict[str, dict[str, int]] = {
+    "expert_1": {"gt": 8, "model": 2, "tie": 0},
+    "expert_2": {"gt": 5, "model": 5, "tie": 0},
+    "gemini-3.1-pro": {"gt": 2, "model": 8, "tie": 0},
+    "deepseek-v4-pro": {"gt": 0, "model": 8, "tie": 2},
+}
+
+
+@pytest.fixture(scope="module")
+def samples(fixtures_dir: Path) -> list[dict]:
+    path = fixtures_dir / "paper_examples" / "expert_vs_llm.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for n, row in enumerate(rows, start=1):
+        assert set(row["verdicts"]) == set(RATERS), f"{path}:{n}: verdicts name {sorted(row['verdicts'])}"
+        bad = {r: v for r, v in row["verdicts"].items() if v not in WINNERS}
+        assert not bad, f"{path}:{n}: verdict values {bad} are not among {WINNERS}"
+    return rows
+
+
+def agreement(rows: list[dict]) -> dict[tuple[str, str], float]:
+    """Every pair of raters: the share of samples where both picked the same winner."""
+    return {
+        (a, b): sum(r["verdicts"][a] == r["verdicts"][b] for r in rows) / len(rows)
+        for a, b in itertools.combinations(RATERS, 2)
+    }
+
+
+def winner_counts(rows: list[dict]) -> dict[str, dict[str, int]]:
+    return {rater: {w: sum(r["verdicts"][rater] == w for r in rows) for w in WINNERS} for rater in RATERS}
+
+
+def test_the_file_holds_the_ten_comparative_non_obviousness_samples(samples):
+    assert [r["sample"] for r in samples] == list(range(1, 11))
+    assert {r["dimension"] for r in samples} == {"non_obviousness"}
+    assert {r["setting"] for r in samples} == {"comparative"}
+    assert {r["model"] for r in samples} == {"gpt-5.5"}
+
+
+def test_each_pick_matches_the_hand_reading(samples):
+    got = {r["sample"]: r["verdicts"] for r in samples}
+    wrong = {(s, rater): (got[s][rater], want) for s, picks in HAND_PICKS.items()
+             for rater, want in picks.items() if got[s][rater] != want}  # fmt: skip
+    assert not wrong, f"(sample, rater): (file, hand) differ: {wrong}"
+
+
+def test_pairwise_agreement_matches_the_hand_count(samples):
+    got = agreement(samples)
+    assert got.keys() == HAND_AGREEMENT.keys()
+    for pair, want in HAND_AGREEMENT.items():
+        assert got[pair] == pytest.approx(want), pair
+
+
+def test_winner_counts_match_the_hand_count(samples):
+    assert winner_counts(samples) == HAND_COUNTS
+    assert all(sum(c.values()) == 10 for c in HAND_COUNTS.values())
+
+
+def test_the_arithmetic_is_the_same_on_the_hand_reading():
+    """The functions above, run on the hand transcription itself, give the hand-counted numbers."""
+    rows = [{"sample": s, "verdicts": v} for s, v in HAND_PICKS.items()]
+    assert agreement(rows) == pytest.approx(HAND_AGREEMENT)
+    assert winner_counts(rows) == HAND_COUNTS
