@@ -646,8 +646,9 @@ def test_llama_cpp_grammar_agrees_with_the_pattern(llama_vocab, fixtures_dir):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=2000), st.sampled_from(list(Kind)))
+@given(st.text(st.characters(exclude_categories=()), max_size=2000), st.sampled_from(list(Kind)))
 def test_the_gate_never_raises_on_any_text(text, kind):
+    """Any code point, lone surrogates included (json.loads lets them through)."""
     failures = wf.check(text, kind)
     assert all(isinstance(f, wf.Failure) and f.rule in Rule for f in failures)
     wf.normalize_for_duplicates(text)
