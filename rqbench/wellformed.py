@@ -1,0 +1,617 @@
+"""One well-formedness gate for every text the benchmark stores.
+
+An LLM reply can be valid JSON of the right shape and still carry debris: a
+cut-off JSON object inside a string, an echoed template slot (``<gap>``), the
+prompt's own field names (``question: ...``), a list glued into one string, or
+a statement with a "?" on the end. This module judges the text itself, for five
+kinds (research question, gap, contribution or idea, problem statement,
+main-idea headline), so that the builder, the records, the submission validator
+and the Space all refuse the same things for the same named reasons.
+
+Every rule has a stable name (``Rule``); ``check`` returns every failure, never
+raises, and runs in time linear in the text (bounded regex quantifiers, no
+nested repetition, no recursion). ``require`` and ``validator`` raise a
+ValueError whose text says plainly what to fix, because a re-ask quotes it back
+to the model. The rules, the word ranges and the reasons for both are listed in
+docs/wellformed.md.
+
+The prompt-echo rule compares a text with the packaged prompt templates
+(``rqbench/prompts/*/*.md``); they are read once, on first use.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import operator
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# --------------------------------------------------------------------------
+# Kinds, rules, failures
+# --------------------------------------------------------------------------
+
+
+class Kind(str, enum.Enum):
+    """What a text is meant to be; the gate's rules and word ranges depend on it."""
+
+    research_question = "research_question"
+    gap = "gap"
+    contribution = "contribution"  # also an idea: both are short statements of what a paper does
+    problem_statement = "problem_statement"
+    headline = "headline"
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("_", " ")
+
+
+class Rule(str, enum.Enum):
+    """The gate's rules, by stable name (documented one by one in docs/wellformed.md)."""
+
+    empty = "empty"
+    too_short = "too_short"
+    too_long = "too_long"
+    not_a_question = "not_a_question"
+    several_questions = "several_questions"
+    no_capital_start = "no_capital_start"
+    fragment = "fragment"
+    cut_off = "cut_off"
+    placeholder = "placeholder"
+    list_marker = "list_marker"
+    json_debris = "json_debris"
+    double_quote = "double_quote"
+    markup_debris = "markup_debris"
+    key_value_run = "key_value_run"
+    field_name_echo = "field_name_echo"
+    prompt_echo = "prompt_echo"
+    few_letters = "few_letters"
+    repeated_punctuation = "repeated_punctuation"
+    repeated_words = "repeated_words"
+    overlong_word = "overlong_word"
+    line_break = "line_break"
+    control_characters = "control_characters"
+    duplicate = "duplicate"  # only from check_many: a text that repeats an earlier one
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One broken rule: its name and a message that says what is wrong and how to fix it."""
+
+    rule: Rule
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The size a kind of text may have: words (see ``words``) and characters."""
+
+    min_words: int
+    max_words: int
+    max_chars: int
+
+
+# Word ranges per kind. Characters follow the limits of the reply models in records.py
+# (600 for an RQ, 1000 for long text, 400 for a headline); test_wellformed keeps them in step.
+BOUNDS: dict[Kind, Bounds] = {
+    Kind.research_question: Bounds(min_words=6, max_words=80, max_chars=600),
+    Kind.gap: Bounds(min_words=5, max_words=150, max_chars=1000),
+    Kind.contribution: Bounds(min_words=4, max_words=150, max_chars=1000),
+    Kind.problem_statement: Bounds(min_words=10, max_words=180, max_chars=1000),
+    Kind.headline: Bounds(min_words=3, max_words=40, max_chars=400),
+}
+
+# Fewer letters than this share of the non-space characters ([MATH] counts as one symbol) is not
+# prose; nor is a text with more [MATH] placeholders than half its word count.
+MIN_LETTER_SHARE = 0.6
+
+# No word of prose runs longer than this without a hyphen or a space ("electroencephalographically" has 27);
+# longer runs are hashes, base64, a key held down, or words glued together.
+MAX_WORD_CHARS = 30
+
+# --------------------------------------------------------------------------
+# The pattern for grammar-constrained decoders
+# --------------------------------------------------------------------------
+
+# A JSON-schema ``pattern`` for a research question, for llama.cpp and vLLM grammars: a capital
+# ASCII letter first; then 8 to 598 characters with no brace, angle bracket, straight double quote,
+# backslash, "?", line break or tab; then the one closing "?". 10 to 600 characters in all, the
+# gate's character bound. It is a necessary condition of the gate, never a sufficient one: every
+# (stripped) text the pattern refuses, the gate refuses too (test_wellformed checks it).
+QUESTION_PATTERN = r'^[A-Z][^{}<>"\\?\n\r\t]{8,598}\?$'
+
+# --------------------------------------------------------------------------
+# Vocabulary the rules share
+# --------------------------------------------------------------------------
+
+_MATH = re.compile(r"\[MATH\]")
+# A word: letters or digits, joined by inner hyphens or apostrophes ("F-score", "model's").
+_WORD = re.compile(r"[^\W_]+(?:[-'\u2019][^\W_]+)*")
+
+_WH = frozenset("how what which why when where who whom whose whether".split())
+_AUX = frozenset(
+    "is are was were am do does did can could will would shall should may might must has have had "
+    "isn't aren't wasn't weren't don't doesn't didn't can't couldn't won't wouldn't shouldn't hasn't haven't".split()
+)
+_SPACE = re.compile(r"\s+")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_OVERLONG = re.compile(rf"[^\W_]{{{MAX_WORD_CHARS + 1}}}")
+_CLAUSE_SPLIT = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s")
+_LEADING_CONJ = frozenset("and or but so yet if".split())
+
+# Words a sentence cannot end on, and lowercase words a sentence cannot start with: the marks of
+# a piece cut from a longer text.
+_DANGLING_END = frozenset(
+    "and or but nor the a an of to with for in on at by from as than which that whose whether its their our".split()
+)
+_RELATIVE = frozenset("which that who".split())
+_COPULA = frozenset("is are was were be has have".split())
+_DANGLING_START = frozenset("and or but nor of with by from than which that whose whereas because then so".split())
+
+# The fields of the reply and dataset models in records.py (test_wellformed keeps this list in
+# step). Names with "_" are never prose; plain words are echoes only as a key ("question: ...").
+FIELD_NAMES = frozenset(
+    """
+    label reason problem_statement main_idea_headline novelty_type ideas contributions gaps
+    research_questions question cited_keys addressed confidence reasoning evidence scores
+    originality gap_addressing non_obviousness relevance ranking mentions_source_specific_name
+    main_object_in_source introduces_new_mechanism source_bound_score diagnostic_test_score
+    source_bound_scope diagnostic_scope short_reason_source_bound short_reason_diagnostic
+    pairwise_scores covering_subset_indices covered rule_corrections rq_id rq arxiv_id subfield
+    cited_paper_ids cited_key cited_paper_id verification text model gt_rq background_paper_ids
+    failure influential_keys extraction_model n_rqs paper
+    new_problem new_method method_improvement new_resource empirical_finding
+    competitor_baseline minimally_influential canonical_reference not_source_bound
+    source_bound mildly_source_bound strongly_source_bound not_diagnostic mildly_diagnostic strongly_diagnostic
+    """.split()
+)
+_SNAKE_FIELDS = frozenset(n for n in FIELD_NAMES if "_" in n)
+_SNAKE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]{0,40}(?:_[A-Za-z0-9]{1,40}){1,8}")
+_KEY_AT_CLAUSE = re.compile(r"(?:^|[{\[,])\s{0,3}[\"']?([A-Za-z][A-Za-z ]{0,30}?)[\"']?\s{0,3}:")
+
+_HTML_TAGS = frozenset(
+    "a b i u s em strong p br hr div span sup sub li ul ol code pre table tr td th h1 h2 h3 h4 h5 h6 "
+    "blockquote img small big tt think answer im_start im_end html body".split()
+)
+# A slot or a tag: "<" right before a letter ("<gap>", "<question 1?>", "</b>"); "x < y" is neither.
+_ANGLE = re.compile(r"<(/?)([A-Za-z][^<>\s/]{0,40})[^<>]{0,80}>")
+_CHAT_TAG = re.compile(r"<\|[^<>|]{1,30}\|>|\[/?INST\]")
+_TEMPLATE_VAR = re.compile(r"\{\{[^{}]{0,80}\}\}|\{[a-z_]{1,40}\}|\$\{[^{}]{0,80}\}")
+_INSERT = re.compile(
+    r"\[\s{0,3}(?:insert|your|placeholder|todo|tbd|fill)\b[^\]]{0,60}\]|\binsert\b[^.?!]{0,60}\bhere\b", re.I
+)
+_STAND_IN_TOKEN = re.compile(r"\b(?:TODO|TBD|TBA|FIXME|XXX)\b|[Ll]orem [Ii]psum")
+_STAND_IN_WHOLE = frozenset(
+    "n/a na n.a none null nil undefined unknown todo tbd tba fixme placeholder string text sentence "
+    "example sample ... \u2026 - -- \u2014 ? . empty".split()
+)
+_LABEL_WHOLE = re.compile(
+    r"(?:research\s{1,3})?(?:question|rq|gap|idea|contribution|headline|main idea|problem statement|answer|"
+    r"item|text|string|sentence|example|q)\s{0,3}#?\s{0,3}\d{0,3}\s{0,3}[?.:!]?",
+    re.I,
+)
+_LIST_MARKER = re.compile(
+    r"(?:[-*\u2022\u00b7]\s|\(?\d{1,2}[.)]\s|\([a-h]\)\s|[a-h]\)\s|\(?[ivx]{1,4}\)\s|"
+    r"(?:research\s{1,3}question|rq|question|q|gap|idea|contribution|headline)\s{0,3}#?\s{0,3}"
+    r"(?:\d{1,2}\s{0,3}[:.)\-](?=\s|$)|:))",
+    re.I,
+)
+_ENUMERATOR = re.compile(r"(?:^|(?<=\s))(?:\d{1,2}|[ivx]{1,4}|[a-h])$")
+_LINE_LIST = re.compile(r"\n[ \t]{0,8}(?:[-*\u2022]|\d{1,2}[.)])\s")
+
+_JSON_DEBRIS = re.compile(
+    r"[{}]|\"\s{0,3}:|\"\s{0,3},\s{0,3}\"|\[\s{0,3}[\"']|[\"']\s{0,3}\]|\\[\"nrtu/\\]|\[\s{0,3}\]|"
+    r":\s{0,3}(?:null|true|false)\b"
+)
+_LATEX = re.compile(r"\\[A-Za-z]{1,40}|\$[^$\s](?:[^$]{0,200}[^$\s])?\$(?!\d)|\\\\")
+_MARKDOWN = re.compile(r"```|\*\*[^*\n]{1,200}\*\*|(?:^|\n)\s{0,3}#{1,6}\s|\[[^\]\n]{1,100}\]\(\s{0,3}https?:")
+_ENTITY = re.compile(r"&(?:amp|lt|gt|quot|nbsp|#\d{1,6});")
+_CITE_NUMBERS = re.compile(r"\[\d{1,3}(?:\s{0,3}[,\u2013-]\s{0,3}\d{1,3}){0,10}\]")
+
+_KEY_VALUE_RUN = re.compile(
+    r"(?:^|[\s,;{\[(])[A-Za-z_][\w-]{0,30}\s?:(?!//)\s?[^\s:,;][^:,;]{0,60}[,;]\s?[A-Za-z_][\w-]{0,30}\s?:(?!//)"
+)
+
+# The material our prompts wrap around paper text (builder/prompt_text.py and the templates).
+_RENDERED_MATERIAL = re.compile(
+    r"\(section:|\[\.\.\. cut:|\(title unknown; citation key|more citations not shown|"
+    r"\(no citation context was found\)|<<<|>>>|^\(none\)$"
+)
+_ECHO_RUN = 6  # this many consecutive words shared with a prompt template make an echo
+_ECHO_CONTENT = 3  # ... of which at least this many are not function words ("in the same order as the" is no echo)
+_FUNCTION_WORDS = frozenset(
+    """
+    a an the of to in on at by for from with as and or but nor not no so if then than that this these those
+    it its is are was were be been being do does did has have had can could will would should may might must
+    there their they them we our you your he she his her which who whom whose what when where why how
+    all any each every some one two three more most other same such only also very into onto over under
+    about after before between both either neither while whether out up down off again further once
+    s t m
+    """.split()
+)
+
+_REPEATED_PUNCT = re.compile(r"([?!,;:])(?:\s{0,3}\1)+|\.\s{1,3}\.|\.{4,}|(?<!\.)\.\.(?!\.)")
+_ELLIPSIS_END = re.compile(r"(?:\.{3}|\u2026)\s{0,3}[?\"')\]]{0,3}$")
+
+_INVISIBLE = frozenset({"Cf", "Co", "Cs", "Cn"})
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+
+def words(text: str) -> list[str]:
+    """The words a bound counts: runs of letters or digits, [MATH] not counted."""
+    return _WORD.findall(_MATH.sub(" ", text))
+
+
+def _clauses_open_with_question(text: str) -> bool:
+    """Does some clause open like a question (How ..., Does ..., Given X, can ...) or hold a wh-word early
+    (To what extent ..., Given X and Y how ...)? A statement with "?" appended has neither."""
+    for clause in _CLAUSE_SPLIT.split(text):
+        ws = [w.lower().replace("\u2019", "'") for w in _WORD.findall(clause)[:9]]
+        while ws and ws[0] in _LEADING_CONJ:
+            ws = ws[1:]
+        if ws and (ws[0] in _WH or ws[0] in _AUX or any(w in _WH for w in ws[1:8])):
+            return True
+    return False
+
+
+def _letter_share(text: str) -> float:
+    visible = _SPACE.sub("", _MATH.sub("#", text))
+    if not visible:
+        return 0.0
+    return (len(visible) - len(_LETTERS.sub("", visible))) / len(visible)
+
+
+def _bracket_problem(text: str) -> str | None:
+    """Why the brackets do not balance, or None; an enumerator such as "1)" or "b)" closes nothing on purpose."""
+    for opening, closing in ("()", "[]"):
+        depth = 0
+        for m in re.finditer(rf"[{re.escape(opening + closing)}]", text):
+            if m.group(0) == opening:
+                depth += 1
+            elif depth > 0:
+                depth -= 1
+            elif not (closing == ")" and _ENUMERATOR.search(text, max(0, m.start() - 5), m.start())):
+                return f"a '{closing}' closes nothing"
+        if depth > 0:
+            return f"a '{opening}' is never closed"
+    return None
+
+
+def _repetition(tokens: Sequence[str]) -> str | None:
+    """A loop in the words: a 1-4 word unit three times running, a 5-24 word unit twice, or few distinct words.
+
+    For each unit length n, position i "matches" when word i equals word i+n; a unit repeats when
+    enough positions in a row match. The matches are searched as bytes, so each n costs one pass.
+    """
+    lowered = [t.lower() for t in tokens]
+    for n in range(1, 25):
+        if len(lowered) < 2 * n:
+            break
+        need = 2 * n if n <= 4 else n  # matches in a row: three copies of a short unit, two of a long one
+        matches = bytes(map(operator.eq, lowered, lowered[n:]))
+        pos = matches.find(b"\x01" * need)
+        while pos >= 0:
+            if any(c.isalpha() for w in lowered[pos : pos + n] for c in w):
+                return f"a run of {n} word(s) occurs again right after itself"
+            end = matches.find(b"\x00", pos)  # a unit of numbers only ("1, 1, 1"): skip its whole run
+            if end < 0:
+                break
+            pos = matches.find(b"\x01" * need, end)
+    if len(lowered) >= 12 and len(set(lowered)) / len(lowered) < 0.3:
+        return f"only {len(set(lowered))} distinct words among {len(lowered)}"
+    return None
+
+
+def _prompt_tokens(text: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[^\W_]+", text)]
+
+
+@functools.lru_cache(maxsize=1)
+def _instruction_runs() -> frozenset[tuple[str, ...]]:
+    """Every run of _ECHO_RUN words of the packaged prompt templates, line by line, slots removed."""
+    runs: set[tuple[str, ...]] = set()
+    for path in sorted((Path(__file__).parent / "prompts").glob("*/*.md")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for piece in re.split(r"\{\{[^}]*\}\}", line):
+                toks = _prompt_tokens(piece)
+                for i in range(len(toks) - _ECHO_RUN + 1):
+                    run = tuple(toks[i : i + _ECHO_RUN])
+                    if sum(1 for w in run if w not in _FUNCTION_WORDS) >= _ECHO_CONTENT:
+                        runs.add(run)
+    return frozenset(runs)
+
+
+@functools.lru_cache(maxsize=1)
+def _prompt_labels() -> re.Pattern[str]:
+    """The capitalised labels the templates put before material ("PAPER M:", "BACKGROUND:", "<<<GAPS")."""
+    labels: set[str] = set()
+    for path in sorted((Path(__file__).parent / "prompts").glob("*/*.md")):
+        text = path.read_text(encoding="utf-8")
+        labels.update(m.group(1) for m in re.finditer(r"(?m)^([A-Z][A-Z' ]{2,40}[A-Z])(?: \([^)\n]*\))?:", text))
+    alternatives = "|".join(sorted((re.escape(x) for x in labels), key=len, reverse=True)) or r"(?!x)x"
+    return re.compile(rf"(?:^|\n)\s{{0,3}}(?:{alternatives})\b[^:\n]{{0,60}}:")
+
+
+def _echoes_instructions(text: str) -> bool:
+    toks = _prompt_tokens(text)
+    runs = _instruction_runs()
+    return not runs.isdisjoint(zip(*(toks[i:] for i in range(_ECHO_RUN))))
+
+
+# --------------------------------------------------------------------------
+# The gate
+# --------------------------------------------------------------------------
+
+
+def check(text: str, kind: Kind | str) -> list[Failure]:
+    """Every rule ``text`` breaks as a ``kind``; [] when it is well formed. Never raises on a str.
+
+    The text is judged stripped of surrounding whitespace, as the records store it.
+    """
+    kind = Kind(kind)
+    b = BOUNDS[kind]
+    t = text.strip()
+    what = kind.label
+    out: list[Failure] = []
+
+    def fail(rule: Rule, message: str) -> None:
+        out.append(Failure(rule, message))
+
+    if not t:
+        fail(Rule.empty, f"the {what} is empty: write it out")
+        return out
+
+    ws = words(t)
+    n = len(ws)
+    is_rq = kind is Kind.research_question
+
+    # --- size
+    if n < b.min_words:
+        fail(Rule.too_short, f"it has {n} word(s); a {what} needs {b.min_words} to {b.max_words}")
+    if n > b.max_words or len(t) > b.max_chars:
+        fail(
+            Rule.too_long,
+            f"it has {n} words and {len(t)} characters; a {what} has at most {b.max_words} words and "
+            f"{b.max_chars} characters: say it in one shorter piece",
+        )
+
+    # --- a research question is one question
+    if is_rq:
+        if not t.endswith("?"):
+            fail(Rule.not_a_question, "it does not end with '?': write it as one question that ends with '?'")
+        elif not _clauses_open_with_question(t):
+            fail(
+                Rule.not_a_question,
+                "it reads as a statement with '?' added: ask it as a question (How, What, Which, Why, Does, Can, "
+                "To what extent ...)",
+            )
+        if "?" in t[:-1]:
+            fail(Rule.several_questions, "it holds more than one '?': give exactly one question per entry")
+        if not ("A" <= t[0] <= "Z"):
+            fail(Rule.no_capital_start, "it does not start with a capital letter: begin like 'How ...' or 'Does ...'")
+
+    # --- pieces of something longer
+    frag = _fragment(t, is_rq)
+    if frag:
+        fail(Rule.fragment, f"it looks like a piece cut from a longer text ({frag}): write it whole")
+    if _ELLIPSIS_END.search(t) or (not t.endswith("?") and _ends_mid_sentence(t, ws)):
+        fail(Rule.cut_off, "it stops mid-sentence: finish the sentence")
+
+    # --- slots and stand-ins
+    ph = _placeholder(t)
+    if ph:
+        fail(Rule.placeholder, f"it holds a placeholder ({ph}), not content: write the actual {what}")
+    if _LIST_MARKER.match(t) or _LINE_LIST.search(t):
+        fail(Rule.list_marker, f"it carries a list marker or label: write only the {what}, unnumbered, one per entry")
+
+    # --- debris
+    m = _JSON_DEBRIS.search(t)
+    if m:
+        fail(Rule.json_debris, f"it contains JSON syntax ({m.group(0)!r}): write plain text, not JSON")
+    if is_rq and '"' in t:
+        fail(Rule.double_quote, "it contains a straight double quote (\"): drop it, or use \u2018 \u2019 instead")
+    md = _markup(t, is_rq)
+    if md:
+        fail(Rule.markup_debris, f"it contains markup ({md}): write plain text")
+    m = _KEY_VALUE_RUN.search(t)
+    if m:
+        fail(Rule.key_value_run, f"it reads as 'key: value' pairs ({m.group(0).strip()!r}): write a sentence")
+    echo = _field_echo(t)
+    if echo:
+        fail(Rule.field_name_echo, f"it repeats the reply's field name {echo!r}: write only the {what} itself")
+    pe = _prompt_echo(t)
+    if pe:
+        fail(Rule.prompt_echo, f"it repeats the instructions or the prompt's material ({pe}): write your own {what}")
+
+    # --- is it prose at all
+    if _letter_share(t) < MIN_LETTER_SHARE or 2 * len(_MATH.findall(t)) > n:
+        fail(Rule.few_letters, f"it is mostly symbols, digits or [MATH]: write the {what} in words")
+    rp = _REPEATED_PUNCT.search(t)
+    if rp:
+        fail(Rule.repeated_punctuation, f"it repeats punctuation ({rp.group(0)!r}): write a normal sentence")
+    rep = _repetition(ws)
+    if rep:
+        fail(Rule.repeated_words, f"it repeats itself ({rep}): write the {what} once")
+    long_run = _OVERLONG.search(t)
+    if long_run:
+        fail(Rule.overlong_word, f"it has a run of over {MAX_WORD_CHARS} letters or digits with no space: write words")
+
+    # --- characters
+    if "\n" in t and kind is not Kind.problem_statement:
+        fail(Rule.line_break, f"it spans several lines: write the {what} on one line")
+    bad = sorted(f"U+{ord(c):04X}" for c in set(t) if _is_hidden(c))
+    if bad:
+        fail(Rule.control_characters, f"it contains control or invisible characters ({', '.join(bad[:5])}): drop them")
+    return out
+
+
+def _is_hidden(c: str) -> bool:
+    if c == "\n":
+        return False
+    cat = unicodedata.category(c)
+    return cat == "Cc" or cat in _INVISIBLE
+
+
+def _ends_mid_sentence(t: str, ws: list[str]) -> bool:
+    """Ends on a comma, an open bracket, a connective ("... of the"), or a relative clause's verb ("..., which is")."""
+    if t[-1] in ",;:-(\u2013\u2014[":
+        return True
+    if not ws or not t[-1].isalnum():
+        return False
+    return ws[-1] in _DANGLING_END or (len(ws) > 1 and ws[-2] in _RELATIVE and ws[-1] in _COPULA)
+
+
+def _fragment(t: str, is_rq: bool) -> str | None:
+    if re.match(r"[)\]}.,;:!?%]|\d{1,4}\s{0,2}\]", t):
+        return f"it starts with {t[:3]!r}"
+    first = _WORD.match(t)
+    if not is_rq and first and first.start() == 0 and first.group(0) in _DANGLING_START:
+        return f"it starts with {first.group(0)!r}"
+    return _bracket_problem(t)
+
+
+def _placeholder(t: str) -> str | None:
+    for m in _ANGLE.finditer(t):
+        if m.group(2).lower() not in _HTML_TAGS:
+            return m.group(0)
+    m = _TEMPLATE_VAR.search(t) or _INSERT.search(t) or _STAND_IN_TOKEN.search(t)
+    if m:
+        return m.group(0)
+    bare = t.casefold().strip(" \t\n\"'`()[]")
+    stand_in = bare in _STAND_IN_WHOLE or bare.rstrip(".!?:;") in _STAND_IN_WHOLE
+    if stand_in or _LABEL_WHOLE.fullmatch(t.strip("\"'` ")):
+        return repr(t[:40])
+    return None
+
+
+def _markup(t: str, is_rq: bool) -> str | None:
+    for m in _ANGLE.finditer(t):
+        if m.group(2).lower() in _HTML_TAGS:
+            return f"the tag {m.group(0)!r}"
+    for rx in (_LATEX, _MARKDOWN, _ENTITY, _CITE_NUMBERS, _CHAT_TAG):
+        m = rx.search(t)
+        if m:
+            return repr(m.group(0)[:40])
+    if is_rq:
+        if "\\" in t:
+            return "a backslash"
+        stray = re.search(r"[<>]", _ANGLE.sub(" ", t))
+        if stray:
+            return f"a stray {stray.group(0)!r}; write comparisons in words"
+    return None
+
+
+def _field_echo(t: str) -> str | None:
+    for m in _SNAKE_TOKEN.finditer(t):
+        if m.group(0).lower() in _SNAKE_FIELDS:
+            return m.group(0)
+    for m in _KEY_AT_CLAUSE.finditer(t):
+        key = m.group(1).strip().lower().replace(" ", "_")
+        if key in FIELD_NAMES:
+            return m.group(1).strip()
+    return None
+
+
+def _prompt_echo(t: str) -> str | None:
+    m = _RENDERED_MATERIAL.search(t) or _prompt_labels().search(t)
+    if m:
+        return repr(m.group(0).strip())
+    if _echoes_instructions(t):
+        return f"{_ECHO_RUN} or more words in a row from a prompt template"
+    return None
+
+
+def is_wellformed(text: str, kind: Kind | str) -> bool:
+    return not check(text, kind)
+
+
+# --------------------------------------------------------------------------
+# Raising, for validators; rendering, for reports
+# --------------------------------------------------------------------------
+
+
+class NotWellformed(ValueError):
+    """A text broke the gate; ``failures`` keeps the rules for counting, the message says what to fix."""
+
+    def __init__(self, kind: Kind, failures: list[Failure]):
+        self.kind = kind
+        self.failures = failures
+        super().__init__(explain(kind, failures))
+
+
+def explain(kind: Kind | str, failures: Sequence[Failure]) -> str:
+    """One paragraph naming each broken rule and what to fix: the text a re-ask quotes back to the model."""
+    kind = Kind(kind)
+    names = ", ".join(dict.fromkeys(f.rule.value for f in failures))
+    fixes = "; ".join(f"[{f.rule.value}] {f.message}" for f in failures)
+    return f"not a well-formed {kind.label} (rules: {names}): {fixes}"
+
+
+def require(text: str, kind: Kind | str) -> str:
+    """``text`` stripped, or NotWellformed (a ValueError) naming every broken rule."""
+    kind = Kind(kind)
+    failures = check(text, kind)
+    if failures:
+        raise NotWellformed(kind, failures)
+    return text.strip()
+
+
+def validator(kind: Kind | str) -> Callable[[str], str]:
+    """A function for pydantic's AfterValidator (or a field_validator) that applies the gate to one field."""
+    kind = Kind(kind)
+
+    def gate(value: str) -> str:
+        return require(value, kind)
+
+    gate.__name__ = f"wellformed_{kind.value}"
+    return gate
+
+
+def describe(failure: Failure, *, record: str, field: str) -> str:
+    """One line for a report or a validation error: which record, which field, which rule, what is wrong."""
+    return f"{record}: {field}: {failure.rule.value}: {failure.message}"
+
+
+# --------------------------------------------------------------------------
+# Duplicates and lists
+# --------------------------------------------------------------------------
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
+
+
+def normalize_for_duplicates(text: str) -> str:
+    """The form two texts share when they differ only in spacing, case, quote style or end punctuation."""
+    t = unicodedata.normalize("NFKC", text).casefold().translate(_QUOTES)
+    t = " ".join(t.split())
+    t = re.sub(r" ([,.;:?!)\]])", r"\1", t)
+    t = re.sub(r"([(\[]) ", r"\1", t)
+    return t.strip(" .?!;:,'\"`")
+
+
+def duplicates(texts: Iterable[str]) -> dict[int, int]:
+    """For each text that repeats an earlier one, its index mapped to the index of the first."""
+    first: dict[str, int] = {}
+    out: dict[int, int] = {}
+    for i, t in enumerate(texts):
+        key = normalize_for_duplicates(t)
+        if key in first:
+            out[i] = first[key]
+        else:
+            first[key] = i
+    return out
+
+
+def check_many(texts: Sequence[str], kind: Kind | str) -> list[list[Failure]]:
+    """``check`` for each text of one list, plus ``duplicate`` for a text that repeats an earlier one."""
+    kind = Kind(kind)
+    result = [check(t, kind) for t in texts]
+    for i, j in duplicates(texts).items():
+        message = f"it repeats entry {j} (case, spacing and end punctuation aside): give a different {kind.label}"
+        result[i].append(Failure(Rule.duplicate, message))
+    return result
