@@ -459,8 +459,9 @@ def test_bounds_agree_with_the_reply_models():
 def test_field_names_cover_every_reply_and_record_field():
     """A field name of any reply or dataset model is an echo; the gate's list must know them all."""
     from rqbench import records
+    from rqbench.steps import STEPS
 
-    models = list(records.REPLY_MODELS.values()) + [
+    models = [s.reply_model for s in STEPS.values()] + [
         records.AuthorRQ,
         records.NoveltyScore,
         records.NarrownessScore,
