@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import random
 import re
 import time
@@ -31,6 +30,8 @@ from pydantic import BaseModel, ValidationError
 
 from rqbench import paths
 from rqbench.hashing import content_hash
+from rqbench.llm.catalog import count_tokens, is_local
+from rqbench.llm.catalog import litellm_module as _litellm
 from rqbench.llm.config import ModelConfig, hosted_config
 from rqbench.llm.store import CallStore
 from rqbench.records import reply_json_schema
@@ -39,8 +40,6 @@ from rqbench.retry_after import retry_after_seconds
 log = logging.getLogger(__name__)
 
 R = TypeVar("R", bound=BaseModel)
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list download at import
 
 
 class LLMCallFailed(RuntimeError):
@@ -99,14 +98,6 @@ _TRANSIENT = (
 )
 MAX_RETRY_AFTER_S = 600.0
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-
-
-def _litellm():
-    """litellm, imported on first use (it costs seconds) and told not to print provider banners."""
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -198,7 +189,7 @@ class LLM:
     def model(self, spec: str) -> ModelConfig:
         """Resolve ``local``, ``local/<id>`` or a litellm name; the local server starts lazily."""
         if spec not in self._configs:
-            if spec == "local" or spec.startswith("local/") or spec.startswith("local@"):
+            if is_local(spec):
                 if self.dry_run:
                     self._configs[spec] = ModelConfig(
                         name=spec, litellm_model="openai/local", local=True, json_mode="json_object_schema"
@@ -427,11 +418,7 @@ class LLM:
         litellm = _litellm()
         est.calls += 1
         est.by_step[step] = est.by_step.get(step, 0) + 1
-        try:
-            n_in = litellm.token_counter(model=cfg.litellm_model, messages=list(messages))
-        except Exception as exc:  # unknown tokenizer: fall back to a 4-characters-a-token estimate
-            log.debug("token_counter failed for %s: %s", cfg.litellm_model, exc)
-            n_in = sum(len(m["content"]) for m in messages) // 4
+        n_in = count_tokens(cfg.litellm_model, messages=messages)
         n_out = cfg.max_tokens or 1024
         est.tokens_in += n_in
         est.tokens_out_max += n_out
