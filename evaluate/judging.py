@@ -144,11 +144,11 @@ def _apply(result: InstanceResult, outcomes: Sequence[_Outcome]) -> None:
     result.raw_replies, result.failures, result.rule_corrections = raws, failures, corrections
 
 
-async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest) -> _Outcome:
+async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bool) -> _Outcome:
     order = list(req.candidate_ids)
     try:
         ans = await llm.ask(judge.model, req.step, req.messages, req.reply_model, prompt_hash=judge.prompts.hash,
-                            context=req.context)  # fmt: skip
+                            context=req.context, retry_failed=retry_failed)  # fmt: skip
     except DryRun:
         return _Outcome(req, None)
     except LLMCallFailed as exc:
@@ -221,12 +221,13 @@ async def _judge_one(
     llm: LLM,
     concurrency: int,
     progress: bool,
+    retry_failed: bool,
 ) -> list[InstanceResult]:
     sem = asyncio.Semaphore(concurrency)
 
     async def bounded(req: JudgeRequest) -> _Outcome:
         async with sem:
-            return await _ask(llm, judge, req)
+            return await _ask(llm, judge, req, retry_failed)
 
     async def one(rq_id: str) -> InstanceResult:
         entry = submission.entries[rq_id]
@@ -304,12 +305,8 @@ async def ajudge_submission(
             judge = JudgeConfig(model=model, label=label, setting=setting, prompts=prompts, policy=pol,  # type: ignore[arg-type]
                                 seed=seed, orderings=orderings if setting == "comparative" else 1)  # fmt: skip
             t0, wall = time.time(), time.monotonic()
-            saved = llm.retry_failed
-            llm.retry_failed = saved or retry_failed
-            try:
-                instances = await _judge_one(benchmark, submission, judge, metrics, llm, concurrency, progress)
-            finally:
-                llm.retry_failed = saved
+            instances = await _judge_one(benchmark, submission, judge, metrics, llm, concurrency, progress,
+                                         retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
             if llm.dry_run:
                 continue
             name, _ = parse_model_spec(cfg.name)

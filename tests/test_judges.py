@@ -186,3 +186,25 @@ def test_retry_failed_reasks_only_what_failed(scripted_server, tmp_path):
     new = scripted_server.requests[first_round:]
     assert len(new) == 1 and "Question 4 " in F.candidates_of(new[0])[0]
     assert rf3.instances[0].failures == [] and all(c.novelty for c in rf3.instances[0].candidates)
+
+
+def test_retry_failed_leaves_the_shared_llm_setting_alone(scripted_server, tmp_path):
+    """Judging with retry_failed passes it to each call; the LLM another task may be using is not switched."""
+    llm = LLM()
+    seen: list[bool] = []
+    state = {"broken": True}
+
+    def flaky(req):
+        seen.append(llm.retry_failed)
+        if state["broken"] and "Question 4 " in F.candidates_of(req)[0]:
+            return "not json at all"
+        return None
+
+    scripted_server.responder = F.responder_with({"novelty_standalone": flaky})
+    bench = F.benchmark(1)
+    sub = F.submission(bench, tmp_path / "s")
+    run(scripted_server, bench, sub, tmp_path / "r", llm=llm)
+    state["broken"] = False
+    (rf,) = run(scripted_server, bench, sub, tmp_path / "r", llm=llm, retry_failed=True)
+    assert rf.instances[0].failures == []
+    assert len(seen) == 8 and not any(seen) and llm.retry_failed is False

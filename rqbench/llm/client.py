@@ -261,8 +261,13 @@ class LLM:
         *,
         prompt_hash: str,
         context: dict[str, Any] | None = None,
+        retry_failed: bool | None = None,
     ) -> Answer[R]:
-        """Ask ``model`` for a ``reply_model`` JSON reply; cached, retried, validated, logged."""
+        """Ask ``model`` for a ``reply_model`` JSON reply; cached, retried, validated, logged.
+
+        ``retry_failed`` (default: this LLM's setting) asks afresh when the cached reply does not validate.
+        """
+        retry = self.retry_failed if retry_failed is None else retry_failed
         cfg = self.model(model)
         schema = reply_schema(reply_model, context)
         key = self.cache_key(cfg, step, messages, schema, prompt_hash)
@@ -271,7 +276,7 @@ class LLM:
             raise DryRun(key)
         text, cached = await self._text(cfg, step, list(messages), schema, key)
         reply, error = self._try_validate(reply_model, text, context)
-        if error is not None and cached and self.retry_failed:
+        if error is not None and cached and retry:
             # --retry-failed: a stored reply that fails validation is asked for afresh
             self.store.forget(key)
             text, cached = await self._text(cfg, step, list(messages), schema, key)
@@ -289,7 +294,7 @@ class LLM:
             },
         ]
         key2 = self.cache_key(cfg, step + ":reask", reask, schema, prompt_hash)
-        if self.retry_failed:
+        if retry:
             self.store.forget(key2)
         text2, cached2 = await self._text(cfg, step + ":reask", reask, schema, key2)
         reply2, error2 = self._try_validate(reply_model, text2, context)
