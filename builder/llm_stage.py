@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, create_model
 
 from rqbench.hashing import content_hash
-from rqbench.llm.config import parse_model_spec
+from rqbench.llm.catalog import is_local, parse_model_spec
 from rqbench.prompts import load_prompt_set
 
 R = TypeVar("R", bound=BaseModel)
@@ -40,10 +40,6 @@ def bounded(reply_model: type[R], **fields: tuple[Any, Any]) -> type[R]:
 
 def is_permanent(exc: Exception) -> bool:
     return getattr(exc, "reason", None) in PERMANENT_FAILURES
-
-
-def is_local(spec: str) -> bool:
-    return spec == "local" or spec.startswith(("local/", "local@"))
 
 
 class LLMStageSettings(BaseModel):

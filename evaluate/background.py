@@ -11,17 +11,18 @@ keys and submissions are reproducible; what was kept and cut is recorded
 (``PaperCut``) in generation logs and results files.
 
 Tokens are counted with a documented estimate, ceil(characters / 4), unless a
-litellm model name is given (then ``litellm.token_counter``). The estimate is
-model-independent, which keeps one dataset's blocks identical across models.
+litellm model name is given (then litellm's counter, through
+``rqbench.llm.catalog.count_tokens``). The estimate is model-independent, which
+keeps one dataset's blocks identical across models.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rqbench.llm.catalog import ESTIMATE, count_tokens, estimate_tokens, is_local
 from rqbench.records import CitedPaper
 
 POLICY_NAME = "title-abstract-sections/v1"
@@ -38,7 +39,7 @@ class BackgroundPolicy(BaseModel):
 
     name: str = POLICY_NAME
     budget_tokens: int = Field(default=DEFAULT_BUDGET_TOKENS, ge=50)
-    tokenizer: str = Field(default="chars/4", description="'chars/4' or a litellm model name.")
+    tokenizer: str = Field(default=ESTIMATE, description="'chars/4' or a litellm model name.")
 
 
 class PaperCut(BaseModel):
@@ -56,21 +57,16 @@ class PaperCut(BaseModel):
     sections_dropped: int = 0
 
 
-def token_counter(tokenizer: str = "chars/4") -> Callable[[str], int]:
+def token_counter(tokenizer: str = ESTIMATE) -> Callable[[str], int]:
     """A text -> token count function for the policy's tokenizer."""
-    if tokenizer == "chars/4":
-        return lambda text: math.ceil(len(text) / 4)
-    import litellm
-
-    def count(text: str) -> int:
-        return int(litellm.token_counter(model=tokenizer, text=text))
-
-    return count
+    if tokenizer == ESTIMATE:
+        return estimate_tokens
+    return lambda text: count_tokens(tokenizer, text=text)
 
 
 def default_budget(model_name: str) -> int:
     """A budget that fits the model: small for the embedded model, else DEFAULT_BUDGET_TOKENS."""
-    return LOCAL_BUDGET_TOKENS if model_name == "local" or model_name.startswith("local") else DEFAULT_BUDGET_TOKENS
+    return LOCAL_BUDGET_TOKENS if is_local(model_name) else DEFAULT_BUDGET_TOKENS
 
 
 def _cut_words(text: str, max_tokens: int, count: Callable[[str], int]) -> str:

@@ -34,8 +34,8 @@ from rqbench.evaluate.submission import write_submission
 from tqdm import tqdm
 
 from rqbench.io import write_atomic
+from rqbench.llm.catalog import is_local, parse_model_spec
 from rqbench.llm.client import LLM, DryRun, LLMCallFailed
-from rqbench.llm.config import parse_model_spec
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     EvaluationInstance,
@@ -87,7 +87,7 @@ def generation_messages(
 
 def _provider(model: str) -> str:
     name, _ = parse_model_spec(model)
-    return "local" if name == "local" or name.startswith("local/") else name.split("/", 1)[0]
+    return "local" if is_local(name) else name.split("/", 1)[0]
 
 
 async def agenerate(

@@ -44,8 +44,8 @@ from tqdm import tqdm
 
 from rqbench.hashing import content_hash
 from rqbench.io import read_model, write_atomic
+from rqbench.llm.catalog import parse_model_spec, resolve_judge, spec_matches
 from rqbench.llm.client import LLM, DryRun, LLMCallFailed
-from rqbench.llm.config import ModelConfig, parse_model_spec
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     CallTotals,
@@ -71,49 +71,10 @@ def slug(text: str, max_len: int = 60) -> str:
     return f"{s[: max_len - 11].rstrip('-.')}-{content_hash(text).removeprefix('b2:')[:10]}"
 
 
-def _supports_reasoning(litellm_model: str) -> bool:
-    """litellm's own answer; a model it does not know is taken to have no reasoning setting."""
-    import litellm
-
-    quiet, litellm.suppress_debug_info = litellm.suppress_debug_info, True  # it prints for unknown providers
-    try:
-        return bool(litellm.supports_reasoning(model=litellm_model))
-    except Exception:  # noqa: BLE001 - litellm raises assorted errors for models missing from its map
-        return False
-    finally:
-        litellm.suppress_debug_info = quiet
-
-
-def resolve_judge(spec: str, llm: LLM) -> tuple[str, ModelConfig]:
-    """The model name to ask and its config: temperature 0 (unless the spec sets one) and, where the
-    provider has reasoning settings, the highest (``reasoning_effort=high``) unless the spec sets one."""
-    cfg = llm.model(spec)
-    _, opts = parse_model_spec(spec)
-    if cfg.local or cfg.reasoning_effort is not None or "reasoning_effort" in opts:
-        return spec, cfg
-    if not _supports_reasoning(cfg.litellm_model):
-        return spec, cfg
-    spec2 = spec + ("," if "@" in spec else "@") + "reasoning_effort=high"
-    return spec2, llm.model(spec2)
-
-
 def results_path(out_dir: Path, submission: Submission, label: str, setting: str) -> Path:
     """One file per (submission, judge, setting)."""
     name = f"{slug(submission.metadata.model)}-{submission.hash.removeprefix('b2:')[:10]}__{slug(label)}__{setting}.json"
     return out_dir / name
-
-
-def spec_matches(spec: str, label: str) -> bool:
-    """Whether a results file's judge label is what ``spec`` resolves to (``local`` is the default local
-    model; a label may add the ``reasoning_effort`` that resolution chose)."""
-    from rqbench.llm.local_model import DEFAULT_LOCAL_MODEL
-
-    def norm(s: str) -> tuple[str, dict[str, str]]:
-        name, opts = parse_model_spec(s)
-        return (f"local/{DEFAULT_LOCAL_MODEL}" if name == "local" else name), opts
-
-    (sn, so), (ln, lo) = norm(spec), norm(label)
-    return sn == ln and so.items() <= lo.items() and set(lo) - set(so) <= {"reasoning_effort"}
 
 
 def _stored_results(out_dir: Path, submission: Submission, spec: str, setting: str) -> list[Path]:
@@ -176,11 +137,11 @@ def _apply(result: InstanceResult, outcomes: Sequence[_Outcome]) -> None:
     result.raw_replies, result.failures, result.rule_corrections = raws, failures, corrections
 
 
-async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest) -> _Outcome:
+async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bool) -> _Outcome:
     order = list(req.candidate_ids)
     try:
         ans = await llm.ask(judge.model, req.step, req.messages, req.reply_model, prompt_hash=judge.prompts.hash,
-                            context=req.context)  # fmt: skip
+                            context=req.context, retry_failed=retry_failed)  # fmt: skip
     except DryRun:
         return _Outcome(req, None)
     except LLMCallFailed as exc:
@@ -253,12 +214,13 @@ async def _judge_one(
     llm: LLM,
     concurrency: int,
     progress: bool,
+    retry_failed: bool,
 ) -> list[InstanceResult]:
     sem = asyncio.Semaphore(concurrency)
 
     async def bounded(req: JudgeRequest) -> _Outcome:
         async with sem:
-            return await _ask(llm, judge, req)
+            return await _ask(llm, judge, req, retry_failed)
 
     async def one(rq_id: str) -> InstanceResult:
         entry = submission.entries[rq_id]
@@ -336,12 +298,8 @@ async def ajudge_submission(
             judge = JudgeConfig(model=model, label=label, setting=setting, prompts=prompts, policy=pol,  # type: ignore[arg-type]
                                 seed=seed, orderings=orderings if setting == "comparative" else 1)  # fmt: skip
             t0, wall = time.time(), time.monotonic()
-            saved = llm.retry_failed
-            llm.retry_failed = saved or retry_failed
-            try:
-                instances = await _judge_one(benchmark, submission, judge, metrics, llm, concurrency, progress)
-            finally:
-                llm.retry_failed = saved
+            instances = await _judge_one(benchmark, submission, judge, metrics, llm, concurrency, progress,
+                                         retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
             if llm.dry_run:
                 continue
             name, _ = parse_model_spec(cfg.name)

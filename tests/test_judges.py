@@ -164,9 +164,12 @@ def test_reparse_makes_zero_calls_and_applies_todays_rules(scripted_server, tmp_
 
 
 def test_retry_failed_reasks_only_what_failed(scripted_server, tmp_path):
+    llm = LLM()
+    flags: list[bool] = []  # the shared LLM's own setting, as each call finds it
     state = {"broken": True}
 
     def flaky(req):
+        flags.append(llm.retry_failed)
         if state["broken"] and "Question 4 " in F.candidates_of(req)[0]:
             return "not json at all"
         return None
@@ -174,15 +177,18 @@ def test_retry_failed_reasks_only_what_failed(scripted_server, tmp_path):
     scripted_server.responder = F.responder_with({"novelty_standalone": flaky})
     bench = F.benchmark(1)
     sub = F.submission(bench, tmp_path / "s")
-    (rf,) = run(scripted_server, bench, sub, tmp_path / "r")
+    (rf,) = run(scripted_server, bench, sub, tmp_path / "r", llm=llm)
     assert len(rf.instances[0].failures) == 1
     first_round = len(scripted_server.requests)  # 6 calls + 1 re-ask of the broken one
     assert first_round == 7
     # a plain rerun replays the cache: no request, same failure
-    (rf2,) = run(scripted_server, bench, sub, tmp_path / "r")
+    (rf2,) = run(scripted_server, bench, sub, tmp_path / "r", llm=llm)
     assert len(scripted_server.requests) == first_round and len(rf2.instances[0].failures) == 1
     state["broken"] = False
-    (rf3,) = run(scripted_server, bench, sub, tmp_path / "r", retry_failed=True)
+    (rf3,) = run(scripted_server, bench, sub, tmp_path / "r", llm=llm, retry_failed=True)
     new = scripted_server.requests[first_round:]
     assert len(new) == 1 and "Question 4 " in F.candidates_of(new[0])[0]
     assert rf3.instances[0].failures == [] and all(c.novelty for c in rf3.instances[0].candidates)
+    # retry_failed went to each call: the LLM, which other tasks may share, was never switched
+    assert len(flags) == first_round + 1 and not any(flags) and llm.retry_failed is False
+

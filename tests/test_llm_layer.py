@@ -254,3 +254,31 @@ def test_per_candidate_arrays_are_pinned_to_the_candidate_count(tmp_path, script
     assert len(answer.reply.scores) == 3
     scores = scripted_server.requests[0]["response_format"]["schema"]["properties"]["scores"]
     assert scores["minItems"] == scores["maxItems"] == 3
+
+
+def test_retry_failed_is_a_per_call_choice_that_defaults_to_the_llms(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: "not json"
+    llm = make_llm(tmp_path, scripted_server)
+    with pytest.raises(LLMCallFailed):
+        ask(llm)
+    assert len(scripted_server.requests) == 2  # the answer and its re-ask, both cached as they are
+    scripted_server.responder = lambda req: GOOD
+    with pytest.raises(LLMCallFailed):
+        ask(llm)  # the LLM's own setting (off): the cached failure stands
+    assert len(scripted_server.requests) == 2
+    answer = asyncio.run(llm.ask("scripted/test", "novelty_standalone", MESSAGES, StandaloneNoveltyReply,
+                                 prompt_hash="b2:test", retry_failed=True))  # fmt: skip
+    assert answer.reply.scores[0].non_obviousness == 3 and len(scripted_server.requests) == 3
+    assert llm.retry_failed is False
+    # and an LLM set to retry can be told not to for one call
+    scripted_server.responder = lambda req: "not json"
+    other = [{"role": "system", "content": "judge"}, {"role": "user", "content": "[0] Does Y hold?"}]
+    with pytest.raises(LLMCallFailed):
+        ask(llm, other)
+    retrying = LLM(llm.store, retry_failed=True)
+    retrying.register(scripted_server.model_config())
+    sent = len(scripted_server.requests)
+    with pytest.raises(LLMCallFailed):
+        asyncio.run(retrying.ask("scripted/test", "novelty_standalone", other, StandaloneNoveltyReply,
+                                 prompt_hash="b2:test", retry_failed=False))  # fmt: skip
+    assert len(scripted_server.requests) == sent

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import random
 import re
 import time
@@ -32,6 +31,8 @@ from pydantic import BaseModel, ValidationError
 from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError
+from rqbench.llm.catalog import count_tokens, is_local
+from rqbench.llm.catalog import litellm_module as _litellm
 from rqbench.llm.config import ModelConfig, hosted_config
 from rqbench.llm.store import CallStore
 from rqbench.records import reply_json_schema
@@ -40,8 +41,6 @@ from rqbench.retry_after import retry_after_seconds
 log = logging.getLogger(__name__)
 
 R = TypeVar("R", bound=BaseModel)
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list download at import
 
 
 class LLMCallFailed(RuntimeError):
@@ -103,14 +102,6 @@ MAX_RETRY_AFTER_S = 600.0
 # for a proxy's logs or a scripted server; a header, so neither the messages nor the cache key change.
 STEP_HEADER = "X-RQBench-Step"
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-
-
-def _litellm():
-    """litellm, imported on first use (it costs seconds) and told not to print provider banners."""
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -199,7 +190,7 @@ class LLM:
     def model(self, spec: str) -> ModelConfig:
         """Resolve ``local``, ``local/<id>`` or a litellm name; the local server starts lazily."""
         if spec not in self._configs:
-            if spec == "local" or spec.startswith("local/") or spec.startswith("local@"):
+            if is_local(spec):
                 if self.dry_run:
                     self._configs[spec] = ModelConfig(
                         name=spec, litellm_model="openai/local", local=True, json_mode="json_object_schema"
@@ -271,8 +262,13 @@ class LLM:
         *,
         prompt_hash: str,
         context: dict[str, Any] | None = None,
+        retry_failed: bool | None = None,
     ) -> Answer[R]:
-        """Ask ``model`` for a ``reply_model`` JSON reply; cached, retried, validated, logged."""
+        """Ask ``model`` for a ``reply_model`` JSON reply; cached, retried, validated, logged.
+
+        ``retry_failed`` (default: this LLM's setting) asks afresh when the cached reply does not validate.
+        """
+        retry = self.retry_failed if retry_failed is None else retry_failed
         cfg = self.model(model)
         schema = reply_schema(reply_model, context)
         key = self.cache_key(cfg, step, messages, schema, prompt_hash)
@@ -281,7 +277,7 @@ class LLM:
             raise DryRun(key)
         text, cached = await self._text(cfg, step, list(messages), schema, key)
         reply, error = self._try_validate(reply_model, text, context)
-        if error is not None and cached and self.retry_failed:
+        if error is not None and cached and retry:
             # --retry-failed: a stored reply that fails validation is asked for afresh
             self.store.forget(key)
             text, cached = await self._text(cfg, step, list(messages), schema, key)
@@ -299,7 +295,7 @@ class LLM:
             },
         ]
         key2 = self.cache_key(cfg, step + ":reask", reask, schema, prompt_hash)
-        if self.retry_failed:
+        if retry:
             self.store.forget(key2)
         text2, cached2 = await self._text(cfg, step + ":reask", reask, schema, key2)
         reply2, error2 = self._try_validate(reply_model, text2, context)
@@ -429,11 +425,7 @@ class LLM:
         litellm = _litellm()
         est.calls += 1
         est.by_step[step] = est.by_step.get(step, 0) + 1
-        try:
-            n_in = litellm.token_counter(model=cfg.litellm_model, messages=list(messages))
-        except Exception as exc:  # unknown tokenizer: fall back to a 4-characters-a-token estimate
-            log.debug("token_counter failed for %s: %s", cfg.litellm_model, exc)
-            n_in = sum(len(m["content"]) for m in messages) // 4
+        n_in = count_tokens(cfg.litellm_model, messages=messages)
         n_out = cfg.max_tokens or 1024
         est.tokens_in += n_in
         est.tokens_out_max += n_out

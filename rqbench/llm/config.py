@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rqbench.llm.catalog import parse_model_spec
+
 JsonMode = Literal["json_object_schema", "json_schema", "json_object", "none"]
 
 # Stage roles of method.md, with the paper's models when their keys are set.
@@ -79,18 +81,6 @@ def json_mode_for(litellm_model: str) -> JsonMode:
     if provider == "hosted_vllm":
         return "json_schema"
     return "json_object"
-
-
-def parse_model_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """``name[@key=value,...]``: lets one model appear as two judges (``m@reasoning_effort=low``)."""
-    name, _, opts = spec.partition("@")
-    settings: dict[str, str] = {}
-    for part in filter(None, opts.split(",")):
-        k, sep, v = part.partition("=")
-        if not sep:
-            raise ValueError(f"model spec {spec!r}: option {part!r} is not key=value")
-        settings[k.strip()] = v.strip()
-    return name, settings
 
 
 def hosted_config(spec: str) -> ModelConfig:

@@ -29,6 +29,7 @@ from pathlib import Path
 import httpx
 
 from rqbench import paths
+from rqbench.llm.catalog import local_model_id, parse_model_spec
 from rqbench.llm.config import ModelConfig
 
 log = logging.getLogger(__name__)
@@ -204,10 +205,8 @@ def shared_local_server(model_id: str = DEFAULT_LOCAL_MODEL) -> LocalModelServer
 
 def local_config(spec: str) -> ModelConfig:
     """``local`` or ``local/<id>[@opts]``: reuse ``RQB_LOCAL_API_BASE`` if set, else start a server."""
-    from rqbench.llm.config import parse_model_spec
-
-    name, settings = parse_model_spec(spec)
-    model_id = name.split("/", 1)[1] if "/" in name else DEFAULT_LOCAL_MODEL
+    _, settings = parse_model_spec(spec)
+    model_id = local_model_id(spec)
     if model_id not in LOCAL_MODELS:
         raise LocalModelUnavailable(f"unknown local model {model_id!r}; known: {sorted(LOCAL_MODELS)}")
     overrides: dict[str, object] = {}

@@ -1,0 +1,81 @@
+"""The Submit tab: upload a submission through ``SubmitFlow`` and watch the request queue."""
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import gradio as gr
+import pandas as pd
+from rqbench.space.safety import redact
+from rqbench.space.submit import REQUEST_COLUMNS, SubmitFlow, Submitter, account_created_at, requests_table
+from rqbench.space.tabs.common import identity
+
+if TYPE_CHECKING:
+    from rqbench.space.ui import SpaceConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SubmitTab:
+    """The queue table, which the page load fills."""
+
+    requests: gr.Dataframe
+
+
+def queue_rows(config: "SpaceConfig") -> pd.DataFrame:
+    """Every request in the store with its status and failure reason."""
+    return pd.DataFrame(requests_table(config.stores), columns=REQUEST_COLUMNS)
+
+
+def build(config: "SpaceConfig") -> SubmitTab:
+    """The tab; without a benchmark it says why submissions are closed and the button stays off."""
+    flow = (
+        SubmitFlow(config.stores, config.target, config.policy, **({"validator": config.validator} if config.validator else {}))
+        if config.target is not None
+        else None
+    )
+    with gr.Tab("Submit", id="submit", elem_id="tab-submit"):
+        if config.target is None:
+            gr.Textbox(value="No benchmark is loaded, so submissions cannot be checked. " + config.dataset_note,
+                       label="Submissions are closed", interactive=False)  # fmt: skip
+        else:
+            gr.Markdown(
+                f"Upload a JSON Lines submission for **{config.target.repo}@{config.target.revision}** "
+                f"({len(config.target.rq_ids)} instances): a metadata line, then one line per rq_id with "
+                f"five research questions. Limit: {config.policy.max_bytes // (1024 * 1024)} MB, "
+                f"{config.policy.per_user_per_day} submission per user per day. Scores are always "
+                "recomputed by the worker."
+            )
+        sub_name = gr.Textbox(label="Your name (offline only)", visible=not config.on_hub, elem_id="sub-name")
+        upload = gr.File(label="Submission (.jsonl)", file_types=[".jsonl", ".json"], type="filepath",
+                         elem_id="sub-file")  # fmt: skip
+        submit_btn = gr.Button("Submit", variant="primary", elem_id="sub-button",
+                               interactive=config.target is not None)  # fmt: skip
+        submit_out = gr.Textbox(label="Result", lines=6, interactive=False, elem_id="sub-result")
+        req_refresh = gr.Button("Refresh queue", elem_id="req-refresh")
+        req_table = gr.Dataframe(headers=REQUEST_COLUMNS, label="Requests", interactive=False,
+                                 elem_id="requests-table", datatype="str")  # fmt: skip
+
+    def do_submit(path, name, profile: gr.OAuthProfile | None):
+        if flow is None:
+            return "No benchmark is loaded; submissions are closed.", requests_rows()
+        user, problem = identity(config, profile, name)
+        if user is None:
+            return problem, requests_rows()
+        created = None
+        if config.on_hub and config.hub_api is not None:
+            try:
+                created = account_created_at(config.hub_api, user)
+            except Exception as exc:  # the Hub could not say; the flow rejects and says why
+                log.warning("account age lookup failed for %s: %s", user, redact(str(exc)))
+        who = Submitter(username=user, signed_in=config.on_hub, account_created=created)
+        outcome = flow.submit(path, who)
+        return redact(outcome.message()), requests_rows()
+
+    def requests_rows():
+        return queue_rows(config)
+
+    submit_btn.click(do_submit, [upload, sub_name], [submit_out, req_table])
+    req_refresh.click(requests_rows, None, req_table)
+    return SubmitTab(req_table)

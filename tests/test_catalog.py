@@ -1,0 +1,194 @@
+"""The model catalog: specs, reasoning settings, context windows, token counts and judge resolution.
+
+Most tests put a stand-in for litellm behind ``catalog.litellm_module`` so they check the
+catalog's own rules; one checks the real map, and two check that litellm stays out of
+``evaluate/`` and out of every import until a model is asked about.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from rqbench.llm import LLM, catalog
+from rqbench.llm.local_model import DEFAULT_LOCAL_MODEL, LOCAL_MODELS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class FakeLitellm:
+    """Answers for the models in ``known``; raises, as litellm does, for the rest."""
+
+    def __init__(self, known: dict[str, dict]):
+        self.known = known
+        self.suppress_debug_info = False
+
+    def _info(self, model: str) -> dict:
+        if model not in self.known:
+            raise ValueError(f"This model isn't mapped yet. model={model}")
+        return self.known[model]
+
+    def supports_reasoning(self, model: str) -> bool:
+        return bool(self._info(model).get("reasoning"))
+
+    def get_model_info(self, model: str) -> dict:
+        return self._info(model)
+
+    def token_counter(self, model: str, text: str | None = None, messages: list | None = None) -> int:
+        self._info(model)
+        words = text.split() if text is not None else [w for m in messages for w in m["content"].split()]
+        return len(words)
+
+
+@pytest.fixture
+def fake(monkeypatch) -> FakeLitellm:
+    lib = FakeLitellm({
+        "prov/thinker": {"reasoning": True, "max_input_tokens": 200_000},
+        "prov/plain": {"reasoning": False, "max_input_tokens": None},
+    })  # fmt: skip
+    monkeypatch.setattr(catalog, "litellm_module", lambda: lib)
+    return lib
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("local", ("local", {})),
+        ("local/gemma3-270m@temperature=0.7", ("local/gemma3-270m", {"temperature": "0.7"})),
+        ("gemini/gemini-3.1-pro@reasoning_effort=low, temperature = 1", ("gemini/gemini-3.1-pro",
+                                                                         {"reasoning_effort": "low", "temperature": "1"})),
+        ("openai/gpt-5.5@", ("openai/gpt-5.5", {})),
+    ],
+)  # fmt: skip
+def test_model_specs_parse_into_a_name_and_options(spec, expected):
+    assert catalog.parse_model_spec(spec) == expected
+
+
+def test_an_option_without_a_value_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"'m@fast'.*'fast' is not key=value"):
+        catalog.parse_model_spec("m@fast")
+
+
+@pytest.mark.parametrize("spec", ["local", "local/smollm2-135m", "local@temperature=0.8", "local/x@max_tokens=9"])
+def test_local_specs_name_the_embedded_model(spec):
+    assert catalog.is_local(spec)
+
+
+@pytest.mark.parametrize("spec", ["localai/m", "openai/local", "gemini/gemini-3.1-pro", "hosted_vllm/local/x"])
+def test_other_specs_are_not_local(spec):
+    assert not catalog.is_local(spec)
+
+
+def test_local_model_id_defaults_for_plain_local():
+    assert catalog.local_model_id("local") == DEFAULT_LOCAL_MODEL
+    assert catalog.local_model_id("local@temperature=0.8") == DEFAULT_LOCAL_MODEL
+    assert catalog.local_model_id("local/gemma3-270m@temperature=0.8") == "gemma3-270m"
+
+
+def test_reasoning_support_is_litellms_answer_and_false_for_the_unknown(fake):
+    assert catalog.supports_reasoning("prov/thinker") is True
+    assert catalog.supports_reasoning("prov/plain") is False
+    assert catalog.supports_reasoning("prov/never-heard-of") is False
+    assert catalog.supports_reasoning("local") is False
+
+
+def test_context_window_of_the_embedded_model_is_its_n_ctx(fake):
+    assert catalog.context_window("local") == LOCAL_MODELS[DEFAULT_LOCAL_MODEL].n_ctx == 8192
+    assert catalog.context_window("local/gemma3-270m@temperature=0.7") == LOCAL_MODELS["gemma3-270m"].n_ctx
+    assert catalog.context_window("local/no-such-model") is None
+
+
+def test_context_window_of_a_hosted_model_comes_from_litellm_or_is_unknown(fake):
+    assert catalog.context_window("prov/thinker") == 200_000
+    assert catalog.context_window("prov/thinker@reasoning_effort=low") == 200_000
+    assert catalog.context_window("prov/plain") is None  # in the map without a window
+    assert catalog.context_window("prov/never-heard-of") is None
+
+
+def test_context_window_reads_litellms_real_model_map():
+    assert catalog.context_window("openai/gpt-4o") == 128_000
+    assert catalog.context_window("hosted_vllm/not/a/model") is None
+
+
+def test_the_estimate_is_ceil_chars_over_four():
+    assert [catalog.estimate_tokens("x" * n) for n in (0, 1, 4, 5, 8, 9)] == [0, 1, 1, 2, 2, 3]
+
+
+def test_token_counts_use_litellm_for_a_model_and_the_estimate_otherwise(fake):
+    text = "one two three four five six"  # 27 characters, 6 words
+    assert catalog.count_tokens("prov/plain", text=text) == 6
+    assert catalog.count_tokens("prov/plain", messages=[{"role": "user", "content": text}]) == 6
+    for model in (None, catalog.ESTIMATE, "local", "local/gemma3-270m"):
+        assert catalog.count_tokens(model, text=text) == 7, model
+    # litellm cannot count for this model: the estimate, over the messages' text
+    msgs = [{"role": "system", "content": "x" * 10}, {"role": "user", "content": "y" * 7}]
+    assert catalog.count_tokens("prov/never-heard-of", messages=msgs) == 5
+    with pytest.raises(ValueError, match="either text or messages"):
+        catalog.count_tokens("prov/plain")
+    with pytest.raises(ValueError, match="either text or messages"):
+        catalog.count_tokens("prov/plain", text="a", messages=[])
+
+
+def test_judges_get_high_reasoning_only_where_the_model_has_it_and_the_spec_is_silent(fake):
+    llm = LLM(dry_run=True)
+    assert catalog.resolve_judge("prov/thinker", llm)[0] == "prov/thinker@reasoning_effort=high"
+    spec, cfg = catalog.resolve_judge("prov/thinker@temperature=0.5", llm)
+    assert spec == "prov/thinker@temperature=0.5,reasoning_effort=high"
+    assert cfg.reasoning_effort == "high" and cfg.temperature == 0.5
+    assert catalog.resolve_judge("prov/thinker@reasoning_effort=low", llm)[0] == "prov/thinker@reasoning_effort=low"
+    assert catalog.resolve_judge("prov/plain", llm)[0] == "prov/plain"
+    spec, cfg = catalog.resolve_judge("local", llm)
+    assert spec == "local" and cfg.local and cfg.reasoning_effort is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "label", "expected"),
+    [
+        ("local", f"local/{DEFAULT_LOCAL_MODEL}", True),
+        ("local@temperature=0.7", f"local/{DEFAULT_LOCAL_MODEL}@temperature=0.7", True),
+        ("local@temperature=0.7", f"local/{DEFAULT_LOCAL_MODEL}", False),
+        ("prov/thinker", "prov/thinker@reasoning_effort=high", True),  # what resolution added
+        ("prov/thinker", "prov/thinker@temperature=1", False),
+        ("prov/thinker", "prov/plain", False),
+    ],
+)
+def test_a_results_label_matches_the_spec_it_was_resolved_from(spec, label, expected):
+    assert catalog.spec_matches(spec, label) is expected
+
+
+def _imported_modules(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_nothing_under_evaluate_imports_litellm():
+    """Model facts come from rqbench.llm.catalog; evaluate/ never reaches for litellm itself."""
+    files = sorted((ROOT / "evaluate").rglob("*.py"))
+    assert len(files) > 10
+    offenders = [str(p.relative_to(ROOT)) for p in files
+                 if any(m == "litellm" or m.startswith("litellm.") for m in _imported_modules(p))]  # fmt: skip
+    assert offenders == []
+
+
+def test_the_checker_sees_a_litellm_import(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from litellm.utils import token_counter\n    return token_counter\n")
+    assert "litellm.utils" in _imported_modules(probe)
+
+
+def test_importing_the_catalog_and_the_evaluation_code_does_not_import_litellm():
+    code = ("import sys\n"
+            "import rqbench.llm.catalog, rqbench.llm.client, rqbench.evaluate.background, rqbench.evaluate.judging\n"
+            "print('litellm' in sys.modules)\n")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False"
