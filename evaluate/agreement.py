@@ -30,7 +30,7 @@ from rqbench.evaluate.metrics import (
     split_candidates,
     verdict,
 )
-from rqbench.io import RecordError
+from rqbench.io import RecordError, id_label, read_jsonl
 from rqbench.records import Record, ResultsFile, parse_rq_id
 
 Winner = Literal["gt", "model", "tie"]
@@ -136,6 +136,62 @@ def read_annotation_files(paths: Iterable[str | Path]) -> list[Annotation]:
             seen[key] = str(p)
             out.append(ann)
     return out
+
+
+# --------------------------------------------------------------------------
+# The paper's printed expert study (appendix A.6)
+# --------------------------------------------------------------------------
+
+EXPERT_PREFIX = "expert"
+
+
+class ExpertSample(Record):
+    """One printed sample of an expert study: the pair the raters saw and each rater's pick.
+
+    The format of ``../shared/fixtures/paper_examples/expert_vs_llm.jsonl``: every
+    rater, human or LLM, judged the same two RQs (the author-anchored one and the
+    model's best-of-five), so agreement here compares like with like. A rater
+    whose name starts with ``expert`` is human; every other rater is an LLM judge.
+    """
+
+    sample: int = Field(ge=1)
+    background_title: str
+    background_abstract_summary: str
+    gt_rq: str
+    model: str
+    model_rq: str
+    dimension: str = "non_obviousness"
+    setting: Literal["standalone", "comparative"] = "comparative"
+    verdicts: dict[str, Winner] = Field(min_length=1)
+
+    @property
+    def rq_id(self) -> str:
+        """A stand-in instance id (the printed samples carry none); each sample is its own cluster."""
+        return f"sample-{self.sample}_rq0"
+
+
+def read_expert_samples(path: str | Path) -> list[ExpertSample]:
+    """The samples of an expert-study file; a bad line names the file, the line, the sample and the field."""
+    samples = read_jsonl(path, ExpertSample, error=AnnotationError, label=id_label("sample"),
+                         hint="an expert-study line holds sample, gt_rq, model_rq and verdicts")  # fmt: skip
+    if not samples:
+        raise AnnotationError(f"{path}: no expert-study samples")
+    seen: set[int] = set()
+    for s in samples:
+        if s.sample in seen:
+            raise AnnotationError(f"{path}: sample {s.sample} appears twice")
+        seen.add(s.sample)
+    return samples
+
+
+def expert_sample_picks(samples: Sequence[ExpertSample]) -> list[Annotation]:
+    """Every rater's pick on every sample, as picks the agreement functions take (experts first)."""
+    return [
+        Annotation(rq_id=s.rq_id, evaluator=rater, winner=winner, dimension=s.dimension,
+                   group="human" if rater.lower().startswith(EXPERT_PREFIX) else "llm")
+        for s in samples
+        for rater, winner in s.verdicts.items()
+    ]  # fmt: skip
 
 
 # --------------------------------------------------------------------------

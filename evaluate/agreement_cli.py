@@ -5,6 +5,11 @@ pick from its stored comparative scores, and writes the pairwise agreement
 matrix, the win rates per evaluator, the judges' source-boundedness picks and
 the human non-obviousness vs LLM source-boundedness agreement, each with
 cluster-bootstrap CIs, as Markdown/CSV/LaTeX tables plus ``agreement.json``.
+
+``--examples FILE`` reads an expert-study file instead (the format of the
+paper's appendix A.6 samples, ``../shared/fixtures/paper_examples/expert_vs_llm.jsonl``),
+where every rater's pick is given, and prints the agreement matrix and the
+winner counts, computed by the same functions.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ from rqbench.evaluate.report_cli import add_score_options, pick_submission, scor
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--annotations", nargs="+", required=True, type=Path,
+    p.add_argument("--annotations", nargs="+", type=Path,
                    help="annotation CSV files with columns rq_id, evaluator, winner (gt/model/tie)")
-    p.add_argument("--results", nargs="+", required=True, help="results files or folders of the annotated submission")
-    p.add_argument("--out", required=True, type=Path, help="folder for the tables and agreement.json")
+    p.add_argument("--results", nargs="+", help="results files or folders of the annotated submission")
+    p.add_argument("--examples", type=Path,
+                   help="an expert-study JSONL file with every rater's pick (instead of --annotations/--results)")
+    p.add_argument("--out", type=Path, help="folder for the tables and agreement.json (required with --results)")
     p.add_argument("--model", help="the annotated submission's model, if the results hold several")
     p.add_argument("--variant", help="its prompt variant (original, revised, custom)")
     p.add_argument("--setting", choices=["comparative", "standalone"], default="comparative",
@@ -29,6 +36,15 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.examples is not None:
+        if args.annotations or args.results:
+            print("rqbench agreement: give --examples, or --annotations with --results, not both", file=sys.stderr)
+            return 2
+        return run_examples(args)
+    if not (args.annotations and args.results and args.out):
+        print("rqbench agreement: --annotations, --results and --out are required (or give --examples FILE)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     from rqbench.evaluate import tables
     from rqbench.evaluate.agreement import agreement_report, read_annotation_files
     from rqbench.evaluate.metrics import SelectionRule
@@ -51,4 +67,37 @@ def run(args: argparse.Namespace) -> int:
         tables.write_table(t, args.out)
     (args.out / "agreement.json").write_text(rep.model_dump_json(indent=1), encoding="utf-8")
     print(f"wrote {len(made)} agreement tables for {rep.model} ({rep.instances} instances) to {args.out}")
+    return 0
+
+
+def run_examples(args: argparse.Namespace) -> int:
+    """Agreement and winner counts over an expert-study file; tables too when ``--out`` is given."""
+    from rqbench.evaluate import tables
+    from rqbench.evaluate.agreement import agreement_matrix, expert_sample_picks, read_expert_samples, win_rates
+
+    try:
+        samples = read_expert_samples(args.examples)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"rqbench agreement: {exc}", file=sys.stderr)
+        return 2
+    picks = expert_sample_picks(samples)
+    matrix = agreement_matrix(picks, n_boot=args.n_boot, seed=args.seed)
+    rates = win_rates(picks, n_boot=args.n_boot, seed=args.seed)
+    models = sorted({s.model for s in samples})
+    print(f"{args.examples}: {len(samples)} samples, GT vs {', '.join(models)}, {samples[0].dimension}, "
+          f"{samples[0].setting}")  # fmt: skip
+    print(tables.to_markdown(tables.agreement_matrix_table(
+        matrix, name="agreement", caption="Agreement (%): share of samples with the same pick", paper_table="5a")))
+    counts = {r: {w: sum(p.winner == w for p in picks if p.evaluator == r) for w in ("gt", "model", "tie")}
+              for r in matrix.rows}  # fmt: skip
+    print("winner counts:")
+    for rater, c in counts.items():
+        print(f"  {rater}: gt {c['gt']}, model {c['model']}, tie {c['tie']}")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for t in (tables.agreement_matrix_table(matrix, name="examples_agreement", paper_table="5a",
+                                                caption="Agreement (%) on the printed expert-study samples"),
+                  tables.win_rate_table(rates, name="examples_win_rates", paper_table="5b",
+                                        caption="Winner shares (%) on the printed expert-study samples")):  # fmt: skip
+            tables.write_table(t, args.out)
     return 0

@@ -111,3 +111,46 @@ def test_the_arithmetic_is_the_same_on_the_hand_reading():
     rows = [{"sample": s, "verdicts": v} for s, v in HAND_PICKS.items()]
     assert agreement(rows) == pytest.approx(HAND_AGREEMENT)
     assert winner_counts(rows) == HAND_COUNTS
+
+
+# -- the project's own agreement code on the same file ------------------------------------------
+
+
+def test_the_agreement_code_gives_the_hand_counted_matrix_and_counts(fixtures_dir):
+    from rqbench.evaluate.agreement import agreement_matrix, expert_sample_picks, read_expert_samples, win_rates
+
+    samples = read_expert_samples(fixtures_dir / "paper_examples" / "expert_vs_llm.jsonl")
+    picks = expert_sample_picks(samples)
+    assert {p.evaluator for p in picks if p.group == "human"} == {"expert_1", "expert_2"}
+    matrix = agreement_matrix(picks, n_boot=200)
+    assert matrix.rows == list(RATERS)
+    for (a, b), want in HAND_AGREEMENT.items():
+        assert matrix.get(a, b).value == pytest.approx(want)
+        assert matrix.get(b, a).value == pytest.approx(want)
+    for row in win_rates(picks, n_boot=200):
+        counts = HAND_COUNTS[row.evaluator]
+        assert (row.gt.value, row.model.value, row.tie.value) == pytest.approx(
+            (counts["gt"] / 10, counts["model"] / 10, counts["tie"] / 10))
+
+
+def test_rqbench_agreement_prints_the_matrix_and_the_winner_counts(fixtures_dir, tmp_path, capsys):
+    from rqbench.cli import main
+
+    path = fixtures_dir / "paper_examples" / "expert_vs_llm.jsonl"
+    assert main(["agreement", "--examples", str(path), "--out", str(tmp_path / "t"), "--n-boot", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "| expert_1 | 100.0 [100.0, 100.0] | 70.0" in out
+    for rater, c in HAND_COUNTS.items():
+        assert f"{rater}: gt {c['gt']}, model {c['model']}, tie {c['tie']}" in out
+    assert (tmp_path / "t" / "examples_agreement.md").is_file()
+
+
+def test_a_bad_expert_line_names_the_file_line_sample_and_field(tmp_path, capsys):
+    from rqbench.cli import main
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sample": 3, "background_title": "t", "background_abstract_summary": "a", "gt_rq": "g?", '
+                   '"model": "m", "model_rq": "q?", "verdicts": {"expert_1": "maybe"}}\n')  # fmt: skip
+    assert main(["agreement", "--examples", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and ":1" in err and "sample=3" in err and "verdicts" in err
