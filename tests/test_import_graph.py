@@ -2,7 +2,8 @@
 
 The graph is read from the source with ``ast`` (nothing is imported): every
 ``import`` and ``from ... import`` of an ``rqbench`` module, at the top of a
-module or inside a function, is an edge. A loop means two modules that can only
+module or inside a function, is an edge; imports under ``if TYPE_CHECKING:``
+are not, since they never run (they name types for annotations only). A loop means two modules that can only
 be understood (and loaded) together; the fix is a third module they both use.
 """
 
@@ -40,6 +41,12 @@ def product_modules() -> dict[str, Path]:
     return modules
 
 
+def _is_type_checking_block(node: ast.AST) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def _imported(module: str, path: Path, known: set[str]) -> set[str]:
     """The product modules ``module`` imports, wherever in the file the import stands."""
     is_package = path.name == "__init__.py"
@@ -52,7 +59,12 @@ def _imported(module: str, path: Path, known: set[str]) -> set[str]:
         if name and name != module:
             out.add(name)
 
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block)
+                   for stmt in block.body for n in ast.walk(stmt)}  # fmt: skip
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 add(alias.name)
