@@ -399,7 +399,7 @@ _PAREN = re.compile(r"\(([^()]{1,400})\)")
 _SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=[?!])(?=[^\s?!\"')\]])")
 _LABEL = re.compile(r"^([^:?!.]{1,80}):\s+(?=\S)")
 _WORD = re.compile(r"[a-z\u00c0-\u024f]+")
-_STARTS = re.compile(r"(?:^|[.!?;:\n(\[\]{}]|please)\s*([a-z][a-z']*)")
+_STARTS = re.compile(r"(?:^|[.!?;:\n(\[\]{}>]|please)\s*([a-z][a-z']*)")
 _NOT_ONE_SENTENCE = re.compile(r"[.!?;:\n()\[\]]")
 _QUOTE_CHARS = frozenset("\"'`\u201c\u00ab")
 
