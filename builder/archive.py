@@ -4,15 +4,25 @@ arXiv serves a paper's source as one of: a gzipped tar of the folder, a
 single gzipped .tex file, a plain tar, or (for PDF-only submissions) a PDF.
 The kind is told by magic bytes, not by the name. Unpacking writes every file
 itself (never ``tarfile.extract``) and refuses what could escape or exhaust
-the machine: absolute paths, ``..``, links and device files, more members or
-more bytes than the budget (archive bombs). A refused blob is a PaperSkipped
-with a named reason; a finished folder is reused on the next run.
+the machine: absolute paths, ``..``, links and device files, sparse files,
+members that collide with each other or with the unpacker's own marker, more
+members or more bytes than the budget (archive bombs). A refused blob is a
+PaperSkipped with a named reason; a finished folder is reused on the next run.
+
+Header metadata counts too. ``tarfile`` reads a GNU long name or a pax header
+into memory whole when it reaches it, so a 300 KB gzip holding a 300 MB pax
+header would cost 300 MB (and more in copies) before any budget applied.
+``_prescan_tar`` therefore walks the raw 512-byte headers first, reading data
+only in bounded chunks to skip it, and refuses an oversized metadata header,
+a declared size over the budget, or too many members before ``tarfile`` sees
+the stream; the metadata bytes it saw are charged to the byte budget.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
+import re
 import shutil
 import tarfile
 import zlib
@@ -32,6 +42,7 @@ class Budget:
     max_bytes: int = 512 * 1024 * 1024
     max_members: int = 5000
     max_file_bytes: int = 256 * 1024 * 1024
+    max_header_bytes: int = 1024 * 1024  # one GNU long name or pax header (a path is at most a few KB)
 
 
 DEFAULT_BUDGET = Budget()
@@ -81,27 +92,169 @@ def _copy_limited(src, dst_path: Path, limit: int, counter: list[int], budget: B
             out.write(chunk)
 
 
-def _extract_tar(fileobj, dest: Path, budget: Budget) -> None:
-    counter = [0]
+# Header types whose data is metadata for the next member, read whole by tarfile.
+_METADATA_TYPES = {
+    tarfile.GNUTYPE_LONGNAME: "GNU long name",
+    tarfile.GNUTYPE_LONGLINK: "GNU long link name",
+    tarfile.XHDTYPE: "pax header",
+    tarfile.XGLTYPE: "pax global header",
+    tarfile.SOLARIS_XHDTYPE: "Solaris extended header",
+}
+
+
+def _read_up_to(f, n: int) -> bytes:
+    """Exactly n bytes unless the stream ends first (gzip reads may return less)."""
+    parts, got = [], 0
+    while got < n:
+        chunk = f.read(min(CHUNK, n - got))
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def _skip(f, n: int) -> bool:
+    """Read and drop n bytes in bounded chunks; False when the stream ends first."""
+    while n > 0:
+        chunk = f.read(min(CHUNK, n))
+        if not chunk:
+            return False
+        n -= len(chunk)
+    return True
+
+
+_PAX_RECORD = re.compile(rb"(\d+) ([^=]+)=")
+
+
+def _pax_records(buf: bytes) -> dict[str, bytes] | None:
+    """The ``"<len> key=value\\n"`` records of a pax header, parsed as tarfile parses them; None where it would fail."""
+    records: dict[str, bytes] = {}
+    pos = 0
+    while (m := _PAX_RECORD.match(buf, pos)) is not None:
+        length = int(m.group(1))
+        if length == 0:
+            return None
+        records[m.group(2).decode("utf-8", "replace")] = buf[m.end(2) + 1 : m.start(1) + length - 1]
+        pos += length
+    return records
+
+
+def _pax_size(value: bytes | None) -> int | None:
+    """A pax ``size`` record as tarfile reads it (int(), 0 when unreadable)."""
+    if value is None:
+        return None
+    try:
+        return int(value.decode("utf-8", "replace"))
+    except ValueError:
+        return 0
+
+
+def _prescan_tar(open_stream, budget: Budget) -> int:
+    """Check every raw tar header against the budget before tarfile reads the stream; the metadata bytes seen.
+
+    Mirrors how tarfile walks a stream: a header block, then its data rounded
+    up to 512 bytes (regular and unknown types only), the size taken from a
+    preceding pax header when it sets one. Where tarfile would stop (a bad
+    checksum, the end marker, a truncated stream), the scan stops too and
+    leaves the error to tarfile.
+    """
+    meta_bytes = members = meta_headers = declared = 0
+    global_pax: dict[str, bytes] = {}
+    pending_size: int | None = None
+    with open_stream() as f:
+        while True:
+            block = _read_up_to(f, tarfile.BLOCKSIZE)
+            try:
+                info = tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
+            except tarfile.HeaderError:
+                return meta_bytes
+            if info.size < 0:
+                raise PaperSkipped("corrupt_archive", f"member {info.name!r} declares a negative size")
+            padded = -(-info.size // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+            if info.type in _METADATA_TYPES:
+                what = _METADATA_TYPES[info.type]
+                meta_headers += 1
+                if meta_headers > budget.max_members:
+                    raise PaperSkipped("archive_over_budget", f"more than {budget.max_members} metadata headers")
+                if info.size > budget.max_header_bytes:
+                    raise PaperSkipped("archive_over_budget", f"a {what} of {info.size} bytes, over the limit of "
+                                       f"{budget.max_header_bytes} bytes for one header")  # fmt: skip
+                meta_bytes += info.size
+                if meta_bytes > budget.max_bytes:
+                    raise PaperSkipped("archive_over_budget", f"the e-print's headers pass {budget.max_bytes} bytes")
+                buf = _read_up_to(f, padded)
+                if info.type in (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE):
+                    records = _pax_records(buf)  # tarfile parses the padded block
+                    if records is None:
+                        return meta_bytes
+                    if any(k.startswith("GNU.sparse") for k in records):
+                        raise PaperSkipped("unsafe_archive", "a pax header describes a sparse file")
+                    if info.type == tarfile.XGLTYPE:
+                        global_pax.update(records)
+                    else:
+                        pending_size = _pax_size({**global_pax, **records}.get("size"))
+                continue
+            if info.type == tarfile.GNUTYPE_SPARSE:
+                raise PaperSkipped("unsafe_archive", f"member {info.name!r} is a sparse file")
+            members += 1
+            if members > budget.max_members:
+                raise PaperSkipped("archive_over_budget", f"more than {budget.max_members} members")
+            size = info.size if pending_size is None else pending_size
+            pending_size = None
+            if size < 0:
+                raise PaperSkipped("corrupt_archive", f"member {info.name!r} declares a negative size")
+            if not (info.isreg() or info.type not in tarfile.SUPPORTED_TYPES):
+                continue
+            if size > budget.max_file_bytes:
+                raise PaperSkipped("archive_over_budget", f"{info.name} declares {size} bytes")
+            declared += size
+            if declared + meta_bytes > budget.max_bytes:
+                raise PaperSkipped("archive_over_budget", f"the e-print unpacks to more than {budget.max_bytes} bytes")
+            if not _skip(f, -(-size // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE):
+                return meta_bytes
+
+
+def _make_folders(dest: Path, parts: tuple[str, ...], name: str) -> Path:
+    """dest/parts as folders; an earlier member's file in the way is a named refusal, not an OSError."""
+    here = dest
+    for part in parts:
+        here = here / part
+        if here.is_dir():
+            continue
+        if here.exists():
+            raise PaperSkipped("unsafe_archive", f"member {name!r} needs a folder {part!r} where an earlier member "
+                               "wrote a file")  # fmt: skip
+        here.mkdir()
+    return here
+
+
+def _extract_tar(open_stream, dest: Path, budget: Budget) -> None:
     members = 0
     try:
-        with tarfile.open(fileobj=fileobj, mode="r|*") as tar:
+        counter = [_prescan_tar(open_stream, budget)]
+        with open_stream() as fileobj, tarfile.open(fileobj=fileobj, mode="r|*") as tar:
             for member in tar:
                 members += 1
                 if members > budget.max_members:
                     raise PaperSkipped("archive_over_budget", f"more than {budget.max_members} members")
                 rel = _safe_member_path(member.name)
+                if rel.parts[0] == _DONE_MARK:
+                    raise PaperSkipped("unsafe_archive", f"member {member.name!r} takes the name of the unpacker's "
+                                       f"own marker {_DONE_MARK!r}")  # fmt: skip
                 if member.issym() or member.islnk():
                     raise PaperSkipped("unsafe_archive", f"member {member.name!r} is a link")
                 if not (member.isfile() or member.isdir()):
                     raise PaperSkipped("unsafe_archive", f"member {member.name!r} is a device or special file")
-                target = dest.joinpath(*rel.parts)
                 if member.isdir():
-                    target.mkdir(parents=True, exist_ok=True)
+                    _make_folders(dest, rel.parts, member.name)
                     continue
                 if member.size > budget.max_file_bytes:
                     raise PaperSkipped("archive_over_budget", f"{member.name} declares {member.size} bytes")
-                target.parent.mkdir(parents=True, exist_ok=True)
+                target = _make_folders(dest, rel.parts[:-1], member.name) / rel.parts[-1]
+                if target.is_dir():
+                    raise PaperSkipped("unsafe_archive", f"member {member.name!r} is a file where an earlier member "
+                                       "made a folder")  # fmt: skip
                 if target.exists():
                     target.unlink()  # a later copy of the same name wins, as tar does
                 src = tar.extractfile(member)
@@ -155,8 +308,7 @@ def _unpack_into(blob_path: Path, tmp: Path, budget: Budget) -> None:
     if kind == "gzip":
         inner = _gzip_inner_kind(blob_path)
         if inner == "tar":
-            with open(blob_path, "rb") as f:
-                _extract_tar(f, tmp, budget)
+            _extract_tar(lambda: gzip.open(blob_path, "rb"), tmp, budget)
             return
         if inner == "pdf":
             raise PaperSkipped("pdf_only", f"{blob_path.name} is a gzipped PDF: no LaTeX source")
@@ -171,8 +323,7 @@ def _unpack_into(blob_path: Path, tmp: Path, budget: Budget) -> None:
             raise PaperSkipped("empty_eprint", f"{blob_path.name} holds an empty file")
         raise PaperSkipped("unsupported_eprint", f"{blob_path.name} is gzip of an unknown format")
     if kind == "tar":
-        with open(blob_path, "rb") as f:
-            _extract_tar(f, tmp, budget)
+        _extract_tar(lambda: open(blob_path, "rb"), tmp, budget)
         return
     if kind == "text":
         with open(blob_path, "rb") as f:

@@ -102,6 +102,7 @@ def config_from_args(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from rqbench.builder.pipeline import run_build
+    from rqbench.builder.sourcing import PapersInputError, check_papers_input
 
     if args.papers is not None and args.arxiv_query is not None:
         print("rqbench build: give --papers (offline) or --arxiv-query (online), not both", file=sys.stderr)
@@ -113,11 +114,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"rqbench build: --papers {args.papers} does not exist", file=sys.stderr)
         return 2
     try:
+        if args.papers is not None:
+            check_papers_input(args.papers)  # an empty folder, a FIFO, a binary or malformed id file
         config = config_from_args(args)
-    except ValidationError as exc:
+    except (ValidationError, PapersInputError) as exc:
         print(f"rqbench build: {exc}", file=sys.stderr)
         return 2
-    manifest = run_build(config)
+    try:
+        manifest = run_build(config)
+    except PapersInputError as exc:  # a paper folder's metadata.json, read only once the build reaches it
+        print(f"rqbench build: {exc}", file=sys.stderr)
+        return 2
     if config.dry_run:
         dry = manifest.settings["dry_run"]
         print(dry["line"])

@@ -32,6 +32,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rqbench import paths
+from rqbench.bounded_read import UnreadableInput, read_capped
 from rqbench.builder.arxiv_api import ArxivClient, build_query, date_window_clause, parse_arxiv_id, split_window
 from rqbench.builder.latex_source import match_brace
 from rqbench.io import RecordError, read_jsonl, write_jsonl
@@ -43,6 +44,9 @@ METADATA_FILE = "metadata.json"
 TEX_SUFFIXES = (".tex", ".ltx", ".latex")
 DEFAULT_CATEGORY = "unknown"
 MAX_PEEK_BYTES = 4 * 1024 * 1024
+MAX_IDS_FILE_BYTES = 16 * 1024 * 1024  # ~1M ids; arXiv's whole CS listing of a year is far less
+MAX_LISTED_BAD_IDS = 10
+MAX_METADATA_BYTES = 1024 * 1024
 
 # --------------------------------------------------------------------------
 # Ids and folders
@@ -77,18 +81,61 @@ def has_latex_source(folder: Path | None) -> bool:
     return any(p.suffix.lower() in TEX_SUFFIXES and p.is_file() for p in Path(folder).rglob("*"))
 
 
+class PapersInputError(ValueError):
+    """``--papers`` names something that cannot be read as papers; the message says which file, line and why."""
+
+
 def read_ids_file(path: Path) -> list[str]:
-    """arXiv ids from a text file, one a line; an unreadable line is an error naming file and line."""
+    """arXiv ids from a text file, one a line; bad input is a PapersInputError naming file, line and why.
+
+    The file must be a regular UTF-8 text file of at most ``MAX_IDS_FILE_BYTES``
+    holding at least one id; every malformed line is listed (the first
+    ``MAX_LISTED_BAD_IDS`` of them, then a count).
+    """
+    try:
+        raw = read_capped(path, MAX_IDS_FILE_BYTES)
+    except UnreadableInput as exc:
+        raise PapersInputError(f"--papers {exc}") from None
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        raise PapersInputError(f"{path}:{line}: a NUL byte (byte {nul}): a binary file, "
+                               "not a list of arXiv ids (one a line)")  # fmt: skip
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise PapersInputError(f"{path}:{line}: not UTF-8 text (byte {exc.start}): a list of arXiv ids is "
+                               "plain text, one id a line") from None  # fmt: skip
     ids: list[str] = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
+    bad: list[str] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
             continue
-        got = parse_arxiv_id(text)
+        got = parse_arxiv_id(entry) if len(entry) <= 200 else None
         if got is None:
-            raise ValueError(f"{path}:{n}: {text!r} is not an arXiv id")
+            bad.append(f"{path}:{n}: {entry[:80]!r} is not an arXiv id")
+            continue
         ids.append(got[0] + (f"v{got[1]}" if got[1] else ""))
+    if bad:
+        more = f"\n... and {len(bad) - MAX_LISTED_BAD_IDS} more" if len(bad) > MAX_LISTED_BAD_IDS else ""
+        raise PapersInputError("\n".join(bad[:MAX_LISTED_BAD_IDS]) + more
+                               + "\n(ids look like 2502.01113, 2502.01113v2, arXiv:2502.01113 or hep-th/9901001)")
+    if not ids:
+        raise PapersInputError(f"{path}: holds no arXiv id (one a line; '#' starts a comment)")
     return list(dict.fromkeys(ids))
+
+
+def check_papers_input(path: Path) -> None:
+    """Refuse a ``--papers`` argument that cannot work, before a build starts: PapersInputError with the reason."""
+    path = Path(path)
+    if path.is_dir():
+        if not any(p.is_dir() and not p.name.startswith((".", "_")) for p in path.iterdir()):
+            raise PapersInputError(f"papers folder {path} has no subfolders (expected one folder of LaTeX "
+                                   "sources per paper)")  # fmt: skip
+        return
+    read_ids_file(path)
 
 
 # --------------------------------------------------------------------------
@@ -185,14 +232,16 @@ def _read_metadata(folder: Path) -> dict:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+        data = json.loads(read_capped(path, MAX_METADATA_BYTES).decode("utf-8"))
+    except UnreadableInput as exc:
+        raise PapersInputError(str(exc)) from exc
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise PapersInputError(f"{path}: not valid UTF-8 JSON ({exc})") from exc
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object of SourcePaper fields, got {type(data).__name__}")
+        raise PapersInputError(f"{path}: expected a JSON object of SourcePaper fields, got {type(data).__name__}")
     unknown = sorted(set(data) - set(SourcePaper.model_fields))
     if unknown:
-        raise ValueError(f"{path}: unknown SourcePaper field(s) {unknown}; known: {sorted(SourcePaper.model_fields)}")
+        raise PapersInputError(f"{path}: unknown SourcePaper field(s) {unknown}; known: {sorted(SourcePaper.model_fields)}")
     return data
 
 
@@ -205,17 +254,17 @@ def local_folder_papers(
     """One SourcePaper per subfolder of ``root`` (sorted by name); arXiv metadata filled in when a client is given."""
     root = Path(root)
     if not root.is_dir():
-        raise ValueError(f"papers folder {root} does not exist or is not a folder")
+        raise PapersInputError(f"papers folder {root} does not exist or is not a folder")
     folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
     if not folders:
-        raise ValueError(f"papers folder {root} has no subfolders (expected one per paper)")
+        raise PapersInputError(f"papers folder {root} has no subfolders (expected one folder of LaTeX sources per paper)")
     ids: dict[Path, tuple[str, int | None]] = {}
     seen: dict[str, Path] = {}
     for f in folders:
         got = folder_arxiv_id(f.name)
         pid, ver = got if got else (slug(f.name), None)
         if pid in seen:
-            raise ValueError(f"papers folder {root}: {seen[pid].name!r} and {f.name!r} both give the id {pid!r}")
+            raise PapersInputError(f"papers folder {root}: {seen[pid].name!r} and {f.name!r} both give the id {pid!r}")
         seen[pid] = f
         ids[f] = (pid, ver)
     remote: dict[str, SourcePaper] = {}
@@ -238,7 +287,8 @@ def local_folder_papers(
         try:
             paper = SourcePaper.model_validate(fields)
         except ValidationError as exc:
-            raise RecordError.from_validation(exc, path=f / METADATA_FILE, record=f"paper {pid}", show_given=True) from exc
+            raise PapersInputError(str(RecordError.from_validation(exc, path=f / METADATA_FILE, record=f"paper {pid}",
+                                                                   show_given=True))) from exc
         out.append((paper, f))
     return out
 
@@ -383,11 +433,10 @@ def source_papers(
     try:
         if papers is not None:
             path = Path(papers)
-            if not path.is_file():
-                raise ValueError(f"papers {path} is neither a folder of sources nor a file of arXiv ids")
-            ids = read_ids_file(path)
-            if not ids:
-                raise ValueError(f"{path}: no arXiv ids in the file")
+            if not path.exists():
+                raise PapersInputError(f"papers {path} is neither a folder of sources nor a file of arXiv ids "
+                                       "(it does not exist)")  # fmt: skip
+            ids = read_ids_file(path)  # names a FIFO, a device, a binary file or bad lines
             meta = client.by_ids(ids[:limit] if limit else ids)
         else:
             meta = query_papers(

@@ -109,12 +109,25 @@ class LocalGitTarget(Target):
     def _has_commits(self) -> bool:
         return self._is_repo() and self._git("rev-parse", "--verify", "-q", "HEAD", check=False).returncode == 0
 
+    def check_usable(self) -> None:
+        """Refuse, before any work, a path that ``ensure`` could not make a repository of: TargetError with why."""
+        if self.path.exists() and not self.path.is_dir():
+            raise TargetError(f"{self.path}: is a file, not a folder; --to needs a git repository, or a new or "
+                              "empty folder to create one in")  # fmt: skip
+        ancestor = self.path.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise TargetError(f"{self.path}: cannot be created, because {ancestor} is a file, not a folder")
+        if self.path.is_dir() and not self._is_repo() and any(self.path.iterdir()):
+            raise TargetError(f"{self.path}: exists, is not empty and is not a git repository; refusing to use it "
+                              "(give a git repository, or a new or empty folder)")  # fmt: skip
+
     def ensure(self) -> None:
         """Create the repository if the folder is absent or empty; refuse any other folder."""
         if self._is_repo():
             return
-        if self.path.exists() and any(self.path.iterdir()):
-            raise TargetError(f"{self.path}: exists, is not empty and is not a git repository; refusing to use it")
+        self.check_usable()
         self.path.mkdir(parents=True, exist_ok=True)
         self._git("init", "-q")
         self._git("symbolic-ref", "HEAD", "refs/heads/main")
@@ -265,7 +278,9 @@ class HubTarget(Target):
 def target_for(repo: str, to: str | Path | None = None, *, api: Any = None) -> Target:
     """``--to DIR`` (a local repository) when given, else the Hub repo ``repo``."""
     if to is not None:
-        return LocalGitTarget(to)
+        target = LocalGitTarget(to)
+        target.check_usable()
+        return target
     if "/" not in repo or Path(repo).exists():
         raise TargetError(f"--repo {repo!r} is not a Hub id ORG/NAME; use --to DIR for a local repository")
     return HubTarget(repo, api=api)

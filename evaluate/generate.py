@@ -5,7 +5,8 @@ budget by ``background.POLICY_NAME``) through the variant's prompt: steps
 ``generation_<variant>`` for one paper and ``generation_<variant>_multi`` for
 several (the two user prompts differ; see docs/evaluate.md). A reply must fit
 ``GenerationReply`` plus two rules a submission also enforces (no RQ repeated
-within the five, no judge-directed text); one that does not is re-asked once by
+within the five, nothing that acts on the judge prompt: the blocking findings of
+``injection.screen``); one that does not is re-asked once by
 the LLM layer, quoting the error, and then recorded as a failed entry, so no
 instance is dropped silently. Every call goes through ``LLM.ask``: a rerun
 after a crash pays only for what was not answered.
@@ -29,7 +30,7 @@ from rqbench.evaluate.background import (
     default_budget,
 )
 from rqbench.evaluate.dataset import Benchmark
-from rqbench.evaluate.injection import scan_for_injection
+from rqbench.evaluate.injection import blocking_reasons
 from rqbench.evaluate.submission import write_submission
 from tqdm import tqdm
 
@@ -62,7 +63,7 @@ class CheckedGenerationReply(_REPLY):  # type: ignore[misc, valid-type]
     @classmethod
     def _submission_rules(cls, v: list[str]) -> list[str]:
         for q in check_distinct(v):
-            reasons = scan_for_injection(q)
+            reasons = blocking_reasons(q)  # flags that do not block are the submission report's, not a re-ask
             if reasons:
                 raise ValueError(f"research question {q!r} is not a plain question: {reasons[0]}")
         return v

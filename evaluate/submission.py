@@ -9,10 +9,20 @@ Two equivalent layouts:
   are ignored here.
 
 Validation never stops at the first problem and never raises on bad input: it
-returns a ``ValidationReport`` whose problems carry file, line and field. RQ
-text is untrusted (it goes into judge prompts), so every RQ also passes the
-injection scan (``scan_for_injection``); a hit rejects the submission, or is a
-warning under ``injection="flag"``.
+returns a ``ValidationReport`` whose problems carry file, line and field. It is
+built for hostile input. A path is read only if it is a regular file within the
+byte cap (a FIFO, a device, a link to one, a folder where a file belongs are
+named errors, never read); a line over ``MAX_LINE_BYTES``, JSON nested deeper
+than ``MAX_JSON_DEPTH``, NaN or Infinity, NUL characters and lone surrogates
+are named errors; every rule keeps at most ``max_problems_per_rule`` problems
+and counts the rest, so the work and the report grow linearly with the input.
+
+RQ text is untrusted (it goes into judge prompts), so every RQ of a line that
+could be judged is screened (``rqbench.evaluate.injection.screen``). Structure
+that acts on the prompt (delimiters, role tags, the reply format, hidden
+characters, instructions to the evaluator) rejects the submission; other hits
+are warnings, and every screened RQ with a hit is listed in the report's
+``flagged`` for review. Under ``injection="flag"`` nothing is rejected.
 
 The submission hash is content-addressed: metadata without its ``date`` plus
 the entries sorted by rq_id, so line order and whitespace do not change it.
@@ -21,14 +31,17 @@ the entries sorted by rq_id, so line order and whitespace do not change it.
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from rqbench.evaluate.injection import scan_for_injection
+from rqbench.evaluate.injection import scan_for_injection, screen
 
+from rqbench.bounded_read import UnreadableInput, read_capped
 from rqbench.hashing import content_hash
 from rqbench.io import write_atomic
 from rqbench.records import (
@@ -40,6 +53,8 @@ from rqbench.records import (
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_PROBLEMS_PER_RULE",
+    "Flagged",
     "Problem",
     "Submission",
     "SubmissionInvalid",
@@ -52,6 +67,12 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # 1,434 instances x 5 RQs of 600 chars is about 5 MB
+DEFAULT_MAX_PROBLEMS_PER_RULE = 20
+MAX_LINE_BYTES = 1024 * 1024  # a line holds five RQs of 600 characters and ten gaps of 1,000: ~20 KB
+MAX_JSON_DEPTH = 16  # an entry is 2 levels deep; parameters need a few more, never hundreds
+MAX_FLAGGED_LISTED = 200
+MAX_SHOWN_CHARS = 120  # of an rq_id or field name quoted back in a problem
+MAX_RQ_ID_CHARS = 200
 MIN_QUESTION_WORDS = 3
 METADATA_FILE = "metadata.json"
 ENTRIES_FILE = "submission.jsonl"
@@ -78,11 +99,39 @@ class Problem(BaseModel):
         return f"{self.severity}: {where}{what}{ident}: {self.message}"
 
 
+class Flagged(BaseModel):
+    """One RQ the manipulation screen flagged, for a reviewer: where it is and every reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str
+    line: int
+    field: str
+    rq_id: str | None = None
+    reasons: list[str]
+    rules: list[str]
+    blocking: bool = Field(description="True when a reason is one that rejects the submission by default.")
+
+    def __str__(self) -> str:
+        ident = f" (rq_id {self.rq_id})" if self.rq_id else ""
+        return f"flagged: {self.file}:{self.line} [{self.field}]{ident}: {'; '.join(self.reasons)}"
+
+
 class ValidationReport(BaseModel):
-    """Everything validation found, plus what parsed cleanly and the coverage."""
+    """Everything validation found, plus what parsed cleanly and the coverage.
+
+    ``problems`` keeps the first ``max_problems_per_rule`` problems of each rule
+    (code); ``suppressed`` counts the rest per code, and ``error_count`` and
+    ``warning_count`` count all of them.
+    """
 
     path: str
     problems: list[Problem] = Field(default_factory=list)
+    suppressed: dict[str, int] = Field(default_factory=dict, description="Problems per code not listed.")
+    error_count: int = 0
+    warning_count: int = 0
+    flagged: list[Flagged] = Field(default_factory=list, description="RQs the manipulation screen flagged.")
+    flagged_count: int = Field(default=0, description="All flagged RQs (flagged lists the first 200).")
     metadata: SubmissionMetadata | None = None
     entries: list[SubmissionEntry] = Field(default_factory=list)
     expected: int | None = Field(default=None, description="Instances in the dataset (None: not checked).")
@@ -101,7 +150,7 @@ class ValidationReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        return not self.errors
+        return not self.errors and not self.error_count
 
     @property
     def coverage(self) -> float | None:
@@ -110,9 +159,12 @@ class ValidationReport(BaseModel):
     def summary(self) -> str:
         cov = "" if self.expected is None else f", coverage {self.covered}/{self.expected} ({self.coverage:.1%})"
         verdict = "valid" if self.ok else "INVALID"
+        errors = max(self.error_count, len(self.errors))
+        warnings = max(self.warning_count, len(self.warnings))
+        flagged = f", {self.flagged_count} RQ(s) flagged for review" if self.flagged_count else ""
         return (
-            f"{self.path}: {verdict}: {len(self.errors)} error(s), {len(self.warnings)} warning(s), "
-            f"{len(self.entries)} entries{cov}" + (f", hash {self.submission_hash}" if self.submission_hash else "")
+            f"{self.path}: {verdict}: {errors} error(s), {warnings} warning(s), "
+            f"{len(self.entries)} entries{cov}{flagged}" + (f", hash {self.submission_hash}" if self.submission_hash else "")
         )
 
 
@@ -121,7 +173,8 @@ class SubmissionInvalid(ValueError):
 
     def __init__(self, report: ValidationReport):
         shown = "\n".join(str(p) for p in report.errors[:20])
-        more = f"\n... and {len(report.errors) - 20} more" if len(report.errors) > 20 else ""
+        total = max(report.error_count, len(report.errors))
+        more = f"\n... and {total - min(20, len(report.errors))} more" if total > 20 else ""
         super().__init__(f"{report.summary()}\n{shown}{more}")
         self.report = report
 
@@ -156,34 +209,190 @@ class _Line:
     data: Any
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
+
+
+def _shown(text: str | None, limit: int = MAX_SHOWN_CHARS) -> str | None:
+    """Text from the input made safe to print: escapes for controls, bidi marks and surrogates, and cut."""
+    if text is None:
+        return None
+    cut = text[:limit]
+    safe = _UNPRINTABLE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), cut)
+    if not safe.isprintable():
+        safe = cut.encode("unicode_escape").decode("ascii")
+    return safe + ("..." if len(text) > limit else "")
+
+
 class _Collector:
-    def __init__(self) -> None:
+    """Problems as they are found: at most ``per_rule`` kept per code and severity, the rest counted; flagged RQs.
+
+    The cap is per severity too, so warnings of a rule never hide its errors.
+    """
+
+    def __init__(self, per_rule: int = DEFAULT_MAX_PROBLEMS_PER_RULE) -> None:
+        if per_rule < 1:
+            raise ValueError(f"max_problems_per_rule must be at least 1, got {per_rule}")
+        self.per_rule = per_rule
         self.problems: list[Problem] = []
+        self.kept: Counter[tuple[str, str]] = Counter()  # (code, severity) -> problems listed
+        self.hidden: Counter[tuple[str, str]] = Counter()  # (code, severity) -> problems counted, not listed
+        self.n_errors = 0
+        self.n_warnings = 0
+        self.flagged: list[Flagged] = []
+        self.n_flagged = 0
+        self.first_refused: dict[str, int] = {}  # file -> its first line that could not be read
+
+    def refuse(self, file: str, line: int, code: str, message: str) -> None:
+        """A line that cannot be read at all (size, bytes, JSON): the problem, and the line remembered."""
+        self.first_refused.setdefault(file, line)
+        self.add(code, message, file, line)
 
     def add(self, code: str, message: str, file: str, line: int | None = None, field: str | None = None,
             rq_id: str | None = None, severity: Literal["error", "warning"] = "error") -> None:  # fmt: skip
-        self.problems.append(Problem(severity=severity, code=code, message=message, file=file, line=line,
-                                     field=field, rq_id=rq_id))  # fmt: skip
+        if severity == "error":
+            self.n_errors += 1
+        else:
+            self.n_warnings += 1
+        key = (code, severity)
+        if self.kept[key] >= self.per_rule:
+            self.hidden[key] += 1
+            return
+        self.kept[key] += 1
+        self.problems.append(Problem(severity=severity, code=code, message=_shown(message, 1000) or "", file=file,
+                                     line=line, field=_shown(field), rq_id=_shown(rq_id)))  # fmt: skip
 
-    def errors_for(self, line: _Line) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error" and p.file == line.file and p.line == line.number]
+    def flag(self, item: Flagged) -> None:
+        self.n_flagged += 1
+        if len(self.flagged) < MAX_FLAGGED_LISTED:
+            self.flagged.append(item)
+
+    @property
+    def suppressed(self) -> dict[str, int]:
+        """Problems counted but not listed, per code."""
+        out: Counter[str] = Counter()
+        for (code, _), n in self.hidden.items():
+            out[code] += n
+        return dict(out)
+
+    def has(self, code: str) -> bool:
+        return any(k == code for k, _ in self.kept)
+
+    def summarize(self, path: str) -> None:
+        """One closing problem per rule and severity that was cut, saying how many more there were."""
+        for (code, severity), n in sorted(self.hidden.items()):
+            self.problems.append(Problem(severity=severity, code=code, file=path,
+                                         message=f"... and {n} more problem(s) of this kind, not listed (the first "
+                                                 f"{self.per_rule} are; max_problems_per_rule / --max-problems "
+                                                 "raises the limit)"))  # fmt: skip
+
+
+def _field_name(path: tuple[str, ...]) -> str | None:
+    """('research_questions', '[2]') -> 'research_questions[2]'; ('parameters', 'a') -> 'parameters.a'."""
+    out = ""
+    for part in path:
+        out += part if part.startswith("[") or not out else "." + part
+    return out or None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_values(data: Any, out: _Collector, file: str, line: int) -> bool:
+    """Walk a decoded line once: depth, lone surrogates and NUL characters in any key or string; True when clean."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
+    ok = True
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_JSON_DEPTH:
+            out.add("nesting", f"nested more than {MAX_JSON_DEPTH} levels deep (at {_shown(_field_name(path), 80)})",
+                    file, line, path[0])  # fmt: skip
+            return False
+        if isinstance(value, dict):
+            for key, v in value.items():
+                ok = _check_text(str(key), out, file, line, (*path, str(key))) and ok
+                stack.append((v, (*path, str(key))))
+        elif isinstance(value, list):
+            stack.extend((v, (*path, f"[{i}]")) for i, v in enumerate(value))
+        elif isinstance(value, str):
+            ok = _check_text(value, out, file, line, path) and ok
+    return ok
+
+
+# Only a line with one of these can hold a lone surrogate or a NUL character once decoded.
+_SUSPECT_ESCAPE = re.compile(r"\\u(?:[dD][89a-fA-F]|0000)")
+
+
+def _needs_walk(text: str) -> bool:
+    """Whether a line could break the depth, surrogate or NUL rules; most lines are 2 levels and plain text."""
+    return text.count("{") + text.count("[") > MAX_JSON_DEPTH or ("\\u" in text and bool(_SUSPECT_ESCAPE.search(text)))
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _check_text(text: str, out: _Collector, file: str, line: int, path: tuple[str, ...]) -> bool:
+    bad = _SURROGATE.search(text)
+    if bad:
+        out.add("encoding", f"holds a lone surrogate (U+{ord(bad.group(0)):04X}, written as a \\u escape), "
+                "which is not Unicode text", file, line, _field_name(path))  # fmt: skip
+        return False
+    if "\x00" in text:
+        out.add("encoding", "holds a NUL character (\\u0000)", file, line, _field_name(path))
+        return False
+    return True
+
+
+def _decode_line(chunk: bytes, name: str, n: int, out: _Collector) -> _Line | None:
+    """One physical line as a JSON object, or None with the problem recorded."""
+    if len(chunk) > MAX_LINE_BYTES:
+        out.refuse(name, n, "line_size", f"line is {len(chunk)} bytes, over the limit of {MAX_LINE_BYTES} bytes per line")
+        return None
+    nul = chunk.find(b"\x00")
+    if nul >= 0:
+        out.refuse(name, n, "encoding", f"a NUL byte at byte {nul} of the line (binary data, not JSON text)")
+        return None
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        out.refuse(name, n, "encoding", f"not valid UTF-8 (byte {exc.start} of the line)")
+        return None
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        out.refuse(name, n, "json", f"not JSON ({exc.msg} at character {exc.pos})")
+        return None
+    except RecursionError:
+        out.refuse(name, n, "nesting", f"nested far more than {MAX_JSON_DEPTH} levels deep")
+        return None
+    except ValueError as exc:  # NaN/Infinity, integers of thousands of digits
+        out.refuse(name, n, "json", f"not JSON ({exc})")
+        return None
+    if not isinstance(data, dict):
+        out.refuse(name, n, "json", f"a line must be a JSON object, got {type(data).__name__}")
+        return None
+    if _needs_walk(text) and not _check_values(data, out, name, n):
+        out.first_refused.setdefault(name, n)
+        return None
+    return _Line(name, n, data)
+
+
+def _read(path: Path, out: _Collector, max_bytes: int) -> bytes | None:
+    """The bytes of a regular file within the cap, or None with the problem recorded (nothing else is read)."""
+    try:
+        return read_capped(path, max_bytes)
+    except UnreadableInput as exc:
+        out.add(exc.code, exc.detail, str(path))
+        return None
 
 
 def _json_lines(path: Path, out: _Collector, max_bytes: int) -> list[_Line]:
     """Decoded JSON lines of ``path``; every undecodable line becomes a problem."""
     name = str(path)
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        out.add("unreadable", f"cannot read: {exc.strerror or exc}", name)
-        return []
-    if size > max_bytes:
-        out.add("size", f"file is {size} bytes, over the limit of {max_bytes} bytes", name)
-        return []
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        out.add("unreadable", f"cannot read: {exc.strerror or exc}", name)
+    raw = _read(path, out, max_bytes)
+    if raw is None:
         return []
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
@@ -191,24 +400,15 @@ def _json_lines(path: Path, out: _Collector, max_bytes: int) -> list[_Line]:
         out.add("encoding", "file is UTF-16; submissions must be UTF-8", name, 1)
         return []
     lines: list[_Line] = []
-    for n, chunk in enumerate(raw.split(b"\n"), 1):
-        try:
-            text = chunk.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            out.add("encoding", f"not valid UTF-8 (byte {exc.start} of the line)", name, n)
-            continue
-        if not text.strip():
-            continue
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            out.add("json", f"not JSON ({msg})", name, n)
-            continue
-        if not isinstance(data, dict):
-            out.add("json", f"a line must be a JSON object, got {type(data).__name__}", name, n)
-            continue
-        lines.append(_Line(name, n, data))
+    start, n = 0, 0
+    while start <= len(raw):
+        end = raw.find(b"\n", start)
+        end = len(raw) if end < 0 else end
+        n += 1
+        line = _decode_line(raw[start:end], name, n, out)
+        if line is not None:
+            lines.append(line)
+        start = end + 1
     return lines
 
 
@@ -234,9 +434,24 @@ def _check_metadata(line: _Line, out: _Collector) -> SubmissionMetadata | None:
         return None
 
 
-def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, injection: str) -> bool:
-    """Every rule on the five RQs; True when they are all fine."""
-    before = len([p for p in out.problems if p.severity == "error"])
+def _screen_question(text: str, line: _Line, out: _Collector, field: str, rq_id: str | None, injection: str) -> None:
+    """Run the manipulation screen on one RQ: blocking hits are errors unless flagging, the rest warnings."""
+    findings = screen(text)
+    if not findings:
+        return
+    blocking = any(f.blocks for f in findings)
+    for f in findings:
+        hard = f.blocks and injection == "reject"
+        prefix = "looks like judge manipulation" if hard else "flagged for review"
+        out.add("injection", f"{prefix}: {f.reason} (at {f.excerpt!r})", line.file, line.number, field, rq_id,
+                severity="error" if hard else "warning")  # fmt: skip
+    out.flag(Flagged(file=line.file, line=line.number, field=field, rq_id=_shown(rq_id),
+                     reasons=[f.reason for f in findings], rules=[f.rule for f in findings], blocking=blocking))
+
+
+def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, injection: str | None) -> bool:
+    """Every rule on the five RQs (the screen too, unless ``injection`` is None); True when they are all fine."""
+    before = out.n_errors
     if not isinstance(qs, list):
         out.add("rqs", f"must be a list of five strings, got {type(qs).__name__}", line.file, line.number,
                 "research_questions", rq_id)  # fmt: skip
@@ -245,7 +460,7 @@ def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, i
         out.add("rq_count", f"has {len(qs)} research questions, expected exactly 5", line.file, line.number,
                 "research_questions", rq_id)  # fmt: skip
     seen: dict[str, int] = {}
-    for i, q in enumerate(qs):
+    for i, q in enumerate(qs[:5]):
         field = f"research_questions[{i}]"
         if not isinstance(q, str):
             out.add("rq_type", f"must be a string, got {type(q).__name__}", line.file, line.number, field, rq_id)
@@ -257,6 +472,7 @@ def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, i
         if len(text) > MAX_RQ_CHARS:
             out.add("rq_length", f"{len(text)} characters, over the limit of {MAX_RQ_CHARS}", line.file,
                     line.number, field, rq_id)  # fmt: skip
+            continue  # the screen reads questions of a question's length
         if not text.endswith("?") or len(text.split()) < MIN_QUESTION_WORDS:
             out.add("rq_not_question", f"not a question (must have {MIN_QUESTION_WORDS}+ words and end with '?')",
                     line.file, line.number, field, rq_id)  # fmt: skip
@@ -265,19 +481,36 @@ def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, i
             out.add("rq_repeated", f"repeats research_questions[{seen[norm]}]", line.file, line.number, field, rq_id)
         else:
             seen[norm] = i
-        for reason in scan_for_injection(text):
-            out.add("injection", f"looks like judge manipulation: {reason}", line.file, line.number, field, rq_id,
-                    severity="warning" if injection == "flag" else "error")  # fmt: skip
-    return len([p for p in out.problems if p.severity == "error"]) == before
+        if injection is not None:
+            _screen_question(text, line, out, field, rq_id, injection)
+    return out.n_errors == before
 
 
-def _check_entry(line: _Line, out: _Collector, injection: str) -> SubmissionEntry | None:
-    d = line.data
-    rq_id = d.get("rq_id")
-    ok = True
+_RQ_ID_BAD = re.compile(r"[\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]")
+
+
+def _check_rq_id(rq_id: Any, line: _Line, out: _Collector) -> str | None:
+    """The rq_id when it is a plausible id; else None with the problem recorded."""
     if not isinstance(rq_id, str) or not rq_id.strip():
         out.add("rq_id", "missing or not a non-empty string", line.file, line.number, "rq_id")
-        rq_id, ok = None, False
+        return None
+    if len(rq_id) > MAX_RQ_ID_CHARS:
+        out.add("rq_id", f"is {len(rq_id)} characters long; rq_ids look like 2501.00001_rq0", line.file, line.number,
+                "rq_id", rq_id)  # fmt: skip
+        return None
+    bad = _RQ_ID_BAD.search(rq_id)
+    if bad:
+        out.add("rq_id", f"holds whitespace or an invisible character (U+{ord(bad.group(0)):04X}); rq_ids look like "
+                "2501.00001_rq0", line.file, line.number, "rq_id", rq_id)  # fmt: skip
+        return None
+    return rq_id
+
+
+def _check_entry(line: _Line, out: _Collector, injection: str | None) -> SubmissionEntry | None:
+    d = line.data
+    before = out.n_errors
+    rq_id = _check_rq_id(d.get("rq_id"), line, out)
+    ok = rq_id is not None
     failure = d.get("failure")
     if failure is not None:
         if not isinstance(failure, str):
@@ -303,10 +536,24 @@ def _check_entry(line: _Line, out: _Collector, injection: str) -> SubmissionEntr
         entry = SubmissionEntry.model_validate(d)
     except ValidationError as exc:
         _pydantic_problems(exc, out, line, rq_id, skip=ENTRY_FIELDS)
-        if not out.errors_for(line):
+        if out.n_errors == before:
             out.add("field", "; ".join(e["msg"] for e in exc.errors()), line.file, line.number, None, rq_id)
         return None
     return entry if ok else None
+
+
+def _read_metadata_file(meta_path: Path, out: _Collector, max_bytes: int) -> list[_Line]:
+    """metadata.json of the folder layout, read under the same rules as a JSONL line."""
+    raw = _read(meta_path, out, max_bytes)
+    if raw is None:
+        return []
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if not raw.strip():
+        out.refuse(str(meta_path), 1, "json", f"{METADATA_FILE} is empty; it must hold one JSON object")
+        return []
+    line = _decode_line(raw.strip(b"\r\n\t "), str(meta_path), 1, out)
+    return [line] if line is not None else []
 
 
 def _gather_lines(path: Path, out: _Collector, max_bytes: int) -> tuple[list[_Line], list[_Line]]:
@@ -314,24 +561,11 @@ def _gather_lines(path: Path, out: _Collector, max_bytes: int) -> tuple[list[_Li
     if path.is_dir():
         meta_path, entries_path = path / METADATA_FILE, path / ENTRIES_FILE
         metas: list[_Line] = []
-        if not meta_path.exists():
+        if not meta_path.exists() and not meta_path.is_symlink():
             out.add("metadata", f"the folder has no {METADATA_FILE}", str(path))
         else:
-            try:
-                size = meta_path.stat().st_size
-                if size > max_bytes:
-                    out.add("size", f"file is {size} bytes, over the limit of {max_bytes} bytes", str(meta_path))
-                else:
-                    data = json.loads(meta_path.read_bytes().decode("utf-8"))
-                    if isinstance(data, dict):
-                        metas.append(_Line(str(meta_path), 1, data))
-                    else:
-                        out.add("json", "must hold one JSON object", str(meta_path), 1)
-            except UnicodeDecodeError as exc:
-                out.add("encoding", f"not valid UTF-8 (byte {exc.start})", str(meta_path), 1)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                out.add("json", f"not JSON ({getattr(exc, 'msg', 'nested too deeply')})", str(meta_path), 1)
-        if not entries_path.exists():
+            metas = _read_metadata_file(meta_path, out, max_bytes)
+        if not entries_path.exists() and not entries_path.is_symlink():
             out.add("entries", f"the folder has no {ENTRIES_FILE}", str(path))
             return metas, []
         lines = _json_lines(entries_path, out, max_bytes)
@@ -339,13 +573,15 @@ def _gather_lines(path: Path, out: _Collector, max_bytes: int) -> tuple[list[_Li
             if ln.data.get("kind") == "metadata":
                 out.add("metadata", f"metadata belongs in {METADATA_FILE}, not in the entry lines", ln.file, ln.number)
         return metas, [ln for ln in lines if ln.data.get("kind") != "metadata"]
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         out.add("missing", "no such file or folder", str(path))
         return [], []
     lines = _json_lines(path, out, max_bytes)
     metas = [ln for ln in lines if ln.data.get("kind") == "metadata"]
     entries = [ln for ln in lines if ln.data.get("kind") != "metadata"]
-    if not metas and lines:
+    if not metas and out.first_refused.get(str(path)) == 1:
+        out.add("metadata", "no usable metadata record: line 1 could not be read (its problem is listed)", str(path), 1)
+    elif not metas and lines:
         out.add("metadata", 'no metadata record (a first line with "kind": "metadata")', str(path), 1)
     elif metas and lines and metas[0] is not lines[0]:
         out.add("metadata", "the metadata record must be the first line", metas[0].file, metas[0].number)
@@ -359,10 +595,17 @@ def validate_submission(
     allow_partial: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     injection: Literal["reject", "flag"] = "reject",
+    max_problems_per_rule: int = DEFAULT_MAX_PROBLEMS_PER_RULE,
 ) -> ValidationReport:
-    """Check a submission folder or file against the dataset's rq_ids; every problem, in one pass."""
+    """Check a submission folder or file against the dataset's rq_ids; every problem, in one pass.
+
+    Linear in the input: each line is decoded and checked once, and each rule
+    keeps its first ``max_problems_per_rule`` problems and counts the rest.
+    Lines whose rq_id is unknown or repeated are rejected as such and their RQs
+    are not screened (they will never be judged).
+    """
     path = Path(path)
-    out = _Collector()
+    out = _Collector(max_problems_per_rule)
     metas, entry_lines = _gather_lines(path, out, max_bytes)
     metadata = None
     for i, ln in enumerate(metas):
@@ -375,8 +618,10 @@ def validate_submission(
     first_line: dict[str, int] = {}
     entries: list[SubmissionEntry] = []
     for ln in entry_lines:
-        entry = _check_entry(ln, out, injection)
-        rq_id = ln.data.get("rq_id") if isinstance(ln.data.get("rq_id"), str) else None
+        raw_id = ln.data.get("rq_id")
+        rq_id = raw_id if isinstance(raw_id, str) else None
+        judged = rq_id is not None and rq_id not in first_line and (known is None or rq_id in known)
+        entry = _check_entry(ln, out, injection if judged else None)
         if rq_id is None:
             continue
         if rq_id in first_line:
@@ -400,9 +645,17 @@ def validate_submission(
             if rq_id not in first_line:
                 out.add("missing_rq_id", f"no line for this rq_id{hint}", str(path), None, "rq_id", rq_id,
                         severity=partial_severity)  # fmt: skip
+    if metadata is None and not out.has("metadata") and not out.n_errors:
+        out.add("metadata", "no metadata record", str(path))
+    out.summarize(str(path))
     report = ValidationReport(
         path=str(path),
         problems=out.problems,
+        suppressed=out.suppressed,
+        error_count=out.n_errors,
+        warning_count=out.n_warnings,
+        flagged=out.flagged,
+        flagged_count=out.n_flagged,
         metadata=metadata,
         entries=entries,
         expected=len(expected) if expected is not None else None,
@@ -410,8 +663,6 @@ def validate_submission(
         failed=len(failed),
         allow_partial=allow_partial,
     )
-    if metadata is None and not any(p.code == "metadata" for p in out.problems) and not report.errors:
-        report.problems.append(Problem(code="metadata", message="no metadata record", file=str(path)))
     if report.ok and metadata is not None:
         report.submission_hash = submission_hash(metadata, entries)
     return report

@@ -15,8 +15,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-partial", action="store_true",
                    help="accept missing or failed rq_ids (the coverage is then shown beside every score)")
     p.add_argument("--max-bytes", type=int, default=None, help="size limit per file (default 20 MiB)")
+    p.add_argument("--max-problems", type=int, default=None, metavar="N",
+                   help="list at most N problems per rule and count the rest (default 20)")
     p.add_argument("--flag-injection", action="store_true",
-                   help="report judge-directed text as warnings instead of rejecting the submission")
+                   help="report even prompt-acting text (delimiters, role tags, instructions to the judge) as "
+                        "warnings instead of rejecting the submission; other screen hits are always warnings")
     p.add_argument("--no-dataset", action="store_true", help="check the format only, not the rq_ids")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     add_dataset_options(p)
@@ -24,7 +27,14 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.dataset import DatasetError, load_benchmark
-    from rqbench.evaluate.submission import DEFAULT_MAX_BYTES, validate_submission
+    from rqbench.evaluate.submission import DEFAULT_MAX_BYTES, DEFAULT_MAX_PROBLEMS_PER_RULE, validate_submission
+
+    if args.max_problems is not None and args.max_problems < 1:
+        print("rqbench validate: --max-problems must be at least 1", file=sys.stderr)
+        return 2
+    for stream in (sys.stdout, sys.stderr):  # input echoed back must never stop the report mid-way
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
     expected = None
     if not args.no_dataset:
@@ -35,11 +45,16 @@ def run(args: argparse.Namespace) -> int:
             return 2
     report = validate_submission(args.submission, expected, allow_partial=args.allow_partial,
                                  max_bytes=args.max_bytes or DEFAULT_MAX_BYTES,
-                                 injection="flag" if args.flag_injection else "reject")  # fmt: skip
+                                 injection="flag" if args.flag_injection else "reject",
+                                 max_problems_per_rule=args.max_problems or DEFAULT_MAX_PROBLEMS_PER_RULE)  # fmt: skip
     if args.json:
         print(json.dumps(report.model_dump(mode="json", exclude={"entries"}), indent=1))
     else:
         for problem in report.problems:
             print(problem)
+        for item in report.flagged:
+            print(item)
+        if report.flagged_count > len(report.flagged):
+            print(f"... and {report.flagged_count - len(report.flagged)} more flagged RQ(s)")
         print(report.summary())
     return 0 if report.ok else 1

@@ -75,3 +75,49 @@ def test_cpu_stage_functions_travel_to_worker_processes(tmp_path):
     for name in ("parse", "cited_text"):
         fn = pickle.loads(pickle.dumps(stages[name].fn))
         assert callable(fn)
+
+
+def _crafted_papers_inputs(tmp_path):
+    """(argument, what the error must say) for --papers inputs that once raised tracebacks or hung."""
+    import os
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / ".hidden").mkdir()  # a dot-folder is not a paper
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"2502.01113\n\x00\x01\x02\xff")
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes("2502.01113\ncaf\u00e9\n".encode("latin-1"))
+    malformed = tmp_path / "ids.txt"
+    malformed.write_text("2502.01113\nnot-an-id\n# a comment\n2502.1\n" + "\n".join(f"x{i}" for i in range(20)) + "\n")
+    blank = tmp_path / "blank.txt"
+    blank.write_text("# only a comment\n\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero"
+    zero.symlink_to("/dev/zero")
+    return [
+        (empty, f"papers folder {empty} has no subfolders"),
+        (binary, f"{binary}:2: a NUL byte"),
+        (latin, f"{latin}:2: not UTF-8 text"),
+        (malformed, f"{malformed}:2: 'not-an-id' is not an arXiv id\n{malformed}:4: '2502.1' is not an arXiv id"),
+        (blank, f"{blank}: holds no arXiv id"),
+        (fifo, f"{fifo}: is a FIFO (named pipe), not a regular file; nothing was read"),
+        (zero, f"{zero}: is a character device (a symbolic link to /dev/zero), not a regular file"),
+    ]
+
+
+def test_crafted_papers_inputs_exit_2_with_a_named_error(tmp_path, capsys):
+    for arg, message in _crafted_papers_inputs(tmp_path):
+        assert main(["build", "--papers", str(arg), "--out", str(tmp_path / "out"), "--no-progress"]) == 2, arg
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, err
+        assert not (tmp_path / "out").exists()  # refused before the build made anything
+
+
+def test_malformed_ids_are_listed_up_to_a_cap(tmp_path, capsys):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("\n".join(f"bad-{i}" for i in range(25)) + "\n")
+    assert main(["build", "--papers", str(ids), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{ids}:10: 'bad-9'" in err and f"{ids}:11:" not in err and "... and 15 more" in err

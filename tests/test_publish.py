@@ -89,6 +89,24 @@ def test_same_version_twice_is_refused(tmp_path, capsys):
     assert len(LocalGitTarget(repo).versions()) == 1
 
 
+
+def test_publish_to_a_file_or_a_foreign_folder_is_refused_by_name(tmp_path, capsys):
+    build = write_build(tmp_path / "b1")
+    a_file = tmp_path / "release.txt"
+    a_file.write_text("not a folder")
+    foreign = tmp_path / "notes"
+    foreign.mkdir()
+    (foreign / "todo.txt").write_text("mine")
+    for to, message in [
+        (a_file, f"{a_file}: is a file, not a folder"),
+        (a_file / "sub" / "repo", f"cannot be created, because {a_file} is a file, not a folder"),
+        (foreign, f"{foreign}: exists, is not empty and is not a git repository"),
+    ]:
+        assert main(["publish", str(build), "--version", "0.1.0", "--to", str(to)]) == 1
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, err
+    assert a_file.read_text() == "not a folder" and sorted(p.name for p in foreign.iterdir()) == ["todo.txt"]
+
 def test_schema_change_needs_a_major_bump(tmp_path, monkeypatch):
     target, settings = _local(tmp_path)
     real = release_mod.features_dict
