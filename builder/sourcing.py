@@ -32,10 +32,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rqbench import paths
-from rqbench.bounded_read import UnreadableInput, read_capped
 from rqbench.builder.arxiv_api import ArxivClient, build_query, date_window_clause, parse_arxiv_id, split_window
 from rqbench.builder.latex_source import match_brace
-from rqbench.io import RecordError, read_jsonl, write_jsonl
+from rqbench.io import RecordError, UnreadableInput, read_capped, read_jsonl, write_jsonl
 from rqbench.records import SourcePaper
 
 log = logging.getLogger(__name__)

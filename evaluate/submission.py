@@ -41,9 +41,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rqbench.evaluate.injection import scan_for_injection, screen
 
-from rqbench.bounded_read import UnreadableInput, read_capped
 from rqbench.hashing import content_hash
-from rqbench.io import write_atomic
+from rqbench.io import UnreadableInput, read_capped, write_atomic
 from rqbench.records import (
     MAX_LONG_TEXT,
     MAX_RQ_CHARS,
