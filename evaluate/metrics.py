@@ -122,6 +122,25 @@ class CombineRule(str, enum.Enum):
     mean_scores = "mean_scores"
 
 
+_COMBINE_TEXT = {
+    CombineRule.pooled: (
+        "combined over {n}: every (instance, judge) pair is one observation, so a rate is the share of "
+        "instance-judge verdicts and a mean is over instance-judge scores; the CI resamples source papers"
+    ),
+    CombineRule.mean_scores: (
+        "combined over {n}: per instance, each RQ's score is the mean of the judges' scores, and Best@5 "
+        "and the verdict against the author-anchored RQ are taken on those means; the CI resamples source papers"
+    ),
+}
+
+
+def describe_combine_rule(rule: CombineRule | str, judges: Sequence[str] = ()) -> str:
+    """The one sentence that says how "combined" was made; table captions and leaderboard tooltips print it."""
+    rule = CombineRule(rule)
+    who = ", ".join(judges) if judges else "two or more judges"
+    return _COMBINE_TEXT[rule].format(n=who) + f" (rule: {rule.value})"
+
+
 @dataclass(frozen=True)
 class ScoreOptions:
     """The named aggregation options that turn stored replies into one score per candidate."""

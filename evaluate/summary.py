@@ -1,8 +1,9 @@
 """Summary rows: the contract between stored results and the leaderboard/report.
 
 ``summarize`` turns results files (one per submission x judge x setting) into
-``SummaryRow``s: one per (submission, setting, judge) plus a ``combined`` row
-per (submission, setting), optionally split by sub-field, plus author-anchored
+``SummaryRow``s: one per (submission, setting, judge) plus, when two or more
+judges scored it, a ``combined`` row per (submission, setting) under the combine
+rule (``metrics.describe_combine_rule``), optionally split by sub-field, plus author-anchored
 reference rows (the GT's own standalone means). Each figure carries a cluster
 bootstrap CI over source papers. Reading files lives at the edge
 (``load_results``); ``summarize`` itself is a pure function.
@@ -201,6 +202,15 @@ def _instances(r: ResultsFile, subfield: str | None) -> list[InstanceResult]:
     return [i for i in r.instances if subfield is None or i.subfield == subfield]
 
 
+def combined_row(labels: Sequence[str]) -> list[str]:
+    """``[COMBINED]`` when two or more distinct judges (labels) scored the group, else nothing.
+
+    One judge's figures are that judge's, never "combined": the paper's combined
+    figure is over two judges, and a lone judge's row must not pass for it.
+    """
+    return [COMBINED] if len(set(labels)) >= 2 else []
+
+
 # --------------------------------------------------------------------------
 # Figures
 # --------------------------------------------------------------------------
@@ -359,7 +369,7 @@ def summarize(
             if split is not None and not any(vecs.values()):
                 continue
             labels = sorted(g.judges)
-            for judge in [*labels, COMBINED]:
+            for judge in [*labels, *combined_row(labels)]:
                 use = labels if judge == COMBINED else [judge]
                 figs, covered = _figures(
                     vecs, use, g.setting, rule if judge == COMBINED else None, False, n_boot, seed
@@ -417,7 +427,7 @@ def _reference_rows(
         if split is not None and not any(vecs.values()):
             continue
         labels = sorted(by_label)
-        for judge in [*labels, COMBINED]:
+        for judge in [*labels, *combined_row(labels)]:
             use = labels if judge == COMBINED else [judge]
             figs, covered = _figures(
                 vecs, use, "standalone", rule if judge == COMBINED else None, True, n_boot, seed

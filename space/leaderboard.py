@@ -82,6 +82,9 @@ ALL_COLUMNS: tuple[Column, ...] = (*ID_COLUMNS, *FIGURE_COLUMNS, AGREEMENT_COLUM
 CI_SUFFIX = " 95% CI"
 # Hidden helper columns that filters read; never shown.
 _KIND = "_row_kind"
+# True on the row that stands for its (model, variant, setting): the combined row, or a lone judge's own row
+# (one judge gives no combined row), so the "combined" filter shows every model once.
+_HEADLINE = "_headline"
 
 
 def ci_label(col: Column) -> str:
@@ -157,6 +160,9 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
         records.append(rec)
     columns = table_columns(GROUPS, show_ci=True) + [_KIND]
     df = pd.DataFrame.from_records(records, columns=columns)
+    group = ["Model", "Prompt variant", "Setting", _KIND]
+    judges_in_group = df.groupby(group, dropna=False)["Judge"].transform("size") if len(df) else df["Judge"]
+    df[_HEADLINE] = (df["Judge"] == COMBINED) | (judges_in_group == 1)
     return df
 
 
@@ -177,7 +183,7 @@ class View:
     """What the user chose: a search string, filters (empty = all), groups, sort, CI display."""
 
     search: str = ""
-    judges: tuple[str, ...] = (COMBINED,)
+    judges: tuple[str, ...] = (COMBINED,)  # "combined" also shows the lone judge of a one-judge run
     settings: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
     model_types: tuple[str, ...] = ()
@@ -193,7 +199,10 @@ def filter_table(df: pd.DataFrame, view: View) -> pd.DataFrame:
     if view.search.strip():
         mask &= df["Model"].str.contains(view.search.strip(), case=False, regex=False)
     if view.judges:
-        mask &= df["Judge"].isin(view.judges)
+        chosen = df["Judge"].isin(view.judges)
+        if COMBINED in view.judges:
+            chosen |= df[_HEADLINE].astype(bool)
+        mask &= chosen
     if view.settings:
         mask &= df["Setting"].isin(view.settings)
     model_rows = df[_KIND] == "model"

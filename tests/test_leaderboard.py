@@ -141,3 +141,11 @@ def test_space_readme_header_and_export(tmp_path):
     assert not list(out.rglob("__pycache__"))
     with pytest.raises(FileExistsError):
         export_space(out)
+
+
+def test_a_one_judge_run_has_no_combined_row_and_the_default_view_shows_its_judge():
+    one = summarize([make_results("solo-model", judge="judge-a", setting="standalone")], n_boot=50)
+    table = lb.build_table(one)
+    assert "combined" not in set(table["Judge"])
+    shown = lb.render(table, lb.View())
+    assert set(shown["Judge"]) == {"judge-a"} and set(shown["Model"]) == {"solo-model", "author-anchored (GT)"}

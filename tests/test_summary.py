@@ -105,13 +105,14 @@ def test_contamination_flag_from_arxiv_ids_or_a_date_mapping():
         simple_instance("2504.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5),
     ]
     f = results(insts, knowledge_cutoff=date(2025, 3, 1))
-    prov = _rows(summarize([f], n_boot=10), judge="combined")[0].provenance
+    judge = f.judge.label  # one judge: its own row, no combined one
+    prov = _rows(summarize([f], n_boot=10), judge=judge)[0].provenance
     assert prov.contaminated is True and prov.contaminated_share == 0.5
     assert prov.earliest_source_date == date(2025, 1, 1)
     later = {"2501.00001": date(2025, 6, 1)}
-    prov = _rows(summarize([f], source_dates=later, n_boot=10), judge="combined")[0].provenance
+    prov = _rows(summarize([f], source_dates=later, n_boot=10), judge=judge)[0].provenance
     assert prov.contaminated is False and prov.contaminated_share == 0.0
-    prov = _rows(summarize([results(insts)], n_boot=10), judge="combined")[0].provenance
+    prov = _rows(summarize([results(insts)], n_boot=10), judge=judge)[0].provenance
     assert prov.contaminated is None
 
 
@@ -143,3 +144,21 @@ def test_load_results_reads_files_and_folders_and_names_bad_fields(tmp_path):
         load_results([bad])
     with pytest.raises(FileNotFoundError, match="no such results file"):
         load_results([tmp_path / "missing.json"])
+
+
+def test_one_judge_gives_no_combined_row_and_two_judges_give_one_with_its_rule():
+    one = summarize(_disagreeing_judges()[:1], n_boot=20)
+    assert {r.judge for r in one} == {"judge-a"} and all(r.combine is None for r in one)
+    two = summarize(_disagreeing_judges(), n_boot=20)
+    combined = [r for r in two if r.judge == "combined"]
+    assert combined and {r.combine for r in combined} == {"pooled"}
+
+
+def test_the_combine_rule_is_described_once_with_its_judges():
+    from rqbench.evaluate.metrics import CombineRule, describe_combine_rule
+
+    text = describe_combine_rule("pooled", ["gemini/gemini-3.1-pro", "deepseek/deepseek-v4-pro"])
+    assert "gemini/gemini-3.1-pro, deepseek/deepseek-v4-pro" in text and "(rule: pooled)" in text
+    assert describe_combine_rule(CombineRule.mean_scores) != describe_combine_rule(CombineRule.pooled)
+    with pytest.raises(ValueError):
+        describe_combine_rule("majority")
