@@ -46,8 +46,9 @@ def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
 
     from rqbench.records import SubmissionEntry
 
-    entries = {
-        i.rq_id: SubmissionEntry(rq_id=i.rq_id, research_questions=[f"(estimate {k}) {i.gt_rq}" for k in range(5)])
+    entries = {  # built unvalidated: never judged or written, and "(estimate k)" is no well-formed question
+        i.rq_id: SubmissionEntry.model_construct(rq_id=i.rq_id, gaps=[], failure=None,
+                                                 research_questions=[f"(estimate {k}) {i.gt_rq}" for k in range(5)])
         for i in bench.instances
     }
     return Submission(Path("placeholder"), metadata, entries, "b2:estimate", ValidationReport(path="placeholder"))

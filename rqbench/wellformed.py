@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import hashlib
 import operator
 import re
 import unicodedata
@@ -122,6 +123,32 @@ MAX_WORD_CHARS = 30
 # gate's character bound. It is a necessary condition of the gate, never a sufficient one: every
 # (stripped) text the pattern refuses, the gate refuses too (test_wellformed checks it).
 QUESTION_PATTERN = r'^[A-Z][^{}<>"\\?\n\r\t]{8,598}\?$'
+
+
+def grammar_pattern(kind: Kind | str, max_chars: int | None = None) -> str:
+    """The JSON-schema ``pattern`` a grammar-constrained decoder gets for a text of ``kind``.
+
+    A research question gets ``QUESTION_PATTERN``. Every other kind gets its character bound
+    (``max_chars`` may lower it, for a reply model that asks for less) with no brace, angle bracket,
+    straight double quote, backslash, line break or tab: the debris a regular grammar can keep out.
+    The quote and the backslash are refused because the grammar writes the JSON string raw (an
+    escape would need its own rule); the gate allows both in these kinds, so here the pattern is
+    stricter than the gate, and a decoder writes curly quotes instead. Patterns go into the schema
+    only (``json_schema_extra``); validation is the gate's, for every model.
+    """
+    kind = Kind(kind)
+    if kind is Kind.research_question:
+        return QUESTION_PATTERN
+    b = BOUNDS[kind]
+    top = b.max_chars if max_chars is None else min(b.max_chars, max_chars)
+    least = 2 * b.min_words - 1  # the shortest text with min_words words of one letter each
+    return rf'^[^{{}}<>"\\\n\r\t]{{{least},{top}}}$'
+
+
+@functools.lru_cache(maxsize=1)
+def fingerprint() -> str:
+    """A hash of this module's source: a stage whose output the gate decides redoes its items when it changes."""
+    return hashlib.blake2b(Path(__file__).read_bytes(), digest_size=8).hexdigest()
 
 # --------------------------------------------------------------------------
 # Vocabulary the rules share
@@ -582,6 +609,8 @@ def describe(failure: Failure, *, record: str, field: str) -> str:
 # Duplicates and lists
 # --------------------------------------------------------------------------
 
+_SPACE_BEFORE = re.compile(r" ([,.;:?!)\]])")
+_SPACE_AFTER = re.compile(r"([(\[]) ")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
 
 
@@ -589,8 +618,8 @@ def normalize_for_duplicates(text: str) -> str:
     """The form two texts share when they differ only in spacing, case, quote style or end punctuation."""
     t = unicodedata.normalize("NFKC", text).casefold().translate(_QUOTES)
     t = " ".join(t.split())
-    t = re.sub(r" ([,.;:?!)\]])", r"\1", t)
-    t = re.sub(r"([(\[]) ", r"\1", t)
+    t = _SPACE_BEFORE.sub(r"\1", t)
+    t = _SPACE_AFTER.sub(r"\1", t)
     return t.strip(" .?!;:,'\"`")
 
 

@@ -105,7 +105,9 @@ def narrow_score(text: str) -> dict[str, Any]:
 
 
 def _generation(req: ScriptedRequest, prefer_key: str | None) -> str:
-    return json.dumps({"gaps": ["a gap"], "research_questions": [f"Generated question {k} here?" for k in range(5)]})
+    return json.dumps({"gaps": ["The background leaves open how sparse routing scales."],
+                       "research_questions": [f"How does generated variant {k} change accuracy on long inputs?"
+                                              for k in range(5)]})
 
 
 def _novelty_standalone(req: ScriptedRequest, prefer_key: str | None) -> str:

@@ -81,7 +81,7 @@ def test_revised_variant_drops_the_constraining_rules(scripted_server, tmp_path)
 
 def test_a_bad_reply_is_reasked_once_then_recorded_as_failure(scripted_server, tmp_path):
     bad = json.dumps({"gaps": ["g"], "research_questions": ["Only one question?"]})
-    dup = json.dumps({"gaps": ["g"], "research_questions": ["Same question here?"] * 5})
+    dup = json.dumps({"gaps": ["g"], "research_questions": ["Does sparse routing keep accuracy on long inputs?"] * 5})
 
     def respond(req):
         user = req["messages"][1]["content"]

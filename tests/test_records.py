@@ -18,7 +18,7 @@ def test_rq_id_rule_round_trips():
 
 def rq_record(**kw):
     base = dict(
-        rq_id="2502.01113_rq0", rq="Does X hold?", arxiv_id="2502.01113", subfield="cs.CL",
+        rq_id="2502.01113_rq0", rq="Does sparse routing hold on long inputs?", arxiv_id="2502.01113", subfield="cs.CL",
         novelty_type="new_method", problem_statement="p", main_idea_headline="h", contributions=["c"],
         gaps=[{"text": "g", "cited_key": "k"}], cited_paper_ids=["1706.03762"],
     )  # fmt: skip
@@ -41,7 +41,7 @@ def test_validation_errors_name_the_field():
     assert err.value.errors()[0]["loc"] == ("unknown_field",)
 
 
-FIVE = ["Does A hold?", "Does B hold?", "Does C hold?", "Does D hold?", "Does E hold?"]
+FIVE = [f"Does sparse routing variant {x} hold on long inputs?" for x in "ABCDE"]
 
 
 def test_submission_entry_needs_five_distinct_questions():
@@ -51,7 +51,7 @@ def test_submission_entry_needs_five_distinct_questions():
     with pytest.raises(ValidationError, match="end with"):
         r.SubmissionEntry(rq_id="x_rq0", research_questions=FIVE[:4] + ["A statement."])
     with pytest.raises(ValidationError, match="repeated"):
-        r.SubmissionEntry(rq_id="x_rq0", research_questions=FIVE[:4] + ["does  a hold?"])
+        r.SubmissionEntry(rq_id="x_rq0", research_questions=FIVE[:4] + ["DOES  sparse routing variant A hold on long inputs ?"])
     with pytest.raises(ValidationError, match="empty|at least 1"):
         r.SubmissionEntry(rq_id="x_rq0", research_questions=FIVE[:4] + ["   "])
     with pytest.raises(ValidationError):
@@ -60,7 +60,7 @@ def test_submission_entry_needs_five_distinct_questions():
 
 def test_generation_reply_shape():
     ok = r.GenerationReply.model_validate({"gaps": ["g"], "research_questions": FIVE})
-    assert ok.research_questions[0] == "Does A hold?"
+    assert ok.research_questions[0] == FIVE[0]
     with pytest.raises(ValidationError):
         r.GenerationReply.model_validate({"gaps": [], "research_questions": FIVE})
 

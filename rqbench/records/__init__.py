@@ -5,17 +5,18 @@ shapes; ``from rqbench.records import X`` reaches each of them. Class names are
 part of the output: they are the titles and ``$defs`` of the JSON schemas sent
 to models, and so of the cache keys.
 
-- ``common``: the ``Record`` and ``Reply`` bases, the schema version, text limits, RQ ids, the reply schema
+- ``common``: the ``Record`` and ``Reply`` bases, the schema version, text limits, RQ ids, the reply schema,
+  the well-formedness gate as a field validator
 - ``papers``: target papers, their parsed structure and bibliography, cited papers
 - ``extraction``: the builder's LLM replies
-- ``build``: a build's manifest and skipped items
+- ``build``: a build's manifest, skipped items and the texts the gate refused
 - ``dataset``: the dataset's rows (RQs, papers, evaluation instances)
 - ``submission``: generated RQs and submission lines
 - ``judging``: the judges' replies and the rubric rules they repair
 - ``results``: results files
 """
 
-from rqbench.records.build import BuildManifest, SkipRecord, StageRun
+from rqbench.records.build import BuildManifest, GateDrop, MalformedCount, SkipRecord, StageRun
 from rqbench.records.common import (
     ARXIV_ID_RE,
     MAX_LONG_TEXT,
@@ -23,9 +24,12 @@ from rqbench.records.common import (
     MAX_SHORT_TEXT,
     RQ_ID_RE,
     SCHEMA_VERSION,
+    WELLFORMED_PER_ITEM,
     PromptSetRef,
     Record,
     Reply,
+    gate_fields,
+    gate_type,
     parse_rq_id,
     reply_json_schema,
     rq_id_for,
@@ -69,7 +73,6 @@ from rqbench.records.papers import (
 )
 from rqbench.records.results import CallTotals, CandidateScores, InstanceResult, JudgeSpec, RawReply, ResultsFile
 from rqbench.records.submission import (
-    QUESTION_GRAMMAR_PATTERN,
     GenerationReply,
     Question,
     SubmissionEntry,
@@ -85,10 +88,10 @@ __all__ = [
     "MAX_SHORT_TEXT",
     "NARROWNESS_DIMENSIONS",
     "NOVELTY_DIMENSIONS",
-    "QUESTION_GRAMMAR_PATTERN",
     "RQ_ID_RE",
     "SCHEMA_VERSION",
     "SOURCE_BOUND_SCOPES",
+    "WELLFORMED_PER_ITEM",
     "AuthorRQ",
     "AuthorRQsReply",
     "BibEntry",
@@ -102,6 +105,7 @@ __all__ = [
     "ComparativeNoveltyReply",
     "ContributionsReply",
     "EvaluationInstance",
+    "GateDrop",
     "Gap",
     "GapReply",
     "GenerationReply",
@@ -109,6 +113,7 @@ __all__ = [
     "InfluenceReply",
     "InstanceResult",
     "JudgeSpec",
+    "MalformedCount",
     "NarrownessScore",
     "NoveltyScore",
     "NoveltyType",
@@ -136,6 +141,8 @@ __all__ = [
     "VerificationReply",
     "check_distinct",
     "corrections_of",
+    "gate_fields",
+    "gate_type",
     "parse_rq_id",
     "ranking_from_scores",
     "reply_json_schema",

@@ -11,7 +11,9 @@ import json
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, field_validator
+
+from rqbench import wellformed
 
 SCHEMA_VERSION = 1
 
@@ -50,6 +52,47 @@ def parse_rq_id(rq_id: str) -> tuple[str, int]:
     if not m:
         raise ValueError(f"rq_id {rq_id!r} is not of the form <arxiv_id>_rq<index>")
     return m.group("arxiv_id"), int(m.group("index"))
+
+
+# The validation context under which the gate's validators (``gate_fields``, ``gate_type``) let text through
+# unchecked: for a caller that applies the gate itself, item by item. The builder reads a reply that still
+# failed after its re-ask this way and drops only the items that fail, by rule; the submission validator
+# gates each RQ of a line that will be judged itself, with a problem code per rule.
+WELLFORMED_PER_ITEM = {"wellformed": "per_item"}
+
+
+def _gate(kind: wellformed.Kind | str) -> Any:
+    """The gate on a str or a list of str, for pydantic (texts come back stripped); off under WELLFORMED_PER_ITEM."""
+    k = wellformed.Kind(kind)
+
+    def gate(value: Any, info: ValidationInfo) -> Any:
+        if isinstance(info.context, dict) and info.context.get("wellformed") == WELLFORMED_PER_ITEM["wellformed"]:
+            return value
+        if isinstance(value, str):
+            return wellformed.require(value, k)
+        problems = [f"item {i}: {wellformed.explain(k, failures)}"
+                    for i, failures in enumerate(wellformed.check(t, k) for t in value) if failures]  # fmt: skip
+        if problems:
+            raise ValueError("; ".join(problems))
+        return [t.strip() for t in value]
+
+    gate.__name__ = f"wellformed_{k.value}"
+    return gate
+
+
+def gate_fields(kind: wellformed.Kind | str, *fields: str) -> Any:
+    """A field validator applying the gate (``rqbench.wellformed``) to ``fields``: each a str or a list of str.
+
+    Assign it in a reply model (``_gate = gate_fields("gap", "gaps")``). It is a validator by field
+    name, so a subclass that narrows a field (a stage's bounded reply) keeps it. A failure's message
+    names the item and every rule broken with what to fix: the LLM layer quotes it in the re-ask.
+    """
+    return field_validator(*fields)(_gate(kind))
+
+
+def gate_type(kind: wellformed.Kind | str) -> AfterValidator:
+    """The gate for one ``Annotated[str, ...]`` type (a failure's location is the item itself)."""
+    return AfterValidator(_gate(kind))
 
 
 class PromptSetRef(Record):

@@ -1,14 +1,39 @@
-"""The dataset's rows: author-anchored RQs with their gaps and verification, papers, evaluation instances."""
+"""The dataset's rows: author-anchored RQs with their gaps and verification, papers, evaluation instances.
+
+The texts of a row pass the well-formedness gate (``rqbench.wellformed``) when
+the builder writes it and again before a release is published
+(``check_build``), but reading a row does not apply the gate: a release
+published before the gate, or under an older rule set, must still load. So the
+gate is a method here (``wellformed_failures``), not a validator; the reply
+models the builder asks for (``extraction``) are where it refuses text.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import Field, model_validator
 
+from rqbench import wellformed
 from rqbench.records.common import Record, parse_rq_id
 from rqbench.records.extraction import NoveltyType
 from rqbench.records.papers import SourcePaper
+
+TextField = tuple[str, str, wellformed.Kind]  # (field path, text, the gate's kind)
+
+
+def _failures(texts: Iterable[TextField]) -> list[tuple[str, wellformed.Failure]]:
+    return [(path, f) for path, text, kind in texts for f in wellformed.check(text, kind)]
+
+
+def _extraction_texts(row: RQRecord | PaperRecord) -> list[TextField]:
+    K = wellformed.Kind
+    return [("problem_statement", row.problem_statement, K.problem_statement),
+            ("main_idea_headline", row.main_idea_headline, K.headline),
+            *((f"contributions[{i}]", t, K.contribution) for i, t in enumerate(row.contributions)),
+            *((f"ideas[{i}]", t, K.contribution) for i, t in enumerate(row.ideas))]  # fmt: skip
+
 
 class Gap(Record):
     text: str
@@ -48,6 +73,11 @@ class RQRecord(Record):
             raise ValueError(f"rq_id {self.rq_id!r} does not belong to arxiv_id {self.arxiv_id!r}")
         return self
 
+    def wellformed_failures(self) -> list[tuple[str, wellformed.Failure]]:
+        """Every gate failure of the row's texts as (field, failure); [] for a row the builder writes."""
+        gaps = ((f"gaps[{i}].text", g.text, wellformed.Kind.gap) for i, g in enumerate(self.gaps))
+        return _failures([("rq", self.rq, wellformed.Kind.research_question), *_extraction_texts(self), *gaps])
+
 
 class PaperRecord(Record):
     """A row of the ``papers`` config: a source paper and what the builder extracted from it."""
@@ -62,6 +92,10 @@ class PaperRecord(Record):
     influential_keys: list[str] = Field(default_factory=list)
     extraction_model: str
 
+    def wellformed_failures(self) -> list[tuple[str, wellformed.Failure]]:
+        """Every gate failure of the row's texts as (field, failure); [] for a row the builder writes."""
+        return _failures(_extraction_texts(self))
+
 
 class EvaluationInstance(Record):
     """The evaluation view: one GT RQ and the papers a model reads."""
@@ -71,3 +105,7 @@ class EvaluationInstance(Record):
     arxiv_id: str
     subfield: str
     background_paper_ids: list[str] = Field(min_length=1)
+
+    def wellformed_failures(self) -> list[tuple[str, wellformed.Failure]]:
+        """The gate's failures of the ground-truth RQ as (field, failure); [] for a row the builder writes."""
+        return _failures([("gt_rq", self.gt_rq, wellformed.Kind.research_question)])

@@ -1,7 +1,12 @@
 """What the builder's LLM stages reply: influence labels, contributions, gaps, author RQs, verification.
 
 These are the registry's base reply models (``rqbench.steps``); a stage may
-narrow one for grammar-constrained decoders, keeping its name.
+narrow one for grammar-constrained decoders, keeping its name. Every text the
+dataset stores (problem statement, headline, ideas, contributions, gaps, RQs)
+passes the well-formedness gate (``rqbench.wellformed``) here, so a reply that
+fails is re-asked by the LLM layer quoting the rules. The influence reason and
+the verifier's reasoning and evidence are free-text explanations, never
+benchmark items: the gate does not apply to them.
 """
 
 from __future__ import annotations
@@ -9,9 +14,9 @@ from __future__ import annotations
 import enum
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from rqbench.records.common import MAX_LONG_TEXT, MAX_RQ_CHARS, MAX_SHORT_TEXT, Reply
+from rqbench.records.common import MAX_LONG_TEXT, MAX_RQ_CHARS, MAX_SHORT_TEXT, Reply, gate_fields
 
 class InfluenceLabel(str, enum.Enum):
     """The five labels of method.md step 3; the first two count as influential."""
@@ -62,24 +67,24 @@ class ContributionsReply(Reply):
         min_length=1, max_length=8
     )
 
+    _gate_problem = gate_fields("problem_statement", "problem_statement")
+    _gate_headline = gate_fields("headline", "main_idea_headline")
+    _gate_items = gate_fields("contribution", "ideas", "contributions")
+
 
 class GapReply(Reply):
     """Gaps that M identifies in one cited work and addresses; may be empty."""
 
     gaps: list[Annotated[str, Field(min_length=1, max_length=MAX_LONG_TEXT)]] = Field(max_length=6)
 
+    _gate = gate_fields("gap", "gaps")
+
 
 class AuthorRQ(Reply):
     question: str = Field(min_length=5, max_length=MAX_RQ_CHARS)
     cited_keys: list[str] = Field(min_length=1, description="Background papers: bib keys of M's citations.")
 
-    @field_validator("question")
-    @classmethod
-    def _is_question(cls, v: str) -> str:
-        v = v.strip()
-        if not v.endswith("?"):
-            raise ValueError("a research question must end with '?'")
-        return v
+    _gate = gate_fields("research_question", "question")
 
 
 class AuthorRQsReply(Reply):

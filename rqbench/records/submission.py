@@ -5,38 +5,30 @@ from __future__ import annotations
 from datetime import date as Date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from rqbench.records.common import MAX_LONG_TEXT, MAX_RQ_CHARS, Record, Reply
-
-def _check_question(v: str) -> str:
-    v = v.strip()
-    if not v:
-        raise ValueError("research question is empty")
-    if len(v) > MAX_RQ_CHARS:
-        raise ValueError(f"research question is {len(v)} characters, over the limit of {MAX_RQ_CHARS}")
-    if not v.endswith("?"):
-        raise ValueError("research question must end with '?'")
-    return v
-
+from rqbench import wellformed
+from rqbench.records.common import MAX_LONG_TEXT, MAX_RQ_CHARS, WELLFORMED_PER_ITEM, Record, Reply, gate_type
 
 def check_distinct(questions: list[str]) -> list[str]:
-    """The five must differ: case and spacing aside, no question may repeat."""
-    seen: set[str] = set()
-    for q in questions:
-        norm = " ".join(q.lower().split())
-        if norm in seen:
-            raise ValueError(f"research question repeated within the five: {q!r}")
-        seen.add(norm)
+    """The five must differ: no question may repeat another but for spacing, case, quotes or end punctuation."""
+    repeats = wellformed.duplicates(questions)
+    if repeats:
+        later, first = min(repeats.items())
+        raise ValueError(
+            f"research question {later} repeated within the five (rule duplicate: it repeats question {first} "
+            f"but for case, spacing or end punctuation): {questions[later]!r}; give five different questions"
+        )
     return questions
 
 
-# Shown to grammar-constrained decoders (llama.cpp, vLLM) in the JSON schema only, so that a weak
-# model ends every question with "?"; validation itself is _check_question's, with its clearer errors.
-QUESTION_GRAMMAR_PATTERN = r'^[^"\\\n]{10,300}\?$'
-
+# A question passes the well-formedness gate (``rqbench.wellformed``), whose errors name the rules broken.
+# ``wellformed.QUESTION_PATTERN`` goes into the JSON schema only, for grammar-constrained decoders (llama.cpp,
+# vLLM): it cuts off debris a regular grammar can express; the gate is the same for every model.
 Question = Annotated[
-    str, Field(min_length=1, max_length=MAX_RQ_CHARS, json_schema_extra={"pattern": QUESTION_GRAMMAR_PATTERN})
+    str,
+    Field(min_length=1, max_length=MAX_RQ_CHARS, json_schema_extra={"pattern": wellformed.QUESTION_PATTERN}),
+    gate_type(wellformed.Kind.research_question),
 ]
 
 
@@ -45,18 +37,15 @@ class GenerationReply(Reply):
 
     The JSON schema shown to the model asks for at most 6 gaps of 300 characters, which keeps a
     grammar-constrained reply inside a small model's token budget; validation accepts up to 10 of
-    MAX_LONG_TEXT, so a longer answer from a hosted model is not refused.
+    MAX_LONG_TEXT, so a longer answer from a hosted model is not refused. The questions pass the
+    well-formedness gate; the gaps are the model's notes on the way to them, never judged or scored,
+    so the gate does not refuse a reply for them (``rqbench validate`` warns about them).
     """
 
     gaps: list[
         Annotated[str, Field(min_length=1, max_length=MAX_LONG_TEXT, json_schema_extra={"maxLength": 300})]
     ] = Field(min_length=1, max_length=10, json_schema_extra={"maxItems": 6})
     research_questions: list[Question] = Field(min_length=5, max_length=5)
-
-    @field_validator("research_questions")
-    @classmethod
-    def _questions(cls, v: list[str]) -> list[str]:
-        return [_check_question(q) for q in v]
 
 
 class SubmissionMetadata(Record):
@@ -94,5 +83,7 @@ class SubmissionEntry(Record):
 
     @field_validator("research_questions")
     @classmethod
-    def _questions(cls, v: list[str]) -> list[str]:
-        return check_distinct([_check_question(q) for q in v])
+    def _questions(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        if info.context == WELLFORMED_PER_ITEM:  # the caller applies the gate, duplicates included, itself
+            return v
+        return check_distinct(v)
