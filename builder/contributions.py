@@ -2,6 +2,11 @@
 
 One prompt per paper with M's title, abstract and body text (cut to the text
 budget). The novelty type is the closed enum ``rqbench.records.NoveltyType``.
+Every text passes the well-formedness gate (``llm_stage.ask_gated``): an idea or
+a contribution that still fails after the re-ask is dropped by rule; a paper
+whose problem statement or headline fails, or that keeps no contribution, is a
+named skip (``malformed_problem_statement``, ``malformed_headline``,
+``no_wellformed_contributions``) carrying the refused texts.
 """
 
 from __future__ import annotations
@@ -10,17 +15,44 @@ from typing import Annotated, Any
 
 from pydantic import Field
 from rqbench.builder import prompt_text as pt
-from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded
+from rqbench.builder.gate import gated_items, gated_text
+from rqbench.builder.llm_stage import (
+    GRAMMAR_SAFE_TEXT,
+    LLMStageSettings,
+    ask_gated,
+    bounded,
+    is_local,
+)
+from rqbench.builder.stages import ItemSkipped
 
-from rqbench.records import NoveltyType, ParsedPaper, Record, SourcePaper
+from rqbench.records import MAX_SHORT_TEXT, GateDrop, NoveltyType, ParsedPaper, Record, SourcePaper
 from rqbench.steps import owned_step
+from rqbench.wellformed import Kind, grammar_pattern
 
 STEP = owned_step(__name__)
-_Text = Annotated[str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)]
-# The registry's reply, with long texts bounded so a grammar-constrained local model can be asked for it.
-Reply = bounded(STEP.reply_model, problem_statement=(str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)),
-                ideas=(list[_Text], Field(min_length=1, max_length=8)),
-                contributions=(list[_Text], Field(min_length=1, max_length=8)))  # fmt: skip
+
+
+def _text(kind: Kind, limit: int, *, local: bool) -> Any:
+    """A text field of at most ``limit`` characters; for a grammar-constrained decoder, with the kind's pattern."""
+    extra = {"pattern": grammar_pattern(kind, limit)} if local else None
+    return Annotated[str, Field(min_length=1, max_length=limit, json_schema_extra=extra)]
+
+
+def reply_model_for(*, local: bool) -> type:
+    """The registry's reply, long texts bounded so a grammar-constrained local model can be asked for it (with patterns)."""
+    item = _text(Kind.contribution, GRAMMAR_SAFE_TEXT, local=local)
+    fields: dict[str, Any] = {
+        "problem_statement": (_text(Kind.problem_statement, GRAMMAR_SAFE_TEXT, local=local), ...),
+        "ideas": (list[item], Field(min_length=1, max_length=8)),  # type: ignore[valid-type]
+        "contributions": (list[item], Field(min_length=1, max_length=8)),  # type: ignore[valid-type]
+    }
+    if local:
+        fields["main_idea_headline"] = (_text(Kind.headline, MAX_SHORT_TEXT, local=True), ...)
+    return bounded(STEP.reply_model, **fields)
+
+
+Reply = reply_model_for(local=False)
+LocalReply = reply_model_for(local=True)
 
 
 class ContributionsResult(Record):
@@ -31,6 +63,7 @@ class ContributionsResult(Record):
     ideas: list[str]
     contributions: list[str]
     model: str
+    dropped: list[GateDrop] = Field(default_factory=list, description="Ideas and contributions the gate refused.")
 
 
 def variables(paper: SourcePaper, parsed: ParsedPaper, settings: LLMStageSettings) -> dict[str, str]:
@@ -45,15 +78,26 @@ def variables(paper: SourcePaper, parsed: ParsedPaper, settings: LLMStageSetting
 async def extract(item: dict[str, Any], llm: Any, *, settings: LLMStageSettings) -> list[ContributionsResult]:
     paper: SourcePaper = item["filter"].paper
     parsed: ParsedPaper = item["parse"]
-    reply, model = await ask(llm, settings, Reply, variables(paper, parsed, settings))
+    reply_model = LocalReply if is_local(settings.model) else Reply
+    reply, model = await ask_gated(llm, settings, reply_model, variables(paper, parsed, settings))
+    ideas, dropped = gated_items(reply.ideas, Kind.contribution, "ideas")
+    contributions, dropped_c = gated_items(reply.contributions, Kind.contribution, "contributions")
+    dropped += dropped_c
+    for field, kind in (("problem_statement", Kind.problem_statement), ("main_idea_headline", Kind.headline)):
+        drop = gated_text(getattr(reply, field), kind, field)
+        if drop is not None:
+            raise ItemSkipped(f"malformed_{kind.value}", f"{field}: {', '.join(drop.rules)}", dropped=[drop, *dropped])
+    if not contributions:
+        raise ItemSkipped("no_wellformed_contributions", "every contribution failed the gate", dropped=dropped)
     return [
         ContributionsResult(
             arxiv_id=parsed.arxiv_id,
             problem_statement=reply.problem_statement.strip(),
             main_idea_headline=reply.main_idea_headline.strip(),
             novelty_type=reply.novelty_type,
-            ideas=[x.strip() for x in reply.ideas],
-            contributions=[x.strip() for x in reply.contributions],
+            ideas=ideas,
+            contributions=contributions,
             model=model,
+            dropped=dropped,
         )
     ]

@@ -31,7 +31,7 @@ from typing import Literal
 from pydantic import Field
 
 from rqbench.builder.s2_api import S2Paper
-from rqbench.records import SCHEMA_VERSION, Record, SourcePaper
+from rqbench.records import SCHEMA_VERSION, MalformedCount, Record, SourcePaper
 
 RULE_DESCRIPTIONS: dict[str, str] = {
     "latex": "LaTeX source available",
@@ -149,6 +149,9 @@ class FunnelReport(Record):
     rules: list[RuleOutcome]
     kept_by_subfield: dict[str, int]
     kept_total: int
+    malformed: dict[str, MalformedCount] = Field(
+        default_factory=dict, description="Texts the well-formedness gate kept out of the data later, by kind and rule."
+    )
 
     def rule(self, name: str) -> RuleOutcome:
         for r in self.rules:

@@ -2,7 +2,9 @@
 
 One independent prompt per influential cited work, with M's ideas and
 contributions and that citation's contexts only, so each cited work's role is
-judged on its own.
+judged on its own. Each gap passes the well-formedness gate
+(``llm_stage.ask_gated``): one that still fails after the re-ask, or repeats an
+earlier gap of the same citation, is dropped by rule and kept in ``dropped``.
 """
 
 from __future__ import annotations
@@ -12,24 +14,42 @@ from typing import Annotated, Any
 from pydantic import Field
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.contributions import ContributionsResult
+from rqbench.builder.gate import gated_items
 from rqbench.builder.influence import InfluenceResult
-from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded, is_permanent
+from rqbench.builder.llm_stage import (
+    GRAMMAR_SAFE_TEXT,
+    LLMStageSettings,
+    ask_gated,
+    bounded,
+    is_local,
+    is_permanent,
+)
 from rqbench.builder.stages import gather_calls
 
 from rqbench.llm import LLMCallFailed
-from rqbench.records import CitedWork, ParsedPaper, Record, SourcePaper
+from rqbench.records import CitedWork, GateDrop, ParsedPaper, Record, SourcePaper
 from rqbench.steps import owned_step
+from rqbench.wellformed import Kind, grammar_pattern
 
 STEP = owned_step(__name__)
-# The registry's reply, with each gap bounded so a grammar-constrained local model can be asked for it.
-Reply = bounded(STEP.reply_model, gaps=(list[Annotated[str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT)]],
-                                Field(max_length=6)))  # fmt: skip
+
+
+def reply_model_for(*, local: bool) -> type:
+    """The registry's reply, each gap bounded for a grammar-constrained local model (which also gets the gap pattern)."""
+    extra = {"pattern": grammar_pattern(Kind.gap, GRAMMAR_SAFE_TEXT)} if local else None
+    gap = Annotated[str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT, json_schema_extra=extra)]
+    return bounded(STEP.reply_model, gaps=(list[gap], Field(max_length=6)))  # type: ignore[valid-type]
+
+
+Reply = reply_model_for(local=False)
+LocalReply = reply_model_for(local=True)
 
 
 class CitationGaps(Record):
     key: str
     gaps: list[str]
     failure: str | None = None
+    dropped: list[GateDrop] = Field(default_factory=list, description="Gaps the gate refused, by rule.")
 
 
 class GapsResult(Record):
@@ -50,17 +70,6 @@ def variables(
     }
 
 
-def _dedupe(gaps: list[str]) -> list[str]:
-    seen: set[str] = set()
-    out = []
-    for g in gaps:
-        norm = " ".join(g.lower().split())
-        if norm and norm not in seen:
-            seen.add(norm)
-            out.append(g.strip())
-    return out
-
-
 async def find_gaps(item: dict[str, Any], llm: Any, *, settings: LLMStageSettings) -> list[GapsResult]:
     paper: SourcePaper = item["filter"].paper
     parsed: ParsedPaper = item["parse"]
@@ -68,7 +77,8 @@ async def find_gaps(item: dict[str, Any], llm: Any, *, settings: LLMStageSetting
     contrib: ContributionsResult = item["contributions"]
     works = {w.key: w for w in parsed.cited_works}
     keys = [k for k in influence.influential_keys if k in works]
-    calls = [ask(llm, settings, Reply, variables(paper, contrib, works[k], settings)) for k in keys]
+    reply_model = LocalReply if is_local(settings.model) else Reply
+    calls = [ask_gated(llm, settings, reply_model, variables(paper, contrib, works[k], settings)) for k in keys]
     results = await gather_calls(calls)
     per: list[CitationGaps] = []
     model = None
@@ -79,5 +89,6 @@ async def find_gaps(item: dict[str, Any], llm: Any, *, settings: LLMStageSetting
             per.append(CitationGaps(key=key, gaps=[], failure=f"{res.reason}: {res.detail}"[:500]))
             continue
         reply, model = res
-        per.append(CitationGaps(key=key, gaps=_dedupe(reply.gaps)))
+        kept, dropped = gated_items(reply.gaps, Kind.gap, "gaps")
+        per.append(CitationGaps(key=key, gaps=kept, dropped=dropped))
     return [GapsResult(arxiv_id=parsed.arxiv_id, per_citation=per, model=model)]

@@ -4,17 +4,26 @@ Each stage renders its template from the prompt set, then asks through
 ``rqbench.llm.LLM`` (cache, retries, re-ask, call log, dry run). The cache key
 carries the hash of that step's template, so editing one prompt recomputes only
 the stage that uses it.
+
+The stages that write dataset text (contributions, gaps, author_rqs) ask with
+``ask_gated``: their reply models apply the well-formedness gate, so a reply
+with a malformed text is re-asked once by the LLM layer, quoting the rules it
+broke. If the re-asked reply still fails, it is read once more without the gate
+the stage keeps the texts that pass, one by one (``rqbench.builder.gate``): a
+bad gap costs that gap, not the citation; a bad RQ costs that RQ, not the paper.
 """
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from rqbench.hashing import content_hash
 from rqbench.llm.catalog import is_local, parse_model_spec
+from rqbench.llm.client import LLMCallFailed, parse_json_reply
 from rqbench.prompts import load_prompt_set
+from rqbench.records import WELLFORMED_PER_ITEM
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -94,3 +103,23 @@ async def ask(
     answer = await llm.ask(model, settings.step, messages, reply_model, prompt_hash=settings.prompt_hash(),
                            context=context)  # fmt: skip
     return answer.reply, model
+
+
+async def ask_gated(
+    llm: Any, settings: LLMStageSettings, reply_model: type[R], variables: dict[str, str]
+) -> tuple[R, str]:
+    """``ask`` for a reply model that applies the gate; after a failed re-ask, that reply read without the gate.
+
+    The stage then applies the gate item by item (``rqbench.builder.gate.gated_items``). A re-asked reply that fails for
+    anything but the gate (not JSON, a missing field) still raises the layer's ``LLMCallFailed``.
+    """
+    try:
+        return await ask(llm, settings, reply_model, variables)
+    except LLMCallFailed as exc:
+        if exc.reason != "invalid_reply" or exc.last_text is None:
+            raise
+        try:
+            reply = reply_model.model_validate(parse_json_reply(exc.last_text), context=WELLFORMED_PER_ITEM)
+        except (ValidationError, ValueError):  # json.JSONDecodeError is a ValueError
+            raise exc from None
+        return reply, stage_model(llm, settings.model, settings.max_tokens)

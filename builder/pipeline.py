@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rqbench.builder import author_rqs, cited_text, contributions, gaps, influence, verification
+from rqbench.builder.gate import gate_fingerprint, malformed_counts
 from rqbench.builder.llm_stage import LOCAL_CONTEXT_BUDGET, LOCAL_TEXT_BUDGET, LLMStageSettings, is_local, stage_model
 from rqbench.builder.records_out import BuildTables, assemble
 from rqbench.builder.stages import (
@@ -38,6 +39,7 @@ from rqbench.llm.config import default_model
 from rqbench.prompts import load_prompt_set
 from rqbench.records import (
     BuildManifest,
+    MalformedCount,
     ParsedPaper,
     PromptSetRef,
     Record,
@@ -313,12 +315,13 @@ def build_stages(config: BuildConfig) -> dict[str, Stage]:
                            "min_influential": config.min_influential}),
         Stage("contributions", ("parse", "filter"), contributions.ContributionsResult,
               functools.partial(contributions.extract, settings=s["contributions"]), "llm",
-              fingerprint=s["contributions"].fingerprint()),
+              fingerprint={**s["contributions"].fingerprint(), **gate_fingerprint()}),
         Stage("gaps", ("influence", "contributions", "parse", "filter"), gaps.GapsResult,
-              functools.partial(gaps.find_gaps, settings=s["gaps"]), "llm", fingerprint=s["gaps"].fingerprint()),
+              functools.partial(gaps.find_gaps, settings=s["gaps"]), "llm",
+              fingerprint={**s["gaps"].fingerprint(), **gate_fingerprint()}),
         Stage("author_rqs", ("gaps", "contributions", "parse", "filter"), author_rqs.AuthorRQsResult,
               functools.partial(author_rqs.write_rqs, settings=s["author_rqs"]), "llm",
-              fingerprint=s["author_rqs"].fingerprint()),
+              fingerprint={**s["author_rqs"].fingerprint(), **gate_fingerprint()}),
         Stage("cited_text", ("influence", "parse"), cited_text.CitedTextResult,
               functools.partial(cited_text.cited_text, settings=ct), "cpu", fingerprint=ct.model_dump()),
         Stage("verify", ("author_rqs", "parse", "filter"), verification.VerificationResult,
@@ -492,13 +495,20 @@ def write_outputs(config: BuildConfig, stages: dict[str, Stage], tables: BuildTa
     write_atomic(out / "manual_validation_sample.json", json.dumps(sample, indent=2) + "\n")
     outcomes = StageStore(out, "filter").records(FilterOutcome)
     funnel = FunnelReport.model_validate(outcomes[0].funnel) if outcomes else None  # type: ignore[attr-defined]
+    malformed = build_malformed(out, stages, tables)
     if funnel is not None:
+        funnel = funnel.model_copy(update={"malformed": malformed})
         write_atomic(out / "funnel.json", json.dumps(funnel.model_dump(mode="json"), indent=2) + "\n")
-    write_atomic(out / "funnel.md", funnel_markdown(out, funnel, tables))
+    write_atomic(out / "funnel.md", funnel_markdown(out, funnel, tables, malformed))
 
 
-def funnel_markdown(out: Path, funnel: Any, tables: BuildTables) -> str:
-    """The filtering funnel, then what each later stage kept and skipped, then the RQs dropped."""
+def build_malformed(out: Path, stages: dict[str, Stage], tables: BuildTables) -> dict[str, MalformedCount]:
+    """The gate's drops of the whole build, by kind and rule: in stage outputs, in skips, at the records stage."""
+    return malformed_counts([*tables.gate_drops, *(d for s in all_skips(out, stages, tables) for d in s.dropped)])
+
+
+def funnel_markdown(out: Path, funnel: Any, tables: BuildTables, malformed: dict[str, MalformedCount]) -> str:
+    """The filtering funnel, then what each later stage kept and skipped, the RQs dropped, the gate's drops."""
     from collections import Counter
 
     parts = [funnel.to_markdown() if funnel is not None else "# Filtering funnel\n\n(no filter output)\n"]
@@ -514,7 +524,19 @@ def funnel_markdown(out: Path, funnel: Any, tables: BuildTables) -> str:
     dropped = ", ".join(f"{k}: {v}" for k, v in tables.dropped.items()) or "none"
     parts.append(f"\nRQs written: {tables.counts.get('rqs', 0)} from {tables.counts.get('papers', 0)} papers; "
                  f"RQs dropped: {dropped}.\n")  # fmt: skip
+    parts.append(malformed_markdown(malformed))
     return "\n".join(parts)
+
+
+def malformed_markdown(malformed: dict[str, MalformedCount]) -> str:
+    """The well-formedness gate's section of funnel.md: texts dropped per kind, and the rules they broke."""
+    head = "# Well-formedness gate\n\nTexts of LLM replies that failed `rqbench.wellformed` after one re-ask, kept out of the data"
+    if not malformed:
+        return head + ": none.\n"
+    rows = [f"| {kind.replace('_', ' ')} | {c.items} | {', '.join(f'{r}: {n}' for r, n in c.rules.items())} |"
+            for kind, c in malformed.items()]  # fmt: skip
+    return (head + " (a text that broke several rules counts under each):\n\n| kind | texts dropped | rules |\n"
+            "|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
 def write_manifest(config: BuildConfig, stages: dict[str, Stage], tables: BuildTables | None) -> BuildManifest:
@@ -561,6 +583,7 @@ def write_manifest(config: BuildConfig, stages: dict[str, Stage], tables: BuildT
         stages=runs,
         counts=tables.counts if tables is not None else (previous.counts if previous else {}),
         dropped=tables.dropped if tables is not None else (previous.dropped if previous else {}),
+        malformed=build_malformed(out, stages, tables) if tables is not None else (previous.malformed if previous else {}),
     )
     write_atomic(out / "manifest.json", manifest.model_dump_json(indent=2) + "\n")
     return manifest

@@ -1,12 +1,22 @@
 """The final tables of a build, assembled from the stage outputs by one pure function.
 
 Rules (method.md "Record", and the build folder contract):
-- rq_id is ``<arxiv_id>_rq<index>``, index = the RQ's position in the paper's
-  author_rqs list, kept even when an earlier RQ is dropped, so ids are stable;
+- rq_id is ``<arxiv_id>_rq<index>``, index = the RQ's position in the model's
+  reply to the author_rqs prompt (``LinkedRQ.index``; its position in the stored
+  list for a stage output without one), kept even when an earlier RQ is dropped
+  (there, for linking no allowed work or failing the gate; here, for no
+  background text), so ids are stable;
 - an RQ's ``cited_paper_ids`` are its linked works that have a CitedPaper;
   its background papers (the evaluation instance's ``background_paper_ids``)
   are those with text: ``full`` text, or any level with ``allow_abstract_only``;
 - an RQ with no background paper is dropped and counted (``no_background_text``);
+- every text passes the well-formedness gate once more (the stages applied it to
+  their replies; this keeps out anything a stage output from elsewhere holds): a
+  malformed RQ is dropped and counted (``malformed_rq``), keeping the indices of
+  the rest; a malformed gap, idea or contribution is left out; a paper whose
+  problem statement or headline fails, or that keeps no contribution, gets no
+  RQs. Every text refused, here or in a stage, is a ``GateDrop`` in
+  ``gate_drops`` or in a skip's ``dropped``;
 - the verification verdict stays a label on the RQ; nothing is dropped for it;
 - a paper appears in ``papers`` only with at least one RQ; a paper without one
   gets a named skip, so nothing vanishes silently;
@@ -22,7 +32,8 @@ from dataclasses import dataclass, field
 from rqbench.builder.author_rqs import AuthorRQsResult
 from rqbench.builder.cited_text import LEVEL_RANK, CitedTextResult
 from rqbench.builder.contributions import ContributionsResult
-from rqbench.builder.gaps import GapsResult
+from rqbench.builder.gaps import CitationGaps, GapsResult
+from rqbench.builder.gate import gated_items, gated_text
 from rqbench.builder.influence import InfluenceResult
 from rqbench.builder.verification import VerificationResult
 
@@ -30,6 +41,7 @@ from rqbench.records import (
     CitedPaper,
     EvaluationInstance,
     Gap,
+    GateDrop,
     PaperRecord,
     RQRecord,
     SkipRecord,
@@ -37,6 +49,7 @@ from rqbench.records import (
     TextLevel,
     rq_id_for,
 )
+from rqbench.wellformed import Kind
 
 STAGE = "records"
 
@@ -51,6 +64,7 @@ class BuildTables:
     counts: dict[str, int] = field(default_factory=dict)
     skips: list[SkipRecord] = field(default_factory=list)
     sample: list[str] = field(default_factory=list)
+    gate_drops: list[GateDrop] = field(default_factory=list)  # those not in a skip's ``dropped``
 
 
 def usable_levels(allow_abstract_only: bool) -> set[TextLevel]:
@@ -68,6 +82,31 @@ def manual_sample(rq_ids: list[str], n: int = 50, seed: int = 42) -> list[str]:
     """The human-check sample of method.md step 8, exactly as the paper draws it."""
     rng = random.Random(seed)  # same stream as random.seed(seed) followed by random.sample
     return rng.sample(list(rq_ids), min(n, len(rq_ids)))
+
+
+def _gated_extraction(contrib: ContributionsResult) -> tuple[ContributionsResult, list[GateDrop], bool]:
+    """The paper's extraction without malformed ideas and contributions; the drops, the fatal ones first; fatal or not.
+
+    A fatal drop (the problem statement, the headline, or the last contribution) leaves the paper without RQs.
+    """
+    fatal = [d for d in (gated_text(contrib.problem_statement, Kind.problem_statement, "problem_statement"),
+                         gated_text(contrib.main_idea_headline, Kind.headline, "main_idea_headline")) if d]  # fmt: skip
+    ideas, idea_drops = gated_items(contrib.ideas, Kind.contribution, "ideas")
+    kept, contribution_drops = gated_items(contrib.contributions, Kind.contribution, "contributions")
+    if not kept:
+        fatal += contribution_drops
+        contribution_drops = []
+    gated = contrib.model_copy(update={"ideas": ideas, "contributions": kept})
+    return gated, fatal + idea_drops + contribution_drops, bool(fatal)
+
+
+def _gated_gaps(rows: list[CitationGaps]) -> tuple[list[CitationGaps], list[GateDrop]]:
+    out, drops = [], []
+    for row in rows:
+        kept, dropped = gated_items(row.gaps, Kind.gap, f"{row.key}.gaps")
+        out.append(row.model_copy(update={"gaps": kept}))
+        drops += dropped
+    return out, drops
 
 
 def assemble(
@@ -95,6 +134,9 @@ def assemble(
     cited_table: dict[str, CitedPaper] = {}
     levels_all: Counter[str] = Counter()
     gap_texts: set[str] = set()
+    out.gate_drops = [*(d for c in contributions for d in c.dropped),
+                      *(d for g in gaps for row in g.per_citation for d in row.dropped),
+                      *(d for r in author_rqs for d in r.dropped)]  # fmt: skip
 
     for paper in papers:
         pid = paper.arxiv_id
@@ -104,12 +146,27 @@ def assemble(
         texts = {c.key: c for c in cited_by[pid].cited} if pid in cited_by else {}
         if pid not in cited_by and rq_result.rqs:
             continue  # cited texts not built yet (a partial build): the paper is not final
-        gap_rows = gaps_by[pid].per_citation if pid in gaps_by else []
+        contrib, drops, fatal = _gated_extraction(contrib)
+        gap_rows, gap_drops = _gated_gaps(gaps_by[pid].per_citation if pid in gaps_by else [])
+        if fatal:
+            why = f"malformed_{drops[0].kind}" if drops[0].kind != Kind.contribution.value else "no_wellformed_contributions"
+            out.skips.append(SkipRecord(stage=STAGE, item_id=pid, reason=f"paper_without_rqs:{why}",
+                                        detail=", ".join(drops[0].rules), dropped=drops + gap_drops))  # fmt: skip
+            continue
+        out.gate_drops += drops + gap_drops
         verdicts = verify_by[pid].verdicts if pid in verify_by else []
         kept: list[RQRecord] = []
         dropped_here = 0
-        for index, rq in enumerate(rq_result.rqs):
+        for position, rq in enumerate(rq_result.rqs):
+            index = position if rq.index is None else rq.index
             rq_id = rq_id_for(pid, index)
+            malformed = gated_text(rq.question, Kind.research_question, f"rqs[{index}].question")
+            if malformed is not None:
+                dropped["malformed_rq"] += 1
+                dropped_here += 1
+                out.skips.append(SkipRecord(stage=STAGE, item_id=rq_id, reason="malformed_rq",
+                                            detail=", ".join(malformed.rules), dropped=[malformed]))  # fmt: skip
+                continue
             linked = [texts[k].paper for k in rq.cited_keys if k in texts and texts[k].paper is not None]
             cited_ids = list(dict.fromkeys(p.paper_id for p in linked))
             background = list(dict.fromkeys(p.paper_id for p in linked if p.text_level in usable))
@@ -138,7 +195,7 @@ def assemble(
                     gaps=rq_gaps,
                     cited_paper_ids=cited_ids,
                     cited_keys=rq.cited_keys,
-                    verification=verdicts[index] if index < len(verdicts) else None,
+                    verification=verdicts[position] if position < len(verdicts) else None,
                 )
             )
             out.instances.append(EvaluationInstance(rq_id=rq_id, gt_rq=rq.question, arxiv_id=pid,

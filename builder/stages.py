@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError, append_line, read_appended, write_jsonl
-from rqbench.records import Record, SkipRecord
+from rqbench.records import GateDrop, Record, SkipRecord
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +51,15 @@ StageKind = Literal["whole", "cpu", "llm"]
 
 
 class ItemSkipped(Exception):
-    """Raised by a stage function for an item it cannot use; recorded as a named skip."""
+    """Raised by a stage function for an item it cannot use; recorded as a named skip.
 
-    def __init__(self, reason: str, detail: str = "", *, retryable: bool = False):
+    ``dropped``: the texts the well-formedness gate refused, when they are why the item is skipped.
+    """
+
+    def __init__(self, reason: str, detail: str = "", *, retryable: bool = False,
+                 dropped: Sequence[GateDrop] = ()):  # fmt: skip
         super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason, self.detail, self.retryable = reason, detail, retryable
+        self.reason, self.detail, self.retryable, self.dropped = reason, detail, retryable, list(dropped)
 
 
 class StageFileError(RecordError):
@@ -212,7 +216,8 @@ def build_items(stage: Stage, inputs: dict[str, list[BaseModel]]) -> list[tuple[
 
 def _finish(stage: Stage, item_id: str, h: str, result: list[BaseModel] | ItemSkipped, seconds: float) -> StoredItem:
     if isinstance(result, ItemSkipped):
-        skip = SkipRecord(stage=stage.name, item_id=item_id, reason=result.reason, detail=result.detail[:2000])
+        skip = SkipRecord(stage=stage.name, item_id=item_id, reason=result.reason, detail=result.detail[:2000],
+                          dropped=result.dropped)  # fmt: skip
         return StoredItem(item_id=item_id, input_hash=h, status="skipped", skip=skip, seconds=seconds,
                           finished_at=_now())  # fmt: skip
     for r in result:

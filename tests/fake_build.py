@@ -30,6 +30,23 @@ from rqbench.records import (
 SUBFIELDS = ["cs.CL", "cs.LG", "cs.CL", "cs.CV"]
 
 
+# Each paper's extracted texts: distinct per paper, and well formed (publishing applies the gate).
+def problem(i: int) -> str:
+    return f"Paper {i} asks why sparse attention loses accuracy on inputs longer than in training."
+
+
+def headline(i: int) -> str:
+    return f"Sparse routing idea {i}"
+
+
+def idea(i: int) -> str:
+    return f"Route tokens by block score in paper {i}."
+
+
+def contribution(i: int) -> str:
+    return f"A routing rule from paper {i} for long inputs."
+
+
 def make_records(n_papers: int = 3, rqs_per_paper: int = 2, *, tag: str = "") -> dict[str, list]:
     """Papers 2501.0000i with ``rqs_per_paper`` RQs each; RQ j of paper i cites c{i}a and, for j odd, c{i}b."""
     rqs, papers, cited, instances = [], [], [], []
@@ -55,11 +72,12 @@ def make_records(n_papers: int = 3, rqs_per_paper: int = 2, *, tag: str = "") ->
             rqs.append(RQRecord(
                 rq_id=rq_id, rq=rq, arxiv_id=arxiv_id, subfield=sub,
                 novelty_type=NoveltyType.new_method if i % 2 == 0 else NoveltyType.empirical_finding,
-                problem_statement=f"Problem of paper {i}.",
-                main_idea_headline=f"Idea {i}",
-                contributions=[f"Contribution {i}"], ideas=[f"Idea {i}"],
-                gaps=[Gap(text=f"Gap {i} shared by the paper", cited_key=f"k{i}a", cited_paper_id=cids[0]),
-                      Gap(text=f"Gap {i}.{j} of this RQ", cited_key=f"k{i}a", cited_paper_id=cids[0])],
+                problem_statement=problem(i), main_idea_headline=headline(i),
+                contributions=[contribution(i)], ideas=[idea(i)],
+                gaps=[Gap(text=f"Cited work k{i}a leaves gap {i} open for the paper.", cited_key=f"k{i}a",
+                          cited_paper_id=cids[0]),
+                      Gap(text=f"Cited work k{i}a leaves gap {i}.{j} open for this RQ.", cited_key=f"k{i}a",
+                          cited_paper_id=cids[0])],
                 cited_paper_ids=background, cited_keys=[f"k{i}a"],
                 verification=None if (i == 0 and j == 0) else Verification(
                     addressed=not (i == 1 and j == 0), confidence="high" if j == 0 else "medium",
@@ -71,9 +89,9 @@ def make_records(n_papers: int = 3, rqs_per_paper: int = 2, *, tag: str = "") ->
             paper=SourcePaper(arxiv_id=arxiv_id, title=f"Paper {i}", primary_category=sub, categories=[sub],
                               published=datetime(2025, 1, 2, tzinfo=timezone.utc),
                               external_ids={"DOI": f"10.1/{i}"} if i == 0 else {}),
-            problem_statement=f"Problem of paper {i}.", main_idea_headline=f"Idea {i}",
+            problem_statement=problem(i), main_idea_headline=headline(i),
             novelty_type=NoveltyType.new_method if i % 2 == 0 else NoveltyType.empirical_finding,
-            ideas=[f"Idea {i}"], contributions=[f"Contribution {i}"], n_rqs=rqs_per_paper,
+            ideas=[idea(i)], contributions=[contribution(i)], n_rqs=rqs_per_paper,
             influential_keys=[f"k{i}a"], extraction_model="local/smollm2-135m",
         ))
     return {"rqs": rqs, "papers": papers, "cited_papers": cited, "instances": instances}

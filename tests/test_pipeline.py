@@ -188,6 +188,18 @@ def test_dry_run_counts_calls_and_sends_none(setup):
     assert not (tmp / "out" / "records").exists() and not (tmp / "out" / "manifest.json").exists()
 
 
+# Well-formed texts for hand-made stage outputs (the records stage applies the gate to them).
+PROBLEM = "Sparse attention models lose accuracy on inputs longer than those seen in training."
+HEADLINE = "Length-robust sparse attention."
+IDEA = "Route tokens by learned block scores."
+CONTRIBUTION = "A routing rule that keeps accuracy at eight times the training length."
+GAP = "The cited model is evaluated only on inputs of its training length."
+
+
+def question(tag: str) -> str:
+    return f"How does routing variant {tag} change accuracy on inputs longer than the training length?"
+
+
 def test_assemble_keeps_rq_indices_and_dedupes_cited_papers():
     from rqbench.builder.author_rqs import AuthorRQsResult, LinkedRQ
     from rqbench.builder.cited_text import CitedText, CitedTextResult
@@ -204,20 +216,20 @@ def test_assemble_keeps_rq_indices_and_dedupes_cited_papers():
         secs = [SectionText(section="Intro", text="body " * 50)] if level is TextLevel.full else []
         return CitedPaper(paper_id=pid, title="Shared", arxiv_id=pid, text_level=level, sections=secs)
 
-    contrib = [ContributionsResult(arxiv_id=paper(i).arxiv_id, problem_statement="p", main_idea_headline="h",
-                                   novelty_type="new_method", ideas=["i"], contributions=["c"], model="m")
+    contrib = [ContributionsResult(arxiv_id=paper(i).arxiv_id, problem_statement=PROBLEM, main_idea_headline=HEADLINE,
+                                   novelty_type="new_method", ideas=[IDEA], contributions=[CONTRIBUTION], model="m")
                for i in (1, 2)]  # fmt: skip
     rqs = [
-        AuthorRQsResult(arxiv_id=paper(1).arxiv_id, rqs=[LinkedRQ(question="A?", cited_keys=["x"]),
-                                                         LinkedRQ(question="B?", cited_keys=["s"])]),
-        AuthorRQsResult(arxiv_id=paper(2).arxiv_id, rqs=[LinkedRQ(question="C?", cited_keys=["s2"])]),
+        AuthorRQsResult(arxiv_id=paper(1).arxiv_id, rqs=[LinkedRQ(question=question("A"), cited_keys=["x"]),
+                                                         LinkedRQ(question=question("B"), cited_keys=["s"])]),
+        AuthorRQsResult(arxiv_id=paper(2).arxiv_id, rqs=[LinkedRQ(question=question("C"), cited_keys=["s2"])]),
     ]  # fmt: skip
     cited = [
         CitedTextResult(arxiv_id=paper(1).arxiv_id, cited=[CitedText(key="x", no_paper="no_title"),
                                                            CitedText(key="s", paper=cp(TextLevel.title))]),
         CitedTextResult(arxiv_id=paper(2).arxiv_id, cited=[CitedText(key="s2", paper=cp(TextLevel.full))]),
     ]  # fmt: skip
-    gaps = [GapsResult(arxiv_id=paper(1).arxiv_id, per_citation=[CitationGaps(key="s", gaps=["g"])])]
+    gaps = [GapsResult(arxiv_id=paper(1).arxiv_id, per_citation=[CitationGaps(key="s", gaps=[GAP])])]
     infl = [InfluenceResult(arxiv_id=paper(1).arxiv_id, total_cited=2, labels=[], influential_keys=["x", "s"])]
     tables = assemble([paper(1), paper(2)], contrib, infl, gaps, rqs, cited, [], allow_abstract_only=True)
     assert [r.rq_id for r in tables.rqs] == ["2501.00001_rq1", "2501.00002_rq0"]  # rq0 of paper 1 dropped
@@ -293,9 +305,13 @@ def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
     path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     model = LlamaModel(path_model=str(path), params=params, verbose=False)
     vocab = llama_cpp.llama_model_get_vocab(model.model)
-    replies = [InfluenceReply, contributions.Reply, gaps.Reply, author_rqs.reply_model_for(["a", "b-c"]),
-               author_rqs.reply_model_for(["a"], local=True),
+    replies = [InfluenceReply, contributions.Reply, contributions.LocalReply, gaps.Reply, gaps.LocalReply,
+               author_rqs.reply_model_for(["a", "b-c"]), author_rqs.reply_model_for(["a"], local=True),
                verification.Reply]  # fmt: skip
+    # the local variants carry the gate's patterns (no braces, angle brackets, ...) for the grammar
+    local_schemas = json.dumps([reply_json_schema(r) for r in (contributions.LocalReply, gaps.LocalReply,
+                                                                author_rqs.reply_model_for(["a"], local=True))])
+    assert local_schemas.count('"pattern"') == 6 and "{}<>" in local_schemas
     for reply in replies:
         grammar = LlamaGrammar.from_json_schema(json.dumps(reply_json_schema(reply)), verbose=False)
         sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar._grammar.encode(), b"root")
