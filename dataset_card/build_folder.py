@@ -22,6 +22,7 @@ from rqbench.dataset_card.features import CONFIG_RECORDS
 from rqbench.io import RecordError
 from rqbench.io import read_jsonl as read_records
 from rqbench.records import BuildManifest, CitedPaper, EvaluationInstance, PaperRecord, RQRecord, SkipRecord
+from rqbench.wellformed import describe
 
 
 class BuildError(RecordError):
@@ -122,6 +123,19 @@ def _dupes(values: list[str]) -> list[str]:
     return sorted(v for v, n in Counter(values).items() if n > 1)
 
 
+def wellformed_problems(build: Build) -> list[str]:
+    """One line per text of a record that fails the well-formedness gate: file, record, field, rule, what is wrong.
+
+    Reading a build does not apply the gate (a build made before it still loads); publishing does.
+    """
+    rec = build.root / "records"
+    rows = [("rqs", RQRecord.__name__, r.rq_id, r) for r in build.rqs]
+    rows += [("papers", PaperRecord.__name__, p.paper.arxiv_id, p) for p in build.papers]
+    rows += [("instances", EvaluationInstance.__name__, i.rq_id, i) for i in build.instances]
+    return [f"{rec / (config + '.jsonl')}: {describe(failure, record=f'{kind} {ident}', field=field)}"
+            for config, kind, ident, row in rows for field, failure in row.wellformed_failures()]  # fmt: skip
+
+
 def check_build(build: Build) -> list[str]:
     """Cross-record problems, one line each; an empty list means the build may be published."""
     problems: list[str] = []
@@ -169,6 +183,7 @@ def check_build(build: Build) -> list[str]:
     no_instance = sorted(set(rqs) - {i.rq_id for i in build.instances})
     if no_instance:
         problems.append(f"{rec / 'instances.jsonl'}: no instance for rq_id {no_instance[:5]}")
+    problems += wellformed_problems(build)
     unknown = [i for i in build.manual_sample if i not in rqs]
     if unknown:
         problems.append(f"{build.root / 'manual_validation_sample.json'}: rq_ids {unknown[:5]} not in rqs.jsonl")

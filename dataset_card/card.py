@@ -375,6 +375,10 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
         )
     dropped = _rows(sorted(s.rqs_dropped.items())) if s.rqs_dropped else ""
     dropped_table = "| reason | RQs |\n|---|---|\n" + dropped if dropped else "No RQ was dropped."
+    malformed = _rows((kind.replace("_", " "), c.items, ", ".join(f"{r}: {n}" for r, n in c.rules.items()))
+                      for kind, c in s.malformed.items())  # fmt: skip
+    malformed_table = ("| kind | texts dropped | rules broken |\n|---|---|---|\n" + malformed if malformed
+                       else "The gate refused no text.")  # fmt: skip
     table1 = [
         ("research questions", s.rqs),
         ("source papers", s.papers),
@@ -416,6 +420,7 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
         "funnel_section": _funnel(funnel),
         "table1_rows": _rows(table1),
         "dropped_rows": dropped_table,
+        "malformed_rows": malformed_table,
         "length_rows": _length_rows(s.lengths),
         "subfield_rows": _rows(
             (r.subfield, r.papers, r.rqs, r.rq_citation_links, r.unique_cited_papers, r.gap_statements)

@@ -1,7 +1,8 @@
 """Summary statistics of a release, computed from its records (pure functions, no I/O).
 
 These are the numbers of the paper's Table 1 (RQs, papers, sub-fields, RQ-citation
-links, unique cited papers, distinct gap statements, RQs dropped and why, lengths)
+links, unique cited papers, distinct gap statements, RQs dropped and why, lengths,
+the texts the well-formedness gate kept out)
 and of its per-sub-field breakdown, plus the cited papers' text levels and the
 verification results. The card prints only what is computed here.
 """
@@ -14,7 +15,15 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from rqbench.records import BuildManifest, CitedPaper, EvaluationInstance, PaperRecord, RQRecord, TextLevel
+from rqbench.records import (
+    BuildManifest,
+    CitedPaper,
+    EvaluationInstance,
+    MalformedCount,
+    PaperRecord,
+    RQRecord,
+    TextLevel,
+)
 
 
 class Spread(BaseModel):
@@ -60,6 +69,9 @@ class DatasetStats(BaseModel):
     gap_mentions: int = Field(description="Gap entries over all RQs, repeats included.")
     instances: int
     rqs_dropped: dict[str, int]
+    malformed: dict[str, MalformedCount] = Field(
+        default_factory=dict, description="Texts the well-formedness gate kept out of the data, by kind and rule."
+    )
     lengths: dict[str, Spread]
     by_subfield: list[SubfieldRow]
     novelty_types: dict[str, int]
@@ -167,6 +179,7 @@ def compute_stats(
         gap_mentions=sum(len(r.gaps) for r in rqs),
         instances=len(instances),
         rqs_dropped=dict(sorted(manifest.dropped.items())),
+        malformed=dict(manifest.malformed),
         lengths=lengths,
         by_subfield=by_subfield(rqs),
         novelty_types=dict(sorted(Counter(r.novelty_type.value for r in rqs).items())),
