@@ -23,7 +23,7 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -31,8 +31,10 @@ from pydantic import BaseModel, ValidationError
 
 from rqbench import paths
 from rqbench.hashing import content_hash
-from rqbench.llm.config import ModelConfig, hosted_config
+from rqbench.llm.config import BATCH_PROVIDERS, ModelConfig, hosted_config
+from rqbench.llm.estimate import FREE, Estimate, PrefixCacheModel, PriceBook, cache_rule
 from rqbench.llm.store import CallStore
+from rqbench.llm.usage import usage_of
 from rqbench.records import reply_json_schema
 from rqbench.retry_after import retry_after_seconds
 
@@ -55,6 +57,13 @@ class DryRun(Exception):
     """Raised by ``ask`` in dry-run mode after the call was counted."""
 
 
+class Deferred(Exception):
+    """Raised by ``ask`` in batch mode on a cache miss: the request waits in ``LLM.pending`` for the next batch."""
+
+
+MAX_BATCH_ROUNDS = 4  # first asks, re-asks of invalid replies, and the --retry-failed variants of both
+
+
 @dataclass
 class Answer(Generic[R]):
     reply: R
@@ -62,29 +71,6 @@ class Answer(Generic[R]):
     key: str
     cached: bool
     reasked: bool = False
-
-
-@dataclass
-class Estimate:
-    """What a dry run counts: calls that would be sent, tokens, and cost where known."""
-
-    calls: int = 0
-    cached: int = 0
-    tokens_in: int = 0
-    tokens_out_max: int = 0
-    cost_usd: float = 0.0
-    cost_unknown_calls: int = 0
-    by_step: dict[str, int] = field(default_factory=dict)
-
-    def line(self) -> str:
-        cost = f"${self.cost_usd:.2f}" if not self.cost_unknown_calls else (
-            f"${self.cost_usd:.2f} + {self.cost_unknown_calls} calls of unknown price"
-        )
-        steps = ", ".join(f"{k}: {v}" for k, v in sorted(self.by_step.items()))
-        return (
-            f"dry run: {self.calls} calls to send ({self.cached} already cached), "
-            f"~{self.tokens_in} tokens in, <= {self.tokens_out_max} tokens out, cost {cost} [{steps}]"
-        )
 
 
 _TRANSIENT = (
@@ -185,14 +171,26 @@ class LLM:
         run_id: str | None = None,
         dry_run: bool = False,
         retry_failed: bool = False,
+        batch: bool = False,
+        dry_run_tokens: str = "litellm",
     ):
         self.store = store or CallStore(paths.calls_db())
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self.dry_run = dry_run
         self.retry_failed = retry_failed
-        self.estimate = Estimate()
+        self.batch = batch
+        self.dry_run_tokens = dry_run_tokens
+        self.estimate = Estimate(batch=batch)
+        self._prefix_cache = PrefixCacheModel()
+        self._prices = PriceBook()
         self._semaphores: dict[tuple[int, str], asyncio.Semaphore] = {}
         self._configs: dict[str, ModelConfig] = {}
+        self.batch_poll_s = float(os.environ.get("RQB_BATCH_POLL_S", "30"))
+        self.pending: dict[str, Any] = {}  # cache key -> rqbench.llm.batch.PendingRequest
+        self._batch_failures: dict[str, tuple[str, str]] = {}
+        self._asked_afresh: set[str] = set()  # keys --retry-failed already dropped in this run
+        self._direct_models: set[str] = set()  # batch mode, but no batch endpoint
+        self._log_hits = True
 
     # -- model resolution ----------------------------------------------------
     def model(self, spec: str) -> ModelConfig:
@@ -280,8 +278,9 @@ class LLM:
             raise DryRun(key)
         text, cached = await self._text(cfg, step, list(messages), schema, key)
         reply, error = self._try_validate(reply_model, text, context)
-        if error is not None and cached and self.retry_failed:
-            # --retry-failed: a stored reply that fails validation is asked for afresh
+        if error is not None and cached and self.retry_failed and key not in self._asked_afresh:
+            # --retry-failed: a stored reply that fails validation is asked for afresh (once a run)
+            self._asked_afresh.add(key)
             self.store.forget(key)
             text, cached = await self._text(cfg, step, list(messages), schema, key)
             reply, error = self._try_validate(reply_model, text, context)
@@ -298,7 +297,8 @@ class LLM:
             },
         ]
         key2 = self.cache_key(cfg, step + ":reask", reask, schema, prompt_hash)
-        if self.retry_failed:
+        if self.retry_failed and key2 not in self._asked_afresh:
+            self._asked_afresh.add(key2)
             self.store.forget(key2)
         text2, cached2 = await self._text(cfg, step + ":reask", reask, schema, key2)
         reply2, error2 = self._try_validate(reply_model, text2, context)
@@ -330,8 +330,11 @@ class LLM:
     ) -> tuple[str, bool]:
         hit = self.store.get(key)
         if hit is not None:
-            self.store.log(step=step, model=cfg.name, key=key, cache="hit", status="ok", run_id=self.run_id)
+            if self._log_hits:
+                self.store.log(step=step, model=cfg.name, key=key, cache="hit", status="ok", run_id=self.run_id)
             return hit.text, True
+        if self.batch and self._batchable(cfg):
+            self._defer(cfg, step, messages, schema, key)
         async with self._semaphore(cfg):
             # another task may have finished the same call while we waited
             hit = self.store.get(key)
@@ -339,6 +342,66 @@ class LLM:
                 self.store.log(step=step, model=cfg.name, key=key, cache="hit", status="ok", run_id=self.run_id)
                 return hit.text, True
             return await self._send(cfg, step, messages, schema, key), False
+
+    # -- batch mode ----------------------------------------------------------
+    def _batchable(self, cfg: ModelConfig) -> bool:
+        """Whether calls to ``cfg`` go by batch; a model without a batch endpoint is called directly, said once."""
+        from rqbench.llm.batch import BatchUnsupported, check_batchable
+
+        try:
+            check_batchable(cfg)
+            return True
+        except BatchUnsupported as exc:
+            if cfg.name not in self._direct_models:
+                self._direct_models.add(cfg.name)
+                log.warning("%s; its calls are sent directly", exc)
+            return False
+
+    def _defer(self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str) -> None:
+        """Queue the request for the next batch, or name the batch failure this run already saw for it."""
+        from rqbench.llm.batch import PendingRequest, batch_body
+
+        failed = self._batch_failures.get(key)
+        if failed is not None:
+            raise LLMCallFailed(step, key, failed[0], failed[1])
+        if key not in self.pending:
+            body = batch_body(cfg, messages, self._response_format(cfg, step, schema))
+            request = {"messages": messages, "model": cfg.cache_identity()}
+            self.pending[key] = PendingRequest(key, cfg.name, step, body, request)
+        raise Deferred(key)
+
+    async def flush_batches(self) -> int:
+        """Send what is pending as one batch per model, wait for the replies, store them; the number answered."""
+        from rqbench.llm.batch import BatchRunner
+
+        pending, self.pending = list(self.pending.values()), {}
+        if not pending:
+            return 0
+        runner = BatchRunner(self.store, self._configs, run_id=self.run_id, poll_s=self.batch_poll_s)
+        result = await runner.run(pending)
+        self._batch_failures.update(result.failed or {})
+        return result.answered
+
+    async def fill_by_batches(self, one_pass: Callable[[], Awaitable[Any]]) -> None:
+        """Run ``one_pass`` (which asks everything a job needs) and batch what it left pending, until nothing is.
+
+        The caller then runs its pass once more, for real: every reply is cached by then,
+        and each request that failed in its batch raises ``LLMCallFailed`` with the reason.
+        Cache hits of these discovery passes are not logged, so the job's totals count
+        its final pass only.
+        """
+        self._log_hits = False
+        try:
+            for _ in range(MAX_BATCH_ROUNDS):
+                await one_pass()
+                if not self.pending:
+                    return
+                await self.flush_batches()
+            await one_pass()
+            if self.pending:
+                raise RuntimeError(f"{len(self.pending)} request(s) still pending after {MAX_BATCH_ROUNDS} batch rounds")
+        finally:
+            self._log_hits = True
 
     async def _send(
         self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
@@ -393,17 +456,17 @@ class LLM:
                 await asyncio.sleep(wait)
                 continue
             latency = time.monotonic() - t0
-            usage = getattr(resp, "usage", None)
-            tokens_in = getattr(usage, "prompt_tokens", None)
-            tokens_out = getattr(usage, "completion_tokens", None)
-            cost = self._cost(resp, cfg)
+            use = usage_of(getattr(resp, "usage", None))
+            cost = self._cost(resp, cfg)  # litellm prices cached input at the model's cache-read rate
             self.store.put(
                 key, model=cfg.name, step=step, request={"messages": messages, "model": cfg.cache_identity()},
-                text=str(text), tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost,
+                text=str(text), tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
+                tokens_cached=use.cached, tokens_cache_write=use.cache_write,
             )  # fmt: skip
             self.store.log(
                 step=step, model=cfg.name, key=key, cache="miss", status="ok", run_id=self.run_id,
-                attempt=attempt, tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost, latency_s=latency,
+                attempt=attempt, tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost, latency_s=latency,
+                tokens_cached=use.cached, tokens_cache_write=use.cache_write,
             )  # fmt: skip
             return str(text)
 
@@ -424,25 +487,24 @@ class LLM:
         if self.store.get(key) is not None:
             est.cached += 1
             return
+        n_in = self._count_tokens(cfg, messages)
+        n_out = cfg.max_tokens or 1024
+        provider = cfg.provider
+        scope = f"{cfg.litellm_model}@{cfg.api_base or ''}"
+        n_cached = self._prefix_cache.cached_tokens(scope, messages, n_in, cache_rule(provider, cfg.local))
+        rates = FREE if cfg.local else self._prices.rates(cfg.litellm_model, n_in)
+        est.add(step, n_in, n_cached, n_out, rates, batchable=self.batch and provider in BATCH_PROVIDERS)
+
+    def _count_tokens(self, cfg: ModelConfig, messages: Sequence[dict[str, str]]) -> int:
+        """Input tokens: litellm's counter for the model, or ceil(characters / 4) (``dry_run_tokens="chars/4"``)."""
+        if self.dry_run_tokens == "chars/4":
+            return -(-sum(len(m["content"]) for m in messages) // 4)
         litellm = _litellm()
-        est.calls += 1
-        est.by_step[step] = est.by_step.get(step, 0) + 1
         try:
-            n_in = litellm.token_counter(model=cfg.litellm_model, messages=list(messages))
+            return int(litellm.token_counter(model=cfg.litellm_model, messages=list(messages)))
         except Exception as exc:  # unknown tokenizer: fall back to a 4-characters-a-token estimate
             log.debug("token_counter failed for %s: %s", cfg.litellm_model, exc)
-            n_in = sum(len(m["content"]) for m in messages) // 4
-        n_out = cfg.max_tokens or 1024
-        est.tokens_in += n_in
-        est.tokens_out_max += n_out
-        if cfg.local:
-            return
-        try:
-            c_in, c_out = litellm.cost_per_token(model=cfg.litellm_model, prompt_tokens=n_in, completion_tokens=n_out)
-            est.cost_usd += c_in + c_out
-        except Exception as exc:  # not in litellm's cost map
-            log.debug("no price for %s: %s", cfg.litellm_model, exc)
-            est.cost_unknown_calls += 1
+            return sum(len(m["content"]) for m in messages) // 4
 
 
 class _EmptyReply(RuntimeError):

@@ -27,6 +27,11 @@ ROLE_DEFAULTS: dict[str, tuple[str, str]] = {
 }
 
 
+# Providers whose batch endpoint litellm reaches with OpenAI-shaped JSONL (files + batches API);
+# the offline tests drive the OpenAI wire format (rqbench/llm/scripted_server.py).
+BATCH_PROVIDERS = frozenset({"openai", "azure", "gemini", "mistral", "xai"})
+
+
 class ModelConfig(BaseModel):
     """A configured model. Two configs of one model (say two reasoning settings) are two judges."""
 
@@ -46,6 +51,11 @@ class ModelConfig(BaseModel):
     reasoning_effort: str | None = None
     json_mode: JsonMode = "json_object"
     local: bool = False
+
+    @property
+    def provider(self) -> str:
+        """litellm's provider prefix (``gemini``, ``deepseek``, ``hosted_vllm``); ``openai`` for a bare name."""
+        return self.litellm_model.split("/", 1)[0] if "/" in self.litellm_model else "openai"
 
     def cache_identity(self) -> dict[str, object]:
         """The fields that change what the model says (not timeouts, retries or addresses)."""
