@@ -33,6 +33,7 @@ from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.llm.config import BATCH_PROVIDERS, ModelConfig, hosted_config
 from rqbench.llm.estimate import FREE, Estimate, PrefixCacheModel, PriceBook, cache_rule
+from rqbench.llm.ratelimit import RateLimiter, env_limits
 from rqbench.llm.store import CallStore
 from rqbench.llm.usage import usage_of
 from rqbench.records import reply_json_schema
@@ -126,6 +127,10 @@ def reply_schema(reply_model: type[BaseModel], context: dict[str, Any] | None) -
     return schema
 
 
+def _is_rate_limit(exc: BaseException) -> bool:
+    return type(exc).__name__ == "RateLimitError" or getattr(exc, "status_code", None) == 429
+
+
 def _is_transient(exc: BaseException) -> bool:
     name = type(exc).__name__
     if name in ("BadRequestError", "AuthenticationError", "NotFoundError", "PermissionDeniedError",
@@ -184,6 +189,7 @@ class LLM:
         self._prefix_cache = PrefixCacheModel()
         self._prices = PriceBook()
         self._semaphores: dict[tuple[int, str], asyncio.Semaphore] = {}
+        self._limiters: dict[tuple[int, str], RateLimiter] = {}
         self._configs: dict[str, ModelConfig] = {}
         self.batch_poll_s = float(os.environ.get("RQB_BATCH_POLL_S", "30"))
         self.pending: dict[str, Any] = {}  # cache key -> rqbench.llm.batch.PendingRequest
@@ -213,6 +219,15 @@ class LLM:
         """Use a ready-made config (tests, benchmarks) under its own name."""
         self._configs[config.name] = config
         return config
+
+    def _limiter(self, cfg: ModelConfig) -> RateLimiter:
+        """The provider's shared rate limiter (per address), with the smallest limits any of its models set."""
+        key = (id(asyncio.get_running_loop()), f"{cfg.provider}|{cfg.api_base or ''}")
+        lim = self._limiters.get(key)
+        if lim is None:
+            lim = self._limiters[key] = RateLimiter(*env_limits(cfg.provider))
+        lim.tighten(cfg.rpm, cfg.tpm)
+        return lim
 
     def _semaphore(self, cfg: ModelConfig) -> asyncio.Semaphore:
         key = (id(asyncio.get_running_loop()), cfg.name)
@@ -426,9 +441,12 @@ class LLM:
         fmt = self._response_format(cfg, step, schema)
         if fmt is not None:
             kwargs["response_format"] = fmt
+        limiter = self._limiter(cfg)
+        tokens = sum(len(m.get("content") or "") for m in messages) // 4 + (cfg.max_tokens or 0)
         attempt = 0
         while True:
             attempt += 1
+            await limiter.acquire(tokens)  # the provider's requests and tokens per minute, and any 429 pause
             t0 = time.monotonic()
             try:
                 resp = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=cfg.timeout_s + 5)
@@ -453,7 +471,10 @@ class LLM:
                     wait = min(cfg.backoff_max_s, cfg.backoff_base_s * 2 ** (attempt - 1))
                     wait *= 0.5 + random.random() / 2
                 log.warning("%s %s: %s, retry %d in %.1fs", cfg.name, step, reason, attempt, wait)
-                await asyncio.sleep(wait)
+                if _is_rate_limit(exc):
+                    limiter.rate_limited(wait)  # every caller of the provider waits; acquire() sleeps it off
+                else:
+                    await asyncio.sleep(wait)
                 continue
             latency = time.monotonic() - t0
             use = usage_of(getattr(resp, "usage", None))

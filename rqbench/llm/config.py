@@ -51,6 +51,8 @@ class ModelConfig(BaseModel):
     reasoning_effort: str | None = None
     json_mode: JsonMode = "json_object"
     local: bool = False
+    rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the provider (shared limit).")
+    tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the provider (shared limit).")
 
     @property
     def provider(self) -> str:
@@ -109,7 +111,8 @@ def hosted_config(spec: str) -> ModelConfig:
     fields: dict[str, object] = {"name": spec, "litellm_model": name, "json_mode": json_mode_for(name)}
     if name.startswith("hosted_vllm/") and os.environ.get("HOSTED_VLLM_API_BASE"):
         fields["api_base"] = os.environ["HOSTED_VLLM_API_BASE"]
-    casts = {"temperature": float, "max_tokens": int, "max_concurrency": int, "timeout_s": float, "max_retries": int}
+    casts = {"temperature": float, "max_tokens": int, "max_concurrency": int, "timeout_s": float, "max_retries": int,
+             "rpm": int, "tpm": int}  # fmt: skip
     for k, v in settings.items():
         if k not in ModelConfig.model_fields or k in ("name", "litellm_model", "api_key", "local"):
             raise ValueError(f"model spec {spec!r}: unknown option {k!r}")
