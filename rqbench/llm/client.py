@@ -10,7 +10,9 @@ What it guarantees:
 - a reply is parsed and validated against the step's pydantic model; an invalid
   one is re-asked once, quoting the error, then raised as ``LLMCallFailed``
   (never a silent zero);
-- every request and cache hit is logged with tokens, cost, latency and status.
+- every request and cache hit is logged with tokens (cached input apart), cost, latency and status;
+- requests are paced per provider (``ratelimit.py``); in batch mode cache misses are deferred
+  and sent through the provider's batch endpoint (``batch.py``); see docs/llm.md.
 """
 
 from __future__ import annotations
