@@ -204,3 +204,14 @@ def test_generation_by_batch_writes_the_submission_of_a_direct_run(build, env, s
     for name in ("submission.jsonl", "generation_log.jsonl"):
         direct = (tmp_path / "direct" / name).read_text()
         assert (tmp_path / "batched" / name).read_text().replace('"cached": true', '"cached": false') == direct
+
+
+def test_a_setting_the_model_refuses_is_a_named_failure_in_batch_mode_too(tmp_path, scripted_server):
+    from rqbench.llm import LLMCallFailed
+
+    llm = LLM(CallStore(tmp_path / "calls.db"), batch=True)
+    llm.register(scripted_server.model_config(name="g", litellm_model="openai/gpt-4o", reasoning_effort="high"))
+    msgs = [{"role": "system", "content": "judge"}, {"role": "user", "content": "[0] Q?"}]
+    with pytest.raises(LLMCallFailed) as err:
+        asyncio.run(llm.ask("g", "novelty_standalone", msgs, StandaloneNoveltyReply, prompt_hash="h"))
+    assert err.value.reason == "UnsupportedParamsError" and not llm.pending

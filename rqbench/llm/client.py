@@ -382,7 +382,10 @@ class LLM:
         if failed is not None:
             raise LLMCallFailed(step, key, failed[0], failed[1])
         if key not in self.pending:
-            body = batch_body(cfg, messages, self._response_format(cfg, step, schema))
+            try:
+                body = batch_body(cfg, messages, self._response_format(cfg, step, schema))
+            except Exception as exc:  # litellm refuses a setting for this model, as a direct call would
+                raise LLMCallFailed(step, key, type(exc).__name__, str(exc)[:500]) from exc
             request = {"messages": messages, "model": cfg.cache_identity()}
             self.pending[key] = PendingRequest(key, cfg.name, step, body, request)
         raise Deferred(key)
