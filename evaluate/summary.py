@@ -21,10 +21,10 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 from threadpoolctl import threadpool_limits
 
-import numpy as np
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean_codes
 from rqbench.evaluate.metrics import METRICS, CombineRule, MetricSpec, ScoreOptions
 from rqbench.evaluate.score_table import ScoreTable, mean_over_judges, metric_values, score_table

@@ -26,7 +26,7 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -482,6 +482,7 @@ class LLM:
                     await asyncio.sleep(wait)
                 continue
             latency = time.monotonic() - t0
+            limiter.succeeded()
             use = usage_of(getattr(resp, "usage", None))
             cost = self._cost(resp, cfg)  # litellm prices cached input at the model's cache-read rate
             self.store.put(

@@ -8,10 +8,12 @@ than the token limit goes alone into an empty window rather than wait forever.
 Waiters are served in arrival order.
 
 Adaptive on 429. A rate-limit reply pauses every caller of the provider for its
-Retry-After (or the caller's backoff) and halves the limits in force; without
-configured limits, the first 429 sets a request limit from the rate the window
-was sent at (then halved), so a provider's unpublished limit is found by halving. Every full window without a 429 raises the limits again by a
-quarter, up to what was configured.
+Retry-After (or the caller's backoff) and lowers the limits in force by 30%;
+without configured limits, the first 429 sets a request limit from the rate the
+window was sent at. Each successful request raises them again by 5%, up to what
+was configured. A real limit is hit again and again and holds the rate near it;
+a stray 429 (providers also send them when busy) is forgotten within a few
+dozen requests, so it never throttles a long run to a crawl.
 
 Limits come from model spec options (``gemini/gemini-3.1-pro@rpm=60,tpm=1000000``)
 or the environment (``RQB_RPM_GEMINI=60``, ``RQB_TPM_GEMINI=1000000``; provider
@@ -29,8 +31,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 WINDOW_S = 60.0
-MIN_FACTOR = 1 / 64
-RECOVERY = 1.25
+DECREASE = 0.7  # per 429
+INCREASE = 1.05  # per successful request
+MIN_FACTOR = 1 / 16
 
 
 def env_limits(provider: str) -> tuple[int | None, int | None]:
@@ -76,7 +79,6 @@ class RateLimiter:
         self.rate_limits = 0  # 429s seen
         self._sent: deque[tuple[float, int]] = deque()
         self._tokens = 0
-        self._last_429: float | None = None
         self._lock = asyncio.Lock()
 
     def tighten(self, rpm: int | None, tpm: int | None) -> None:
@@ -94,9 +96,6 @@ class RateLimiter:
     def _expire(self, now: float) -> None:
         while self._sent and self._sent[0][0] <= now - self.window:
             self._tokens -= self._sent.popleft()[1]
-        if self._last_429 is not None and self.factor < 1.0 and now - self._last_429 >= self.window:
-            self.factor = min(1.0, self.factor * RECOVERY)
-            self._last_429 = now  # the next step up needs another quiet window
 
     def _wait_for(self, now: float, tokens: int) -> float:
         if now < self.paused_until:
@@ -129,7 +128,7 @@ class RateLimiter:
                 waited += wait
 
     def rate_limited(self, wait_s: float) -> None:
-        """A 429: pause everyone for ``wait_s`` (the provider's Retry-After, or a backoff) and halve the limits."""
+        """A 429: pause everyone for ``wait_s`` (the provider's Retry-After, or a backoff) and lower the limits."""
         now = self.clock()
         self.rate_limits += 1
         self.paused_until = max(self.paused_until, now + max(0.0, wait_s))
@@ -138,5 +137,9 @@ class RateLimiter:
             self._expire(now)
             span = max(1.0, now - self._sent[0][0]) if self._sent else self.window
             self.learned_rpm = max(1, math.ceil(len(self._sent) * self.window / span))
-        self.factor = max(MIN_FACTOR, self.factor / 2)
-        self._last_429 = now
+        self.factor = max(MIN_FACTOR, self.factor * DECREASE)
+
+    def succeeded(self) -> None:
+        """A request went through: raise the lowered limits a step back towards the configured ones."""
+        if self.factor < 1.0:
+            self.factor = min(1.0, self.factor * INCREASE)
