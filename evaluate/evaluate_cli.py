@@ -61,7 +61,7 @@ def _estimate(args, bench, model, judges, settings, metrics, prompts, policy) ->
     from rqbench.llm.client import LLM
     from rqbench.records import SubmissionMetadata
 
-    dry = LLM(dry_run=True)
+    dry = LLM(dry_run=True, batch=args.batch)
     if args.submission is None:
         generate_submission(bench, model, args.prompt, llm=dry, out=Path("unused"), prompts=prompts, policy=policy,
                             progress=False)  # fmt: skip
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
 
-    llm = LLM(retry_failed=args.retry_failed)
+    llm = LLM(retry_failed=args.retry_failed, batch=args.batch)
     allow_partial = args.allow_partial
     sub_path = args.submission
     if sub_path is None:

@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from rqbench.io import write_atomic
 from rqbench.llm.catalog import is_local, parse_model_spec
-from rqbench.llm.client import LLM, DryRun, LLMCallFailed
+from rqbench.llm.client import LLM, Deferred, DryRun, LLMCallFailed
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     EvaluationInstance,
@@ -114,7 +114,7 @@ async def agenerate(
     sem = asyncio.Semaphore(concurrency)
     bar = tqdm(total=len(bench.instances), desc=f"generate {cfg.name}", unit="rq", disable=not progress)
 
-    async def one(inst: EvaluationInstance) -> tuple[SubmissionEntry | None, dict]:
+    async def one(inst: EvaluationInstance, bar: tqdm) -> tuple[SubmissionEntry | None, dict]:
         papers = bench.background(inst)
         text, cuts = background_block(papers, policy)
         step, messages = generation_messages(prompts, variant, text, len(papers))
@@ -122,7 +122,7 @@ async def agenerate(
         try:
             async with sem:
                 ans = await llm.ask(model, step, messages, CheckedGenerationReply, prompt_hash=prompts.hash)
-        except DryRun:
+        except (DryRun, Deferred):  # counted, or queued for a batch
             return None, log
         except LLMCallFailed as exc:
             log.update(cache_key=exc.key, failure=f"{exc.reason}: {exc.detail}", last_text=exc.last_text)
@@ -134,8 +134,11 @@ async def agenerate(
                                 gaps=ans.reply.gaps)  # fmt: skip
         return entry, log
 
+    if llm.batch and not llm.dry_run:
+        quiet = tqdm(disable=True)
+        await llm.fill_by_batches(lambda: asyncio.gather(*(one(i, quiet) for i in bench.instances)))
     try:
-        done = await asyncio.gather(*(one(i) for i in bench.instances))
+        done = await asyncio.gather(*(one(i, bar) for i in bench.instances))
     finally:
         bar.close()
     if llm.dry_run:

@@ -23,6 +23,9 @@ def add_llm_options(p: argparse.ArgumentParser) -> None:
                    help="token budget of the background block (default: 3000 for the local model, else 6000)")
     p.add_argument("--concurrency", type=int, default=8, help="calls in flight at once (default 8)")
     p.add_argument("--dry-run", action="store_true", help="count the calls, tokens and cost; send nothing")
+    p.add_argument("--batch", action="store_true",
+                   help="send the calls through the provider's batch endpoint (about half price, replies within "
+                        "24 h; resumable); models without one are called directly")  # fmt: skip
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -51,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     model = args.model or default_model("generator")
     policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
-    llm = LLM(dry_run=args.dry_run)
+    llm = LLM(dry_run=args.dry_run, batch=args.batch)
     folder = generate_submission(bench, model, args.prompt, llm=llm, out=args.out, prompts=prompts, policy=policy,
                                  concurrency=args.concurrency, contact=args.contact, notes=args.notes)  # fmt: skip
     if folder is None:

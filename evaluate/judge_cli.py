@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if sub.report.coverage is not None and sub.report.coverage < 1:
         print(f"partial submission: coverage {sub.report.covered}/{sub.report.expected} ({sub.report.coverage:.1%})")
-    llm = LLM(dry_run=args.dry_run, retry_failed=args.retry_failed)
+    llm = LLM(dry_run=args.dry_run, retry_failed=args.retry_failed, batch=args.batch)
     policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
     try:
         written = judge_submission(

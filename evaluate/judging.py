@@ -21,7 +21,7 @@ import itertools
 import re
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,7 +45,8 @@ from tqdm import tqdm
 from rqbench.hashing import content_hash
 from rqbench.io import read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec, resolve_judge, spec_matches
-from rqbench.llm.client import LLM, DryRun, LLMCallFailed
+from rqbench.llm.client import LLM, Deferred, DryRun, LLMCallFailed
+from rqbench.llm.config import ModelConfig
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     CallTotals,
@@ -142,7 +143,7 @@ async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bo
     try:
         ans = await llm.ask(judge.model, req.step, req.messages, req.reply_model, prompt_hash=judge.prompts.hash,
                             context=req.context, retry_failed=retry_failed)  # fmt: skip
-    except DryRun:
+    except (DryRun, Deferred):  # counted, or queued for a batch: the final pass finds the reply in the cache
         return _Outcome(req, None)
     except LLMCallFailed as exc:
         raw = RawReply(step=req.step, cache_key=exc.key, text=exc.last_text, error=f"{exc.reason}: {exc.detail}",
@@ -189,8 +190,45 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
 # --------------------------------------------------------------------------
 
 
-def _totals(llm: LLM, model: str, since: float, seconds: float, before: CallTotals | None) -> CallTotals:
-    rows = [r for r in llm.store.summary(run_id=llm.run_id, since=since) if r["model"] == model]
+@dataclass
+class _BatchPhase:
+    """The batch rounds of a ``--batch`` run, which answer every judge and setting before any file is written.
+
+    Their requests are attributed to results files by step (a setting's own steps;
+    steps shared by both settings, such as overlap, to the first setting, which is
+    where a direct run pays for them), and their wall time is split evenly.
+    """
+
+    t0: float
+    wall0: float
+    n_files: int
+    seconds: float | None = None
+
+    def share(self) -> float:
+        return 0.0 if self.seconds is None else self.seconds / max(1, self.n_files)
+
+    def steps_of(self, setting: str, settings: Sequence[str]) -> Callable[[str], bool] | None:
+        if self.seconds is None:
+            return None
+
+        def keep(step: str) -> bool:
+            base = step.split(":", 1)[0]
+            own = [s for s in SETTINGS if base.endswith(f"_{s}")]
+            return own == [setting] if own else setting == settings[0]
+
+        return keep
+
+
+def _totals(
+    llm: LLM,
+    model: str,
+    since: float,
+    seconds: float,
+    before: CallTotals | None,
+    keep_step: Callable[[str], bool] | None = None,
+) -> CallTotals:
+    rows = [r for r in llm.store.summary(run_id=llm.run_id, since=since)
+            if r["model"] == model and (keep_step is None or keep_step(r["step"]))]  # fmt: skip
     t = CallTotals(
         calls=int(sum(r["requests"] or 0 for r in rows)),
         cache_hits=int(sum(r["cache_hits"] or 0 for r in rows)),
@@ -283,21 +321,39 @@ async def ajudge_submission(
     prompts = prompts or load_prompt_set()
     out = Path(out_dir)
     written: list[Path] = []
+
+    def judge_config(spec: str, setting: str) -> tuple[ModelConfig, JudgeConfig]:
+        model, cfg = resolve_judge(spec, llm)
+        pol = policy or BackgroundPolicy(budget_tokens=default_budget(model))
+        judge = JudgeConfig(model=model, label=cfg.name, setting=setting, prompts=prompts, policy=pol,  # type: ignore[arg-type]
+                            seed=seed, orderings=orderings if setting == "comparative" else 1)  # fmt: skip
+        return cfg, judge
+
+    by_batch = _BatchPhase(time.time(), time.monotonic(), len(judge_specs) * len(settings))
+    if llm.batch and not reparse and not llm.dry_run:
+        # every judge and setting at once: one batch per model, then the passes below run from the cache
+        async def every_judge() -> None:
+            for spec in judge_specs:
+                for setting in settings:
+                    await _judge_one(benchmark, submission, judge_config(spec, setting)[1], metrics, llm, concurrency,
+                                     progress=False, retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
+
+        await llm.fill_by_batches(every_judge)
+        by_batch.seconds = time.monotonic() - by_batch.wall0
     for spec in judge_specs:
         if reparse:
             for setting in settings:
                 for path in _stored_results(out, submission, spec, setting):
                     written.append(write_results(path, reparse_results(read_results(path))))
             continue
-        model, cfg = resolve_judge(spec, llm)
         for setting in settings:
-            label = cfg.name
+            cfg, judge = judge_config(spec, setting)
+            label, pol = cfg.name, judge.policy
             path = results_path(out, submission, label, setting)
             existing = read_results(path) if path.exists() else None
-            pol = policy or BackgroundPolicy(budget_tokens=default_budget(model))
-            judge = JudgeConfig(model=model, label=label, setting=setting, prompts=prompts, policy=pol,  # type: ignore[arg-type]
-                                seed=seed, orderings=orderings if setting == "comparative" else 1)  # fmt: skip
             t0, wall = time.time(), time.monotonic()
+            if by_batch.seconds is not None:
+                t0 = by_batch.t0
             instances = await _judge_one(benchmark, submission, judge, metrics, llm, concurrency, progress,
                                          retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
             if llm.dry_run:
@@ -315,7 +371,8 @@ async def ajudge_submission(
                 created_at=datetime.now(timezone.utc),
                 instances_expected=len(benchmark.instances),
                 instances=instances,
-                totals=_totals(llm, cfg.name, t0, time.monotonic() - wall, existing.totals if existing else None),
+                totals=_totals(llm, cfg.name, t0, time.monotonic() - wall + by_batch.share(),
+                               existing.totals if existing else None, by_batch.steps_of(setting, settings)),
                 settings={"background": pol.model_dump(), "metrics": list(metrics),
                           "coverage": f"{len(instances)}/{len(benchmark.instances)}"},
             )

@@ -209,8 +209,11 @@ def test_api_key_is_never_stored(tmp_path, scripted_server):
 def test_migrations_apply_once(tmp_path):
     CallStore(tmp_path / "c.db").close()
     store = CallStore(tmp_path / "c.db")
+    from rqbench.llm.store import MIGRATIONS
+
     names = [r[0] for r in store._db.execute("SELECT name FROM _migrations")]
-    assert names == ["m001_responses_and_calls"]
+    assert names == [name for name, _ in MIGRATIONS] and names[0] == "m001_responses_and_calls"
+    assert len(set(names)) == len(names)
 
 
 def test_calls_cli_prints_a_summary(tmp_path, scripted_server, capsys):

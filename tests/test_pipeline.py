@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from builder_script import make_cited_sources, make_papers, reply_for
+from ray_local import ray_local  # noqa: F401 - the fixture
 from rqbench.builder import gaps as gaps_module
 from rqbench.builder import influence as influence_module
 from rqbench.builder.pipeline import BuildConfig, run_build
@@ -123,6 +124,27 @@ def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
     assert len(srv.requests) == sent
     assert {k: v.records for k, v in before.items()} == {k: v.records for k, v in after.items()}
     assert all(after[k].finished_at > before[k].finished_at for k in after)
+
+
+def test_ray_executor_builds_the_records_of_the_local_executor(setup, ray_local):
+    """Two fixture papers built twice, the cpu stages on local processes and on a local Ray instance."""
+    llm, srv, config, tmp = setup
+    run_build(config(out=tmp / "out-local"), llm)
+    sent = len(srv.requests)
+    manifest = run_build(config(out=tmp / "out-ray", executor="ray"), llm)
+    assert len(srv.requests) == sent  # the same LLM calls, all cache hits
+    assert manifest.counts["rqs"] > 0
+    names = sorted(p.name for p in (tmp / "out-local" / "records").glob("*.jsonl"))
+    assert names and names == sorted(p.name for p in (tmp / "out-ray" / "records").glob("*.jsonl"))
+    for name in names:
+        assert (tmp / "out-ray" / "records" / name).read_bytes() == (tmp / "out-local" / "records" / name).read_bytes()
+    for stage in ("parse", "cited_text"):  # the cpu stages Ray ran: the same item results, timings aside
+
+        def results(out: Path, stage: str = stage) -> list:
+            items = [json.loads(x) for x in StageStore(out, stage).items_path.read_text().splitlines()]
+            return [(i["item_id"], i["input_hash"], i["status"], i.get("records")) for i in items]
+
+        assert results(tmp / "out-ray") == results(tmp / "out-local") != []
 
 
 def test_a_crash_mid_stage_resumes_without_redoing_finished_items(setup, monkeypatch, fixtures_dir):

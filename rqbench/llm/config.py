@@ -29,6 +29,11 @@ ROLE_DEFAULTS: dict[str, tuple[str, str]] = {
 }
 
 
+# Providers whose batch endpoint litellm reaches with OpenAI-shaped JSONL (files + batches API);
+# the offline tests drive the OpenAI wire format (rqbench/testing/scripted_server.py).
+BATCH_PROVIDERS = frozenset({"openai", "azure", "gemini", "mistral", "xai"})
+
+
 class ModelConfig(BaseModel):
     """A configured model. Two configs of one model (say two reasoning settings) are two judges."""
 
@@ -48,6 +53,13 @@ class ModelConfig(BaseModel):
     reasoning_effort: str | None = None
     json_mode: JsonMode = "json_object"
     local: bool = False
+    rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the provider (shared limit).")
+    tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the provider (shared limit).")
+
+    @property
+    def provider(self) -> str:
+        """litellm's provider prefix (``gemini``, ``deepseek``, ``hosted_vllm``); ``openai`` for a bare name."""
+        return self.litellm_model.split("/", 1)[0] if "/" in self.litellm_model else "openai"
 
     def cache_identity(self) -> dict[str, object]:
         """The fields that change what the model says (not timeouts, retries or addresses)."""
@@ -89,7 +101,8 @@ def hosted_config(spec: str) -> ModelConfig:
     fields: dict[str, object] = {"name": spec, "litellm_model": name, "json_mode": json_mode_for(name)}
     if name.startswith("hosted_vllm/") and os.environ.get("HOSTED_VLLM_API_BASE"):
         fields["api_base"] = os.environ["HOSTED_VLLM_API_BASE"]
-    casts = {"temperature": float, "max_tokens": int, "max_concurrency": int, "timeout_s": float, "max_retries": int}
+    casts = {"temperature": float, "max_tokens": int, "max_concurrency": int, "timeout_s": float, "max_retries": int,
+             "rpm": int, "tpm": int}  # fmt: skip
     for k, v in settings.items():
         if k not in ModelConfig.model_fields or k in ("name", "litellm_model", "api_key", "local"):
             raise ValueError(f"model spec {spec!r}: unknown option {k!r}")

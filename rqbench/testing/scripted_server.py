@@ -10,6 +10,7 @@ so it never has to guess the step from the prompt's wording or the schema.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import deque
@@ -20,6 +21,7 @@ from typing import Any
 
 from rqbench.llm.client import STEP_HEADER
 from rqbench.llm.config import ModelConfig
+from rqbench.testing.scripted_batches import BATCH_PATHS, ScriptedBatches
 
 
 class ScriptedRequest(dict):
@@ -51,8 +53,13 @@ class Fault:
     content: str = ""  # for kind="reply": a well-formed completion with this text (e.g. the wrong JSON shape)
 
 
-def completion_body(content: str, model: str = "scripted", prompt_tokens: int = 10) -> dict[str, Any]:
-    return {
+UsageExtra = Callable[[dict[str, Any], int], dict[str, Any]]
+
+
+def completion_body(
+    content: str, model: str = "scripted", prompt_tokens: int = 10, usage_extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    body = {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -64,17 +71,60 @@ def completion_body(content: str, model: str = "scripted", prompt_tokens: int = 
             "total_tokens": prompt_tokens + max(1, len(content) // 4),
         },
     }
+    body["usage"].update(usage_extra or {})
+    return body
+
+
+def _prompt_text(req: dict[str, Any]) -> str:
+    return "".join(f"\x1e{m.get('role', '')}\x1f{m.get('content') or ''}" for m in req.get("messages", []))
+
+
+def prefix_cache_usage(style: str = "openai", min_tokens: int = 1024) -> UsageExtra:
+    """A provider-like prompt cache: the longest prefix (in characters / 4) shared with an earlier prompt.
+
+    ``style`` picks the usage fields the provider sends: ``openai`` (and Gemini)
+    ``prompt_tokens_details.cached_tokens``; ``deepseek`` ``prompt_cache_hit_tokens``
+    and ``prompt_cache_miss_tokens``; ``anthropic`` ``cache_read_input_tokens`` and
+    ``cache_creation_input_tokens``.
+    """
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def usage(req: dict[str, Any], prompt_tokens: int) -> dict[str, Any]:
+        text = _prompt_text(req)
+        with lock:
+            shared = max((len(os.path.commonprefix([text, old])) for old in seen), default=0)
+            seen.append(text)
+        cached = min(prompt_tokens, shared // 4)
+        cached = cached if cached >= min_tokens else 0
+        if style == "openai":
+            return {"prompt_tokens_details": {"cached_tokens": cached}}
+        if style == "deepseek":
+            return {"prompt_cache_hit_tokens": cached, "prompt_cache_miss_tokens": prompt_tokens - cached}
+        if style == "anthropic":
+            return {"cache_read_input_tokens": cached, "cache_creation_input_tokens": prompt_tokens - cached}
+        raise ValueError(f"unknown usage style {style!r}")
+
+    return usage
 
 
 class ScriptedServer:
     """Answers chat completions with ``responder(request) -> content``, after any queued faults."""
 
-    def __init__(self, responder: Responder | None = None, *, fault_plan: Callable[[int], Fault | None] | None = None):
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        fault_plan: Callable[[int], Fault | None] | None = None,
+        usage_extra: UsageExtra | None = None,
+    ):
         self.responder = responder or (lambda req: "{}")
         self.fault_plan = fault_plan
+        self.usage_extra = usage_extra
         self.faults: deque[Fault] = deque()
         self.requests: list[ScriptedRequest] = []
         self._lock = threading.Lock()
+        self.batches = ScriptedBatches(self)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,11 +134,18 @@ class ScriptedServer:
                 return
 
             def do_GET(self) -> None:  # health check, like llama.cpp's /v1/models
+                if self.path.startswith(BATCH_PATHS):
+                    self._send(*server.batches.handle("GET", self.path, dict(self.headers), b""))
+                    return
                 self._send(200, json.dumps({"object": "list", "data": [{"id": "scripted"}]}).encode())
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                req = ScriptedRequest(json.loads(self.rfile.read(length) or b"{}"), self.headers.get(STEP_HEADER))
+                raw = self.rfile.read(length)
+                if self.path.startswith(BATCH_PATHS):
+                    self._send(*server.batches.handle("POST", self.path, dict(self.headers), raw))
+                    return
+                req = ScriptedRequest(json.loads(raw or b"{}"), self.headers.get(STEP_HEADER))
                 with server._lock:
                     n = len(server.requests)
                     server.requests.append(req)
@@ -97,9 +154,7 @@ class ScriptedServer:
                     fault = server.fault_plan(n)
                 if fault is not None and self._fault(fault):
                     return
-                content = server.responder(req)
-                prompt_tokens = sum(len(m.get("content") or "") for m in req.get("messages", [])) // 4
-                self._send(200, json.dumps(completion_body(content, req.get("model", "scripted"), prompt_tokens)).encode())
+                self._send(200, json.dumps(server.complete(req)).encode())
 
             def _fault(self, f: Fault) -> bool:
                 if f.kind == "status":
@@ -153,6 +208,13 @@ class ScriptedServer:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def complete(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The completion body for a request: the responder's content, usage as a provider would count it."""
+        content = self.responder(req)
+        prompt_tokens = sum(len(m.get("content") or "") for m in req.get("messages", [])) // 4
+        extra = self.usage_extra(req, prompt_tokens) if self.usage_extra else None
+        return completion_body(content, req.get("model", "scripted"), prompt_tokens, extra)
 
     @property
     def api_base(self) -> str:
