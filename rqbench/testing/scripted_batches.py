@@ -161,9 +161,8 @@ class ScriptedBatches:
                 continue
             self.executed[line["custom_id"]] += 1
             from rqbench.llm.batch import split_custom_id
-            from rqbench.testing.scripted_server import ScriptedRequest
 
-            body = self.server.complete(ScriptedRequest(line["body"], split_custom_id(line["custom_id"])[1]))
+            body = self.server.complete_line(line["body"], split_custom_id(line["custom_id"])[1])
             out.append({"id": rid, "custom_id": line["custom_id"], "error": None,
                         "response": {"status_code": 200, "request_id": rid, "body": body}})  # fmt: skip
         b["request_counts"] = {"total": b["request_counts"]["total"], "completed": len(out), "failed": len(err)}

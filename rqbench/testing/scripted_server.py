@@ -216,6 +216,10 @@ class ScriptedServer:
         extra = self.usage_extra(req, prompt_tokens) if self.usage_extra else None
         return completion_body(content, req.get("model", "scripted"), prompt_tokens, extra)
 
+    def complete_line(self, body: dict[str, Any], step: str | None) -> dict[str, Any]:
+        """``complete`` for one line of a batch, whose step tag travels in its ``custom_id``."""
+        return self.complete(ScriptedRequest(body, step))
+
     @property
     def api_base(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
