@@ -21,7 +21,6 @@ from rqbench.evaluate.metrics import (
     NarrownessAggregation,
     OrderingAggregation,
     ScoreOptions,
-    SelectionRule,
 )
 
 PAIRED_METRICS = (
@@ -38,8 +37,6 @@ def add_score_options(p: argparse.ArgumentParser) -> None:
                    help="how per-background-paper narrowness becomes one score (default: mean)")
     p.add_argument("--orderings", choices=[a.value for a in OrderingAggregation], default="mean",
                    help="how comparative scores under several orderings combine (default: mean)")
-    p.add_argument("--selection", choices=[r.value for r in SelectionRule], default="per_dimension",
-                   help="which model RQ is 'the best' for agreement picks (default: per_dimension)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates for the 95%% CIs (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
@@ -133,9 +130,13 @@ def run(args: argparse.Namespace) -> int:
     if args.annotations:
         from rqbench.evaluate.agreement import agreement_report, read_annotation_files
 
-        anns = read_annotation_files(args.annotations)
         files = pick_submission(results, args.annotated_model, args.annotated_variant)
-        rep = agreement_report(anns, files, rule=SelectionRule(args.selection), options=opts, n_boot=args.n_boot, seed=args.seed)
+        try:
+            anns = read_annotation_files(args.annotations)
+            rep = agreement_report(anns, files, options=opts, n_boot=args.n_boot, seed=args.seed)
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"rqbench report: {exc}", file=sys.stderr)
+            return 2
         revised = rep.prompt_variant != "original"
         all_tables += tables.agreement_tables(rep, suffix=f"_{rep.prompt_variant}" if revised else "",
                                               paper=("11", "12") if revised else ("5", "9"))

@@ -20,7 +20,8 @@ SUBMISSIONS = (("openai/gpt-5.5", "original", 1), ("gemini/gemini-3.1-pro", "ori
 RQ_IDS = [f"25{m:02d}.{p:05d}_rq{k}" for m, p in ((1, 1), (2, 2), (3, 3), (4, 4), (5, 5)) for k in range(2)]
 
 
-def _instances(seed: int, boost: int, setting: str):
+def _instances(seed: int, boost: int, setting: str, submission: int = 0):
+    """Scores vary with ``seed`` (one per judge and setting); the RQ texts only with the submission, as in real results."""
     rng = random.Random(seed)
     out = []
     for n, rq in enumerate(RQ_IDS):
@@ -31,7 +32,7 @@ def _instances(seed: int, boost: int, setting: str):
         for i in range(5):
             nov = tuple(max(0, min(3, rng.randint(0, 2) + boost)) for _ in range(3))
             model.append(cand(f"m{i}", nov, sb=max(0, min(3, rng.randint(1, 2) + boost)),
-                              text=" ".join(["word"] * rng.randint(5, 30)) + "?",
+                              text=" ".join(["word"] * random.Random(f"{submission}:{n}:{i}").randint(5, 30)) + "?",
                               ranks=[i + 1] if setting == "comparative" else None))
         out.append(instance(rq, gt, model, subfield=sf, overlap=[rng.randint(0, 3) for _ in range(5)],
                             papers=("p1",)))
@@ -44,7 +45,7 @@ def _write_results(folder):
     for s, (model, variant, boost) in enumerate(SUBMISSIONS):
         for j, (jm, label) in enumerate(JUDGES):
             for setting in ("standalone", "comparative"):
-                r = results(_instances(100 * s + 10 * j + (setting == "comparative"), boost, setting), model=model,
+                r = results(_instances(100 * s + 10 * j + (setting == "comparative"), boost, setting, s), model=model,
                             judge_model=jm, label=label, setting=setting, prompt_variant=variant, expected=12)
                 p = folder / f"{model.replace('/', '_')}-{variant}-{label}-{setting}.json"
                 p.write_text(r.model_dump_json())
@@ -141,6 +142,14 @@ def test_agreement_command_reports_ambiguity_and_bad_files(tmp_path, capsys):
     rc = main(["agreement", "--annotations", str(bad), "--results", str(res_dir), "--out", str(tmp_path / "o"),
                "--model", "openai/gpt-5.5"])
     assert rc == 2 and "bad.csv:2: field 'winner'" in capsys.readouterr().err
+    # an annotation made on another text of the shown RQ: named, in both commands
+    other = tmp_path / "other.csv"
+    other.write_text("rq_id,evaluator,winner,candidate_id,candidate_hash\n2501.00001_rq0,e1,gt,m2,b2:0123456789abcdef\n")
+    for cmd in (["agreement", "--annotations", str(other), "--results", str(res_dir), "--out", str(tmp_path / "o")],
+                ["report", str(res_dir), "--out", str(tmp_path / "r"), "--annotations", str(other)]):
+        rc = main([*cmd, "--model" if cmd[0] == "agreement" else "--annotated-model", "openai/gpt-5.5"])
+        err = capsys.readouterr().err
+        assert rc == 2 and "other.csv:2: annotation by 'e1' of 2501.00001_rq0: the shown RQ m2 had text hash" in err
 
 
 def test_markdown_writer_escapes_pipes():
