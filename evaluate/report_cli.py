@@ -56,8 +56,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--annotated-model", help="the submission the annotators compared with (needed if several)")
     p.add_argument("--annotated-variant", default=None, help="its prompt variant (original, revised, custom)")
     p.add_argument("--cited-papers", type=Path, help="JSONL of CitedPaper records, for semantic similarity")
-    p.add_argument("--embedders", default="all-mpnet-base-v2,all-minilm-l6-v2",
-                   help="comma-separated embedding models for semantic similarity")
+    p.add_argument("--embedder", action="append", metavar="NAME",
+                   help="a sentence-transformers model for semantic similarity, by name (repeatable; default: the "
+                   "paper's Qwen/Qwen3-Embedding-4B, online only, and all-mpnet-base-v2, offline from its PyPI parts)")
     p.add_argument("--source-dates", type=Path,
                    help="JSON object arxiv_id -> publication date (YYYY-MM-DD) for the contamination flag")
     add_score_options(p)
@@ -94,6 +95,31 @@ def _paired(results, args) -> list:
             if t is not None:
                 out.append((f"{metric_name} ({setting})", na, nb, t))
     return out
+
+
+def _similarity(results, args: argparse.Namespace, opts: ScoreOptions):
+    """Table 6 over every embedder that loads; one that cannot is named on stderr and left out of the table."""
+    from rqbench.evaluate import tables
+    from rqbench.evaluate.similarity import (
+        PAPER_EMBEDDERS,
+        Embedder,
+        EmbedderUnavailable,
+        read_cited_papers,
+        similarity_rows,
+    )
+
+    papers = read_cited_papers(args.cited_papers)
+    rows, missing = [], []
+    for name in args.embedder or PAPER_EMBEDDERS:
+        try:
+            rows += similarity_rows(results, papers, [Embedder(name)], options=opts)
+        except EmbedderUnavailable as exc:
+            missing.append(name)
+            print(f"rqbench report: Table 6 without {name}: {exc}", file=sys.stderr)
+    if not rows:
+        print("rqbench report: no embedding model loaded; Table 6 (similarity) is not written", file=sys.stderr)
+        return None
+    return tables.similarity_table(rows, missing=missing)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,11 +167,9 @@ def run(args: argparse.Namespace) -> int:
         all_tables += tables.agreement_tables(rep, suffix=f"_{rep.prompt_variant}" if revised else "",
                                               paper=("11", "12") if revised else ("5", "9"))
     if args.cited_papers:
-        from rqbench.evaluate.similarity import Embedder, read_cited_papers, similarity_rows
-
-        papers = read_cited_papers(args.cited_papers)
-        embedders = [Embedder(name.strip()) for name in args.embedders.split(",") if name.strip()]
-        all_tables.append(tables.similarity_table(similarity_rows(results, papers, embedders, options=opts)))
+        sim = _similarity(results, args, opts)
+        if sim is not None:
+            all_tables.append(sim)
 
     written = []
     for t in all_tables:

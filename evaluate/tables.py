@@ -19,6 +19,7 @@ from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRate
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.meta_eval import MetaEvalRow
 from rqbench.evaluate.metrics import DIMENSION_LABELS, NARROWNESS_DIMS
+from rqbench.evaluate.shown_pair import RULE
 from rqbench.evaluate.similarity import SimilarityRow
 from rqbench.evaluate.summary import COMBINED, Figure, SummaryRow
 
@@ -234,7 +235,8 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
     out = [
         agreement_matrix_table(rep.matrix, name=f"agreement_matrix{suffix}", paper_table=f"Table {paper[0]}(a)",
                                caption=f"Agreement % [95% CI] on comparative non-obviousness picks (GT / model / tie) "
-                               f"between every pair of evaluators; {who}."),
+                               f"between every pair of evaluators, each pick on the GT against the RQ shown ({RULE}); "
+                               f"{who}."),
         win_rate_table(rep.win_rates, name=f"agreement_win_rates{suffix}", paper_table=f"Table {paper[0]}(b)",
                        caption=f"Non-obviousness picks per evaluator, % [95% CI]; {who}."),
         win_rate_table(rep.source_bound_win_rates, name=f"source_bound_win_rates{suffix}", paper_table=f"Table {paper[1]}(a)",
@@ -248,24 +250,38 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
     return out
 
 
-def similarity_table(rows: Sequence[SimilarityRow]) -> Table:
-    """Table 6: cosine similarity of the best RQ (and the GT) to the background papers."""
-    embedders = sorted({r.embedder for r in rows})
+def _sources(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "–"
+
+
+def similarity_table(rows: Sequence[SimilarityRow], *, missing: Sequence[str] = ()) -> Table:
+    """Table 6: cosine similarity of the best RQ (and the GT) to the background papers' contributions.
+
+    The last column says which contribution texts each row's background papers
+    supplied (``extracted`` by the builder, or the ``abstract`` in its place).
+    """
+    embedders = list(dict.fromkeys(r.embedder for r in rows))
     names: list[str] = []
     for r in rows:
         n = r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
         if n not in names:
             names.append(n)
-    display = pd.DataFrame(index=names, columns=embedders, dtype=object)
+    display = pd.DataFrame(index=names, columns=[*embedders, "contributions"], dtype=object)
     display.index.name = "RQs"
     tidy = []
     for r in rows:
         n = r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
         display.loc[n, r.embedder] = f"{r.mean:.3f} ± {r.std:.3f}"
+        if pd.isna(display.loc[n, "contributions"]):
+            display.loc[n, "contributions"] = _sources(r.contribution_sources)
+            tidy += [(n, f"contributions: {k}", Estimate(value=v, ci_low=v, ci_high=v, std=0.0, n=v, n_clusters=0))
+                     for k, v in r.contribution_sources.items()]  # fmt: skip
         tidy.append((n, r.embedder, Estimate(value=r.mean, ci_low=r.ci_low, ci_high=r.ci_high, std=r.std, n=r.n,
                                              n_clusters=0)))
+    gone = f" Not loaded here, so left out: {', '.join(missing)}." if missing else ""
     return Table("similarity", "Cosine similarity (max over background papers) of the best-of-five RQ by mean "
-                 "standalone novelty, and of the GT, to the background papers' contributions; mean ± std.",
+                 "standalone novelty, and of the GT, to the background papers' contributions; mean ± std. The last "
+                 "column counts the background papers by the source of their contribution text." + gone,
                  "Table 6", display.fillna("–"), _tidy(tidy))
 
 

@@ -17,6 +17,7 @@ from rqbench.records import CitedPaper, TextLevel
 JUDGES = (("gemini/gemini-3.1-pro", "gemini-3.1-pro"), ("deepseek/deepseek-v4-pro", "deepseek-v4-pro"))
 SUBMISSIONS = (("openai/gpt-5.5", "original", 1), ("gemini/gemini-3.1-pro", "original", 0),
                ("gemini/gemini-3.1-pro", "revised", -1))
+QWEN = "Qwen/Qwen3-Embedding-4B"
 RQ_IDS = [f"25{m:02d}.{p:05d}_rq{k}" for m, p in ((1, 1), (2, 2), (3, 3), (4, 4), (5, 5)) for k in range(2)]
 
 
@@ -74,8 +75,11 @@ def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
     out = tmp_path / "report"
     rc = main(["report", str(res_dir), "--out", str(out), "--annotations", str(ann), "--by-subfield",
                "--annotated-model", "openai/gpt-5.5", "--annotated-variant", "original",
-               "--cited-papers", str(papers), "--embedders", "all-minilm-l6-v2", "--n-boot", "100"])
-    assert rc == 0, capsys.readouterr().err
+               "--cited-papers", str(papers), "--embedder", QWEN, "--embedder", "all-minilm-l6-v2", "--n-boot", "100"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    # the paper's qwen model cannot load offline: said by name, and only its column is missing from Table 6
+    assert f"Table 6 without {QWEN}: embedding model {QWEN!r} is not packaged for offline use" in err
     names = {p.name for p in out.iterdir()}
     expected = ["overlap", "novelty_standalone_scores", "novelty_standalone_rates", "novelty_comparative_rates",
                 "narrowness_standalone_scores", "narrowness_standalone_rates", "narrowness_comparative_rates",
@@ -110,7 +114,8 @@ def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
     # agreement and similarity tables name the evaluators and both RQ sets
     assert "expert-1" in (out / "agreement_matrix.md").read_text()
     sim = (out / "similarity.md").read_text()
-    assert "author-anchored (GT)" in sim and "all-minilm-l6-v2" in sim
+    assert "author-anchored (GT)" in sim and "all-minilm-l6-v2" in sim and f"left out: {QWEN}" in sim
+    assert "| abstract 1 |" in sim  # the contribution source each row used
     report = (out / "report.md").read_text()
     assert report.count("### ") >= len(expected)
 
