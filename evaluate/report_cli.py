@@ -1,7 +1,8 @@
 """``rqbench report RESULTS... --out DIR``: every table and plot from stored results files.
 
-Writes Markdown, CSV and LaTeX tables shaped like the paper's Tables 2-12, the
-judge meta-evaluation, paired model-vs-model tests, ``summary.json`` (the rows
+Writes Markdown, CSV and LaTeX tables shaped like the paper's Tables 1-13: the
+dataset's summary statistics (1) and sub-field breakdown (13), read from the
+dataset revision the results name; the judge meta-evaluation, paired model-vs-model tests, ``summary.json`` (the rows
 the leaderboard reads), ``report.md`` (all tables in one page) and two PNGs.
 Semantic similarity (Table 6) needs the background papers' text
 (``--cited-papers``); agreement (Tables 5, 9, 11, 12) needs ``--annotations``.
@@ -97,6 +98,26 @@ def _paired(results, args) -> list:
     return out
 
 
+def _dataset_tables(results) -> list:
+    """Tables 1 and 13 of each dataset revision the results were judged on; one that cannot be read is named."""
+    from rqbench.evaluate import tables
+    from rqbench.evaluate.release_stats import ReleaseUnavailable, judged_revisions, release_stats
+
+    revisions = judged_revisions(results)
+    out = []
+    for n, (repo, revision) in enumerate(revisions, 1):
+        suffix = "" if len(revisions) == 1 else f"__{n}"
+        try:
+            stats = release_stats(repo, revision)
+        except ReleaseUnavailable as exc:
+            print(f"rqbench report: Tables 1 and 13 skipped: {exc}", file=sys.stderr)
+            continue
+        where = f"{repo}@{revision}"
+        out += [tables.dataset_summary_table(stats, dataset=where, name=f"dataset_summary{suffix}"),
+                tables.subfield_table(stats, dataset=where, name=f"subfields{suffix}")]
+    return out
+
+
 def _similarity(results, args: argparse.Namespace, opts: ScoreOptions):
     """Table 6 over every embedder that loads; one that cannot is named on stderr and left out of the table."""
     from rqbench.evaluate import tables
@@ -148,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
                      options=opts, n_boot=args.n_boot, seed=args.seed)
     (out / "summary.json").write_text(json.dumps([r.model_dump(mode="json") for r in rows], indent=1), encoding="utf-8")
 
-    all_tables = tables.summary_tables(rows, by_subfield=args.by_subfield)
+    all_tables = _dataset_tables(results) + tables.summary_tables(rows, by_subfield=args.by_subfield)
     all_tables.append(tables.meta_eval_table(meta_evaluate(results, opts)))
     paired = _paired(results, args)
     if paired:
