@@ -1,7 +1,7 @@
-"""The build: method.md "Building the dataset" as ten resumable stages, and ``run_build``.
+"""The build: method.md "Building the dataset" as eleven resumable stages, and ``run_build``.
 
 Order: source -> filter -> parse -> influence -> contributions -> gaps ->
-author_rqs -> cited_text -> verify -> records. Each stage reads what earlier
+author_rqs -> cited_text -> cited_contributions -> verify -> records. Each stage reads what earlier
 stages stored under ``OUT/stages/`` and stores its own output there (see
 ``rqbench.builder.stages``), so a build resumes where it stopped, a rerun of a
 finished build does nothing (and makes no LLM call), and ``--stage NAME``
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from rqbench.builder import author_rqs, cited_text, contributions, gaps, influence, verification
+from rqbench.builder import author_rqs, cited_contributions, cited_text, contributions, gaps, influence, verification
 from rqbench.builder.llm_stage import LOCAL_CONTEXT_BUDGET, LOCAL_TEXT_BUDGET, LLMStageSettings, is_local, stage_model
 from rqbench.builder.records_out import BuildTables, assemble
 from rqbench.builder.stages import (
@@ -50,18 +50,20 @@ from rqbench.steps import in_package
 log = logging.getLogger(__name__)
 
 STAGE_ORDER = (
-    "source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs", "cited_text", "verify", "records",
+    "source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs", "cited_text",
+    "cited_contributions", "verify", "records",
 )  # fmt: skip
 # The LLM stages in stage order, and the step each runs: the step registry's entries for the builder's modules.
 BUILD_STEPS = in_package("rqbench.builder")
 LLM_STAGES = tuple(stage for stage in STAGE_ORDER if stage in BUILD_STEPS)
 STAGE_STEPS = {stage: BUILD_STEPS[stage].name for stage in LLM_STAGES}
 # The paper's roles: a light labeller for citations, a light model for per-citation gaps,
-# a strong one for contributions, RQs and verification.
+# a strong one for contributions (M's and, as the same kind of extraction, the cited papers'), RQs and verification.
 STAGE_ROLES = {"influence": "labeller", "contributions": "strong", "gaps": "light", "author_rqs": "strong",
-               "verify": "strong"}  # fmt: skip
+               "cited_contributions": "strong", "verify": "strong"}  # fmt: skip
 # Small caps on the reply length, per stage: enough for the reply's JSON, short enough for the local model.
-DEFAULT_MAX_TOKENS = {"influence": 160, "contributions": 900, "gaps": 450, "author_rqs": 600, "verify": 400}
+DEFAULT_MAX_TOKENS = {"influence": 160, "contributions": 900, "gaps": 450, "author_rqs": 600,
+                      "cited_contributions": 500, "verify": 400}  # fmt: skip
 
 
 class SourcedPaper(Record):
@@ -321,6 +323,10 @@ def build_stages(config: BuildConfig) -> dict[str, Stage]:
               fingerprint=s["author_rqs"].fingerprint()),
         Stage("cited_text", ("influence", "parse"), cited_text.CitedTextResult,
               functools.partial(cited_text.cited_text, settings=ct), "cpu", fingerprint=ct.model_dump()),
+        Stage("cited_contributions", ("cited_text", "author_rqs"), cited_contributions.CitedContributionsResult,
+              functools.partial(cited_contributions.extract, settings=s["cited_contributions"]), "llm",
+              fingerprint={**s["cited_contributions"].fingerprint(),
+                           "min_text_chars": cited_contributions.MIN_TEXT_CHARS}),
         Stage("verify", ("author_rqs", "parse", "filter"), verification.VerificationResult,
               functools.partial(verification.verify, settings=s["verify"], source=config.verification_source), "llm",
               fingerprint={**s["verify"].fingerprint(), "source": config.verification_source}),
@@ -363,7 +369,7 @@ def _llm_totals(llm: Any, step: str, since: float) -> dict[str, Any]:
 def _upper_bounds(name: str, config: BuildConfig, parsed: list[ParsedPaper]) -> int:
     """Dry run: most calls a stage could make when its inputs are not built yet."""
     per_paper = [len(influence.select_cited(p, config.max_cited_per_paper)) for p in parsed]
-    if name == "gaps":
+    if name in ("gaps", "cited_contributions"):  # one call per influential work, at most
         return sum(per_paper)
     if name == "author_rqs":
         return len(parsed)
@@ -448,6 +454,7 @@ def assemble_tables(config: BuildConfig, stages: dict[str, Stage]) -> BuildTable
         _stored(out, stages, "author_rqs"),  # type: ignore[arg-type]
         _stored(out, stages, "cited_text"),  # type: ignore[arg-type]
         _stored(out, stages, "verify"),  # type: ignore[arg-type]
+        _stored(out, stages, "cited_contributions"),  # type: ignore[arg-type]
         allow_abstract_only=config.allow_abstract_only,
         sample_size=config.sample_size,
         sample_seed=config.sample_seed,

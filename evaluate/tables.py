@@ -1,4 +1,4 @@
-"""Report tables shaped like the paper's Tables 2-12, written as Markdown, CSV and LaTeX.
+"""Report tables shaped like the paper's Tables 1-13, written as Markdown, CSV and LaTeX.
 
 Each builder returns a ``Table``: a display frame of formatted cells (for
 Markdown and LaTeX, in the paper's shape: "mean ± std", "win (tie)",
@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, summary_rows
 from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRateRow
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.meta_eval import MetaEvalRow
 from rqbench.evaluate.metrics import DIMENSION_LABELS, NARROWNESS_DIMS
+from rqbench.evaluate.shown_pair import RULE
 from rqbench.evaluate.similarity import SimilarityRow
 from rqbench.evaluate.summary import COMBINED, Figure, SummaryRow
 
@@ -234,7 +236,8 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
     out = [
         agreement_matrix_table(rep.matrix, name=f"agreement_matrix{suffix}", paper_table=f"Table {paper[0]}(a)",
                                caption=f"Agreement % [95% CI] on comparative non-obviousness picks (GT / model / tie) "
-                               f"between every pair of evaluators; {who}."),
+                               f"between every pair of evaluators, each pick on the GT against the RQ shown ({RULE}); "
+                               f"{who}."),
         win_rate_table(rep.win_rates, name=f"agreement_win_rates{suffix}", paper_table=f"Table {paper[0]}(b)",
                        caption=f"Non-obviousness picks per evaluator, % [95% CI]; {who}."),
         win_rate_table(rep.source_bound_win_rates, name=f"source_bound_win_rates{suffix}", paper_table=f"Table {paper[1]}(a)",
@@ -248,25 +251,96 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
     return out
 
 
-def similarity_table(rows: Sequence[SimilarityRow]) -> Table:
-    """Table 6: cosine similarity of the best RQ (and the GT) to the background papers."""
-    embedders = sorted({r.embedder for r in rows})
+def _sources(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "–"
+
+
+def similarity_table(rows: Sequence[SimilarityRow], *, missing: Sequence[str] = ()) -> Table:
+    """Table 6: cosine similarity of the best RQ (and the GT) to the background papers' contributions.
+
+    The last column says which contribution texts each row's background papers
+    supplied (``extracted`` by the builder, or the ``abstract`` in its place).
+    """
+    embedders = list(dict.fromkeys(r.embedder for r in rows))
     names: list[str] = []
     for r in rows:
         n = r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
         if n not in names:
             names.append(n)
-    display = pd.DataFrame(index=names, columns=embedders, dtype=object)
+    display = pd.DataFrame(index=names, columns=[*embedders, "contributions"], dtype=object)
     display.index.name = "RQs"
     tidy = []
     for r in rows:
         n = r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
         display.loc[n, r.embedder] = f"{r.mean:.3f} ± {r.std:.3f}"
+        if pd.isna(display.loc[n, "contributions"]):
+            display.loc[n, "contributions"] = _sources(r.contribution_sources)
+            tidy += [(n, f"contributions: {k}", Estimate(value=v, ci_low=v, ci_high=v, std=0.0, n=v, n_clusters=0))
+                     for k, v in r.contribution_sources.items()]  # fmt: skip
         tidy.append((n, r.embedder, Estimate(value=r.mean, ci_low=r.ci_low, ci_high=r.ci_high, std=r.std, n=r.n,
                                              n_clusters=0)))
+    gone = f" Not loaded here, so left out: {', '.join(missing)}." if missing else ""
     return Table("similarity", "Cosine similarity (max over background papers) of the best-of-five RQ by mean "
-                 "standalone novelty, and of the GT, to the background papers' contributions; mean ± std.",
+                 "standalone novelty, and of the GT, to the background papers' contributions; mean ± std. The last "
+                 "column counts the background papers by the source of their contribution text." + gone,
                  "Table 6", display.fillna("–"), _tidy(tidy))
+
+
+# --------------------------------------------------------------------------
+# The dataset itself (Tables 1 and 13)
+# --------------------------------------------------------------------------
+
+
+def _counts_frame(entries: list[tuple[str, str, float | None]]) -> pd.DataFrame:
+    """A tidy frame of plain numbers (no interval: a count of the dataset is exact)."""
+    recs = [{"row": r, "column": c, "value": v, "ci_low": v, "ci_high": v, "std": float("nan"), "n": None}
+            for r, c, v in entries if v is not None]  # fmt: skip
+    return pd.DataFrame(recs, columns=TIDY_COLUMNS)
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
+
+
+def dataset_summary_table(stats: DatasetStats, *, dataset: str, name: str = "dataset_summary") -> Table:
+    """Table 1: the dataset's counts, RQs dropped by reason, then each per-statistic summary (spread)."""
+    cols = ["value", "mean", "median", "min", "max"]
+    display = pd.DataFrame(columns=cols, dtype=object)
+    display.index.name = "statistic"
+    tidy: list[tuple[str, str, float | None]] = []
+    for label, value in summary_rows(stats):
+        display.loc[label] = [str(value), "", "", "", ""]
+        tidy.append((label, "value", value))
+    for reason, n in stats.rqs_dropped.items():
+        label = f"RQs dropped: {reason}"
+        display.loc[label] = [str(n), "", "", "", ""]
+        tidy.append((label, "value", n))
+    for key, sp in stats.lengths.items():
+        label = LENGTH_LABELS.get(key, key)
+        display.loc[label] = [str(sp.count), _num(sp.mean), _num(sp.median), _num(sp.min), _num(sp.max)]
+        tidy += [(label, "count", sp.count), (label, "mean", sp.mean), (label, "median", sp.median),
+                 (label, "min", sp.min), (label, "max", sp.max)]  # fmt: skip
+    return Table(name, f"Summary statistics of the dataset the results were judged on ({dataset}); a spread row "
+                 "gives how many values it summarises, then their mean, median, minimum and maximum.",
+                 "Table 1", display, _counts_frame(tidy))
+
+
+SUBFIELD_COLUMNS = ["papers", "RQs", "RQ–citation links", "unique cited papers", "distinct gap statements"]
+
+
+def subfield_table(stats: DatasetStats, *, dataset: str, name: str = "subfields") -> Table:
+    """Table 13: the per-sub-field breakdown, largest sub-field first."""
+    display = pd.DataFrame(columns=SUBFIELD_COLUMNS, dtype=object)
+    display.index.name = "sub-field"
+    tidy: list[tuple[str, str, float | None]] = []
+    for r in stats.by_subfield:
+        values = [r.papers, r.rqs, r.rq_citation_links, r.unique_cited_papers, r.gap_statements]
+        display.loc[r.subfield] = [str(v) for v in values]
+        tidy += [(r.subfield, col, v) for col, v in zip(SUBFIELD_COLUMNS, values)]
+    return Table(name, f"Sub-field breakdown of the dataset the results were judged on ({dataset}).", "Table 13",
+                 display, _counts_frame(tidy))
 
 
 def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:

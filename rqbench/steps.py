@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from rqbench.records import (
     AuthorRQsReply,
+    CitedContributionsReply,
     ComparativeNarrownessReply,
     ComparativeNoveltyReply,
     ContributionsReply,
@@ -59,6 +60,8 @@ STEPS: dict[str, Step] = {
         Step("contributions", ContributionsReply, "rqbench.builder.contributions", "contributions"),
         Step("gaps", GapReply, "rqbench.builder.gaps", "gaps"),
         Step("author_rqs", AuthorRQsReply, "rqbench.builder.author_rqs", "author_rqs"),
+        Step("cited_contributions", CitedContributionsReply, "rqbench.builder.cited_contributions",
+             "cited_contributions"),
         Step("verification", VerificationReply, "rqbench.builder.verification", "verify"),
         # generation: one background paper, or several (the user prompts differ)
         Step("generation_original", GenerationReply, _GENERATE, "original"),

@@ -57,6 +57,12 @@ class HumanJudgment(Record):
     subfield: str
     model: str = Field(description="The model whose best-of-five RQ was shown.")
     submission_hash: str
+    model_candidate: str | None = Field(
+        default=None, description="The shown model RQ's candidate id (m0..m4); None in judgments made before it was kept."
+    )
+    model_text_hash: str | None = Field(
+        default=None, description="rqbench.evaluate.shown_pair.text_hash of the shown model RQ's text."
+    )
     left: Side = Field(description="Which RQ was shown on the left; the other was on the right.")
     choice: Literal["left", "right", "tie"]
     winner: Literal["gt", "model", "tie"] = Field(description="The choice mapped back to the sides.")

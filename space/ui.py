@@ -83,7 +83,7 @@ class SpaceData:
                 self.rows = []
             cells = an.agreement_cells(judgments, results) if judgments else {}
             self.table = lb.build_table(self.rows, cells)
-            self.pairs = an.build_pairs(results)
+            self.pairs = an.build_pairs(results, judgments)
             self.index = browse.index_instances(results)
             self._key = key
             return self
