@@ -15,8 +15,9 @@ each with its ratio to naive; then the wall-time bound under a stated rate limit
 Prices: litellm's cost map. ``gemini/gemini-3.1-pro`` is not in it (only
 ``gemini/gemini-3.1-pro-preview``), so the preview's entry is used under the
 judge's name, and said so. DeepSeek has no batch endpoint: its batch figure is
-its cached figure. Output is priced at each call's ``max_tokens`` (2,048), an
-upper bound, so the input share is printed apart.
+its cached figure. Output is priced at each call's ``max_tokens`` (the judges'
+reply budget, 32,768 tokens: room for their reasoning), an upper bound far above
+what a judge writes, so the input share is printed apart.
 
 Run: .venv/bin/python benchmarks/paper_scale_cost.py [--instances 1434] [--rpm 1000 --tpm 4000000]
 """

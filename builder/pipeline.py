@@ -34,6 +34,7 @@ from rqbench.builder.stages import (
 
 from rqbench.hashing import content_hash
 from rqbench.io import write_atomic, write_jsonl
+from rqbench.llm.catalog import CHARS_PER_TOKEN, input_room, reply_budget, supports_reasoning
 from rqbench.llm.config import default_model
 from rqbench.prompts import load_prompt_set
 from rqbench.records import (
@@ -62,6 +63,8 @@ STAGE_STEPS = {stage: BUILD_STEPS[stage].name for stage in LLM_STAGES}
 STAGE_ROLES = {"influence": "labeller", "contributions": "strong", "gaps": "light", "author_rqs": "strong",
                "cited_contributions": "strong", "verify": "strong"}  # fmt: skip
 # Small caps on the reply length, per stage: enough for the reply's JSON, short enough for the local model.
+# A model with a reasoning setting gets the catalog's reply budget instead (``reply_budget``), since its
+# reasoning tokens count against the cap (gemini-3.1-pro thinks whatever it is told).
 DEFAULT_MAX_TOKENS = {"influence": 160, "contributions": 900, "gaps": 450, "author_rqs": 600,
                       "cited_contributions": 500, "verify": 400}  # fmt: skip
 
@@ -103,7 +106,11 @@ class BuildConfig(BaseModel):
     max_tokens: dict[str, int] = Field(default_factory=dict, description="Reply token cap per LLM stage.")
     max_cited_per_paper: int | None = Field(default=None, ge=1)
     min_influential: int = Field(default=0, ge=0, description="Flagged fallback for weak labellers (see influence).")
-    text_budget_chars: int | None = Field(default=24000, ge=1, description="M's text in a prompt, in characters.")
+    text_budget_chars: int | None = Field(
+        default=None, ge=1,
+        description="M's text in a prompt, in characters; None: as much as the stage model's context window holds "
+        "(the paper reads the whole paper), the embedded model's small budget for it.",
+    )
     context_budget_chars: int | None = Field(default=4000, ge=1, description="One cited work's contexts.")
     allow_abstract_only: bool = False
     cited_sources: Path | None = None
@@ -152,14 +159,15 @@ class BuildConfig(BaseModel):
     def settings_record(self) -> dict[str, Any]:
         return {
             "models": {s: self.model_for(s) for s in LLM_STAGES},
-            "max_tokens": {s: self.max_tokens.get(s, DEFAULT_MAX_TOKENS[s]) for s in LLM_STAGES},
+            "max_tokens": {s: llm_settings(self, s).max_tokens for s in LLM_STAGES},
             "max_cited_per_paper": self.max_cited_per_paper,
             "min_influential": self.min_influential,
             "text_budget_chars": self.text_budget_chars,
             "context_budget_chars": self.context_budget_chars,
             "budgets_per_stage": {s: {"text": llm_settings(self, s).text_budget_chars,
+                                      "text_basis": text_budget_basis(self, s),
                                       "context": llm_settings(self, s).context_budget_chars} for s in LLM_STAGES},
-            "truncation": "head of the text in document order, cut at a word boundary and marked",
+            "truncation": "head of the text in document order, cut at a word boundary and marked, only past the budget",
             "allow_abstract_only": self.allow_abstract_only,
             "fetch_cited": self.fetch_cited_effective,
             "top_fraction": self.top_fraction,
@@ -275,16 +283,39 @@ def _cap(value: int | None, cap: int) -> int:
     return cap if value is None else min(value, cap)
 
 
-def llm_settings(config: BuildConfig, stage: str) -> LLMStageSettings:
-    """A stage's settings; prompts for the embedded model are cut to fit its 8192-token context."""
+def stage_max_tokens(config: BuildConfig, stage: str) -> int:
+    """A stage's reply cap: ``--max-tokens-<stage>``, else the catalog's budget for a reasoning model, else the small cap."""
     model = config.model_for(stage)
+    if stage in config.max_tokens:
+        return config.max_tokens[stage]
+    return reply_budget(model) if supports_reasoning(model) else DEFAULT_MAX_TOKENS[stage]
+
+
+def text_budget_basis(config: BuildConfig, stage: str) -> str:
+    """Why a stage reads as much of M as it does (recorded in the manifest)."""
+    model = config.model_for(stage)
+    if config.text_budget_chars is not None:
+        return "--text-budget" + (" (capped for the embedded model)" if is_local(model) else "")
+    if is_local(model):
+        return f"the embedded model's small budget ({LOCAL_TEXT_BUDGET:,} characters: its 8,192-token context)"
+    room = input_room(model, stage_max_tokens(config, stage))
+    return f"the context window ({room.source} {room.window:,} tokens)"
+
+
+def llm_settings(config: BuildConfig, stage: str) -> LLMStageSettings:
+    """A stage's settings. M's text goes whole up to the stage model's context window unless ``--text-budget``
+    says otherwise; prompts for the embedded model are cut to fit its 8192-token context."""
+    model = config.model_for(stage)
+    max_tokens = stage_max_tokens(config, stage)
     text, ctx = config.text_budget_chars, config.context_budget_chars
     if is_local(model):
         text, ctx = _cap(text, LOCAL_TEXT_BUDGET), _cap(ctx, LOCAL_CONTEXT_BUDGET)
+    elif text is None:
+        text = input_room(model, max_tokens).tokens * CHARS_PER_TOKEN
     return LLMStageSettings(
         step=STAGE_STEPS[stage],
         model=model,
-        max_tokens=config.max_tokens.get(stage, DEFAULT_MAX_TOKENS[stage]),
+        max_tokens=max_tokens,
         prompts=str(config.prompts) if config.prompts else None,
         text_budget_chars=text,
         context_budget_chars=ctx,

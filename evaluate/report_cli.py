@@ -22,6 +22,7 @@ from rqbench.evaluate.metrics import (
     NarrownessAggregation,
     OrderingAggregation,
     ScoreOptions,
+    describe_combine_rule,
 )
 
 PAIRED_METRICS = (
@@ -143,6 +144,27 @@ def _similarity(results, args: argparse.Namespace, opts: ScoreOptions):
     return tables.similarity_table(rows, missing=missing)
 
 
+def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
+    """report.md's account of the protocol behind the numbers: per submission, what its runs recorded."""
+    groups: dict[tuple[str, str], list] = {}
+    for r in results:
+        groups.setdefault((f"{r.submission.model} ({r.submission.prompt_variant})", r.protocol.model_dump_json()
+                           if r.protocol else ""), []).append(r)  # fmt: skip
+    lines = ["## Protocol", "", "The protocol each run asked for, and every way it departs from the paper's "
+             "(recorded in the results files).", ""]  # fmt: skip
+    for (name, _), files in sorted(groups.items(), key=lambda kv: kv[0][0]):
+        judges = ", ".join(sorted({f.judge.label for f in files}))
+        rec = files[0].protocol
+        if rec is None:
+            lines.append(f"- {name}, judged by {judges}: not recorded (results written before protocols were)")
+            continue
+        n = len(rec.departures)
+        lines.append(f"- {name}, judged by {judges}: protocol {rec.name}, {n} departure{'' if n == 1 else 's'} "
+                     "from the paper's protocol" + (":" if n else ""))  # fmt: skip
+        lines += [f"  - {d.line()}" for d in rec.departures]
+    return "\n".join(lines) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate import plots, tables
     from rqbench.evaluate.meta_eval import meta_evaluate
@@ -173,7 +195,9 @@ def run(args: argparse.Namespace) -> int:
     all_tables.append(tables.meta_eval_table(meta_evaluate(results, opts)))
     paired = _paired(results, args)
     if paired:
-        all_tables.append(tables.paired_table(paired))
+        labels = sorted({r.judge.label for r in results})
+        combined = describe_combine_rule(args.combine, labels) if len(labels) >= 2 else ""
+        all_tables.append(tables.paired_table(paired, combined))
     if args.annotations:
         from rqbench.evaluate.agreement import agreement_report, read_annotation_files
 
@@ -196,7 +220,8 @@ def run(args: argparse.Namespace) -> int:
     for t in all_tables:
         written += tables.write_table(t, out)
     (out / "report.md").write_text(
-        "# RQ-Bench report\n\n" + "\n".join(tables.to_markdown(t) for t in all_tables), encoding="utf-8"
+        "# RQ-Bench report\n\n" + protocol_section(results) + "\n" + "\n".join(tables.to_markdown(t) for t in all_tables),
+        encoding="utf-8",
     )
     plots.novelty_vs_source_bound(rows, out / "novelty_vs_source_bound.png")
     plots.win_tie_lose_bars(rows, out / "win_tie_lose.png")

@@ -19,7 +19,7 @@ from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, summary_rows
 from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRateRow
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.meta_eval import MetaEvalRow
-from rqbench.evaluate.metrics import DIMENSION_LABELS, NARROWNESS_DIMS
+from rqbench.evaluate.metrics import DIMENSION_LABELS, NARROWNESS_DIMS, describe_combine_rule
 from rqbench.evaluate.shown_pair import RULE
 from rqbench.evaluate.similarity import SimilarityRow
 from rqbench.evaluate.summary import COMBINED, Figure, SummaryRow
@@ -82,6 +82,17 @@ def _judges(rows: Sequence[SummaryRow]) -> list[str]:
     return labels + ([COMBINED] if any(r.judge == COMBINED for r in rows) else [])
 
 
+def combine_note(rows: Sequence[SummaryRow]) -> str:
+    """The sentence for a caption whose table shows a combined figure: the rule and the judges it combined."""
+    notes = []
+    for r in rows:
+        if r.judge == COMBINED and r.combine:
+            text = describe_combine_rule(r.combine, r.provenance.judge_labels)
+            if text not in notes:
+                notes.append(text)
+    return "".join(f" Combined: {n}." for n in notes)
+
+
 def _select(rows: Sequence[SummaryRow], setting: str, subfield: str | None = None) -> list[SummaryRow]:
     return [r for r in rows if r.setting == setting and r.subfield == subfield]
 
@@ -109,7 +120,7 @@ def _grid(
             text, figs = cell(r, key)
             display.loc[_row_name(r), f"{r.judge}: {lab}"] = text
             tidy += [(_row_name(r), f"{r.judge}: {fname}", f) for fname, f in figs]
-    return Table(name, caption, paper_table, display.fillna("–"), _tidy(tidy))
+    return Table(name, caption + combine_note(rows), paper_table, display.fillna("–"), _tidy(tidy))
 
 
 # --------------------------------------------------------------------------
@@ -181,9 +192,10 @@ def narrowness_rates_table(rows: Sequence[SummaryRow], setting: str, subfield: s
                  paper_table="Table 7(b)" if setting == "standalone" else "Table 8")
 
 
-def prompt_variant_table(rows: Sequence[SummaryRow], judge: str = COMBINED) -> Table | None:
-    """Table 10: the same model under different generation prompts (standalone, one judge column set)."""
-    use = [r for r in _select(rows, "standalone") if r.row_kind == "model" and r.judge == judge]
+def prompt_variant_table(rows: Sequence[SummaryRow], judge: str | None = None) -> Table | None:
+    """Table 10: the same model under different generation prompts (standalone); every judge's columns,
+    and the combined ones where two or more judges scored, unless ``judge`` names one."""
+    use = [r for r in _select(rows, "standalone") if r.row_kind == "model" and judge in (None, r.judge)]
     variants: dict[str, set[str]] = {}
     for r in use:
         variants.setdefault(r.model, set()).add(r.prompt_variant)
@@ -192,8 +204,9 @@ def prompt_variant_table(rows: Sequence[SummaryRow], judge: str = COMBINED) -> T
         return None
     use = [r for r in use if r.model in multi]
     cols = _NOV_COLS + _NAR_COLS
+    who = f"{judge} judge" if judge else "per judge"
     return _grid(use, cols, _score_cell, name="prompt_variants",
-                 caption=f"Prompt variants ({judge} judge, standalone): Best@5 novelty (higher is better) and "
+                 caption=f"Prompt variants ({who}, standalone): Best@5 novelty (higher is better) and "
                  "narrowness (lower is broader), mean ± std.", paper_table="Table 10")
 
 
@@ -375,8 +388,9 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
                  "shared family with a judged generator, and cost.", "beyond the paper", display, _tidy(tidy))
 
 
-def paired_table(entries: Sequence[tuple[str, str, str, object]]) -> Table:
-    """Paired model-vs-model tests: (metric, model A, model B, PairedTest)."""
+def paired_table(entries: Sequence[tuple[str, str, str, object]], combined: str = "") -> Table:
+    """Paired model-vs-model tests: (metric, model A, model B, PairedTest); ``combined`` says how several
+    judges' values became one per instance (empty with one judge)."""
     display = pd.DataFrame(columns=["A", "B", "A − B", "95% CI", "p", "instances"], dtype=object)
     recs = []
     for i, (metric_name, a, b, t) in enumerate(entries):
@@ -384,8 +398,9 @@ def paired_table(entries: Sequence[tuple[str, str, str, object]]) -> Table:
                                                   f"{t.p_value:.3g}", str(t.n)]
         recs.append({"row": f"{a} vs {b}", "column": metric_name, "value": t.diff, "ci_low": t.ci_low,
                      "ci_high": t.ci_high, "std": float("nan"), "n": t.n, "p_value": t.p_value})
+    note = f" Several judges' values per instance are combined: {combined}." if combined else ""
     return Table("paired_tests", "Paired model-vs-model differences on shared instances (cluster bootstrap CI, "
-                 "cluster sign-flip p-value).", "beyond the paper", display.rename_axis("metric"),
+                 "cluster sign-flip p-value)." + note, "beyond the paper", display.rename_axis("metric"),
                  pd.DataFrame(recs, columns=TIDY_COLUMNS + ["p_value"]))
 
 

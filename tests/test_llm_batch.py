@@ -216,3 +216,29 @@ def test_a_setting_the_model_refuses_is_a_named_failure_in_batch_mode_too(tmp_pa
     with pytest.raises(LLMCallFailed) as err:
         asyncio.run(llm.ask("g", "novelty_standalone", msgs, StandaloneNoveltyReply, prompt_hash="h"))
     assert err.value.reason == "UnsupportedParamsError" and not llm.pending
+
+
+def test_a_batch_line_cut_at_the_budget_is_truncated_as_in_a_direct_call(build, env, scripted_server, tmp_path,
+                                                                          monkeypatch):  # fmt: skip
+    from rqbench.testing.scripted_server import ScriptedReply
+
+    _, root, sub = build
+
+    def cut_one(req):
+        if req.step == "novelty_standalone" and "Question 3 about 2501.00002_rq0" in user_text(req):
+            return ScriptedReply("", finish_reason="length")  # the whole budget spent before any text
+        return F.judge_reply(req)
+
+    scripted_server.responder = cut_one
+    args = ["judge", str(sub.path), "--judge", env, "--setting", "standalone", "--metrics", "novelty",
+            "--dataset", str(root)]  # fmt: skip
+    assert main([*args, "--out", str(tmp_path / "direct")]) == 0
+    monkeypatch.setenv("RQB_HOME", str(tmp_path / "home-batch"))
+    assert main([*args, "--out", str(tmp_path / "batched"), "--batch"]) == 0
+    assert _instances(tmp_path / "batched") == _instances(tmp_path / "direct")
+    (rf,) = [read_results(p) for p in (tmp_path / "batched").glob("*.json")]
+    (failure,) = [f for i in rf.instances for f in i.failures]
+    assert failure.startswith("novelty_standalone[m3]: truncated: ")
+    assert [r.truncated for i in rf.instances for r in i.raw_replies].count(True) == 1
+    statuses = [r["failures"] for r in CallStore(tmp_path / "home-batch" / "calls.db").summary()]
+    assert sum(statuses) >= 1  # the cut reply is logged as a failure (status truncated), not ok

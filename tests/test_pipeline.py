@@ -104,7 +104,11 @@ def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
     assert by_stage["influence"].model == "scripted/test@max_tokens=160"
     assert by_stage["influence"].prompt_set.name == "rqbench-v1"
     assert sum(s.llm_calls for s in saved.stages) == len(srv.requests)
-    assert saved.settings["max_cited_per_paper"] == 4 and saved.settings["text_budget_chars"] == 24000
+    assert saved.settings["max_cited_per_paper"] == 4 and saved.settings["text_budget_chars"] is None
+    # no --text-budget: M's text goes whole up to the stage model's window (the scripted model's is assumed)
+    verify_budget = saved.settings["budgets_per_stage"]["verify"]
+    assert verify_budget["text_basis"] == "the context window (assumed 32,768 tokens)"
+    assert verify_budget["text"] > 24000
     # the funnel, the skips and the manual-validation sample
     funnel = json.loads((out / "funnel.json").read_text())
     assert funnel["kind"] == "rqbench.funnel" and funnel["offline"] is True

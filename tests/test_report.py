@@ -166,3 +166,64 @@ def test_markdown_writer_escapes_pipes():
                      pd.DataFrame(columns=tables.TIDY_COLUMNS))
     md = tables.to_markdown(t)
     assert "a\\|b" in md and "x\\|y" in md
+
+
+def _write_one_judge(folder, judge=JUDGES[0]):
+    folder.mkdir(parents=True, exist_ok=True)
+    jm, label = judge
+    for s, (model, variant, boost) in enumerate(SUBMISSIONS):
+        for setting in ("standalone", "comparative"):
+            r = results(_instances(100 * s + (setting == "comparative"), boost, setting), model=model,
+                        judge_model=jm, label=label, setting=setting, prompt_variant=variant, expected=12)
+            (folder / f"{model.replace('/', '_')}-{variant}-{setting}.json").write_text(r.model_dump_json())
+
+
+def test_a_one_judge_report_has_no_combined_row_label_or_plot(tmp_path, capsys):
+    res = tmp_path / "results"
+    _write_one_judge(res)
+    out = tmp_path / "report"
+    assert main(["report", str(res), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
+    for f in out.iterdir():
+        if f.suffix in (".md", ".csv", ".tex", ".json"):
+            assert "combined" not in f.read_text().lower(), f.name
+    md = (out / "novelty_standalone_scores.md").read_text()
+    assert "gemini-3.1-pro: non-obviousness" in md and "rule:" not in md
+    # Table 10 (two prompt variants of gemini-3.1-pro) stays, under the one judge
+    assert "gemini-3.1-pro: originality" in (out / "prompt_variants.md").read_text()
+    for png in ("novelty_vs_source_bound.png", "win_tie_lose.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plots_fall_back_to_each_judges_own_rows_without_a_combined_one():
+    from rqbench.evaluate.plots import plotted_judges
+    from results_factory import cand, instance, results
+
+    def rows(labels):
+        made = [results([instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])],
+                        judge_model=f"x/{lab}", label=lab) for lab in labels]  # fmt: skip
+        return summarize(made, n_boot=20)
+
+    assert plotted_judges(rows(["a"])) == ["a"]
+    assert plotted_judges(rows(["a", "b"])) == ["combined"]
+
+
+def test_every_caption_of_a_combined_table_says_how_and_over_which_judges(tmp_path, capsys):
+    from rqbench.evaluate.metrics import describe_combine_rule
+
+    res = tmp_path / "results"
+    _write_results(res)
+    for rule in ("pooled", "mean_scores"):
+        out = tmp_path / f"report-{rule}"
+        assert main(["report", str(res), "--out", str(out), "--n-boot", "50", "--combine", rule]) == 0
+        sentence = describe_combine_rule(rule, ["deepseek-v4-pro", "gemini-3.1-pro"])
+        shown = 0
+        for md in out.glob("*.md"):
+            if md.name == "report.md":
+                continue
+            text = md.read_text()
+            # a combined column, or the paired tests, whose per-instance values combine the judges
+            has_combined = "| combined" in text or "combined:" in text.split("\n", 1)[1] or md.stem == "paired_tests"
+            assert (sentence in text) == has_combined, md.name
+            shown += has_combined
+        assert shown >= 9  # Tables 2, 3(a), 3(b), 4, 7(a), 7(b), 8 and 10, and the paired tests
+        assert sentence in (out / "report.md").read_text()

@@ -30,7 +30,7 @@ from rqbench.evaluate.metrics import GT_ID
 from rqbench.io import RecordError
 from rqbench.llm.client import parse_json_reply
 from rqbench.prompts import PromptSet
-from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, Reply
+from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, PaperCut, Reply
 from rqbench.steps import Step, owned_by, step
 
 Setting = Literal["standalone", "comparative"]
@@ -90,6 +90,7 @@ class JudgeRequest:
     candidate_ids: tuple[str, ...]
     paper_id: str | None = None
     ordering: int = 0
+    background: tuple[PaperCut, ...] = ()  # what of each background paper the messages carry
 
     @property
     def context(self) -> dict[str, Any]:
@@ -178,6 +179,7 @@ class Metric:
         *,
         paper_id: str | None = None,
         ordering: int = 0,
+        background: Sequence[PaperCut] = (),
     ) -> list[JudgeRequest]:
         out = []
         for group in groups:
@@ -185,7 +187,7 @@ class Metric:
             msgs = render(judge.prompts, step, {**values, "candidates": candidate_block(texts),
                                                 "n_candidates": str(len(texts))})  # fmt: skip
             out.append(JudgeRequest(self.name, step, msgs, self.reply_model_for(step), tuple(group), paper_id,
-                                    ordering))  # fmt: skip
+                                    ordering, tuple(background)))  # fmt: skip
         return out
 
 

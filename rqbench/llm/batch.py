@@ -78,7 +78,9 @@ def batch_body(cfg: ModelConfig, messages: Sequence[dict[str, str]], response_fo
     from litellm.utils import get_optional_params
 
     model_name = litellm.get_llm_provider(cfg.litellm_model)[0]
-    settings: dict[str, Any] = {"temperature": cfg.temperature}
+    settings: dict[str, Any] = {}
+    if cfg.temperature is not None:  # None: the vendor's default sampling, as in a direct call
+        settings["temperature"] = cfg.temperature
     if cfg.max_tokens:
         settings["max_tokens"] = cfg.max_tokens
     if cfg.reasoning_effort:
@@ -265,10 +267,13 @@ class BatchRunner:
             if self.store.get(key) is None:  # a re-collection after a crash logs nothing twice
                 use = usage_of(body.get("usage"))
                 cost = 0.0 if cfg.local else batch_cost(body.get("usage") or {}, cfg.litellm_model)
+                finish = body["choices"][0].get("finish_reason")  # "length": cut at the budget, replays as cut
                 self.store.put(key, model=q["model"], step=q["step"], request=json.loads(q["request"]), text=text,
                                tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
-                               tokens_cached=use.cached, tokens_cache_write=use.cache_write)  # fmt: skip
-                self.store.log(step=q["step"], model=q["model"], key=key, cache="miss", status="ok", run_id=self.run_id,
+                               tokens_cached=use.cached, tokens_cache_write=use.cache_write,
+                               finish_reason=finish)  # fmt: skip
+                status = "truncated" if finish == "length" else "ok"
+                self.store.log(step=q["step"], model=q["model"], key=key, cache="miss", status=status, run_id=self.run_id,
                                tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
                                tokens_cached=use.cached, tokens_cache_write=use.cache_write,
                                batch_id=batch.id)  # fmt: skip
@@ -303,9 +308,9 @@ class BatchRunner:
             text = choice["message"]["content"]
         except (KeyError, IndexError, TypeError):
             return None, "batch_line_malformed", "no choices[0].message.content in the reply body", body
-        if text is None or not str(text).strip():
+        if (text is None or not str(text).strip()) and choice.get("finish_reason") != "length":
             return None, "batch_line_empty", f"empty reply (finish_reason={choice.get('finish_reason')})", body
-        return str(text), "", "", body
+        return "" if text is None else str(text), "", "", body  # a reply cut at the budget may be empty
 
     # -- plumbing ----------------------------------------------------------------
     @staticmethod

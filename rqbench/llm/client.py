@@ -10,6 +10,9 @@ What it guarantees:
 - a reply is parsed and validated against the step's pydantic model; an invalid
   one is re-asked once, quoting the error, then raised as ``LLMCallFailed``
   (never a silent zero);
+- a reply the provider cut at the reply budget (finish_reason "length") is
+  raised as ``LLMCallFailed`` with the reason ``truncated``, with its text; it
+  is cached like any reply, and never re-asked as if its format were wrong;
 - every request and cache hit is logged with tokens (cached input apart), cost, latency and status;
 - requests are paced per provider (``ratelimit.py``); in batch mode cache misses are deferred
   and sent through the provider's batch endpoint (``batch.py``); see docs/llm.md.
@@ -34,7 +37,7 @@ from pydantic import BaseModel, ValidationError
 from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError
-from rqbench.llm.catalog import count_tokens, estimate_tokens, is_local
+from rqbench.llm.catalog import LOCAL_REPLY_TOKENS, count_tokens, estimate_tokens, is_local, local_settings
 from rqbench.llm.catalog import litellm_module as _litellm
 from rqbench.llm.config import BATCH_PROVIDERS, ModelConfig, hosted_config
 from rqbench.llm.estimate import FREE, Estimate, PrefixCacheModel, PriceBook, cache_rule
@@ -55,6 +58,16 @@ class LLMCallFailed(RuntimeError):
     def __init__(self, step: str, key: str, reason: str, detail: str, last_text: str | None = None):
         super().__init__(f"{step}: {reason}: {detail}")
         self.step, self.key, self.reason, self.detail, self.last_text = step, key, reason, detail, last_text
+
+
+# The reason of a reply cut off by the reply budget (the provider's finish_reason "length").
+TRUNCATED = "truncated"
+
+
+def truncation_detail(cfg: ModelConfig) -> str:
+    """What a truncated failure says: the budget it hit, and the option that raises it."""
+    return (f"the reply reached the reply budget (max_tokens={cfg.max_tokens}) before it ended; "
+            f"raise it with {cfg.name.partition('@')[0]}@max_tokens=N")  # fmt: skip
 
 
 class DryRun(Exception):
@@ -163,10 +176,12 @@ class LLM:
         """Resolve ``local``, ``local/<id>`` or a litellm name; the local server starts lazily."""
         if spec not in self._configs:
             if is_local(spec):
-                if self.dry_run:
+                if self.dry_run:  # the settings a started server would get, without starting one
+                    label, overrides = local_settings(spec)
                     self._configs[spec] = ModelConfig(
-                        name=spec, litellm_model="openai/local", local=True, json_mode="json_object_schema"
-                    )
+                        **{"name": label, "litellm_model": "openai/local", "local": True,
+                           "json_mode": "json_object_schema", "max_tokens": LOCAL_REPLY_TOKENS, **overrides}
+                    )  # fmt: skip
                 else:
                     from rqbench.llm.local_model import local_config
 
@@ -247,7 +262,8 @@ class LLM:
     ) -> Answer[R]:
         """Ask ``model`` for a ``reply_model`` JSON reply; cached, retried, validated, logged.
 
-        ``retry_failed`` (default: this LLM's setting) asks afresh when the cached reply does not validate.
+        ``retry_failed`` (default: this LLM's setting) asks afresh when the cached reply does not validate
+        or was cut at the reply budget. A cut reply raises ``LLMCallFailed`` with the reason ``truncated``.
         """
         retry = self.retry_failed if retry_failed is None else retry_failed
         cfg = self.model(model)
@@ -256,14 +272,16 @@ class LLM:
         if self.dry_run:
             self._count(cfg, step, messages, key)
             raise DryRun(key)
-        text, cached = await self._text(cfg, step, list(messages), schema, key)
-        reply, error = self._try_validate(reply_model, text, context)
-        if error is not None and cached and retry and key not in self._asked_afresh:
-            # --retry-failed: a stored reply that fails validation is asked for afresh (once a run)
+        text, cached, finish = await self._text(cfg, step, list(messages), schema, key)
+        if (cached and retry and key not in self._asked_afresh
+                and (finish == "length" or self._invalid(reply_model, text, context))):
+            # --retry-failed: a stored reply that was cut or fails validation is asked for afresh (once a run)
             self._asked_afresh.add(key)
             self.store.forget(key)
-            text, cached = await self._text(cfg, step, list(messages), schema, key)
-            reply, error = self._try_validate(reply_model, text, context)
+            text, cached, finish = await self._text(cfg, step, list(messages), schema, key)
+        if finish == "length":
+            raise LLMCallFailed(step, key, TRUNCATED, truncation_detail(cfg), text)
+        reply, error = self._try_validate(reply_model, text, context)
         if error is None:
             return Answer(reply, text, key, cached)
         reask = list(messages) + [
@@ -280,11 +298,17 @@ class LLM:
         if retry and key2 not in self._asked_afresh:
             self._asked_afresh.add(key2)
             self.store.forget(key2)
-        text2, cached2 = await self._text(cfg, step + ":reask", reask, schema, key2)
+        text2, cached2, finish2 = await self._text(cfg, step + ":reask", reask, schema, key2)
+        if finish2 == "length":
+            raise LLMCallFailed(step, key, TRUNCATED, truncation_detail(cfg), text2)
         reply2, error2 = self._try_validate(reply_model, text2, context)
         if error2 is not None:
             raise LLMCallFailed(step, key, "invalid_reply", _short_error(error2), text2) from error2
         return Answer(reply2, text2, key, cached and cached2, True)
+
+    @classmethod
+    def _invalid(cls, reply_model: type[R], text: str, context: dict[str, Any] | None) -> bool:
+        return cls._try_validate(reply_model, text, context)[1] is not None
 
     @classmethod
     def _try_validate(
@@ -307,21 +331,22 @@ class LLM:
 
     async def _text(
         self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
-    ) -> tuple[str, bool]:
+    ) -> tuple[str, bool, str | None]:
+        """The reply's text, whether it came from the cache, and why the provider stopped."""
         hit = self.store.get(key)
-        if hit is not None:
-            if self._log_hits:
-                self.store.log(step=step, model=cfg.name, key=key, cache="hit", status="ok", run_id=self.run_id)
-            return hit.text, True
-        if self.batch and self._batchable(cfg):
-            self._defer(cfg, step, messages, schema, key)
-        async with self._semaphore(cfg):
-            # another task may have finished the same call while we waited
-            hit = self.store.get(key)
-            if hit is not None:
-                self.store.log(step=step, model=cfg.name, key=key, cache="hit", status="ok", run_id=self.run_id)
-                return hit.text, True
-            return await self._send(cfg, step, messages, schema, key), False
+        if hit is None:
+            if self.batch and self._batchable(cfg):
+                self._defer(cfg, step, messages, schema, key)
+            async with self._semaphore(cfg):
+                # another task may have finished the same call while we waited
+                hit = self.store.get(key)
+                if hit is None:
+                    text, finish = await self._send(cfg, step, messages, schema, key)
+                    return text, False, finish
+        if self._log_hits:
+            status = TRUNCATED if hit.finish_reason == "length" else "ok"
+            self.store.log(step=step, model=cfg.name, key=key, cache="hit", status=status, run_id=self.run_id)
+        return hit.text, True, hit.finish_reason
 
     # -- batch mode ----------------------------------------------------------
     def _batchable(self, cfg: ModelConfig) -> bool:
@@ -388,17 +413,18 @@ class LLM:
 
     async def _send(
         self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
-    ) -> str:
+    ) -> tuple[str, str | None]:
         litellm = _litellm()
         kwargs: dict[str, Any] = {
             "model": cfg.litellm_model,
             "messages": messages,
-            "temperature": cfg.temperature,
             "timeout": cfg.timeout_s,
             "max_retries": 0,  # retries are ours, so Retry-After and the log stay right
             "num_retries": 0,
             "extra_headers": {STEP_HEADER: step},
         }
+        if cfg.temperature is not None:  # None: the vendor's default sampling
+            kwargs["temperature"] = cfg.temperature
         if cfg.max_tokens:
             kwargs["max_tokens"] = cfg.max_tokens
         if cfg.api_base:
@@ -421,8 +447,10 @@ class LLM:
                 resp = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=cfg.timeout_s + 5)
                 choice = resp.choices[0]
                 text = choice.message.content
-                if text is None or not str(text).strip():
-                    raise _EmptyReply(f"empty reply (finish_reason={getattr(choice, 'finish_reason', None)})")
+                finish = getattr(choice, "finish_reason", None)
+                # a reply cut by the budget may be empty (all of it spent on reasoning): kept, as cut
+                if (text is None or not str(text).strip()) and finish != "length":
+                    raise _EmptyReply(f"empty reply (finish_reason={finish})")
             except Exception as exc:  # classified below: retried, or logged and raised
                 latency = time.monotonic() - t0
                 transient = is_transient(exc) or isinstance(exc, _EmptyReply)
@@ -449,17 +477,18 @@ class LLM:
             limiter.succeeded()
             use = usage_of(getattr(resp, "usage", None))
             cost = self._cost(resp, cfg)  # litellm prices cached input at the model's cache-read rate
+            text = "" if text is None else str(text)
             self.store.put(
                 key, model=cfg.name, step=step, request={"messages": messages, "model": cfg.cache_identity()},
-                text=str(text), tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
-                tokens_cached=use.cached, tokens_cache_write=use.cache_write,
+                text=text, tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
+                tokens_cached=use.cached, tokens_cache_write=use.cache_write, finish_reason=finish,
             )  # fmt: skip
             self.store.log(
-                step=step, model=cfg.name, key=key, cache="miss", status="ok", run_id=self.run_id,
-                attempt=attempt, tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost, latency_s=latency,
-                tokens_cached=use.cached, tokens_cache_write=use.cache_write,
+                step=step, model=cfg.name, key=key, cache="miss", status=TRUNCATED if finish == "length" else "ok",
+                run_id=self.run_id, attempt=attempt, tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
+                latency_s=latency, tokens_cached=use.cached, tokens_cache_write=use.cache_write,
             )  # fmt: skip
-            return str(text)
+            return text, finish
 
     @staticmethod
     def _cost(resp: Any, cfg: ModelConfig) -> float | None:

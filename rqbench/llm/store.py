@@ -106,6 +106,12 @@ def m003_batches(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE calls ADD COLUMN batch_id TEXT")
 
 
+@migration
+def m004_response_finish_reason(db: sqlite3.Connection) -> None:
+    """Why the provider stopped ("stop", "length", ...): a reply cut by the budget replays as cut."""
+    db.execute("ALTER TABLE responses ADD COLUMN finish_reason TEXT")
+
+
 @dataclass(frozen=True)
 class CachedResponse:
     key: str
@@ -113,6 +119,7 @@ class CachedResponse:
     tokens_in: int | None
     tokens_out: int | None
     cost_usd: float | None
+    finish_reason: str | None = None
 
 
 class CallStore:
@@ -153,7 +160,7 @@ class CallStore:
     def get(self, key: str) -> CachedResponse | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT key, text, tokens_in, tokens_out, cost_usd FROM responses WHERE key=?", (key,)
+                "SELECT key, text, tokens_in, tokens_out, cost_usd, finish_reason FROM responses WHERE key=?", (key,)
             ).fetchone()
         return CachedResponse(*row) if row else None
 
@@ -162,7 +169,7 @@ class CallStore:
         with self._lock:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
-                q = "SELECT key, text, tokens_in, tokens_out, cost_usd FROM responses WHERE key IN (%s)" % ",".join(
+                q = "SELECT key, text, tokens_in, tokens_out, cost_usd, finish_reason FROM responses WHERE key IN (%s)" % ",".join(
                     "?" * len(chunk)
                 )
                 for row in self._db.execute(q, chunk):
@@ -182,13 +189,14 @@ class CallStore:
         cost_usd: float | None,
         tokens_cached: int | None = None,
         tokens_cache_write: int | None = None,
+        finish_reason: str | None = None,
     ) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, model, step, request, text, tokens_in, tokens_out, cost_usd,"
-                " created, tokens_cached, tokens_cache_write) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " created, tokens_cached, tokens_cache_write, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (key, model, step, json.dumps(request), text, tokens_in, tokens_out, cost_usd, time.time(),
-                 tokens_cached, tokens_cache_write),
+                 tokens_cached, tokens_cache_write, finish_reason),
             )  # fmt: skip
 
     def forget(self, key: str) -> None:

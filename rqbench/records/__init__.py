@@ -69,7 +69,17 @@ from rqbench.records.papers import (
     SourcePaper,
     TextLevel,
 )
-from rqbench.records.results import CallTotals, CandidateScores, InstanceResult, JudgeSpec, RawReply, ResultsFile
+from rqbench.records.results import (
+    CallTotals,
+    CandidateScores,
+    Departure,
+    InstanceResult,
+    JudgeSpec,
+    PaperCut,
+    ProtocolRecord,
+    RawReply,
+    ResultsFile,
+)
 from rqbench.records.submission import (
     QUESTION_GRAMMAR_PATTERN,
     GenerationReply,
@@ -105,6 +115,7 @@ __all__ = [
     "ComparativeNarrownessReply",
     "ComparativeNoveltyReply",
     "ContributionsReply",
+    "Departure",
     "EvaluationInstance",
     "Gap",
     "GapReply",
@@ -117,9 +128,11 @@ __all__ = [
     "NoveltyScore",
     "NoveltyType",
     "OverlapReply",
+    "PaperCut",
     "PaperRecord",
     "ParsedPaper",
     "PromptSetRef",
+    "ProtocolRecord",
     "Question",
     "RQRecord",
     "RawReply",

@@ -4,7 +4,9 @@ Faults are injected where real ones happen, at the HTTP level: status codes with
 Retry-After, 5xx, slow replies past the client's timeout, dropped connections,
 truncated or non-JSON bodies. The LLM layer and litellm run unpatched against it.
 A responder sees each request's step as the LLM layer tagged it (``req.step``),
-so it never has to guess the step from the prompt's wording or the schema.
+so it never has to guess the step from the prompt's wording or the schema. It
+returns the reply's text, or a ``ScriptedReply`` to script the finish reason as
+well (``"length"``: a reply cut at the reply budget).
 """
 
 from __future__ import annotations
@@ -39,7 +41,15 @@ class ScriptedRequest(dict):
         return self.step_tag.split(":", 1)[0]
 
 
-Responder = Callable[[ScriptedRequest], str]
+@dataclass(frozen=True)
+class ScriptedReply:
+    """A reply with the finish reason the server reports for it ("stop", or "length" for one cut at max_tokens)."""
+
+    content: str
+    finish_reason: str = "stop"
+
+
+Responder = Callable[[ScriptedRequest], "str | ScriptedReply"]
 
 
 @dataclass
@@ -51,20 +61,25 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     content: str = ""  # for kind="reply": a well-formed completion with this text (e.g. the wrong JSON shape)
+    finish_reason: str = "stop"  # for kind="reply"/"empty": e.g. "length", a reply cut at the budget
 
 
 UsageExtra = Callable[[dict[str, Any], int], dict[str, Any]]
 
 
 def completion_body(
-    content: str, model: str = "scripted", prompt_tokens: int = 10, usage_extra: dict[str, Any] | None = None
+    content: str,
+    model: str = "scripted",
+    prompt_tokens: int = 10,
+    usage_extra: dict[str, Any] | None = None,
+    finish_reason: str = "stop",
 ) -> dict[str, Any]:
     body = {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": max(1, len(content) // 4),
@@ -182,7 +197,7 @@ class ScriptedServer:
                     self._send(200, b"<html>upstream error</html>", {"content-type": "text/html"})
                     return True
                 if f.kind in ("empty", "reply"):
-                    self._send(200, json.dumps(completion_body(f.content)).encode())
+                    self._send(200, json.dumps(completion_body(f.content, finish_reason=f.finish_reason)).encode())
                     return True
                 raise ValueError(f"unknown fault kind {f.kind!r}")
 
@@ -210,11 +225,14 @@ class ScriptedServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def complete(self, req: dict[str, Any]) -> dict[str, Any]:
-        """The completion body for a request: the responder's content, usage as a provider would count it."""
-        content = self.responder(req)
+        """The completion body for a request: the responder's content and finish reason, usage as a provider
+        would count it."""
+        reply = self.responder(req)
+        if not isinstance(reply, ScriptedReply):
+            reply = ScriptedReply(reply)
         prompt_tokens = sum(len(m.get("content") or "") for m in req.get("messages", [])) // 4
         extra = self.usage_extra(req, prompt_tokens) if self.usage_extra else None
-        return completion_body(content, req.get("model", "scripted"), prompt_tokens, extra)
+        return completion_body(reply.content, req.get("model", "scripted"), prompt_tokens, extra, reply.finish_reason)
 
     def complete_line(self, body: dict[str, Any], step: str | None) -> dict[str, Any]:
         """``complete`` for one line of a batch, whose step tag travels in its ``custom_id``."""
