@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_serializer, field_validator
 
 from rqbench.records.common import SCHEMA_VERSION, PromptSetRef, Record
 from rqbench.records.judging import NarrownessScore, NoveltyScore, OverlapReply
@@ -139,3 +139,15 @@ class ResultsFile(Record):
     protocol: ProtocolRecord | None = Field(
         default=None, description="The protocol and its departures from the paper's; None in files written before it."
     )
+
+    # Results files are published: the submitter's contact stays in the private request and the raw
+    # upload, never here. It is dropped when a file is read (one written before this rule) or made,
+    # and never written, even from a copy made with ``model_copy(update=...)``, which skips validators.
+    @field_validator("submission")
+    @classmethod
+    def _no_contact(cls, meta: SubmissionMetadata) -> SubmissionMetadata:
+        return meta.model_copy(update={"contact": ""}) if meta.contact else meta
+
+    @field_serializer("submission")
+    def _written_without_contact(self, meta: SubmissionMetadata) -> SubmissionMetadata:
+        return meta.model_copy(update={"contact": ""}) if meta.contact else meta
