@@ -132,6 +132,7 @@ def wellformed_problems(build: Build) -> list[str]:
     rows = [("rqs", RQRecord.__name__, r.rq_id, r) for r in build.rqs]
     rows += [("papers", PaperRecord.__name__, p.paper.arxiv_id, p) for p in build.papers]
     rows += [("instances", EvaluationInstance.__name__, i.rq_id, i) for i in build.instances]
+    rows += [("cited_papers", CitedPaper.__name__, c.paper_id, c) for c in build.cited_papers]
     return [f"{rec / (config + '.jsonl')}: {describe(failure, record=f'{kind} {ident}', field=field)}"
             for config, kind, ident, row in rows for field, failure in row.wellformed_failures()]  # fmt: skip
 

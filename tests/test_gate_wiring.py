@@ -108,6 +108,8 @@ def junk_builder_replies(req) -> str:
         good["ideas"] = [*good["ideas"], JUNK_CONTRIBUTIONS[1]]
     elif req.step == "gaps":
         good["gaps"] = [JUNK_GAPS[0], *good["gaps"], JUNK_GAPS[1], good["gaps"][0].upper()]  # the last: a duplicate
+    elif req.step == "cited_contributions":
+        good["contributions"] = [JUNK_CONTRIBUTIONS[0], *good["contributions"]]
     elif req.step == "author_rqs":
         keys = good["research_questions"][0]["cited_keys"]
         good["research_questions"] = [{"question": q, "cited_keys": keys} for q in JUNK_RQS[:2]] + good["research_questions"]
@@ -130,7 +132,7 @@ def junk_build(tmp_path, fixtures_dir, scripted_server):
 def test_builder_reasks_quoting_the_rules_then_drops_each_bad_item(junk_build):
     manifest, srv, out, _ = junk_build
     reasks = {req.step: req for req in srv.requests if (req.step_tag or "").endswith(":reask")}
-    assert set(reasks) == {"contributions", "gaps", "author_rqs"}
+    assert set(reasks) == {"contributions", "gaps", "author_rqs", "cited_contributions"}
     for req in reasks.values():
         quoted = req["messages"][-1]["content"]
         assert "not a well-formed" in quoted and "rules: " in quoted and "placeholder" in quoted
@@ -138,7 +140,9 @@ def test_builder_reasks_quoting_the_rules_then_drops_each_bad_item(junk_build):
     papers = F_read(out / "records" / "papers.jsonl", r.PaperRecord)
     instances = F_read(out / "records" / "instances.jsonl", r.EvaluationInstance)
     assert rqs and {p.paper.arxiv_id for p in papers} == set(PAPERS)  # no paper lost for one bad item
-    every_text_passes(rqs + papers + instances)
+    cited = F_read(out / "records" / "cited_papers.jsonl", r.CitedPaper)
+    assert any(c.contributions_source == "extracted" and c.contributions for c in cited)
+    every_text_passes(rqs + papers + instances + cited)
     # the two junk RQs held reply positions 0 and 1: the good ones keep 2 and 3
     assert {rq.rq_id.rsplit("_rq", 1)[1] for rq in rqs} == {"2", "3"}
     assert all(len(p.contributions) == 2 and len(p.ideas) == 1 for p in papers)
@@ -154,11 +158,14 @@ def F_read(path: Path, model):
 def test_drops_are_counted_by_rule_in_funnel_manifest_and_card(junk_build, tmp_path):
     manifest, srv, out, _ = junk_build
     n_gap_calls = sum(1 for req in srv.requests if req.step == "gaps" and not (req.step_tag or "").endswith(":reask"))
+    n_cited_calls = sum(1 for req in srv.requests
+                        if req.step == "cited_contributions" and not (req.step_tag or "").endswith(":reask"))  # fmt: skip
+    assert n_cited_calls >= 1
     m = manifest.malformed
     assert list(m) == ["research_question", "gap", "contribution"]  # the gate's order of kinds
     assert m["research_question"].items == 2 * len(PAPERS)
     assert m["gap"].items == 3 * n_gap_calls and m["gap"].rules["duplicate"] == n_gap_calls
-    assert m["contribution"].items == 2 * len(PAPERS)
+    assert m["contribution"].items == 2 * len(PAPERS) + n_cited_calls  # a cited paper's junk statement too
     for kind, texts in (("research_question", JUNK_RQS[:2]), ("gap", JUNK_GAPS), ("contribution", JUNK_CONTRIBUTIONS)):
         for rule in set().union(*(rules_of(t, kind) for t in texts)):
             assert m[kind].rules[rule] >= len(PAPERS) if kind != "gap" else m[kind].rules[rule] >= n_gap_calls
@@ -204,8 +211,7 @@ def check_release_with_load_dataset(dataset: Path, datasets, from_row) -> dict[s
         rows = datasets.load_dataset(str(dataset), config, split="test")
         records = [from_row(model, row, f"{config} row {n}") for n, row in enumerate(rows)]
         assert all(isinstance(x, model) for x in records)
-        if hasattr(model, "wellformed_failures"):  # cited papers hold paper text, written by no LLM
-            every_text_passes(records)
+        every_text_passes(records)  # a cited paper's extracted contributions are gated; its abstract is its own
         counts[config] = len(records)
     return counts
 

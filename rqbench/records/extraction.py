@@ -72,6 +72,16 @@ class ContributionsReply(Reply):
     _gate_items = gate_fields("contribution", "ideas", "contributions")
 
 
+class CitedContributionsReply(Reply):
+    """What one cited (background) paper contributes, in its own terms: the text Table 6 compares RQs with."""
+
+    contributions: list[Annotated[str, Field(min_length=1, max_length=MAX_LONG_TEXT)]] = Field(
+        min_length=1, max_length=5
+    )
+
+    _gate = gate_fields("contribution", "contributions")
+
+
 class GapReply(Reply):
     """Gaps that M identifies in one cited work and addresses; may be empty."""
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from rqbench import wellformed
 from rqbench.records.common import Record
 
 class SourcePaper(Record):
@@ -107,6 +108,9 @@ class TextLevel(str, enum.Enum):
     title = "title"
 
 
+ContributionSource = Literal["extracted", "abstract"]
+
+
 class CitedPaper(Record):
     """A background paper with its section-wise body text."""
 
@@ -116,3 +120,20 @@ class CitedPaper(Record):
     abstract: str = ""
     text_level: TextLevel
     sections: list[SectionText] = Field(default_factory=list)
+    contributions: list[str] = Field(
+        default_factory=list,
+        description="What the paper contributes, in short statements: extracted by an LLM from its body text, "
+        "or its abstract as one statement when that could not be done (see contributions_source).",
+    )
+    contributions_source: ContributionSource | None = Field(
+        default=None,
+        description="Where contributions come from: 'extracted' (an LLM read the body text), 'abstract' (the "
+        "abstract, because the body text was too short or the extraction failed), or null (neither exists).",
+    )
+
+    def wellformed_failures(self) -> list[tuple[str, wellformed.Failure]]:
+        """The gate's failures of the LLM-extracted contributions as (field, failure); the abstract is the paper's own."""
+        if self.contributions_source != "extracted":
+            return []
+        return [(f"contributions[{i}]", f) for i, t in enumerate(self.contributions)
+                for f in wellformed.check(t, wellformed.Kind.contribution)]  # fmt: skip
