@@ -22,7 +22,7 @@ from rqbench.builder import prompt_text as pt
 from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.gaps import GapsResult
 from rqbench.builder.gate import drop_of
-from rqbench.builder.llm_stage import LLMStageSettings, ask_gated, is_local
+from rqbench.builder.llm_stage import LLMStageSettings, ask_gated, grammar_constrained
 
 from rqbench.records import (
     MAX_RQ_CHARS,
@@ -106,7 +106,7 @@ async def write_rqs(item: dict[str, Any], llm: Any, *, settings: LLMStageSetting
     if not keys:
         note = "no_influential_citations" if not gaps.per_citation else "no_gaps"
         return [AuthorRQsResult(arxiv_id=parsed.arxiv_id, rqs=[], note=note)]
-    reply_model = reply_model_for(keys, local=is_local(settings.model))
+    reply_model = reply_model_for(keys, local=grammar_constrained(settings.model))
     reply, model = await ask_gated(llm, settings, reply_model, variables(paper, contrib, gaps, parsed, keys))
     allowed = set(keys)
     rqs: list[LinkedRQ] = []

@@ -21,7 +21,7 @@ from rqbench.builder.llm_stage import (
     LLMStageSettings,
     ask_gated,
     bounded,
-    is_local,
+    grammar_constrained,
 )
 from rqbench.builder.stages import ItemSkipped
 
@@ -78,7 +78,7 @@ def variables(paper: SourcePaper, parsed: ParsedPaper, settings: LLMStageSetting
 async def extract(item: dict[str, Any], llm: Any, *, settings: LLMStageSettings) -> list[ContributionsResult]:
     paper: SourcePaper = item["filter"].paper
     parsed: ParsedPaper = item["parse"]
-    reply_model = LocalReply if is_local(settings.model) else Reply
+    reply_model = LocalReply if grammar_constrained(settings.model) else Reply
     reply, model = await ask_gated(llm, settings, reply_model, variables(paper, parsed, settings))
     ideas, dropped = gated_items(reply.ideas, Kind.contribution, "ideas")
     contributions, dropped_c = gated_items(reply.contributions, Kind.contribution, "contributions")

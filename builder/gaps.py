@@ -21,7 +21,7 @@ from rqbench.builder.llm_stage import (
     LLMStageSettings,
     ask_gated,
     bounded,
-    is_local,
+    grammar_constrained,
     is_permanent,
 )
 from rqbench.builder.stages import gather_calls
@@ -77,7 +77,7 @@ async def find_gaps(item: dict[str, Any], llm: Any, *, settings: LLMStageSetting
     contrib: ContributionsResult = item["contributions"]
     works = {w.key: w for w in parsed.cited_works}
     keys = [k for k in influence.influential_keys if k in works]
-    reply_model = LocalReply if is_local(settings.model) else Reply
+    reply_model = LocalReply if grammar_constrained(settings.model) else Reply
     calls = [ask_gated(llm, settings, reply_model, variables(paper, contrib, works[k], settings)) for k in keys]
     results = await gather_calls(calls)
     per: list[CitationGaps] = []

@@ -47,6 +47,15 @@ def bounded(reply_model: type[R], **fields: tuple[Any, Any]) -> type[R]:
     return create_model(reply_model.__name__, __base__=reply_model, **fields)  # type: ignore[call-overload]
 
 
+def grammar_constrained(spec: str) -> bool:
+    """Whether ``spec``'s server decodes under a grammar built from the reply schema (llama.cpp, vLLM).
+
+    Such a model gets the reply schemas with the gate's patterns (``wellformed.grammar_pattern``); a
+    hosted model's schema stays as it was. The gate itself checks every model's reply.
+    """
+    return is_local(spec) or parse_model_spec(spec)[0].startswith("hosted_vllm/")
+
+
 def is_permanent(exc: Exception) -> bool:
     return getattr(exc, "reason", None) in PERMANENT_FAILURES
 
