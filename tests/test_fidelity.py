@@ -406,11 +406,99 @@ def test_m6_overlap_at_5_is_the_best_of_five():
     assert overlap_at_5(r) == 2 and overlap_at_5(None) is None
 
 
-def test_m10_the_embedders_are_not_the_papers_pair():
-    from rqbench.evaluate.similarity import EMBEDDERS
+class _WordsEmbedder:
+    """A stand-in sentence embedder: unit bag-of-words vectors, so the cosine of a text with itself is 1."""
 
-    assert "qwen3-embedding-4b" not in EMBEDDERS and "all-mpnet-base-v2" in EMBEDDERS
-    assert verdict("M10").startswith("deviating")
+    name = "words"
+
+    def embed(self, texts):
+        import zlib
+
+        import numpy as np
+
+        out = np.zeros((len(texts), 4096), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, zlib.crc32(w.encode()) % 4096] += 1.0
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def _table6_inputs():
+    from results_factory import cand, instance, results
+
+    from rqbench.records import CitedPaper, SectionText, TextLevel
+
+    gt_text = "Does sigmoid attention remove attention sinks in long contexts?"
+    papers = {  # p2's extracted contributions say what the GT asks; its abstract says something else
+        "p1": CitedPaper(paper_id="p1", title="Other", abstract="Bread baking at home.", text_level=TextLevel.full,
+                         sections=[SectionText(section="Intro", text="Flour and water.")],
+                         contributions=["Sourdough rises slowly."], contributions_source="extracted"),
+        "p2": CitedPaper(paper_id="p2", title="Sinks", abstract="Unrelated words about rivers.", text_level=TextLevel.full,
+                         sections=[SectionText(section="Intro", text="Rivers again.")],
+                         contributions=[gt_text], contributions_source="extracted"),
+    }  # fmt: skip
+    inst = instance("2501.00001_rq0", cand("gt", text=gt_text),
+                    [cand("m0", (3, 3, 3), text="How do rivers carve canyons?")]
+                    + [cand(f"m{i}", (0, 0, 0), text=f"Question number {i}?") for i in range(1, 5)],
+                    papers=("p1", "p2"))  # fmt: skip
+    return [results([inst])], papers
+
+
+def test_m9_t6_similarity_reads_the_contributions_the_builder_extracted(tmp_path, monkeypatch):
+    from rqbench.builder.pipeline import BuildConfig, LLM_STAGES, STAGE_ROLES, llm_settings
+    from rqbench.evaluate.similarity import contribution_text, similarity_rows
+
+    # the builder extracts background papers' contributions with the model of §4's extractor, from their body text
+    assert "cited_contributions" in LLM_STAGES and STAGE_ROLES["cited_contributions"] == STAGE_ROLES["contributions"]
+    monkeypatch.setenv("GEMINI_API_KEY", "x")
+    s = llm_settings(BuildConfig(out=tmp_path, papers=tmp_path), "cited_contributions")
+    assert s.model == "gemini/gemini-3.1-pro" and s.text_budget_chars > 3_000_000
+    # Table 6 compares with those contributions, not the abstract, and the maximum over background papers is taken
+    found, papers = _table6_inputs()
+    assert contribution_text(papers["p2"]) == (papers["p2"].contributions[0], "extracted")
+    rows = {r.model: r for r in similarity_rows(found, papers, [_WordsEmbedder()])}
+    gt = rows["author-anchored (GT)"]
+    assert gt.mean == pytest.approx(1.0, abs=1e-5) and gt.contribution_sources == {"extracted": 2}
+    assert rows["openai/gpt-5.5"].mean < 0.5  # m0, the best by mean novelty, shares no word with either paper
+    for row_id in ("M9", "T6"):
+        assert verdict(row_id).startswith("faithful"), row_id
+
+
+def test_m10_the_default_embedders_are_the_papers_pair_and_offline_the_hub_one_is_named(tmp_path, monkeypatch):
+    import argparse
+
+    from rqbench.evaluate import report_cli, similarity
+    from rqbench.evaluate.metrics import ScoreOptions
+
+    assert similarity.PAPER_EMBEDDERS == ("Qwen/Qwen3-Embedding-4B", "all-mpnet-base-v2")
+    assert similarity.packaged_name(similarity.MPNET) == "all-mpnet-base-v2"  # offline, from its PyPI parts
+    assert similarity.packaged_name(similarity.QWEN3_4B) is None  # the Hub only
+
+    class FakeModel:
+        def encode(self, texts, **_):
+            return _WordsEmbedder().embed(list(texts))
+
+    class PackagedOnly(similarity.Embedder):
+        """The real loader, with the packaged model's weights stood in for (the Hub path is the real one)."""
+
+        def _load(self):
+            if similarity.packaged_name(self.name):
+                return FakeModel()
+            return super()._load()
+
+    monkeypatch.setattr(similarity, "Embedder", PackagedOnly)
+    found, papers = _table6_inputs()
+    path = tmp_path / "cited.jsonl"
+    path.write_text("\n".join(p.model_dump_json() for p in papers.values()) + "\n")
+    p = argparse.ArgumentParser()
+    report_cli.configure(p)
+    args = p.parse_args(["r", "--out", "o", "--cited-papers", str(path)])
+    assert args.embedder is None  # no --embedder: the paper's pair
+    table = report_cli._similarity(found, args, ScoreOptions())
+    # offline (HF_HUB_OFFLINE is set for the tests) Qwen cannot load: mpnet alone, and the caption says so
+    assert list(table.display.columns) == ["all-mpnet-base-v2", "contributions"]
+    assert table.caption.endswith("Not loaded here, so left out: Qwen/Qwen3-Embedding-4B.")
+    assert table.paper_table == "Table 6" and verdict("M10").startswith("faithful")
 
 
 def test_t_the_summary_tables_carry_the_papers_table_numbers():
