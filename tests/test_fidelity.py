@@ -501,6 +501,76 @@ def test_m10_the_default_embedders_are_the_papers_pair_and_offline_the_hub_one_i
     assert table.paper_table == "Table 6" and verdict("M10").startswith("faithful")
 
 
+def _expert_study(variant: str = "original"):
+    """One instance judged comparatively by the paper's two judges, built so that the rules disagree.
+
+    Mean over the judges, m0 has the highest non-obviousness (2 against 1.5 and 1.5): it is the RQ shown. Each
+    judge alone would pick another by non-obviousness (gemini m1, deepseek m2), and m3 is the least source-bound.
+    On the shown pair the judges tie on non-obviousness (2 vs the GT's 2) and prefer the GT on source-boundedness
+    (m0 is 3, the GT 1); on any of the other RQs they would have picked the model.
+    """
+    from results_factory import cand, instance, results
+
+    per_judge = {PAPER_JUDGES[0]: [(2, 2, 2), (0, 0, 3), (0, 0, 0)], PAPER_JUDGES[1]: [(2, 2, 2), (0, 0, 0), (0, 0, 3)]}
+    made = []
+    for judge, novelty in per_judge.items():
+        model = [cand(f"m{i}", n, sb=3) for i, n in enumerate(novelty)] + [cand("m3", (0, 0, 0), sb=0),
+                                                                          cand("m4", (0, 0, 0), sb=3)]  # fmt: skip
+        inst = instance("2501.00001_rq0", cand("gt", (2, 2, 2), sb=1), model)
+        made.append(results([inst], judge_model=judge, setting="comparative", prompt_variant=variant))
+    return made
+
+
+def test_m12_m13_every_rater_judges_the_rq_the_experts_were_shown():
+    from rqbench.evaluate.agreement import Annotation, AnnotationError, agreement_report, llm_picks, pin_to_shown
+    from rqbench.evaluate.shown_pair import RULE_NAME, shown_rqs, text_hash
+
+    from rqbench.space.annotate import build_pairs
+
+    made = _expert_study()
+    (shown,) = shown_rqs(made).values()
+    assert shown.candidate_id == "m0"
+    (pair,) = build_pairs(made)  # the Space shows the annotators that same RQ, pinned by its text hash
+    assert (pair.model_candidate, pair.model_text_hash) == ("m0", shown.text_hash)
+    expert = Annotation(rq_id="2501.00001_rq0", evaluator="expert-1", winner="gt")  # an old CSV row: no candidate
+    (pinned,) = pin_to_shown([expert], made)
+    assert (pinned.candidate_id, pinned.candidate_hash) == ("m0", shown.text_hash)
+    rep = agreement_report([expert], made, n_boot=20)
+    assert rep.selection_rule == RULE_NAME
+    judges = [j.split("/")[-1] for j in PAPER_JUDGES]
+    # M12: each judge's non-obviousness pick is about m0 (a tie), not its own best RQ (a win for the model)
+    assert {r.evaluator: (r.tie.value, r.model.value) for r in rep.win_rates if r.group == "llm"} == \
+        {j: (1.0, 0.0) for j in judges}  # fmt: skip
+    # M13: source-boundedness on the same pair (the GT, less bound, wins), not on the least source-bound RQ (m3)
+    assert {r.evaluator: r.gt.value for r in rep.source_bound_win_rates} == {j: 1.0 for j in judges}
+    assert all(rep.nonobv_vs_source_bound.get("expert-1", j).value == 1.0 for j in judges)
+    # an annotation that recorded another RQ is judged on that one, and a text that changed is refused
+    m1 = next(c for c in made[0].instances[0].candidates if c.candidate_id == "m1")
+    other = expert.model_copy(update={"candidate_id": "m1", "candidate_hash": text_hash(m1.text)})
+    assert {p.winner for p in llm_picks(made, [other])} == {"model", "gt"}  # gemini 3 > 2; deepseek 0 < 2
+    with pytest.raises(AnnotationError, match="annotation was made on another text"):
+        pin_to_shown([other.model_copy(update={"candidate_hash": text_hash("Some other question?")})], made)
+    assert verdict("M12").startswith("faithful") and verdict("M13").startswith("faithful")
+
+
+def test_t5_t9_t11_t12_the_agreement_tables_are_the_papers_on_the_shown_pair():
+    from rqbench.evaluate.agreement import Annotation, agreement_report
+    from rqbench.evaluate.tables import agreement_tables
+
+    expert = Annotation(rq_id="2501.00001_rq0", evaluator="expert-1", winner="gt")
+    for variant, paper in (("original", ("5", "9")), ("revised", ("11", "12"))):
+        rep = agreement_report([expert], _expert_study(variant), n_boot=20)
+        assert rep.prompt_variant == variant and rep.selection_rule == "shown_pair"
+        got = {t.name: t.paper_table for t in agreement_tables(rep, suffix="" if variant == "original" else "_revised",
+                                                               paper=paper)}  # fmt: skip
+        sfx = "" if variant == "original" else "_revised"
+        assert got == {f"agreement_matrix{sfx}": f"Table {paper[0]}(a)", f"agreement_win_rates{sfx}": f"Table {paper[0]}(b)",
+                       f"source_bound_win_rates{sfx}": f"Table {paper[1]}(a)",
+                       f"nonobv_vs_source_bound{sfx}": f"Table {paper[1]}(b)"}  # fmt: skip
+    for row_id in ("T5", "T9", "T11", "T12"):
+        assert verdict(row_id).startswith("faithful"), row_id
+
+
 def test_t_the_summary_tables_carry_the_papers_table_numbers():
     from results_factory import cand, instance, results
 
