@@ -571,6 +571,37 @@ def test_t5_t9_t11_t12_the_agreement_tables_are_the_papers_on_the_shown_pair():
         assert verdict(row_id).startswith("faithful"), row_id
 
 
+def test_t1_t13_the_report_writes_tables_1_and_13_of_the_judged_dataset(tmp_path, capsys):
+    from fake_build import write_build
+    from results_factory import cand, instance, results
+
+    from rqbench.cli import main
+    from rqbench.dataset_card.build_folder import load_build
+    from rqbench.dataset_card.stats import compute_stats
+
+    build = write_build(tmp_path / "build")
+    b = load_build(build)
+    stats = compute_stats(b.rqs, b.papers, b.cited_papers, b.instances, b.manifest, b.manual_sample,
+                          b.manual_sample_info)  # fmt: skip
+    judged = results([instance("2501.00000_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])])
+    judged = judged.model_copy(update={"dataset_repo": str(build), "dataset_revision": f"build:{b.manifest.build_id}"})
+    (tmp_path / "r.json").write_text(judged.model_dump_json())
+    out = tmp_path / "report"
+    # no flag: a plain report (the one `rqbench evaluate` writes) has both tables, read from the judged revision
+    assert main(["report", str(tmp_path / "r.json"), "--out", str(out), "--n-boot", "20"]) == 0, capsys.readouterr()
+    t1, t13 = (out / "dataset_summary.md").read_text(), (out / "subfields.md").read_text()
+    assert "Table 1" in t1 and "Table 13" in t13
+    # the statistics §4 names, each computed from the records
+    for label, value in [("research questions", stats.rqs), ("source papers", stats.papers),
+                         ("sub-fields", stats.subfields), ("RQ–citation links", stats.rq_citation_links),
+                         ("unique cited papers", stats.unique_cited_papers),
+                         ("distinct gap statements", stats.gap_statements),
+                         ("RQs dropped", sum(stats.rqs_dropped.values()))]:  # fmt: skip
+        assert f"| {label} | {value} |" in t1, label
+    assert stats.by_subfield and all(f"| {r.subfield} | {r.papers} | {r.rqs} |" in t13 for r in stats.by_subfield)
+    assert verdict("T1").startswith("faithful") and verdict("T13").startswith("faithful")
+
+
 def test_t_the_summary_tables_carry_the_papers_table_numbers():
     from results_factory import cand, instance, results
 
