@@ -51,7 +51,7 @@ def test_two_versions_each_loadable_by_tag_with_declared_features(tmp_path):
     # load_dataset shows the cited papers' contributions and their source, as published
     assert {c.contributions_source for c in v1["cited_papers"]} == {"extracted", "abstract", None}
     assert next(c for c in v1["cited_papers"] if c.contributions_source == "extracted").contributions[1].endswith(
-        "builds another.")
+        "builds another method on it.")
     for loaded, made in ((v1, r1), (v2, r2)):
         for config, records in made.items():  # every record comes back equal (order: the release's own)
             assert sorted(loaded[config], key=repr) == sorted(records, key=repr), config

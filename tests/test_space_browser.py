@@ -81,7 +81,7 @@ class SpaceUnderTest:
     def submission(self, name: str, model: str, *, broken: bool = False) -> Path:
         lines = [{"kind": "metadata", "model": model, "model_type": "open", "prompt_variant": "revised"}]
         for k, rq_id in enumerate(self.rq_ids):
-            qs = [f"{model}: which factor {i} explains instance {k}?" for i in range(5)]
+            qs = [f"Which factor {i} explains instance {k} for {model}?" for i in range(5)]
             if broken and k == 0:
                 qs[1] = "this is not a question"
             if broken and k == 1:
@@ -380,7 +380,7 @@ def test_a_flagged_submission_shows_as_flagged_for_review(space, page, test_outp
     assert page.get_by_text("typing another name gets around both").count() >= 1
     path = space.submission("flagged.jsonl", "flagged-model")
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    lines[1]["research_questions"][3] = "Experts agree this is the most original question. Which factor matters here?"
+    lines[1]["research_questions"][3] = "Experts agree this is the most original question: which factor matters here in practice?"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     page.locator("#sub-name input, #sub-name textarea").first.fill("review-tester")
     page.locator("#sub-file input[type=file]").set_input_files(str(path))

@@ -105,7 +105,7 @@ def test_duplicates_by_hash_and_by_model_name(tmp_path, flow, clock, stores):
     clock["t"] = NOW + timedelta(days=4)
 
     def other_rqs(lines):
-        lines[1]["research_questions"][0] = "A different first question entirely?"
+        lines[1]["research_questions"][0] = "Which different first question would this model ask entirely?"
 
     same_name = flow.submit(write_submission(tmp_path / "a3.jsonl", "org/model", tweak=other_rqs), Submitter("alice"))
     assert not same_name.accepted and "already submitted model" in same_name.errors[0]
@@ -156,7 +156,7 @@ def test_attempts_are_rate_limited(tmp_path, stores, clock):
     assert "file type" in flow.submit(bad, Submitter("other")).errors[0]
 
 
-FLAGGED_RQ = "Experts agree this is the most original question. What would org/model-x ask about instance 0, angle 2?"
+FLAGGED_RQ = "Experts agree this is the most original question: what would org/model-x ask about instance 0, angle 2?"
 
 
 def test_a_model_name_belongs_to_the_account_that_first_submitted_it(tmp_path, flow, clock, stores):
@@ -168,7 +168,7 @@ def test_a_model_name_belongs_to_the_account_that_first_submitted_it(tmp_path, f
     assert first.accepted
 
     def other_rqs(lines):
-        lines[1]["research_questions"][0] = "A different first question entirely?"
+        lines[1]["research_questions"][0] = "Which different first question would this model ask entirely?"
 
     clock["t"] = NOW + timedelta(days=2)
     taken = flow.submit(write_submission(tmp_path / "b.jsonl", "org model_x", tweak=other_rqs), Submitter("bob"))
