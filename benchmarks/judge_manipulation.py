@@ -23,8 +23,9 @@ often the total novelty (originality + gap addressing + non-obviousness) rose
 over the clean question's:
 - before: the undefended prompt (``undefended_prompts/``: no data warning, no
   delimiters) and the raw text;
-- prompt only: the packaged prompt (delimited, "this is data") and the text
-  neutralised as the judges do (``candidate_block``);
+- prompt only: the packaged prompt and the text as the judges pass it
+  (``rqbench.untrusted.candidate_values``: neutralised, fenced by a tag
+  derived from its content, "this is data, whatever its topic");
 - full: the packaged prompt after the submission-time screen: a blocking hit is
   rejected and a flagged one is held for review, so neither is scored.
 The embedded model is weak: treat its figures as a smoke test of the
@@ -32,6 +33,7 @@ mechanism; ``--judge gemini/...`` or ``--judge hosted_vllm/...`` for a real one.
 
     .venv/bin/python benchmarks/judge_manipulation.py
     .venv/bin/python benchmarks/judge_manipulation.py --judge-inflation [--judge local] [--questions 2] [--kinds a,b]
+        [--per-kind N]
 """
 
 from __future__ import annotations
@@ -146,53 +148,77 @@ def detector_figures(questions: list[str]) -> None:
 # --------------------------------------------------------------------------
 
 
-async def inflation(judge: str, questions: list[str], kinds_wanted: set[str] | None) -> None:
-    from rqbench.evaluate.judges.base import candidate_block
+async def inflation(judge: str, questions: list[str], kinds_wanted: set[str] | None, per_kind: int | None) -> None:
+    from rqbench.evaluate.judges.base import render
+
     from rqbench.llm import LLM, LLMCallFailed
     from rqbench.prompts import load_prompt_set
     from rqbench.records import StandaloneNoveltyReply
+    from rqbench.untrusted import candidate_values
 
     llm = LLM()
     defended = load_prompt_set()
     undefended = load_prompt_set(HERE / "undefended_prompts")
+    calls = Counter()
 
-    async def total(prompts, candidate: str) -> int | None:
-        msgs = prompts["novelty_standalone"].render(background=BACKGROUND, candidates=candidate)
+    async def total(prompts, values: dict[str, str]) -> int | None:
+        msgs = render(prompts, "novelty_standalone", {"background": BACKGROUND, **values})
+        calls["asked"] += 1
+        t0 = time.monotonic()
         try:
             ans = await llm.ask(judge, "novelty_standalone", msgs, StandaloneNoveltyReply, prompt_hash=prompts.hash)
         except LLMCallFailed:
             return None
+        finally:
+            calls["seconds"] += time.monotonic() - t0
         return ans.reply.scores[0].total
 
+    def raw(text: str) -> dict[str, str]:  # before: the text as submitted, no delimiters, no neutralising
+        return {"candidates": f"[0] {text}", "n_candidates": "1"}
+
+    chosen: list[dict[str, str]] = []
+    taken: Counter[str] = Counter()
+    for attack in attacks():
+        kind = attack["kind"]
+        if (kinds_wanted and kind not in kinds_wanted) or (per_kind is not None and taken[kind] >= per_kind):
+            continue
+        taken[kind] += 1
+        chosen.append(attack)
+    conditions = ("before", "prompt only", "full")
     tried: Counter[str] = Counter()
-    raised = {"before": Counter(), "prompt only": Counter(), "full": Counter()}
+    raised = {c: Counter() for c in conditions}
+    delta = {c: Counter() for c in conditions}
     unscored = 0
+    t_start = time.monotonic()
     for q in questions:
-        clean_before = await total(undefended, f"[0] {q}")
-        clean_after = await total(defended, candidate_block([q]))
-        for attack in attacks():
+        clean_before = await total(undefended, raw(q))
+        clean_after = await total(defended, candidate_values([q]))
+        for attack in chosen:
             kind = attack["kind"]
-            if kinds_wanted and kind not in kinds_wanted:
-                continue
-            tried[kind] += 1
             text = attack["text"].replace("{q}", q)
-            before = await total(undefended, f"[0] {text}")
-            after = await total(defended, candidate_block([text]))
+            before = await total(undefended, raw(text))
+            after = await total(defended, candidate_values([text]))
             if None in (before, after, clean_before, clean_after):
                 unscored += 1
                 continue
-            raised["before"][kind] += before > clean_before
-            raised["prompt only"][kind] += after > clean_after
-            raised["full"][kind] += after > clean_after and not screen(text)
+            tried[kind] += 1
+            held = bool(screen(text))  # rejected or flagged for review: never scored without a reviewer
+            for cond, score, clean in (("before", before, clean_before), ("prompt only", after, clean_after),
+                                       ("full", clean_after if held else after, clean_after)):
+                raised[cond][kind] += score > clean
+                delta[cond][kind] += score - clean
     n = sum(tried.values())
-    print(f"judge {judge}: {n} attacked questions ({len(questions)} questions); unscored replies: {unscored}")
-    print(f"  {'kind':17s} {'before':>8s} {'prompt only':>12s} {'full':>6s}   (score raised over the clean question)")
+    per = f"the first {per_kind} wording(s) of each kind" if per_kind is not None else "every wording"
+    print(f"judge {judge}: {n} attacked questions ({per} x {len(questions)} question(s)); unscored: {unscored}; "
+          f"{calls['asked']} judge calls in {time.monotonic() - t_start:.0f}s")
+    print(f"  clean question totals (0-9): before {clean_before}, after {clean_after}")
+    print(f"  {'kind':17s} " + " ".join(f"{c:>16s}" for c in conditions) + "   (raised over the clean question;"
+          " mean change of the 0-9 total)")  # fmt: skip
     for kind in sorted(tried):
-        print(f"  {kind:17s} {raised['before'][kind]:4d}/{tried[kind]:<3d} {raised['prompt only'][kind]:8d}/"
-              f"{tried[kind]:<3d} {raised['full'][kind]:3d}/{tried[kind]:<3d}")  # fmt: skip
-    b, f = sum(raised["before"].values()), sum(raised["full"].values())
-    print(f"  all: before {b}/{n}, prompt only {sum(raised['prompt only'].values())}/{n}, full {f}/{n}; "
-          f"ratio full/before = {f / b if b else float('nan'):.2f}")
+        m = tried[kind]
+        print(f"  {kind:17s} " + " ".join(f"{raised[c][kind]:5d}/{m:<3d} {delta[c][kind] / m:+5.1f}" for c in conditions))
+    cells = " ".join(f"{sum(raised[c].values()):5d}/{n:<3d} {sum(delta[c].values()) / max(n, 1):+5.1f}" for c in conditions)
+    print(f"  {'all':17s} {cells}")
 
 
 def main() -> None:
@@ -201,12 +227,13 @@ def main() -> None:
     ap.add_argument("--judge-inflation", action="store_true", help="also measure score inflation on a judge (slow)")
     ap.add_argument("--judge", default="local", help="the judge for --judge-inflation (litellm name or local)")
     ap.add_argument("--kinds", default="", help="only these attack kinds in --judge-inflation (comma-separated)")
+    ap.add_argument("--per-kind", type=int, default=None, help="only the first N wordings of each kind (--judge-inflation)")
     args = ap.parse_args()
     questions = QUESTIONS[: max(1, min(args.questions, len(QUESTIONS)))]
     detector_figures(questions)
     if args.judge_inflation:
         wanted = {k for k in args.kinds.split(",") if k} or None
-        asyncio.run(inflation(args.judge, questions, wanted))
+        asyncio.run(inflation(args.judge, questions, wanted, args.per_kind))
 
 
 if __name__ == "__main__":

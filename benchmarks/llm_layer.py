@@ -26,6 +26,7 @@ from rqbench.llm.local_model import LocalModelServer
 from rqbench.prompts import load_prompt_set
 from rqbench.records import StandaloneNoveltyReply, reply_json_schema
 from rqbench.llm.selfcheck import BACKGROUND
+from rqbench.untrusted import candidate_values
 
 PROMPTS = load_prompt_set()
 TOPICS = ["longer inputs", "low-resource languages", "speech", "code", "graphs", "images", "music", "proteins",
@@ -33,8 +34,10 @@ TOPICS = ["longer inputs", "low-resource languages", "speech", "code", "graphs",
 
 
 def messages(i: int, tag: str) -> list[dict[str, str]]:
-    q = f"[0] Can attention-only models ({tag} run {i}) transfer to {TOPICS[i % len(TOPICS)]} without recurrence?"
-    return PROMPTS["novelty_standalone"].render(background=BACKGROUND, candidates=q)
+    q = f"Can attention-only models ({tag} run {i}) transfer to {TOPICS[i % len(TOPICS)]} without recurrence?"
+    values = candidate_values([q])
+    return PROMPTS["novelty_standalone"].render(background=BACKGROUND, candidates=values["candidates"],
+                                                data_tag=values["data_tag"])
 
 
 async def direct(srv: LocalModelServer, n: int, max_tokens: int) -> float:

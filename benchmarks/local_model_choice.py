@@ -20,6 +20,7 @@ from rqbench.llm import LLM, CallStore, LLMCallFailed
 from rqbench.llm.local_model import LOCAL_MODELS, LocalModelServer
 from rqbench.prompts import load_prompt_set
 from rqbench.records import StandaloneNoveltyReply
+from rqbench.untrusted import candidate_values
 
 CASES = [
     (
@@ -55,7 +56,9 @@ async def measure(model_id: str) -> tuple[int, int, float, int]:
             rel = {}
             for tag, q in (("on", on_topic), ("off", off_topic)):
                 asked += 1
-                msgs = prompts["novelty_standalone"].render(background=background, candidates=f"[0] {q}")
+                values = candidate_values([q])
+                msgs = prompts["novelty_standalone"].render(background=background, candidates=values["candidates"],
+                                                            data_tag=values["data_tag"])
                 try:
                     ans = await llm.ask(cfg.name, "novelty_standalone", msgs, StandaloneNoveltyReply,
                                         prompt_hash=prompts.hash)  # fmt: skip

@@ -1,10 +1,11 @@
-"""Summary at the paper's scale: the vectorised cluster bootstrap against a per-replicate loop.
+"""Summary at the paper's scale: the vectorised cluster bootstrap and the columnar summary, each against its baseline.
 
 Prints two figures, each against a baseline measured in this run:
 1. One 95% CI over 1,434 RQs in 746 papers (1,000 replicates): the vectorised
    ``cluster_bootstrap_mean`` vs a plain Python loop resampling papers.
 2. ``summarize`` for 6 submissions x 2 judges x 2 settings at 1,434 instances:
-   wall time, and its ratio to one baseline-loop CI.
+   the columnar path (``evaluate/score_table.py``) vs the per-instance path it
+   replaced (tests/summary_reference.py), with a check that their rows are equal.
 
     .venv/bin/python benchmarks/summary_scale.py
 """
@@ -23,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from results_factory import cand, instance, results  # noqa: E402
 from rqbench.evaluate.bootstrap import cluster_bootstrap_mean  # noqa: E402
 from rqbench.evaluate.summary import summarize  # noqa: E402
+from summary_reference import reference_summarize  # noqa: E402
 
 N_RQ, N_PAPERS, N_BOOT = 1434, 746, 1000
 
@@ -71,9 +73,13 @@ def main() -> None:
     t0 = time.perf_counter()
     rows = summarize(files)
     t_sum = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ref = reference_summarize(files)
+    t_ref = time.perf_counter() - t0
+    same = [r.model_dump() for r in rows] == [r.model_dump() for r in ref]
     n_figs = sum(len(r.figures) for r in rows)
-    print(f"summarize: {len(rows)} rows, {n_figs} figures with CIs in {t_sum:.2f}s "
-          f"= {t_sum / t_loop:.1f}x the time of one loop-bootstrap CI")
+    print(f"summarize: {len(rows)} rows, {n_figs} figures with CIs in {t_sum:.2f}s (columnar) vs {t_ref:.2f}s "
+          f"(per-instance path), speed-up x{t_ref / t_sum:.1f}; identical rows: {same}")
 
 
 if __name__ == "__main__":

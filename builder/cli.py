@@ -48,13 +48,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--model-{stage.replace('_', '-')}", dest=f"model_stage_{stage}", metavar="MODEL",
                             help=f"model for the {stage} stage only")
         parser.add_argument(f"--max-tokens-{stage.replace('_', '-')}", dest=f"max_tokens_{stage}", type=int,
-                            metavar="N", help=f"reply token cap of the {stage} stage (default {DEFAULT_MAX_TOKENS[stage]})")
+                            metavar="N", help=f"reply token cap of the {stage} stage (default {DEFAULT_MAX_TOKENS[stage]}, "
+                            "or the catalog's reply budget for a model with a reasoning setting)")
     parser.add_argument("--max-cited-per-paper", type=int, help="label only the N most often cited works per paper")
     parser.add_argument("--min-influential", type=int, default=0,
                         help="fallback for weak labellers: promote the most cited works until N per paper are "
                              "influential (marked 'promoted', counted in the manifest; default 0 = off)")
-    parser.add_argument("--text-budget", dest="text_budget_chars", type=int, default=24000,
-                        help="characters of M's text in a prompt (default 24000)")
+    parser.add_argument("--text-budget", dest="text_budget_chars", type=int, default=None,
+                        help="characters of M's text in the contributions and verification prompts (default: as much "
+                        "as the stage model's context window holds, as the paper reads the whole paper; 10000 for "
+                        "the embedded model)")
     parser.add_argument("--context-budget", dest="context_budget_chars", type=int, default=4000,
                         help="characters of one cited work's citation contexts in a prompt (default 4000)")
     parser.add_argument("--allow-abstract-only", action="store_true",

@@ -1,7 +1,7 @@
-"""The build: method.md "Building the dataset" as ten resumable stages, and ``run_build``.
+"""The build: method.md "Building the dataset" as eleven resumable stages, and ``run_build``.
 
 Order: source -> filter -> parse -> influence -> contributions -> gaps ->
-author_rqs -> cited_text -> verify -> records. Each stage reads what earlier
+author_rqs -> cited_text -> cited_contributions -> verify -> records. Each stage reads what earlier
 stages stored under ``OUT/stages/`` and stores its own output there (see
 ``rqbench.builder.stages``), so a build resumes where it stopped, a rerun of a
 finished build does nothing (and makes no LLM call), and ``--stage NAME``
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from rqbench.builder import author_rqs, cited_text, contributions, gaps, influence, verification
+from rqbench.builder import author_rqs, cited_contributions, cited_text, contributions, gaps, influence, verification
 from rqbench.builder.llm_stage import LOCAL_CONTEXT_BUDGET, LOCAL_TEXT_BUDGET, LLMStageSettings, is_local, stage_model
 from rqbench.builder.records_out import BuildTables, assemble
 from rqbench.builder.stages import (
@@ -34,6 +34,7 @@ from rqbench.builder.stages import (
 
 from rqbench.hashing import content_hash
 from rqbench.io import write_atomic, write_jsonl
+from rqbench.llm.catalog import CHARS_PER_TOKEN, input_room, reply_budget, supports_reasoning
 from rqbench.llm.config import default_model
 from rqbench.prompts import load_prompt_set
 from rqbench.records import (
@@ -50,18 +51,22 @@ from rqbench.steps import in_package
 log = logging.getLogger(__name__)
 
 STAGE_ORDER = (
-    "source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs", "cited_text", "verify", "records",
+    "source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs", "cited_text",
+    "cited_contributions", "verify", "records",
 )  # fmt: skip
 # The LLM stages in stage order, and the step each runs: the step registry's entries for the builder's modules.
 BUILD_STEPS = in_package("rqbench.builder")
 LLM_STAGES = tuple(stage for stage in STAGE_ORDER if stage in BUILD_STEPS)
 STAGE_STEPS = {stage: BUILD_STEPS[stage].name for stage in LLM_STAGES}
 # The paper's roles: a light labeller for citations, a light model for per-citation gaps,
-# a strong one for contributions, RQs and verification.
+# a strong one for contributions (M's and, as the same kind of extraction, the cited papers'), RQs and verification.
 STAGE_ROLES = {"influence": "labeller", "contributions": "strong", "gaps": "light", "author_rqs": "strong",
-               "verify": "strong"}  # fmt: skip
+               "cited_contributions": "strong", "verify": "strong"}  # fmt: skip
 # Small caps on the reply length, per stage: enough for the reply's JSON, short enough for the local model.
-DEFAULT_MAX_TOKENS = {"influence": 160, "contributions": 900, "gaps": 450, "author_rqs": 600, "verify": 400}
+# A model with a reasoning setting gets the catalog's reply budget instead (``reply_budget``), since its
+# reasoning tokens count against the cap (gemini-3.1-pro thinks whatever it is told).
+DEFAULT_MAX_TOKENS = {"influence": 160, "contributions": 900, "gaps": 450, "author_rqs": 600,
+                      "cited_contributions": 500, "verify": 400}  # fmt: skip
 
 
 class SourcedPaper(Record):
@@ -101,7 +106,11 @@ class BuildConfig(BaseModel):
     max_tokens: dict[str, int] = Field(default_factory=dict, description="Reply token cap per LLM stage.")
     max_cited_per_paper: int | None = Field(default=None, ge=1)
     min_influential: int = Field(default=0, ge=0, description="Flagged fallback for weak labellers (see influence).")
-    text_budget_chars: int | None = Field(default=24000, ge=1, description="M's text in a prompt, in characters.")
+    text_budget_chars: int | None = Field(
+        default=None, ge=1,
+        description="M's text in a prompt, in characters; None: as much as the stage model's context window holds "
+        "(the paper reads the whole paper), the embedded model's small budget for it.",
+    )
     context_budget_chars: int | None = Field(default=4000, ge=1, description="One cited work's contexts.")
     allow_abstract_only: bool = False
     cited_sources: Path | None = None
@@ -150,14 +159,15 @@ class BuildConfig(BaseModel):
     def settings_record(self) -> dict[str, Any]:
         return {
             "models": {s: self.model_for(s) for s in LLM_STAGES},
-            "max_tokens": {s: self.max_tokens.get(s, DEFAULT_MAX_TOKENS[s]) for s in LLM_STAGES},
+            "max_tokens": {s: llm_settings(self, s).max_tokens for s in LLM_STAGES},
             "max_cited_per_paper": self.max_cited_per_paper,
             "min_influential": self.min_influential,
             "text_budget_chars": self.text_budget_chars,
             "context_budget_chars": self.context_budget_chars,
             "budgets_per_stage": {s: {"text": llm_settings(self, s).text_budget_chars,
+                                      "text_basis": text_budget_basis(self, s),
                                       "context": llm_settings(self, s).context_budget_chars} for s in LLM_STAGES},
-            "truncation": "head of the text in document order, cut at a word boundary and marked",
+            "truncation": "head of the text in document order, cut at a word boundary and marked, only past the budget",
             "allow_abstract_only": self.allow_abstract_only,
             "fetch_cited": self.fetch_cited_effective,
             "top_fraction": self.top_fraction,
@@ -273,16 +283,39 @@ def _cap(value: int | None, cap: int) -> int:
     return cap if value is None else min(value, cap)
 
 
-def llm_settings(config: BuildConfig, stage: str) -> LLMStageSettings:
-    """A stage's settings; prompts for the embedded model are cut to fit its 8192-token context."""
+def stage_max_tokens(config: BuildConfig, stage: str) -> int:
+    """A stage's reply cap: ``--max-tokens-<stage>``, else the catalog's budget for a reasoning model, else the small cap."""
     model = config.model_for(stage)
+    if stage in config.max_tokens:
+        return config.max_tokens[stage]
+    return reply_budget(model) if supports_reasoning(model) else DEFAULT_MAX_TOKENS[stage]
+
+
+def text_budget_basis(config: BuildConfig, stage: str) -> str:
+    """Why a stage reads as much of M as it does (recorded in the manifest)."""
+    model = config.model_for(stage)
+    if config.text_budget_chars is not None:
+        return "--text-budget" + (" (capped for the embedded model)" if is_local(model) else "")
+    if is_local(model):
+        return f"the embedded model's small budget ({LOCAL_TEXT_BUDGET:,} characters: its 8,192-token context)"
+    room = input_room(model, stage_max_tokens(config, stage))
+    return f"the context window ({room.source} {room.window:,} tokens)"
+
+
+def llm_settings(config: BuildConfig, stage: str) -> LLMStageSettings:
+    """A stage's settings. M's text goes whole up to the stage model's context window unless ``--text-budget``
+    says otherwise; prompts for the embedded model are cut to fit its 8192-token context."""
+    model = config.model_for(stage)
+    max_tokens = stage_max_tokens(config, stage)
     text, ctx = config.text_budget_chars, config.context_budget_chars
     if is_local(model):
         text, ctx = _cap(text, LOCAL_TEXT_BUDGET), _cap(ctx, LOCAL_CONTEXT_BUDGET)
+    elif text is None:
+        text = input_room(model, max_tokens).tokens * CHARS_PER_TOKEN
     return LLMStageSettings(
         step=STAGE_STEPS[stage],
         model=model,
-        max_tokens=config.max_tokens.get(stage, DEFAULT_MAX_TOKENS[stage]),
+        max_tokens=max_tokens,
         prompts=str(config.prompts) if config.prompts else None,
         text_budget_chars=text,
         context_budget_chars=ctx,
@@ -321,6 +354,10 @@ def build_stages(config: BuildConfig) -> dict[str, Stage]:
               fingerprint=s["author_rqs"].fingerprint()),
         Stage("cited_text", ("influence", "parse"), cited_text.CitedTextResult,
               functools.partial(cited_text.cited_text, settings=ct), "cpu", fingerprint=ct.model_dump()),
+        Stage("cited_contributions", ("cited_text", "author_rqs"), cited_contributions.CitedContributionsResult,
+              functools.partial(cited_contributions.extract, settings=s["cited_contributions"]), "llm",
+              fingerprint={**s["cited_contributions"].fingerprint(),
+                           "min_text_chars": cited_contributions.MIN_TEXT_CHARS}),
         Stage("verify", ("author_rqs", "parse", "filter"), verification.VerificationResult,
               functools.partial(verification.verify, settings=s["verify"], source=config.verification_source), "llm",
               fingerprint={**s["verify"].fingerprint(), "source": config.verification_source}),
@@ -363,7 +400,7 @@ def _llm_totals(llm: Any, step: str, since: float) -> dict[str, Any]:
 def _upper_bounds(name: str, config: BuildConfig, parsed: list[ParsedPaper]) -> int:
     """Dry run: most calls a stage could make when its inputs are not built yet."""
     per_paper = [len(influence.select_cited(p, config.max_cited_per_paper)) for p in parsed]
-    if name == "gaps":
+    if name in ("gaps", "cited_contributions"):  # one call per influential work, at most
         return sum(per_paper)
     if name == "author_rqs":
         return len(parsed)
@@ -448,6 +485,7 @@ def assemble_tables(config: BuildConfig, stages: dict[str, Stage]) -> BuildTable
         _stored(out, stages, "author_rqs"),  # type: ignore[arg-type]
         _stored(out, stages, "cited_text"),  # type: ignore[arg-type]
         _stored(out, stages, "verify"),  # type: ignore[arg-type]
+        _stored(out, stages, "cited_contributions"),  # type: ignore[arg-type]
         allow_abstract_only=config.allow_abstract_only,
         sample_size=config.sample_size,
         sample_seed=config.sample_seed,

@@ -8,7 +8,7 @@ same prompt, so the LLM cache keeps working.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rqbench.records import BibEntry, CitationContext, CitedWork, ParsedPaper
 
@@ -29,15 +29,20 @@ def clip(text: str, budget: int | None) -> str:
     return head.rstrip() + CUT_MARK.format(n=len(text) - len(head.rstrip()))
 
 
-def paper_text(parsed: ParsedPaper, budget: int | None) -> str:
-    """The body of a parsed paper, section by section in document order, within ``budget``."""
+def sections_text(sections: Iterable[tuple[str, str]], budget: int | None) -> str:
+    """(name, text) sections in document order, each under a ``## name`` heading, within ``budget``."""
     parts = []
-    for s in parsed.sections:
-        body = s.text.strip()
+    for name, text in sections:
+        body = text.strip()
         if not body:
             continue
-        parts.append(f"## {s.name}\n{body}" if s.name else body)
+        parts.append(f"## {name}\n{body}" if name else body)
     return clip("\n\n".join(parts), budget)
+
+
+def paper_text(parsed: ParsedPaper, budget: int | None) -> str:
+    """The body of a parsed paper, section by section in document order, within ``budget``."""
+    return sections_text(((s.name, s.text) for s in parsed.sections), budget)
 
 
 def abstract_of(parsed: ParsedPaper) -> str:

@@ -8,6 +8,9 @@ Rules (method.md "Record", and the build folder contract):
   are those with text: ``full`` text, or any level with ``allow_abstract_only``;
 - an RQ with no background paper is dropped and counted (``no_background_text``);
 - the verification verdict stays a label on the RQ; nothing is dropped for it;
+- a cited paper carries the contributions the ``cited_contributions`` stage found
+  for it, with their source (``extracted`` or ``abstract``); none when that
+  stage has no record of it;
 - a paper appears in ``papers`` only with at least one RQ; a paper without one
   gets a named skip, so nothing vanishes silently;
 - the manual-validation sample is ``random.seed(seed); random.sample(ids, min(n, len(ids)))``.
@@ -17,9 +20,11 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rqbench.builder.author_rqs import AuthorRQsResult
+from rqbench.builder.cited_contributions import CitedContributions, CitedContributionsResult
 from rqbench.builder.cited_text import LEVEL_RANK, CitedTextResult
 from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.gaps import GapsResult
@@ -64,6 +69,12 @@ def _better(a: CitedPaper, b: CitedPaper) -> CitedPaper:
     return b if kb > ka else a
 
 
+def _with_contributions(paper: CitedPaper, found: CitedContributions | None) -> CitedPaper:
+    if found is None:
+        return paper
+    return paper.model_copy(update={"contributions": list(found.contributions), "contributions_source": found.source})
+
+
 def manual_sample(rq_ids: list[str], n: int = 50, seed: int = 42) -> list[str]:
     """The human-check sample of method.md step 8, exactly as the paper draws it."""
     rng = random.Random(seed)  # same stream as random.seed(seed) followed by random.sample
@@ -78,6 +89,7 @@ def assemble(
     author_rqs: list[AuthorRQsResult],
     cited: list[CitedTextResult],
     verify: list[VerificationResult],
+    cited_contributions: Sequence[CitedContributionsResult] = (),
     *,
     allow_abstract_only: bool,
     sample_size: int = 50,
@@ -89,6 +101,7 @@ def assemble(
     rqs_by = {r.arxiv_id: r for r in author_rqs}
     cited_by = {c.arxiv_id: c for c in cited}
     verify_by = {v.arxiv_id: v for v in verify}
+    found: dict[str, CitedContributions] = {c.paper_id: c for r in cited_contributions for c in r.papers}
     usable = usable_levels(allow_abstract_only)
     out = BuildTables()
     dropped: Counter[str] = Counter()
@@ -145,6 +158,7 @@ def assemble(
                                                     subfield=paper.primary_category,
                                                     background_paper_ids=background))  # fmt: skip
             for p in linked:
+                p = _with_contributions(p, found.get(p.paper_id))
                 cited_table[p.paper_id] = _better(cited_table[p.paper_id], p) if p.paper_id in cited_table else p
         if not kept:
             reason = rq_result.note or ("all_rqs_dropped" if dropped_here else "no_rqs")
@@ -174,6 +188,7 @@ def assemble(
     out.dropped = dict(sorted(dropped.items()))
     out.sample = manual_sample([r.rq_id for r in out.rqs], sample_size, sample_seed)
     level_counts = Counter(p.text_level.value for p in out.cited_papers)
+    sources = Counter(p.contributions_source or "none" for p in out.cited_papers)
     verified = [r.verification for r in out.rqs if r.verification is not None]
     out.counts = {
         "papers_in": len(papers),
@@ -188,6 +203,8 @@ def assemble(
         "cited_full": level_counts.get("full", 0),
         "cited_abstract": level_counts.get("abstract", 0),
         "cited_title": level_counts.get("title", 0),
+        "cited_contributions_extracted": sources.get("extracted", 0),
+        "cited_contributions_abstract": sources.get("abstract", 0),
         "influential_works_without_record": levels_all.get("none", 0),
         "influence_promoted": sum(len(x.promoted_keys) for x in influence),
         "verified": len(verified),

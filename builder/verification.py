@@ -1,8 +1,12 @@
 """Stage "verify" (method.md step 8): does M's own contribution address each author-anchored RQ?
 
-One prompt per RQ with M's source (its merged LaTeX, as the paper does, or the
-parsed body text; cut to the text budget) and the question; the reply is the
-strict JSON ``VerificationReply``. The verdict is kept as a label on the RQ
+One prompt per RQ with M's source and the question: its whole merged LaTeX,
+preamble included, as the paper's verifier reads "the full LaTeX source" (A.7),
+or the parsed body text. The text budget is by default what the model's context
+window holds, so a hosted model reads the whole source; where the source does
+not fit (the embedded model, ``--text-budget``) the preamble goes first (package
+and macro set-up, no content an RQ is about), then the body is cut at the budget.
+The reply is the strict JSON ``VerificationReply``. The verdict is kept as a label on the RQ
 (the paper keeps unverified RQs), so nothing is dropped here.
 """
 
@@ -36,7 +40,7 @@ class VerificationResult(Record):
 
 
 def paper_source(folder: str | None, parsed: ParsedPaper, kind: SourceKind, budget: int | None) -> tuple[str, str]:
-    """(text, kind actually used): M's merged LaTeX body when it can be read, else the parsed text."""
+    """(text, kind actually used): M's whole merged LaTeX source when it can be read, else the parsed text."""
     if kind == "latex" and folder:
         from rqbench.builder.latex_source import load_source
         from rqbench.builder.paper_skip import PaperSkipped
@@ -46,9 +50,11 @@ def paper_source(folder: str | None, parsed: ParsedPaper, kind: SourceKind, budg
         except (PaperSkipped, OSError):
             src = None  # the parse stage read it, so this is rare; the parsed text still serves
         if src is not None:
-            m = re.search(r"\\begin\s*\{document\}", src.text)
-            body = src.text[m.end() :] if m else src.text
-            return pt.clip(body, budget), "latex"
+            text = src.text.strip()
+            if budget is not None and len(text) > budget:
+                m = re.search(r"\\begin\s*\{document\}", text)
+                text = text[m.start() :] if m else text
+            return pt.clip(text, budget), "latex"
     return pt.paper_text(parsed, budget), "text"
 
 

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from rqbench.dataset_card.features import CONFIG_RECORDS, DEFAULT_CONFIG, config_features
 from rqbench.dataset_card.field_docs import FIELD_DOCS
-from rqbench.dataset_card.stats import DatasetStats, Spread, size_category
+from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, Spread, size_category, summary_rows
 from rqbench.dataset_card.versions import ReleaseInfo, Version
 from rqbench.records import BuildManifest
 
@@ -325,21 +325,9 @@ def _funnel(funnel: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-_LENGTH_LABELS = {
-    "rq_words": "words per RQ",
-    "problem_statement_words": "words per problem statement",
-    "gap_words": "words per distinct gap statement",
-    "background_papers_per_rq": "background papers per RQ",
-    "gaps_per_rq": "gap entries per RQ",
-    "rqs_per_paper": "RQs per source paper",
-    "cited_full_text_words": "words per full-text cited paper",
-    "cited_sections_per_full_text": "sections per full-text cited paper",
-}
-
-
 def _length_rows(lengths: dict[str, Spread]) -> str:
     return _rows(
-        (_LENGTH_LABELS.get(k, k), s.count, _fmt(s.mean), _fmt(s.median), _fmt(s.min), _fmt(s.max))
+        (LENGTH_LABELS.get(k, k), s.count, _fmt(s.mean), _fmt(s.median), _fmt(s.min), _fmt(s.max))
         for k, s in lengths.items()
     )
 
@@ -375,19 +363,7 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
         )
     dropped = _rows(sorted(s.rqs_dropped.items())) if s.rqs_dropped else ""
     dropped_table = "| reason | RQs |\n|---|---|\n" + dropped if dropped else "No RQ was dropped."
-    table1 = [
-        ("research questions", s.rqs),
-        ("source papers", s.papers),
-        ("sub-fields", s.subfields),
-        ("RQ–citation links", s.rq_citation_links),
-        ("unique cited papers", s.unique_cited_papers),
-        ("distinct gap statements", s.gap_statements),
-        ("gap entries over all RQs", s.gap_mentions),
-        ("evaluation instances", s.instances),
-        ("RQs dropped", sum(s.rqs_dropped.values())),
-    ]
-    if s.papers_without_rqs:
-        table1.append(("papers in `papers` without an RQ", s.papers_without_rqs))
+    table1 = summary_rows(s)
     dev = release.dev_rule.get("dev_papers", [])
     values = {
         "pretty_name": settings.pretty_name,

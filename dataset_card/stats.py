@@ -175,6 +175,38 @@ def compute_stats(
     )
 
 
+# What each spread in ``DatasetStats.lengths`` measures, as the card and the report label it.
+LENGTH_LABELS = {
+    "rq_words": "words per RQ",
+    "problem_statement_words": "words per problem statement",
+    "gap_words": "words per distinct gap statement",
+    "background_papers_per_rq": "background papers per RQ",
+    "gaps_per_rq": "gap entries per RQ",
+    "rqs_per_paper": "RQs per source paper",
+    "cited_full_text_words": "words per full-text cited paper",
+    "cited_sections_per_full_text": "sections per full-text cited paper",
+}
+
+
+def summary_rows(stats: DatasetStats) -> list[tuple[str, int]]:
+    """Table 1's counts, labelled: the one list the card and ``rqbench report`` both print."""
+    s = stats
+    rows = [
+        ("research questions", s.rqs),
+        ("source papers", s.papers),
+        ("sub-fields", s.subfields),
+        ("RQ–citation links", s.rq_citation_links),
+        ("unique cited papers", s.unique_cited_papers),
+        ("distinct gap statements", s.gap_statements),
+        ("gap entries over all RQs", s.gap_mentions),
+        ("evaluation instances", s.instances),
+        ("RQs dropped", sum(s.rqs_dropped.values())),
+    ]
+    if s.papers_without_rqs:
+        rows.append(("papers in `papers` without an RQ", s.papers_without_rqs))
+    return rows
+
+
 def size_category(n: int) -> str:
     """The Hub's ``size_categories`` bucket for ``n`` rows."""
     bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),

@@ -1,12 +1,15 @@
-"""Human-LLM agreement: who wins, GT or the model's best RQ, according to each evaluator.
+"""Human-LLM agreement: who wins, GT or the model RQ shown beside it, according to each evaluator.
 
-An evaluator (an expert annotator, or an LLM judge) makes one pick per instance:
-``gt``, ``model`` or ``tie``. Human picks come from annotation CSV files
-(columns ``rq_id, evaluator, winner``). An LLM judge's pick is derived from its
-stored scores: the GT's score against the model's best RQ's score (chosen by a
-``SelectionRule``) on one dimension; for source-boundedness lower wins.
-Agreement between two evaluators is the share of their shared instances with
-the same pick, with a cluster-bootstrap CI over source papers.
+An evaluator (an expert annotator, or an LLM judge) makes one pick per pair:
+``gt``, ``model`` or ``tie``. A pair is one instance's GT and the model RQ an
+annotator was shown (``rqbench.evaluate.shown_pair``: one rule picks it, and the
+annotation records its candidate id and text hash). Human picks come from
+annotation CSV files (columns ``rq_id, evaluator, winner``, optionally
+``candidate_id, candidate_hash``) or the Space's judgments. An LLM judge's pick
+is derived from its stored scores on that same pair: the GT's score against the
+shown RQ's score on one dimension; for source-boundedness lower wins.
+Agreement between two evaluators is the share of their shared pairs with the
+same pick, with a cluster-bootstrap CI over source papers.
 """
 
 from __future__ import annotations
@@ -16,32 +19,31 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from rqbench.evaluate.bootstrap import Estimate, cluster_bootstrap_mean
 from rqbench.evaluate.metrics import (
     Family,
     ScoreOptions,
-    SelectionRule,
     Verdict,
     candidate_value,
     family_of,
-    select_best,
     split_candidates,
     verdict,
 )
+from rqbench.evaluate.shown_pair import RULE_NAME, shown_rqs, text_hash
 from rqbench.io import RecordError, id_label, read_jsonl
 from rqbench.records import Record, ResultsFile, parse_rq_id
 
 Winner = Literal["gt", "model", "tie"]
 WINNERS: tuple[str, ...] = ("gt", "model", "tie")
 REQUIRED_COLUMNS = ("rq_id", "evaluator", "winner")
-OPTIONAL_COLUMNS = ("group", "dimension", "notes")
+OPTIONAL_COLUMNS = ("group", "dimension", "notes", "candidate_id", "candidate_hash")
 AGREEMENT_BOOT = 1000
 
 
 class Annotation(Record):
-    """One evaluator's pick on one instance."""
+    """One evaluator's pick on one pair: an instance's GT against the model RQ the evaluator saw."""
 
     rq_id: str
     evaluator: str = Field(min_length=1)
@@ -49,6 +51,11 @@ class Annotation(Record):
     group: Literal["human", "llm"] = "human"
     dimension: str = Field(default="non_obviousness", description="The rubric dimension the pick is about.")
     notes: str = ""
+    candidate_id: str | None = Field(default=None, pattern=r"^m\d+$",
+                                     description="The model RQ shown (m0..m4); None: the shown-pair rule fills it.")
+    candidate_hash: str | None = Field(default=None, min_length=1,
+                                       description="text_hash of the RQ as shown, checked against the results.")
+    origin: str = Field(default="", description="Where the pick comes from (file:line, a judgment), for errors.")
 
     @field_validator("rq_id")
     @classmethod
@@ -56,9 +63,26 @@ class Annotation(Record):
         parse_rq_id(v)
         return v
 
+    @model_validator(mode="after")
+    def _hash_needs_id(self) -> Annotation:
+        if self.candidate_hash is not None and self.candidate_id is None:
+            raise ValueError("candidate_hash is given without candidate_id (the hash pins the text of that candidate)")
+        return self
+
     @property
     def arxiv_id(self) -> str:
         return parse_rq_id(self.rq_id)[0]
+
+    @property
+    def pair(self) -> str:
+        """The pair the pick is about: the instance, and the model RQ shown when it is known."""
+        return self.rq_id if self.candidate_id is None else f"{self.rq_id}#{self.candidate_id}"
+
+    @property
+    def who(self) -> str:
+        """The annotation, named for an error message."""
+        where = f"{self.origin}: " if self.origin else ""
+        return f"{where}annotation by {self.evaluator!r} of {self.rq_id}"
 
 
 # --------------------------------------------------------------------------
@@ -76,10 +100,12 @@ class AnnotationError(RecordError):
 
 
 def read_annotations(path: str | Path) -> list[Annotation]:
-    """Read an annotation CSV (rq_id, evaluator, winner[, group, dimension, notes]).
+    """Read an annotation CSV (rq_id, evaluator, winner[, group, dimension, notes, candidate_id, candidate_hash]).
 
     Winner values are case-insensitive (gt/model/tie). Errors name the file, the
     line and the field; a repeated (rq_id, evaluator, dimension) is an error.
+    Files without the candidate columns (or with empty cells) still read: the
+    shown-pair rule fills the candidate in when the results are joined.
     """
     path = Path(path)
     if not path.is_file():
@@ -105,8 +131,10 @@ def read_annotations(path: str | Path) -> list[Annotation]:
             row["winner"] = row.get("winner", "").lower()
             if not row.get("group"):
                 row.pop("group", None)
-            if not row.get("dimension"):
-                row.pop("dimension", None)
+            for optional in ("dimension", "candidate_id", "candidate_hash"):
+                if not row.get(optional):
+                    row.pop(optional, None)
+            row["origin"] = f"{path}:{line}"
             try:
                 ann = Annotation.model_validate(row)
             except ValidationError as exc:
@@ -201,49 +229,112 @@ def expert_sample_picks(samples: Sequence[ExpertSample]) -> list[Annotation]:
 _WINNER_OF = {Verdict.win: "model", Verdict.lose: "gt", Verdict.tie: "tie"}
 
 
-def llm_picks(
-    results: Sequence[ResultsFile],
-    *,
-    dimension: str = "non_obviousness",
-    rule: SelectionRule = SelectionRule.per_dimension,
-    options: ScoreOptions = ScoreOptions(),
-    rq_ids: set[str] | None = None,
-) -> list[Annotation]:
-    """Each judge's pick per instance: GT vs the selected model RQ on ``dimension``.
-
-    All results must be of one submission (the model the humans compared with).
-    Instances where the GT or the selected RQ is unscored give no pick.
-    """
+def _one_submission(results: Sequence[ResultsFile]) -> None:
     subs = {(r.submission.model, r.submission_hash) for r in results}
     if len(subs) > 1:
         names = sorted(m for m, _ in subs)
         raise ValueError(f"agreement compares GT with one model's RQs, but results hold submissions {names}")
+
+
+def pin_to_shown(
+    annotations: Sequence[Annotation], results: Sequence[ResultsFile], options: ScoreOptions = ScoreOptions()
+) -> list[Annotation]:
+    """Each annotation with the model RQ it saw, checked against the results of the annotated submission.
+
+    An annotation without a candidate id gets the RQ the shown-pair rule picks
+    from ``results`` (all of the submission's files: the rule prefers the
+    comparative ones). One with an id must name a model RQ of its instance, and
+    that RQ's text in every results file must hash to the annotation's hash
+    (filled in when it has none); otherwise an ``AnnotationError`` names the
+    annotation. Annotations of instances the results do not hold, or whose
+    instance has no scored model RQ, come back unpinned.
+    """
+    _one_submission(results)
+    shown = shown_rqs(results, options)
+    texts: dict[tuple[str, str], set[str]] = {}
+    for r in results:
+        for inst in r.instances:
+            for c in split_candidates(inst)[1]:
+                texts.setdefault((inst.rq_id, c.candidate_id), set()).add(text_hash(c.text))
+    held = {inst.rq_id for r in results for inst in r.instances}
+    digest = results[0].submission_hash if results else ""
+    out: list[Annotation] = []
+    for a in annotations:
+        if a.rq_id not in held:
+            out.append(a)
+            continue
+        if a.candidate_id is None:
+            s = shown.get((digest, a.rq_id))
+            out.append(a if s is None else a.model_copy(update={"candidate_id": s.candidate_id,
+                                                                 "candidate_hash": s.text_hash}))  # fmt: skip
+            continue
+        hashes = texts.get((a.rq_id, a.candidate_id))
+        if not hashes:
+            raise AnnotationError(f"{a.who}: candidate {a.candidate_id!r} is not a model RQ of {a.rq_id} in the results")
+        if len(hashes) > 1:
+            raise AnnotationError(f"{a.who}: the results files hold {len(hashes)} different texts for "
+                                  f"{a.rq_id} {a.candidate_id}; they are not of one submission")  # fmt: skip
+        (got,) = hashes
+        if a.candidate_hash is None:
+            out.append(a.model_copy(update={"candidate_hash": got}))
+        elif a.candidate_hash != got:
+            raise AnnotationError(
+                f"{a.who}: the shown RQ {a.candidate_id} had text hash {a.candidate_hash}, but the results hold a "
+                f"text with hash {got}; the annotation was made on another text (another submission, or an edit)"
+            )
+        else:
+            out.append(a)
+    return out
+
+
+def llm_picks(
+    results: Sequence[ResultsFile],
+    shown: Sequence[Annotation],
+    *,
+    dimension: str = "non_obviousness",
+    options: ScoreOptions = ScoreOptions(),
+) -> list[Annotation]:
+    """Each judge's pick on every pair in ``shown``: the GT against that same model RQ, on ``dimension``.
+
+    ``shown`` are annotations pinned by ``pin_to_shown`` (unpinned ones have no
+    pair and give no pick). All results must be of the annotated submission. A
+    judge whose results hold another text for a shown RQ than the annotation's
+    hash is an ``AnnotationError`` naming the annotation. Pairs where the GT or
+    the shown RQ is unscored give no pick.
+    """
+    _one_submission(results)
     labels = [r.judge.label for r in results]
     if len(set(labels)) != len(labels):
         raise ValueError(f"two results files for one judge label among {labels}")
-    hib = family_of(dimension).higher_is_better
     if family_of(dimension) is Family.overlap:
         raise ValueError("overlap is not a pick dimension")
+    hib = family_of(dimension).higher_is_better
+    pairs: dict[tuple[str, str], Annotation] = {}
+    for a in shown:
+        if a.candidate_id is not None:
+            pairs.setdefault((a.rq_id, a.candidate_id), a)
     out: list[Annotation] = []
     for r in results:
-        for inst in r.instances:
-            if rq_ids is not None and inst.rq_id not in rq_ids:
-                continue
-            idx = select_best(inst, rule, dim=dimension, opts=options)
-            if idx is None:
+        by_rq = {inst.rq_id: inst for inst in r.instances}
+        for (rq_id, cid), a in pairs.items():
+            inst = by_rq.get(rq_id)
+            if inst is None:
                 continue
             gt, model = split_candidates(inst)
+            c = next((m for m in model if m.candidate_id == cid), None)
+            if c is None:
+                raise AnnotationError(f"{a.who}: {r.judge.label}'s results have no model RQ {cid!r} for {rq_id}")
+            h = text_hash(c.text)
+            if a.candidate_hash is not None and h != a.candidate_hash:
+                raise AnnotationError(f"{a.who}: {r.judge.label}'s results hold another text for the shown RQ {cid} "
+                                      f"(hash {h}, shown {a.candidate_hash})")  # fmt: skip
             papers = inst.background_paper_ids
-            v = verdict(
-                candidate_value(model[idx], dimension, options, papers),
-                candidate_value(gt, dimension, options, papers),
-                hib,
-            )
+            v = verdict(candidate_value(c, dimension, options, papers), candidate_value(gt, dimension, options, papers), hib)
             if v is None:
                 continue
-            out.append(
-                Annotation(rq_id=inst.rq_id, evaluator=r.judge.label, winner=_WINNER_OF[v], group="llm", dimension=dimension)
-            )
+            out.append(Annotation(rq_id=rq_id, evaluator=r.judge.label, winner=_WINNER_OF[v], group="llm",
+                                  dimension=dimension, candidate_id=cid, candidate_hash=h,
+                                  origin=f"{r.judge.label} ({r.judge.setting})"))  # fmt: skip
     return out
 
 
@@ -293,10 +384,10 @@ def evaluators(picks: Sequence[Annotation]) -> list[str]:
     return order
 
 
-def _by_evaluator(picks: Sequence[Annotation]) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
+def _by_evaluator(picks: Sequence[Annotation]) -> dict[str, dict[str, Annotation]]:
+    out: dict[str, dict[str, Annotation]] = {}
     for p in picks:
-        out.setdefault(p.evaluator, {})[p.rq_id] = p.winner
+        out.setdefault(p.evaluator, {})[p.pair] = p
     return out
 
 
@@ -309,7 +400,8 @@ def agreement_matrix(
 ) -> AgreementMatrix:
     """Agreement of every row evaluator with every column evaluator (the full matrix when one list is given).
 
-    Passing two lists compares across dimensions, e.g. human non-obviousness
+    Two evaluators are compared on the pairs both judged (an instance and the
+    model RQ shown, when known). Passing two lists compares across dimensions, e.g. human non-obviousness
     picks (rows) against LLM source-boundedness picks (columns).
     """
     col_picks = row_picks if col_picks is None else col_picks
@@ -319,8 +411,8 @@ def agreement_matrix(
     for a in rows:
         for b in cols:
             shared = sorted(set(rmap[a]) & set(cmap[b]))
-            values = [float(rmap[a][k] == cmap[b][k]) for k in shared]
-            clusters = [parse_rq_id(k)[0] for k in shared]
+            values = [float(rmap[a][k].winner == cmap[b][k].winner) for k in shared]
+            clusters = [rmap[a][k].arxiv_id for k in shared]
             cells.append(AgreementCell(row=a, col=b, estimate=cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=seed)))
     dims = lambda ps: ",".join(sorted({p.dimension for p in ps}))  # noqa: E731
     return AgreementMatrix(rows=rows, cols=cols, row_dimension=dims(row_picks), col_dimension=dims(col_picks), cells=cells)
@@ -368,33 +460,37 @@ def agreement_report(
     results: Sequence[ResultsFile],
     *,
     setting: str = "comparative",
-    rule: SelectionRule = SelectionRule.per_dimension,
     options: ScoreOptions = ScoreOptions(),
     n_boot: int = AGREEMENT_BOOT,
     seed: int = 0,
 ) -> AgreementReport:
-    """Agreement among humans and LLM judges on the annotated instances of one submission.
+    """Agreement among humans and LLM judges on the pairs the annotators saw, for one submission.
 
-    LLM picks are restricted to the instances the humans annotated, so every
-    win rate is over the same sample. Human non-obviousness picks are also
-    compared with the LLM judges' source-boundedness picks.
+    ``results`` are the submission's files (both settings may be given: the
+    shown-pair rule reads the comparative ones); LLM picks come from the
+    ``setting`` files, on exactly the pairs annotated, so every win rate is over
+    the same sample. Human non-obviousness picks are also compared with the LLM
+    judges' source-boundedness picks on the same pairs (the paper's Table 9).
     """
     used = [r for r in results if r.judge.setting == setting]
     if not used:
         raise ValueError(f"no {setting} results among the {len(results)} given; agreement uses {setting} judging")
-    human = [a for a in annotations if a.group == "human" and a.dimension == "non_obviousness"]
-    annotated = {a.rq_id for a in annotations} or None
+    if not annotations:
+        raise ValueError("no annotations given")
+    annotated = {a.rq_id for a in annotations}
     judged = {i.rq_id for r in used for i in r.instances}
-    if annotated is not None and not annotated & judged:
+    if not annotated & judged:
         raise ValueError("no annotated rq_id appears in the results; are these the results of the annotated submission?")
-    llm_nonobv = llm_picks(used, dimension="non_obviousness", rule=rule, options=options, rq_ids=annotated)
-    llm_sb = llm_picks(used, dimension="source_bound_score", rule=rule, options=options, rq_ids=annotated)
-    picks = [*human, *[a for a in annotations if a.group == "llm" and a.dimension == "non_obviousness"], *llm_nonobv]
+    pinned = pin_to_shown(annotations, results, options)
+    human = [a for a in pinned if a.group == "human" and a.dimension == "non_obviousness"]
+    llm_nonobv = llm_picks(used, pinned, dimension="non_obviousness", options=options)
+    llm_sb = llm_picks(used, pinned, dimension="source_bound_score", options=options)
+    picks = [*human, *[a for a in pinned if a.group == "llm" and a.dimension == "non_obviousness"], *llm_nonobv]
     return AgreementReport(
         model=used[0].submission.model,
         prompt_variant=used[0].submission.prompt_variant,
         setting=setting,
-        selection_rule=rule.value,
+        selection_rule=RULE_NAME,
         instances=len({p.rq_id for p in picks}),
         matrix=agreement_matrix(picks, n_boot=n_boot, seed=seed),
         win_rates=win_rates(picks, n_boot=n_boot, seed=seed),

@@ -1,7 +1,8 @@
 """``rqbench agreement``: human-LLM agreement tables from annotation CSVs and judge results.
 
-Reads annotation files (rq_id, evaluator, winner), derives each LLM judge's
-pick from its stored comparative scores, and writes the pairwise agreement
+Reads annotation files (rq_id, evaluator, winner, optionally candidate_id and
+candidate_hash: the model RQ the annotator saw), derives each LLM judge's pick
+from its stored comparative scores on that same pair, and writes the pairwise agreement
 matrix, the win rates per evaluator, the judges' source-boundedness picks and
 the human non-obviousness vs LLM source-boundedness agreement, each with
 cluster-bootstrap CIs, as Markdown/CSV/LaTeX tables plus ``agreement.json``.
@@ -23,7 +24,8 @@ from rqbench.evaluate.report_cli import add_score_options, pick_submission, scor
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--annotations", nargs="+", type=Path,
-                   help="annotation CSV files with columns rq_id, evaluator, winner (gt/model/tie)")
+                   help="annotation CSV files with columns rq_id, evaluator, winner (gt/model/tie) "
+                        "[, candidate_id, candidate_hash]")
     p.add_argument("--results", nargs="+", help="results files or folders of the annotated submission")
     p.add_argument("--examples", type=Path,
                    help="an expert-study JSONL file with every rater's pick (instead of --annotations/--results)")
@@ -47,15 +49,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from rqbench.evaluate import tables
     from rqbench.evaluate.agreement import agreement_report, read_annotation_files
-    from rqbench.evaluate.metrics import SelectionRule
     from rqbench.evaluate.summary import load_results
 
     try:
         anns = read_annotation_files(args.annotations)
         results = load_results(args.results)
         files = pick_submission(results, args.model, args.variant)
-        rep = agreement_report(anns, files, setting=args.setting, rule=SelectionRule(args.selection),
-                               options=score_options(args), n_boot=args.n_boot, seed=args.seed)
+        rep = agreement_report(anns, files, setting=args.setting, options=score_options(args), n_boot=args.n_boot,
+                               seed=args.seed)
     except (FileNotFoundError, ValueError) as exc:
         print(f"rqbench agreement: {exc}", file=sys.stderr)
         return 2

@@ -1,6 +1,13 @@
-"""The background block a model reads, cut to a token budget by one deterministic policy.
+"""The background block a model reads: whole papers, cut only where the model's context window requires it.
 
-Policy ``title-abstract-sections/v1``: the instance's budget is split evenly
+The budget (``input_policy``): the model's context window (``catalog.context_window``,
+or ``--context-tokens N``) minus its reply budget (``max_tokens``) and an allowance
+for the prompt's fixed text, times a margin for the token estimate (``catalog.input_room``). Papers that
+fit go whole, as the paper gives its models "these source texts". The embedded
+model keeps a small budget (3,000 tokens: its 8k context), and ``--background-tokens
+N`` sets a fixed one; both are recorded as such (``BackgroundPolicy.basis``).
+
+Policy ``title-abstract-sections/v1``, where a cut is needed: the instance's budget is split evenly
 over its background papers. Per paper, in this order: the title (always), the
 abstract, then body sections in document order, each whole while it fits. The
 first section that does not fit is cut at a word boundary to fill what is left
@@ -20,16 +27,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from rqbench.llm.catalog import ESTIMATE, count_tokens, estimate_tokens, is_local
-from rqbench.records import CitedPaper
+from rqbench.llm.catalog import ESTIMATE, context_window, count_tokens, estimate_tokens, input_room, is_local
+from rqbench.records import CitedPaper, PaperCut
 
 POLICY_NAME = "title-abstract-sections/v1"
-DEFAULT_BUDGET_TOKENS = 6000
-LOCAL_BUDGET_TOKENS = 3000  # the embedded model has an 8k context and answers up to 768 tokens
+DEFAULT_BUDGET_TOKENS = 6000  # a fixed budget's default when none is named (BackgroundPolicy())
+LOCAL_BUDGET_TOKENS = 3000  # the embedded model has an 8k context and answers up to 1,024 tokens
 MIN_PARTIAL_TOKENS = 40
 TRUNCATION_MARK = " [...]"
+
+Basis = Literal["window", "fixed", "embedded"]
+WindowSource = Literal["catalog", "--context-tokens", "assumed"]
 
 
 class BackgroundPolicy(BaseModel):
@@ -40,21 +52,45 @@ class BackgroundPolicy(BaseModel):
     name: str = POLICY_NAME
     budget_tokens: int = Field(default=DEFAULT_BUDGET_TOKENS, ge=50)
     tokenizer: str = Field(default=ESTIMATE, description="'chars/4' or a litellm model name.")
+    basis: Basis = Field(
+        default="fixed",
+        description="window: the model's context window minus the reply budget and the prompt allowance; "
+        "fixed: a set budget (--background-tokens); embedded: the embedded model's small budget.",
+    )
+    window_tokens: int | None = Field(default=None, description="The context window the budget came from.")
+    window_source: WindowSource | None = None
+    reply_tokens: int | None = Field(default=None, description="Reply budget kept free within the window.")
+    prompt_tokens: int | None = Field(default=None, description="Allowance kept free for the prompt's fixed text.")
+
+    def describe(self) -> str:
+        """One line: how large the budget is and why."""
+        if self.basis == "embedded":
+            ctx = f" (its context is {self.window_tokens:,} tokens)" if self.window_tokens else ""
+            return f"the embedded model's small budget: {self.budget_tokens:,} tokens of background{ctx}"
+        if self.basis == "fixed":
+            return f"a fixed budget of {self.budget_tokens:,} tokens (--background-tokens)"
+        src = {"catalog": "the model's", "--context-tokens": "--context-tokens", "assumed": "an assumed"}
+        return (f"full text up to the context window ({src[self.window_source or 'catalog']} {self.window_tokens:,} "
+                f"tokens; {self.budget_tokens:,} for background)")  # fmt: skip
 
 
-class PaperCut(BaseModel):
-    """What of one paper made it into the block."""
+def input_policy(
+    model: str, reply_tokens: int | None, *, context_tokens: int | None = None, fixed_tokens: int | None = None
+) -> BackgroundPolicy:
+    """The background budget of ``model``: its window minus the reply budget and the prompt allowance.
 
-    model_config = ConfigDict(extra="forbid")
-
-    paper_id: str
-    text_level: str
-    tokens: int
-    budget: int
-    abstract_cut: bool = False
-    sections_kept: list[str] = Field(default_factory=list)
-    section_cut: str | None = None
-    sections_dropped: int = 0
+    ``fixed_tokens`` (``--background-tokens``) sets the budget outright; ``context_tokens``
+    (``--context-tokens``) names the window; the embedded model keeps ``LOCAL_BUDGET_TOKENS``.
+    """
+    if fixed_tokens is not None:
+        return BackgroundPolicy(budget_tokens=fixed_tokens, basis="fixed")
+    if is_local(model) and context_tokens is None:
+        return BackgroundPolicy(budget_tokens=LOCAL_BUDGET_TOKENS, basis="embedded",
+                                window_tokens=context_window(model), reply_tokens=reply_tokens)  # fmt: skip
+    room = input_room(model, reply_tokens, context_tokens=context_tokens)
+    return BackgroundPolicy(budget_tokens=room.tokens, basis="window", window_tokens=room.window,  # type: ignore[arg-type]
+                            window_source=room.source, reply_tokens=room.reply_tokens,
+                            prompt_tokens=room.prompt_tokens)  # fmt: skip
 
 
 def token_counter(tokenizer: str = ESTIMATE) -> Callable[[str], int]:
@@ -62,11 +98,6 @@ def token_counter(tokenizer: str = ESTIMATE) -> Callable[[str], int]:
     if tokenizer == ESTIMATE:
         return estimate_tokens
     return lambda text: count_tokens(tokenizer, text=text)
-
-
-def default_budget(model_name: str) -> int:
-    """A budget that fits the model: small for the embedded model, else DEFAULT_BUDGET_TOKENS."""
-    return LOCAL_BUDGET_TOKENS if is_local(model_name) else DEFAULT_BUDGET_TOKENS
 
 
 def _cut_words(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
@@ -93,6 +124,7 @@ def paper_block(
     parts = [f"{header}Title: {paper.title}"]
     cut = PaperCut(paper_id=paper.paper_id, text_level=str(getattr(paper.text_level, "value", paper.text_level)),
                    tokens=0, budget=budget)  # fmt: skip
+    whole = count(_whole(paper, header))
     used = count(parts[0])
     if paper.abstract.strip():
         abstract = "Abstract: " + " ".join(paper.abstract.split())
@@ -129,7 +161,17 @@ def paper_block(
         parts.append(_omitted(cut.sections_dropped))
     text = "\n".join(parts)
     cut.tokens = count(text)
+    cut.tokens_cut = max(1, whole - cut.tokens) if cut.truncated else 0
     return text, cut
+
+
+def _whole(paper: CitedPaper, header: str) -> str:
+    """The paper's block with nothing cut (what ``paper_block`` gives when everything fits)."""
+    parts = [f"{header}Title: {paper.title}"]
+    if paper.abstract.strip():
+        parts.append("Abstract: " + " ".join(paper.abstract.split()))
+    parts += [f"## {sec.section}\n{' '.join(sec.text.split())}" for sec in paper.sections]
+    return "\n".join(parts)
 
 
 def background_block(

@@ -89,8 +89,33 @@ def cluster_bootstrap_mean(
     _check(values, clusters, level, n_boot)
     if len(values) == 0:
         return None
-    x = np.asarray(values, dtype=float)
     idx, k = _cluster_index(clusters)
+    return _bootstrap_mean(np.asarray(values, dtype=float), idx, k, n_boot, seed, level)
+
+
+def cluster_bootstrap_mean_codes(
+    values: np.ndarray,
+    cluster_codes: np.ndarray,
+    *,
+    n_boot: int = DEFAULT_BOOT,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+) -> Estimate | None:
+    """``cluster_bootstrap_mean`` for clusters already coded as integers (any coding): the same estimate.
+
+    Clusters are renumbered in order of first appearance, as ``cluster_bootstrap_mean``
+    numbers its labels, so both draw the same resamples for the same data.
+    """
+    _check(values, cluster_codes, level, n_boot)
+    if len(values) == 0:
+        return None
+    _, first, inverse = np.unique(cluster_codes, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return _bootstrap_mean(np.asarray(values, dtype=float), rank[inverse.reshape(-1)], len(first), n_boot, seed, level)
+
+
+def _bootstrap_mean(x: np.ndarray, idx: np.ndarray, k: int, n_boot: int, seed: int, level: float) -> Estimate:
     sums = np.bincount(idx, weights=x, minlength=k)
     counts = np.bincount(idx, minlength=k).astype(float)
     weights = _resample_weights(k, n_boot, seed)

@@ -105,7 +105,8 @@ def _load_build(root: Path) -> Benchmark:
     return Benchmark(instances, {p.paper_id: p for p in papers}, str(root), revision)
 
 
-def _parquet_rows(root: Path, config: str, split: str) -> tuple[list[dict[str, Any]], str]:
+def config_rows(root: Path, config: str, split: str) -> tuple[list[dict[str, Any]], str]:
+    """The rows of one config's split in a release tree, and where they were read (for errors)."""
     import datasets
 
     if not (root / "data" / config).is_dir():
@@ -128,8 +129,8 @@ def _parquet_rows(root: Path, config: str, split: str) -> tuple[list[dict[str, A
 
 
 def _load_parquet_tree(root: Path, repo: str, revision: str, split: str) -> Benchmark:
-    inst_rows, inst_where = _parquet_rows(root, "instances", split)
-    paper_rows, paper_where = _parquet_rows(root, "cited_papers", split)
+    inst_rows, inst_where = config_rows(root, "instances", split)
+    paper_rows, paper_where = config_rows(root, "cited_papers", split)
     instances = _validated(EvaluationInstance, inst_rows, inst_where, "rq_id")
     papers = _validated(CitedPaper, paper_rows, paper_where, "paper_id")
     return Benchmark(instances, {p.paper_id: p for p in papers}, repo, revision)

@@ -2,10 +2,14 @@
 
 A cost estimate comes first (a dry run through the LLM layer; judging is
 counted with placeholder RQs when the submission is still to be generated, so
-its call count is exact and its token count an estimate). Then one progress
-bar per stage. Offline the generator is the embedded model and the judges are
-``local`` and ``local@temperature=0.7``, two configurations of it. Results land
-in ``RQB_HOME/results`` unless ``--out`` says otherwise, where the Space finds them.
+its call count is exact and its token count an estimate), then the run's
+protocol: its judges, generator and inputs, and every departure from the
+paper's protocol with the flag that restores it. Then one progress bar per
+stage. With the paper judges' keys (``--protocol paper``) the judges are
+gemini/gemini-3.1-pro and deepseek/deepseek-v4-pro; offline (``custom``) the
+generator is the embedded model and the judges are ``local`` and
+``local@temperature=0.7``, two configurations of it. Results land in
+``RQB_HOME/results`` unless ``--out`` says otherwise, where the Space finds them.
 """
 
 from __future__ import annotations
@@ -14,28 +18,27 @@ import argparse
 import sys
 from pathlib import Path
 
-from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
+from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options, prompt_variants
 from rqbench.evaluate.judge_cli import SETTING_CHOICES, add_judge_options, print_results
 
 from rqbench import paths
 from rqbench.llm.config import default_model
 
+# ``rqbench evaluate``'s offline judges: the embedded model configured two ways, so a combined figure exists.
 OFFLINE_JUDGES = ["local", "local@temperature=0.7"]
-
-
-def default_judges() -> list[str]:
-    judge = default_model("judge")
-    return OFFLINE_JUDGES if judge == "local" else [judge]
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="generator model (default: the generator role's model)")
-    p.add_argument("--prompt", choices=["original", "revised"], default="original", help="generation prompt variant")
+    p.add_argument("--prompt", choices=prompt_variants(), default="original",
+                   help="generation prompt variant (default: original, the paper's)")
+    p.add_argument("--combine", choices=["pooled", "mean_scores"], default="pooled",
+                   help="how the report combines judges (default: pooled, our reading of the paper's rule)")
     p.add_argument("--submission", type=Path, default=None, help="judge this submission instead of generating one")
     p.add_argument("--out", type=Path, default=None, help="results folder (default: RQB_HOME/results)")
     p.add_argument("--no-report", action="store_true", help="stop after judging")
     p.add_argument("--report-dir", type=Path, default=None, help="report folder (default: RQB_HOME/reports/<submission>)")
-    add_judge_options(p, judges_default=OFFLINE_JUDGES)
+    add_judge_options(p, offline_judges=OFFLINE_JUDGES)
     add_dataset_options(p)
     add_llm_options(p)
 
@@ -53,24 +56,41 @@ def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
     return Submission(Path("placeholder"), metadata, entries, "b2:estimate", ValidationReport(path="placeholder"))
 
 
-def _estimate(args, bench, model, judges, settings, metrics, prompts, policy) -> str:  # type: ignore[no-untyped-def]
+def _estimate(args, dry, bench, model, judges, settings, metrics, prompts, policy) -> str:  # type: ignore[no-untyped-def]
     from rqbench.evaluate.generate import generate_submission
     from rqbench.evaluate.judging import judge_submission
     from rqbench.evaluate.submission import load_submission
 
-    from rqbench.llm.client import LLM
     from rqbench.records import SubmissionMetadata
 
-    dry = LLM(dry_run=True)
     if args.submission is None:
         generate_submission(bench, model, args.prompt, llm=dry, out=Path("unused"), prompts=prompts, policy=policy,
-                            progress=False)  # fmt: skip
+                            context_tokens=args.context_tokens, progress=False)  # fmt: skip
         sub = _placeholder_submission(bench, SubmissionMetadata(model=model))
     else:
         sub = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial)
     judge_submission(bench, sub, judges, settings, llm=dry, seed=args.seed, orderings=args.orderings,
-                     out_dir=Path("unused"), metrics=metrics, prompts=prompts, policy=policy, progress=False)  # fmt: skip
+                     out_dir=Path("unused"), metrics=metrics, prompts=prompts, policy=policy,
+                     context_tokens=args.context_tokens, progress=False)  # fmt: skip
     return dry.estimate.line()
+
+
+def _plan(args, dry, full, bench, protocol, choice, model, settings, metrics, prompts, policy):  # type: ignore[no-untyped-def]
+    """The run's protocol: what ``--dry-run`` prints and every results file records."""
+    from rqbench.evaluate.metrics import CombineRule
+    from rqbench.evaluate.protocol import RecordedGeneration, RunPlan, generator_use, judge_use
+    from rqbench.evaluate.submission import load_submission
+
+    uses = [judge_use(j, dry, context_tokens=args.context_tokens, fixed=policy) for j in choice.judges]
+    if args.submission is None:
+        generation = generator_use(model, dry, context_tokens=args.context_tokens, fixed=policy)
+        variant = args.prompt
+    else:
+        meta = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial).metadata
+        generation, variant = RecordedGeneration(meta), meta.prompt_variant
+    return RunPlan(protocol, uses, generation, variant, prompts, settings, metrics, args.orderings,
+                   combine=CombineRule(args.combine), instances=len(bench.instances),
+                   instances_total=len(full.instances), missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,34 +98,46 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.dataset import DatasetError, load_benchmark
     from rqbench.evaluate.generate import generate_submission
     from rqbench.evaluate.judging import judge_submission, slug
+    from rqbench.evaluate.protocol import choose_judges, default_protocol, plan_lines
     from rqbench.evaluate.submission import SubmissionInvalid, load_submission
 
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 
-    judges = args.judge or default_judges()
+    protocol = args.protocol or default_protocol()
+    choice = choose_judges(protocol, args.judge, OFFLINE_JUDGES)
+    judges = choice.judges
     settings = SETTING_CHOICES[args.setting]
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     model = args.model or default_model("generator")
     out = args.out or paths.results_dir()
     try:
-        bench = load_benchmark(args.dataset, args.revision).subset(args.limit)
+        full = load_benchmark(args.dataset, args.revision)
+        bench = full.subset(args.limit)
         prompts = load_prompt_set(args.prompts)
         policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
-        print(_estimate(args, bench, model, judges, settings, metrics, prompts, policy), flush=True)
+        dry = LLM(dry_run=True, batch=args.batch)
+        print(_estimate(args, dry, bench, model, judges, settings, metrics, prompts, policy), flush=True)
+        plan = _plan(args, dry, full, bench, protocol, choice, model, settings, metrics, prompts, policy)
+        print("\n".join(plan_lines(plan, bench)), flush=True)
     except (DatasetError, PromptError, SubmissionInvalid, ValueError) as exc:
         print(f"rqbench evaluate: {exc}", file=sys.stderr)
         return 2
     if args.dry_run:
         return 0
+    blocking = choice.blocking_keys()
+    if blocking:
+        print(f"rqbench evaluate: the paper's judges need {' and '.join(blocking)}; set them, name judges with "
+              "--judge, or use --protocol custom", file=sys.stderr)  # fmt: skip
+        return 2
 
-    llm = LLM(retry_failed=args.retry_failed)
+    llm = LLM(retry_failed=args.retry_failed, batch=args.batch)
     allow_partial = args.allow_partial
     sub_path = args.submission
     if sub_path is None:
         sub_path = paths.home() / "submissions" / f"{slug(model)}-{args.prompt}"
         generate_submission(bench, model, args.prompt, llm=llm, out=sub_path, prompts=prompts, policy=policy,
-                            concurrency=args.concurrency)  # fmt: skip
+                            context_tokens=args.context_tokens, concurrency=args.concurrency)  # fmt: skip
         allow_partial = True  # our own generation: failed instances are recorded, and shown as coverage
     try:
         sub = load_submission(sub_path, bench.rq_ids, allow_partial=allow_partial)
@@ -117,15 +149,16 @@ def run(args: argparse.Namespace) -> int:
               f"{sub.report.failed} instance(s) failed generation")  # fmt: skip
     written = judge_submission(bench, sub, judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,
                                out_dir=out, retry_failed=args.retry_failed, metrics=metrics, prompts=prompts,
-                               policy=policy, concurrency=args.concurrency)  # fmt: skip
+                               policy=policy, context_tokens=args.context_tokens, protocol=plan.record(),
+                               concurrency=args.concurrency)  # fmt: skip
     print_results(written, args.orderings)
     if args.no_report:
         return 0
     report_dir = args.report_dir or paths.home() / "reports" / f"{slug(sub.metadata.model)}-{sub.hash.removeprefix('b2:')[:10]}"
-    return _report(written, report_dir)
+    return _report(written, report_dir, args.combine)
 
 
-def _report(written: list[Path], report_dir: Path) -> int:
+def _report(written: list[Path], report_dir: Path, combine: str = "pooled") -> int:
     """The report writer of ``rqbench report`` over this run's results files."""
     try:
         from rqbench.evaluate import report_cli
@@ -134,7 +167,7 @@ def _report(written: list[Path], report_dir: Path) -> int:
         return 0
     parser = argparse.ArgumentParser(prog="rqbench report")
     report_cli.configure(parser)
-    rc = int(report_cli.run(parser.parse_args([*map(str, written), "--out", str(report_dir)])) or 0)
+    rc = int(report_cli.run(parser.parse_args([*map(str, written), "--out", str(report_dir), "--combine", combine])) or 0)
     if rc == 0:
         print(f"report: {report_dir}")
     return rc

@@ -1,18 +1,24 @@
 """Generate five RQs per instance with any model, as a submission folder.
 
-For each instance the model reads its background papers (cut to the token
-budget by ``background.POLICY_NAME``) through the variant's prompt: steps
+The model is run as the paper ran its generators (§6.1; ``catalog.resolve_generator``):
+the vendor's default sampling unless the spec sets a temperature, the highest
+reasoning setting where the model has one, and a reply budget with room for the
+reasoning. For each instance it reads its background papers whole, up to its
+context window (``background.input_policy``; cut by ``background.POLICY_NAME``
+only where the window requires it) through the variant's prompt: steps
 ``generation_<variant>`` for one paper and ``generation_<variant>_multi`` for
 several (the two user prompts differ; see docs/evaluate.md). A reply must fit
 ``GenerationReply`` plus two rules a submission also enforces (no RQ repeated
 within the five, nothing that acts on the judge prompt: the blocking findings of
 ``injection.screen``); one that does not is re-asked once by
 the LLM layer, quoting the error, and then recorded as a failed entry, so no
-instance is dropped silently. Every call goes through ``LLM.ask``: a rerun
-after a crash pays only for what was not answered.
+instance is dropped silently. A reply cut at the reply budget is recorded as a
+failed entry too, named ``truncated`` and never re-asked. Every call goes
+through ``LLM.ask``: a rerun after a crash pays only for what was not answered.
 
 Beside the submission, ``generation_log.jsonl`` records per instance the step,
-the cache key, whether it was re-asked, and how each paper was cut.
+the cache key, whether it was re-asked or truncated, and how each paper was cut
+(tokens kept and cut).
 """
 
 from __future__ import annotations
@@ -24,19 +30,15 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import ConfigDict, field_validator
-from rqbench.evaluate.background import (
-    BackgroundPolicy,
-    background_block,
-    default_budget,
-)
+from rqbench.evaluate.background import BackgroundPolicy, background_block, input_policy
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.injection import blocking_reasons
 from rqbench.evaluate.submission import write_submission
 from tqdm import tqdm
 
 from rqbench.io import write_atomic
-from rqbench.llm.catalog import is_local, parse_model_spec
-from rqbench.llm.client import LLM, DryRun, LLMCallFailed
+from rqbench.llm.catalog import is_local, parse_model_spec, resolve_generator
+from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     EvaluationInstance,
@@ -46,11 +48,13 @@ from rqbench.records import (
 )
 from rqbench.steps import owned_by
 
-Variant = Literal["original", "revised"]
+Variant = Literal["original", "revised", "strict"]
 LOG_FILE = "generation_log.jsonl"
 # The generation steps by the registry's key (variant, "_multi" for several papers), and the reply they share.
 GENERATION_STEPS = owned_by(__name__)
 (_REPLY,) = {s.reply_model for s in GENERATION_STEPS.values()}
+# The prompt variants, by the registry (--prompt): original is the paper's A.4 prompt.
+VARIANTS: tuple[str, ...] = tuple(k for k in GENERATION_STEPS if not k.endswith("_multi"))
 
 
 # The docstring is the reply schema's description, and so part of the cache key: keep it as it is.
@@ -100,32 +104,39 @@ async def agenerate(
     out: str | Path,
     prompts: PromptSet | None = None,
     policy: BackgroundPolicy | None = None,
+    context_tokens: int | None = None,
     concurrency: int = 8,
     contact: str = "",
     notes: str = "",
     progress: bool = True,
 ) -> Path | None:
-    """Generate and write the submission folder; None in a dry run (nothing written)."""
-    if variant not in ("original", "revised"):
-        raise ValueError(f"prompt variant must be 'original' or 'revised', got {variant!r}")
-    prompts = prompts or load_prompt_set()
-    policy = policy or BackgroundPolicy(budget_tokens=default_budget(model))
-    cfg = llm.model(model)
-    sem = asyncio.Semaphore(concurrency)
-    bar = tqdm(total=len(bench.instances), desc=f"generate {cfg.name}", unit="rq", disable=not progress)
+    """Generate and write the submission folder; None in a dry run (nothing written).
 
-    async def one(inst: EvaluationInstance) -> tuple[SubmissionEntry | None, dict]:
+    ``policy`` fixes the background budget; by default it is ``input_policy`` of the model (its
+    context window, or ``context_tokens``, minus the reply budget and the prompt allowance).
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"prompt variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    prompts = prompts or load_prompt_set()
+    base = llm.model(model)
+    ask_as, cfg = resolve_generator(model, llm)
+    policy = policy or input_policy(model, cfg.max_tokens, context_tokens=context_tokens)
+    sem = asyncio.Semaphore(concurrency)
+    bar = tqdm(total=len(bench.instances), desc=f"generate {base.name}", unit="rq", disable=not progress)
+
+    async def one(inst: EvaluationInstance, bar: tqdm) -> tuple[SubmissionEntry | None, dict]:
         papers = bench.background(inst)
         text, cuts = background_block(papers, policy)
         step, messages = generation_messages(prompts, variant, text, len(papers))
         log = {"rq_id": inst.rq_id, "step": step, "background": [c.model_dump() for c in cuts]}
         try:
             async with sem:
-                ans = await llm.ask(model, step, messages, CheckedGenerationReply, prompt_hash=prompts.hash)
-        except DryRun:
+                ans = await llm.ask(ask_as, step, messages, CheckedGenerationReply, prompt_hash=prompts.hash)
+        except (DryRun, Deferred):  # counted, or queued for a batch
             return None, log
         except LLMCallFailed as exc:
-            log.update(cache_key=exc.key, failure=f"{exc.reason}: {exc.detail}", last_text=exc.last_text)
+            log.update(cache_key=exc.key, failure=f"{exc.reason}: {exc.detail}", last_text=exc.last_text,
+                       truncated=exc.reason == TRUNCATED)  # fmt: skip
             return SubmissionEntry(rq_id=inst.rq_id, failure=f"{exc.reason}: {exc.detail}"[:1000]), log
         finally:
             bar.update(1)
@@ -134,19 +145,23 @@ async def agenerate(
                                 gaps=ans.reply.gaps)  # fmt: skip
         return entry, log
 
+    if llm.batch and not llm.dry_run:
+        quiet = tqdm(disable=True)
+        await llm.fill_by_batches(lambda: asyncio.gather(*(one(i, quiet) for i in bench.instances)))
     try:
-        done = await asyncio.gather(*(one(i) for i in bench.instances))
+        done = await asyncio.gather(*(one(i, bar) for i in bench.instances))
     finally:
         bar.close()
     if llm.dry_run:
         return None
     entries = [e for e, _ in done if e is not None]
     metadata = SubmissionMetadata(
-        model=cfg.name,
+        model=base.name,
         provider=_provider(model),
         model_type="open" if cfg.local else "unknown",
         parameters={
             "temperature": cfg.temperature,
+            "sampling": "vendor default" if cfg.temperature is None else f"temperature {cfg.temperature}",
             "max_tokens": cfg.max_tokens,
             "reasoning_effort": cfg.reasoning_effort,
             "background": policy.model_dump(),

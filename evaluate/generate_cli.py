@@ -9,6 +9,13 @@ from pathlib import Path
 from rqbench.llm.config import default_model
 
 
+def prompt_variants() -> list[str]:
+    """The generation prompt variants, as the step registry has them."""
+    from rqbench.steps import owned_by
+
+    return [k for k in owned_by("rqbench.evaluate.generate") if not k.endswith("_multi")]
+
+
 def add_dataset_options(p: argparse.ArgumentParser) -> None:
     """--dataset/--revision/--limit, shared by generate, validate, judge and evaluate."""
     p.add_argument("--dataset", default=None,
@@ -20,14 +27,24 @@ def add_dataset_options(p: argparse.ArgumentParser) -> None:
 def add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompts", type=Path, default=None, help="a prompt-set folder (default: the packaged rqbench-v1)")
     p.add_argument("--background-tokens", type=int, default=None,
-                   help="token budget of the background block (default: 3000 for the local model, else 6000)")
+                   help="a fixed token budget for the background block, instead of the model's context window "
+                   "(a departure from the paper's protocol; default: papers whole up to the window, 3000 tokens "
+                   "for the embedded model)")
+    p.add_argument("--context-tokens", type=int, default=None, metavar="N",
+                   help="the context window to fit the background papers into (default: the model's, from the "
+                   "catalog; 32768 when unknown)")
     p.add_argument("--concurrency", type=int, default=8, help="calls in flight at once (default 8)")
     p.add_argument("--dry-run", action="store_true", help="count the calls, tokens and cost; send nothing")
+    p.add_argument("--batch", action="store_true",
+                   help="send the calls through the provider's batch endpoint (about half price, replies within "
+                        "24 h; resumable); models without one are called directly")  # fmt: skip
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="litellm model name or 'local' (default: the generator role's model)")
-    p.add_argument("--prompt", choices=["original", "revised"], default="original", help="prompt variant")
+    p.add_argument("--prompt", choices=prompt_variants(), default="original",
+                   help="prompt variant: original (the paper's, A.4), revised (A.8), strict (original plus a rule of "
+                   "our own: no method or answer in the question)")
     p.add_argument("--out", type=Path, required=True, help="submission folder to write")
     p.add_argument("--contact", default="", help="contact written into the submission's metadata")
     p.add_argument("--notes", default="", help="free-text notes written into the metadata")
@@ -51,11 +68,20 @@ def run(args: argparse.Namespace) -> int:
         return 2
     model = args.model or default_model("generator")
     policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
-    llm = LLM(dry_run=args.dry_run)
-    folder = generate_submission(bench, model, args.prompt, llm=llm, out=args.out, prompts=prompts, policy=policy,
-                                 concurrency=args.concurrency, contact=args.contact, notes=args.notes)  # fmt: skip
+    llm = LLM(dry_run=args.dry_run, batch=args.batch)
+    try:
+        folder = generate_submission(bench, model, args.prompt, llm=llm, out=args.out, prompts=prompts, policy=policy,
+                                     context_tokens=args.context_tokens, concurrency=args.concurrency,
+                                     contact=args.contact, notes=args.notes)  # fmt: skip
+    except ValueError as exc:
+        print(f"rqbench generate: {exc}", file=sys.stderr)
+        return 2
     if folder is None:
+        from rqbench.evaluate.protocol import generation_lines, generator_use
+
         print(llm.estimate.line())
+        use = generator_use(model, llm, context_tokens=args.context_tokens, fixed=policy)
+        print("\n".join(generation_lines(use, args.prompt, bench)))
         return 0
     from rqbench.evaluate.submission import validate_submission
 

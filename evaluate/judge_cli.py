@@ -1,9 +1,13 @@
-"""``rqbench judge SUBMISSION --judge M [--judge M2 ...]``: score a submission, one results file per judge and setting.
+"""``rqbench judge SUBMISSION [--judge M ...]``: score a submission, one results file per judge and setting.
 
 Judges are named by litellm model name or ``local``; one model configured two
-ways counts as two judges (``local@temperature=0.7``). ``--reparse`` rescores
-stored replies without a call; ``--retry-failed`` re-asks only what failed;
-``--dry-run`` counts calls, tokens and cost first.
+ways counts as two judges (``local@temperature=0.7``). Without ``--judge``, the
+protocol picks them: ``paper`` (the default when GEMINI_API_KEY or
+DEEPSEEK_API_KEY is set) the paper's two judges, ``custom`` the embedded model.
+Every run prints its settings and each departure from the paper's protocol with
+the flag that restores it, and records them in its results files. ``--reparse``
+rescores stored replies without a call; ``--retry-failed`` re-asks only what
+failed; ``--dry-run`` counts calls, tokens and cost first.
 """
 
 from __future__ import annotations
@@ -17,12 +21,18 @@ from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
 from rqbench import paths
 
 SETTING_CHOICES = {"standalone": ["standalone"], "comparative": ["comparative"], "both": ["standalone", "comparative"]}
+# ``rqbench judge``'s offline default: one configuration of the embedded model.
+OFFLINE_JUDGES = ["local"]
 
 
-def add_judge_options(p: argparse.ArgumentParser, *, judges_default: list[str] | None = None) -> None:
+def add_judge_options(p: argparse.ArgumentParser, *, offline_judges: list[str]) -> None:
+    p.add_argument("--protocol", choices=["paper", "custom"], default=None,
+                   help="paper: the paper's judges and settings where none are given (default when GEMINI_API_KEY "
+                   "or DEEPSEEK_API_KEY is set); custom: the embedded model (the offline default). Departures "
+                   "from the paper's protocol are printed and recorded either way")
     p.add_argument("--judge", action="append", default=None, metavar="MODEL",
-                   help="a judge model; repeat for several" + (f" (default: {' and '.join(judges_default)})"
-                                                               if judges_default else ""))  # fmt: skip
+                   help="a judge model; repeat for several (default: gemini/gemini-3.1-pro and "
+                   f"deepseek/deepseek-v4-pro under --protocol paper, {' and '.join(offline_judges)} offline)")
     p.add_argument("--setting", choices=list(SETTING_CHOICES), default="both", help="judging setting (default both)")
     p.add_argument("--orderings", type=int, default=1,
                    help="comparative novelty: shuffled orderings per instance, for position bias (default 1)")
@@ -37,7 +47,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("submission", type=Path, help="a submission folder or JSONL file")
     p.add_argument("--out", type=Path, default=None, help="results folder (default: RQB_HOME/results)")
     p.add_argument("--reparse", action="store_true", help="rescore the stored raw replies; no call is made")
-    add_judge_options(p)
+    add_judge_options(p, offline_judges=OFFLINE_JUDGES)
     add_dataset_options(p)
     add_llm_options(p)
 
@@ -56,14 +66,19 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.background import BackgroundPolicy
     from rqbench.evaluate.dataset import DatasetError, load_benchmark
     from rqbench.evaluate.judging import judge_submission
+    from rqbench.evaluate.protocol import RecordedGeneration, RunPlan, choose_judges, default_protocol, judge_use, plan_lines
     from rqbench.evaluate.submission import SubmissionInvalid, load_submission
 
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 
-    judges = args.judge or ["local"]
+    protocol = args.protocol or default_protocol()
+    choice = choose_judges(protocol, args.judge, OFFLINE_JUDGES)
+    settings = SETTING_CHOICES[args.setting]
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     try:
-        bench = load_benchmark(args.dataset, args.revision).subset(args.limit)
+        full = load_benchmark(args.dataset, args.revision)
+        bench = full.subset(args.limit)
         prompts = load_prompt_set(args.prompts)
         sub = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial)
     except (DatasetError, PromptError) as exc:
@@ -74,20 +89,47 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if sub.report.coverage is not None and sub.report.coverage < 1:
         print(f"partial submission: coverage {sub.report.covered}/{sub.report.expected} ({sub.report.coverage:.1%})")
-    llm = LLM(dry_run=args.dry_run, retry_failed=args.retry_failed)
+    llm = LLM(dry_run=args.dry_run, retry_failed=args.retry_failed, batch=args.batch)
     policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
+    out = args.out or paths.results_dir()
+    if args.reparse:  # the stored replies, rescored: no model is resolved and no call made
+        try:
+            written = judge_submission(bench, sub, choice.judges, settings, llm=llm, out_dir=out, reparse=True,
+                                       prompts=prompts, progress=False)  # fmt: skip
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"rqbench judge: {exc}", file=sys.stderr)
+            return 2
+        print_results(written, args.orderings)
+        return 0
+    try:
+        uses = [judge_use(j, llm, context_tokens=args.context_tokens, fixed=policy) for j in choice.judges]
+        plan = RunPlan(protocol, uses, RecordedGeneration(sub.metadata), sub.metadata.prompt_variant, prompts, settings,
+                       metrics, args.orderings, instances=len(bench.instances), instances_total=len(full.instances),
+                       missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
+        lines = plan_lines(plan, bench)
+    except ValueError as exc:
+        print(f"rqbench judge: {exc}", file=sys.stderr)
+        return 2
+    blocking = choice.blocking_keys()
+    if blocking and not args.dry_run:
+        print("\n".join(lines))
+        print(f"rqbench judge: the paper's judges need {' and '.join(blocking)}; set them, name judges with --judge, "
+              "or use --protocol custom", file=sys.stderr)  # fmt: skip
+        return 2
     try:
         written = judge_submission(
-            bench, sub, judges, SETTING_CHOICES[args.setting], llm=llm, seed=args.seed, orderings=args.orderings,
-            out_dir=args.out or paths.results_dir(), reparse=args.reparse, retry_failed=args.retry_failed,
-            metrics=[m.strip() for m in args.metrics.split(",") if m.strip()], prompts=prompts, policy=policy,
-            concurrency=args.concurrency,
+            bench, sub, choice.judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,
+            out_dir=out, retry_failed=args.retry_failed,
+            metrics=metrics, prompts=prompts, policy=policy, context_tokens=args.context_tokens,
+            protocol=plan.record(), concurrency=args.concurrency,
         )  # fmt: skip
     except (ValueError, FileNotFoundError) as exc:
         print(f"rqbench judge: {exc}", file=sys.stderr)
         return 2
     if args.dry_run:
         print(llm.estimate.line())
+        print("\n".join(lines))
         return 0
+    print("\n".join(lines))
     print_results(written, args.orderings)
     return 0

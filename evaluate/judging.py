@@ -7,7 +7,11 @@ kept; the candidate stays unscored (``None``), never 0. ``reparse`` rescores
 the raw replies stored in existing results files without any call;
 ``retry_failed`` re-asks the calls whose cached reply did not validate (plain
 reruns already re-send calls that failed in transport, since those were never
-cached). Results files are written atomically (temporary file + ``os.replace``).
+cached). A reply cut at the reply budget is recorded as ``truncated`` (its raw
+reply flagged), never re-asked as a format error. Each instance records what of
+each background paper the judge's prompts carried (tokens kept and cut), and
+each file the protocol and its departures from the paper's (``protocol``).
+Results files are written atomically (temporary file + ``os.replace``).
 
 Totals come from the call log of this run (requests sent, cache hits, tokens
 and cost of the requests sent), added to those of the run that wrote the file
@@ -21,13 +25,13 @@ import itertools
 import re
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rqbench.evaluate.background import BackgroundPolicy, default_budget
+from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.judges import (
     GT_ID,
@@ -39,20 +43,23 @@ from rqbench.evaluate.judges import (
     parse_reply,
 )
 from rqbench.evaluate.judges.base import candidate_id
+from rqbench.evaluate.protocol import ModelUse, RecordedGeneration, RunPlan, judge_use
 from rqbench.evaluate.submission import Submission
 from tqdm import tqdm
 
 from rqbench.hashing import content_hash
 from rqbench.io import read_model, write_atomic
-from rqbench.llm.catalog import parse_model_spec, resolve_judge, spec_matches
-from rqbench.llm.client import LLM, DryRun, LLMCallFailed
+from rqbench.llm.catalog import parse_model_spec, spec_matches
+from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     CallTotals,
     CandidateScores,
     InstanceResult,
     JudgeSpec,
+    PaperCut,
     PromptSetRef,
+    ProtocolRecord,
     RawReply,
     Reply,
     ResultsFile,
@@ -142,11 +149,11 @@ async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bo
     try:
         ans = await llm.ask(judge.model, req.step, req.messages, req.reply_model, prompt_hash=judge.prompts.hash,
                             context=req.context, retry_failed=retry_failed)  # fmt: skip
-    except DryRun:
+    except (DryRun, Deferred):  # counted, or queued for a batch: the final pass finds the reply in the cache
         return _Outcome(req, None)
     except LLMCallFailed as exc:
         raw = RawReply(step=req.step, cache_key=exc.key, text=exc.last_text, error=f"{exc.reason}: {exc.detail}",
-                       candidate_order=order, paper_id=req.paper_id)  # fmt: skip
+                       truncated=exc.reason == TRUNCATED, candidate_order=order, paper_id=req.paper_id)  # fmt: skip
         return _Outcome(req, raw, None, f"{req.label()}: {exc.reason}: {exc.detail}")
     raw = RawReply(step=req.step, cache_key=ans.key, text=ans.text, candidate_order=order, paper_id=req.paper_id)
     return _Outcome(req, raw, ans.reply)
@@ -170,7 +177,7 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
             metric = metric_for_step(raw.step)
             req = JudgeRequest(metric.name, raw.step, [], metric.reply_model_for(raw.step),
                                tuple(raw.candidate_order), raw.paper_id)  # fmt: skip
-            if raw.text is None:
+            if raw.text is None or raw.truncated:  # a reply cut at the budget stays cut: it is not reparsed
                 outcomes.append(_Outcome(req, raw, None, f"{req.label()}: {raw.error or 'no reply text'}"))
                 continue
             try:
@@ -189,8 +196,45 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
 # --------------------------------------------------------------------------
 
 
-def _totals(llm: LLM, model: str, since: float, seconds: float, before: CallTotals | None) -> CallTotals:
-    rows = [r for r in llm.store.summary(run_id=llm.run_id, since=since) if r["model"] == model]
+@dataclass
+class _BatchPhase:
+    """The batch rounds of a ``--batch`` run, which answer every judge and setting before any file is written.
+
+    Their requests are attributed to results files by step (a setting's own steps;
+    steps shared by both settings, such as overlap, to the first setting, which is
+    where a direct run pays for them), and their wall time is split evenly.
+    """
+
+    t0: float
+    wall0: float
+    n_files: int
+    seconds: float | None = None
+
+    def share(self) -> float:
+        return 0.0 if self.seconds is None else self.seconds / max(1, self.n_files)
+
+    def steps_of(self, setting: str, settings: Sequence[str]) -> Callable[[str], bool] | None:
+        if self.seconds is None:
+            return None
+
+        def keep(step: str) -> bool:
+            base = step.split(":", 1)[0]
+            own = [s for s in SETTINGS if base.endswith(f"_{s}")]
+            return own == [setting] if own else setting == settings[0]
+
+        return keep
+
+
+def _totals(
+    llm: LLM,
+    model: str,
+    since: float,
+    seconds: float,
+    before: CallTotals | None,
+    keep_step: Callable[[str], bool] | None = None,
+) -> CallTotals:
+    rows = [r for r in llm.store.summary(run_id=llm.run_id, since=since)
+            if r["model"] == model and (keep_step is None or keep_step(r["step"]))]  # fmt: skip
     t = CallTotals(
         calls=int(sum(r["requests"] or 0 for r in rows)),
         cache_hits=int(sum(r["cache_hits"] or 0 for r in rows)),
@@ -204,6 +248,15 @@ def _totals(llm: LLM, model: str, since: float, seconds: float, before: CallTota
     return CallTotals(calls=before.calls + t.calls, cache_hits=t.cache_hits, tokens_in=before.tokens_in + t.tokens_in,
                       tokens_out=before.tokens_out + t.tokens_out, cost_usd=before.cost_usd + t.cost_usd,
                       seconds=round(before.seconds + t.seconds, 3))  # fmt: skip
+
+
+def _inputs(reqs: Sequence[JudgeRequest]) -> dict[str, list[PaperCut]]:
+    """Per metric, what of each background paper its prompts carried (one entry per paper)."""
+    out: dict[str, dict[str, PaperCut]] = {}
+    for r in reqs:
+        for cut in r.background:
+            out.setdefault(r.metric, {}).setdefault(cut.paper_id, cut)
+    return {m: list(cuts.values()) for m, cuts in out.items()}
 
 
 async def _judge_one(
@@ -232,6 +285,7 @@ async def _judge_one(
         cands = _candidates(inst.gt_rq, entry.research_questions)
         result = _new_instance(bench, rq_id, cands)
         reqs = [r for m in metrics for r in METRICS[m].requests(judge, bench, inst, cands)]
+        result.background = _inputs(reqs)
         outcomes = await asyncio.gather(*(bounded(r) for r in reqs))
         _apply(result, outcomes)
         return result
@@ -271,10 +325,17 @@ async def ajudge_submission(
     metrics: Sequence[str] = ALL_METRICS,
     prompts: PromptSet | None = None,
     policy: BackgroundPolicy | None = None,
+    context_tokens: int | None = None,
+    protocol: ProtocolRecord | None = None,
     concurrency: int = 8,
     progress: bool = True,
 ) -> list[Path]:
-    """The async body of ``judge_submission`` (for callers already inside an event loop)."""
+    """The async body of ``judge_submission`` (for callers already inside an event loop).
+
+    ``policy`` fixes every judge's background budget; by default each judge reads the papers whole up
+    to its context window (``context_tokens``, if given). ``protocol`` is what the files record; by
+    default the departures are worked out here, under the name ``custom``.
+    """
     bad = [s for s in settings if s not in SETTINGS] + [m for m in metrics if m not in METRICS]
     if bad:
         raise ValueError(f"unknown settings or metrics {bad}; settings: {SETTINGS}, metrics: {sorted(METRICS)}")
@@ -283,21 +344,42 @@ async def ajudge_submission(
     prompts = prompts or load_prompt_set()
     out = Path(out_dir)
     written: list[Path] = []
-    for spec in judge_specs:
-        if reparse:
+    if reparse:
+        for spec in judge_specs:
             for setting in settings:
                 for path in _stored_results(out, submission, spec, setting):
                     written.append(write_results(path, reparse_results(read_results(path))))
-            continue
-        model, cfg = resolve_judge(spec, llm)
+        return written
+    uses = [judge_use(spec, llm, context_tokens=context_tokens, fixed=policy) for spec in judge_specs]
+    if protocol is None:
+        protocol = RunPlan("custom", uses, RecordedGeneration(submission.metadata), submission.metadata.prompt_variant,
+                           prompts, settings, metrics, orderings).record()  # fmt: skip
+
+    def judge_config(use: ModelUse, setting: str) -> JudgeConfig:
+        return JudgeConfig(model=use.name, label=use.label, setting=setting, prompts=prompts, policy=use.policy,  # type: ignore[arg-type]
+                           seed=seed, orderings=orderings if setting == "comparative" else 1)  # fmt: skip
+
+    by_batch = _BatchPhase(time.time(), time.monotonic(), len(uses) * len(settings))
+    if llm.batch and not llm.dry_run:
+        # every judge and setting at once: one batch per model, then the passes below run from the cache
+        async def every_judge() -> None:
+            for use in uses:
+                for setting in settings:
+                    await _judge_one(benchmark, submission, judge_config(use, setting), metrics, llm, concurrency,
+                                     progress=False, retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
+
+        await llm.fill_by_batches(every_judge)
+        by_batch.seconds = time.monotonic() - by_batch.wall0
+    for use in uses:
+        cfg = use.config
         for setting in settings:
-            label = cfg.name
+            judge = judge_config(use, setting)
+            label, pol = cfg.name, judge.policy
             path = results_path(out, submission, label, setting)
             existing = read_results(path) if path.exists() else None
-            pol = policy or BackgroundPolicy(budget_tokens=default_budget(model))
-            judge = JudgeConfig(model=model, label=label, setting=setting, prompts=prompts, policy=pol,  # type: ignore[arg-type]
-                                seed=seed, orderings=orderings if setting == "comparative" else 1)  # fmt: skip
             t0, wall = time.time(), time.monotonic()
+            if by_batch.seconds is not None:
+                t0 = by_batch.t0
             instances = await _judge_one(benchmark, submission, judge, metrics, llm, concurrency, progress,
                                          retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
             if llm.dry_run:
@@ -315,9 +397,11 @@ async def ajudge_submission(
                 created_at=datetime.now(timezone.utc),
                 instances_expected=len(benchmark.instances),
                 instances=instances,
-                totals=_totals(llm, cfg.name, t0, time.monotonic() - wall, existing.totals if existing else None),
+                totals=_totals(llm, cfg.name, t0, time.monotonic() - wall + by_batch.share(),
+                               existing.totals if existing else None, by_batch.steps_of(setting, settings)),
                 settings={"background": pol.model_dump(), "metrics": list(metrics),
                           "coverage": f"{len(instances)}/{len(benchmark.instances)}"},
+                protocol=protocol,
             )
             written.append(write_results(path, results))
     return written

@@ -96,7 +96,8 @@ class SelectionRule(str, enum.Enum):
     """Which of the five model RQs is "the best" when one RQ must be picked.
 
     per_dimension: on each dimension, the RQ best on that dimension (Best@5 itself;
-        the rule of the novelty and narrowness tables, and the default for agreement).
+        the rule of the novelty and narrowness tables). The agreement tables do not
+        use these rules: they judge the RQ an annotator was shown (``shown_pair``).
     mean_novelty: the RQ with the highest mean of originality, gap addressing and
         non-obviousness (the rule of the semantic-similarity analysis).
     judge_rank: the model RQ the comparative judge ranked highest (first ordering).

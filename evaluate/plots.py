@@ -1,7 +1,9 @@
 """PNG plots for the report: the "novelty mirage" scatter and win/tie/lose bars per judge.
 
 matplotlib with the Agg backend (no display needed); each function reads
-``SummaryRow``s and writes one PNG.
+``SummaryRow``s and writes one PNG. A plot shows the combined judge where the
+rows have one (two or more judges scored), and each judge's own rows otherwise:
+one judge's figures are never labelled "combined".
 """
 
 from __future__ import annotations
@@ -33,14 +35,33 @@ def _mean_novelty(r: SummaryRow) -> tuple[float, float, float] | None:
     return (sum(f.value for f in figs) / k, sum(f.ci_low for f in figs) / k, sum(f.ci_high for f in figs) / k)
 
 
-def novelty_vs_source_bound(rows: Sequence[SummaryRow], path: Path, *, judge: str = COMBINED) -> Path:
+def plotted_judges(rows: Sequence[SummaryRow]) -> list[str]:
+    """The judges a plot shows: the combined one when the rows have it, else every judge's own rows."""
+    if any(r.judge == COMBINED for r in rows):
+        return [COMBINED]
+    return sorted({r.judge for r in rows})
+
+
+def novelty_vs_source_bound(rows: Sequence[SummaryRow], path: Path, *, judge: str | None = None) -> Path:
     """Each model's Best@5 novelty against its Best@5 source-boundedness (standalone), GT as reference.
 
     Points high and to the right are judged novel yet stay close to one source
-    paper: the "novelty mirage" the paper describes.
+    paper: the "novelty mirage" the paper describes. One panel per judge in
+    ``plotted_judges`` unless ``judge`` names one.
     """
-    use = [r for r in rows if r.setting == "standalone" and r.judge == judge and r.subfield is None]
-    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=120)
+    standalone = [r for r in rows if r.setting == "standalone" and r.subfield is None]
+    judges = [judge] if judge else plotted_judges(standalone) or ["no judge"]
+    fig, axes = plt.subplots(1, len(judges), figsize=(6.4 * len(judges), 4.8), dpi=120, squeeze=False)
+    for ax, j in zip(axes[0], judges):
+        _scatter(ax, [r for r in standalone if r.judge == j], j)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+    plt.close(fig)
+    return path
+
+
+def _scatter(ax, use: Sequence[SummaryRow], judge: str) -> None:  # type: ignore[no-untyped-def]
     plotted = 0
     for r in sorted(use, key=lambda r: (r.row_kind, _name(r))):
         nov, sb = _mean_novelty(r), r.figure("best5_source_bound_score")
@@ -57,20 +78,15 @@ def novelty_vs_source_bound(rows: Sequence[SummaryRow], path: Path, *, judge: st
                 transform=ax.transAxes)
     ax.set_xlabel("Best@5 source-boundedness (0-3, lower is broader)")
     ax.set_ylabel("Best@5 novelty (mean of three dimensions, 0-3)")
-    ax.set_title(f"Novelty vs source-boundedness ({judge} judge, standalone)")
+    ax.set_title(f"Novelty vs source-boundedness ({judge} judge, standalone)", fontsize=9)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png")
-    plt.close(fig)
-    return path
 
 
 def win_tie_lose_bars(rows: Sequence[SummaryRow], path: Path, *, dimension: str = "non_obviousness") -> Path:
     """Stacked win/tie/lose bars of each model: one row of panels per setting, one panel per judge."""
     use = [r for r in rows if r.row_kind == "model" and r.subfield is None and r.figure(f"win_{dimension}") is not None]
     settings = [s for s in ("standalone", "comparative") if any(r.setting == s for r in use)] or ["standalone"]
-    judges = sorted({r.judge for r in use}, key=lambda j: (j == COMBINED, j)) or [COMBINED]
+    judges = sorted({r.judge for r in use}, key=lambda j: (j == COMBINED, j)) or ["no judge"]
     fig, axes = plt.subplots(len(settings), len(judges), figsize=(2.8 * len(judges) + 1.2, 3.6 * len(settings)),
                              dpi=120, squeeze=False, sharey=True)
     for si, setting in enumerate(settings):

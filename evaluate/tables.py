@@ -1,4 +1,4 @@
-"""Report tables shaped like the paper's Tables 2-12, written as Markdown, CSV and LaTeX.
+"""Report tables shaped like the paper's Tables 1-13, written as Markdown, CSV and LaTeX.
 
 Each builder returns a ``Table``: a display frame of formatted cells (for
 Markdown and LaTeX, in the paper's shape: "mean ± std", "win (tie)",
@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, summary_rows
 from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRateRow
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.meta_eval import MetaEvalRow
-from rqbench.evaluate.metrics import DIMENSION_LABELS, NARROWNESS_DIMS
+from rqbench.evaluate.metrics import DIMENSION_LABELS, NARROWNESS_DIMS, describe_combine_rule
+from rqbench.evaluate.shown_pair import RULE
 from rqbench.evaluate.similarity import SimilarityRow
 from rqbench.evaluate.summary import COMBINED, Figure, SummaryRow
 
@@ -80,6 +82,17 @@ def _judges(rows: Sequence[SummaryRow]) -> list[str]:
     return labels + ([COMBINED] if any(r.judge == COMBINED for r in rows) else [])
 
 
+def combine_note(rows: Sequence[SummaryRow]) -> str:
+    """The sentence for a caption whose table shows a combined figure: the rule and the judges it combined."""
+    notes = []
+    for r in rows:
+        if r.judge == COMBINED and r.combine:
+            text = describe_combine_rule(r.combine, r.provenance.judge_labels)
+            if text not in notes:
+                notes.append(text)
+    return "".join(f" Combined: {n}." for n in notes)
+
+
 def _select(rows: Sequence[SummaryRow], setting: str, subfield: str | None = None) -> list[SummaryRow]:
     return [r for r in rows if r.setting == setting and r.subfield == subfield]
 
@@ -107,7 +120,7 @@ def _grid(
             text, figs = cell(r, key)
             display.loc[_row_name(r), f"{r.judge}: {lab}"] = text
             tidy += [(_row_name(r), f"{r.judge}: {fname}", f) for fname, f in figs]
-    return Table(name, caption, paper_table, display.fillna("–"), _tidy(tidy))
+    return Table(name, caption + combine_note(rows), paper_table, display.fillna("–"), _tidy(tidy))
 
 
 # --------------------------------------------------------------------------
@@ -179,9 +192,10 @@ def narrowness_rates_table(rows: Sequence[SummaryRow], setting: str, subfield: s
                  paper_table="Table 7(b)" if setting == "standalone" else "Table 8")
 
 
-def prompt_variant_table(rows: Sequence[SummaryRow], judge: str = COMBINED) -> Table | None:
-    """Table 10: the same model under different generation prompts (standalone, one judge column set)."""
-    use = [r for r in _select(rows, "standalone") if r.row_kind == "model" and r.judge == judge]
+def prompt_variant_table(rows: Sequence[SummaryRow], judge: str | None = None) -> Table | None:
+    """Table 10: the same model under different generation prompts (standalone); every judge's columns,
+    and the combined ones where two or more judges scored, unless ``judge`` names one."""
+    use = [r for r in _select(rows, "standalone") if r.row_kind == "model" and judge in (None, r.judge)]
     variants: dict[str, set[str]] = {}
     for r in use:
         variants.setdefault(r.model, set()).add(r.prompt_variant)
@@ -190,8 +204,9 @@ def prompt_variant_table(rows: Sequence[SummaryRow], judge: str = COMBINED) -> T
         return None
     use = [r for r in use if r.model in multi]
     cols = _NOV_COLS + _NAR_COLS
+    who = f"{judge} judge" if judge else "per judge"
     return _grid(use, cols, _score_cell, name="prompt_variants",
-                 caption=f"Prompt variants ({judge} judge, standalone): Best@5 novelty (higher is better) and "
+                 caption=f"Prompt variants ({who}, standalone): Best@5 novelty (higher is better) and "
                  "narrowness (lower is broader), mean ± std.", paper_table="Table 10")
 
 
@@ -234,7 +249,8 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
     out = [
         agreement_matrix_table(rep.matrix, name=f"agreement_matrix{suffix}", paper_table=f"Table {paper[0]}(a)",
                                caption=f"Agreement % [95% CI] on comparative non-obviousness picks (GT / model / tie) "
-                               f"between every pair of evaluators; {who}."),
+                               f"between every pair of evaluators, each pick on the GT against the RQ shown ({RULE}); "
+                               f"{who}."),
         win_rate_table(rep.win_rates, name=f"agreement_win_rates{suffix}", paper_table=f"Table {paper[0]}(b)",
                        caption=f"Non-obviousness picks per evaluator, % [95% CI]; {who}."),
         win_rate_table(rep.source_bound_win_rates, name=f"source_bound_win_rates{suffix}", paper_table=f"Table {paper[1]}(a)",
@@ -248,25 +264,96 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
     return out
 
 
-def similarity_table(rows: Sequence[SimilarityRow]) -> Table:
-    """Table 6: cosine similarity of the best RQ (and the GT) to the background papers."""
-    embedders = sorted({r.embedder for r in rows})
+def _sources(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "–"
+
+
+def similarity_table(rows: Sequence[SimilarityRow], *, missing: Sequence[str] = ()) -> Table:
+    """Table 6: cosine similarity of the best RQ (and the GT) to the background papers' contributions.
+
+    The last column says which contribution texts each row's background papers
+    supplied (``extracted`` by the builder, or the ``abstract`` in its place).
+    """
+    embedders = list(dict.fromkeys(r.embedder for r in rows))
     names: list[str] = []
     for r in rows:
         n = r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
         if n not in names:
             names.append(n)
-    display = pd.DataFrame(index=names, columns=embedders, dtype=object)
+    display = pd.DataFrame(index=names, columns=[*embedders, "contributions"], dtype=object)
     display.index.name = "RQs"
     tidy = []
     for r in rows:
         n = r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
         display.loc[n, r.embedder] = f"{r.mean:.3f} ± {r.std:.3f}"
+        if pd.isna(display.loc[n, "contributions"]):
+            display.loc[n, "contributions"] = _sources(r.contribution_sources)
+            tidy += [(n, f"contributions: {k}", Estimate(value=v, ci_low=v, ci_high=v, std=0.0, n=v, n_clusters=0))
+                     for k, v in r.contribution_sources.items()]  # fmt: skip
         tidy.append((n, r.embedder, Estimate(value=r.mean, ci_low=r.ci_low, ci_high=r.ci_high, std=r.std, n=r.n,
                                              n_clusters=0)))
+    gone = f" Not loaded here, so left out: {', '.join(missing)}." if missing else ""
     return Table("similarity", "Cosine similarity (max over background papers) of the best-of-five RQ by mean "
-                 "standalone novelty, and of the GT, to the background papers' contributions; mean ± std.",
+                 "standalone novelty, and of the GT, to the background papers' contributions; mean ± std. The last "
+                 "column counts the background papers by the source of their contribution text." + gone,
                  "Table 6", display.fillna("–"), _tidy(tidy))
+
+
+# --------------------------------------------------------------------------
+# The dataset itself (Tables 1 and 13)
+# --------------------------------------------------------------------------
+
+
+def _counts_frame(entries: list[tuple[str, str, float | None]]) -> pd.DataFrame:
+    """A tidy frame of plain numbers (no interval: a count of the dataset is exact)."""
+    recs = [{"row": r, "column": c, "value": v, "ci_low": v, "ci_high": v, "std": float("nan"), "n": None}
+            for r, c, v in entries if v is not None]  # fmt: skip
+    return pd.DataFrame(recs, columns=TIDY_COLUMNS)
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
+
+
+def dataset_summary_table(stats: DatasetStats, *, dataset: str, name: str = "dataset_summary") -> Table:
+    """Table 1: the dataset's counts, RQs dropped by reason, then each per-statistic summary (spread)."""
+    cols = ["value", "mean", "median", "min", "max"]
+    display = pd.DataFrame(columns=cols, dtype=object)
+    display.index.name = "statistic"
+    tidy: list[tuple[str, str, float | None]] = []
+    for label, value in summary_rows(stats):
+        display.loc[label] = [str(value), "", "", "", ""]
+        tidy.append((label, "value", value))
+    for reason, n in stats.rqs_dropped.items():
+        label = f"RQs dropped: {reason}"
+        display.loc[label] = [str(n), "", "", "", ""]
+        tidy.append((label, "value", n))
+    for key, sp in stats.lengths.items():
+        label = LENGTH_LABELS.get(key, key)
+        display.loc[label] = [str(sp.count), _num(sp.mean), _num(sp.median), _num(sp.min), _num(sp.max)]
+        tidy += [(label, "count", sp.count), (label, "mean", sp.mean), (label, "median", sp.median),
+                 (label, "min", sp.min), (label, "max", sp.max)]  # fmt: skip
+    return Table(name, f"Summary statistics of the dataset the results were judged on ({dataset}); a spread row "
+                 "gives how many values it summarises, then their mean, median, minimum and maximum.",
+                 "Table 1", display, _counts_frame(tidy))
+
+
+SUBFIELD_COLUMNS = ["papers", "RQs", "RQ–citation links", "unique cited papers", "distinct gap statements"]
+
+
+def subfield_table(stats: DatasetStats, *, dataset: str, name: str = "subfields") -> Table:
+    """Table 13: the per-sub-field breakdown, largest sub-field first."""
+    display = pd.DataFrame(columns=SUBFIELD_COLUMNS, dtype=object)
+    display.index.name = "sub-field"
+    tidy: list[tuple[str, str, float | None]] = []
+    for r in stats.by_subfield:
+        values = [r.papers, r.rqs, r.rq_citation_links, r.unique_cited_papers, r.gap_statements]
+        display.loc[r.subfield] = [str(v) for v in values]
+        tidy += [(r.subfield, col, v) for col, v in zip(SUBFIELD_COLUMNS, values)]
+    return Table(name, f"Sub-field breakdown of the dataset the results were judged on ({dataset}).", "Table 13",
+                 display, _counts_frame(tidy))
 
 
 def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
@@ -301,8 +388,9 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
                  "shared family with a judged generator, and cost.", "beyond the paper", display, _tidy(tidy))
 
 
-def paired_table(entries: Sequence[tuple[str, str, str, object]]) -> Table:
-    """Paired model-vs-model tests: (metric, model A, model B, PairedTest)."""
+def paired_table(entries: Sequence[tuple[str, str, str, object]], combined: str = "") -> Table:
+    """Paired model-vs-model tests: (metric, model A, model B, PairedTest); ``combined`` says how several
+    judges' values became one per instance (empty with one judge)."""
     display = pd.DataFrame(columns=["A", "B", "A − B", "95% CI", "p", "instances"], dtype=object)
     recs = []
     for i, (metric_name, a, b, t) in enumerate(entries):
@@ -310,8 +398,9 @@ def paired_table(entries: Sequence[tuple[str, str, str, object]]) -> Table:
                                                   f"{t.p_value:.3g}", str(t.n)]
         recs.append({"row": f"{a} vs {b}", "column": metric_name, "value": t.diff, "ci_low": t.ci_low,
                      "ci_high": t.ci_high, "std": float("nan"), "n": t.n, "p_value": t.p_value})
+    note = f" Several judges' values per instance are combined: {combined}." if combined else ""
     return Table("paired_tests", "Paired model-vs-model differences on shared instances (cluster bootstrap CI, "
-                 "cluster sign-flip p-value).", "beyond the paper", display.rename_axis("metric"),
+                 "cluster sign-flip p-value)." + note, "beyond the paper", display.rename_axis("metric"),
                  pd.DataFrame(recs, columns=TIDY_COLUMNS + ["p_value"]))
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from rqbench.records import (
     AuthorRQsReply,
+    CitedContributionsReply,
     ComparativeNarrownessReply,
     ComparativeNoveltyReply,
     ContributionsReply,
@@ -59,12 +60,17 @@ STEPS: dict[str, Step] = {
         Step("contributions", ContributionsReply, "rqbench.builder.contributions", "contributions"),
         Step("gaps", GapReply, "rqbench.builder.gaps", "gaps"),
         Step("author_rqs", AuthorRQsReply, "rqbench.builder.author_rqs", "author_rqs"),
+        Step("cited_contributions", CitedContributionsReply, "rqbench.builder.cited_contributions",
+             "cited_contributions"),
         Step("verification", VerificationReply, "rqbench.builder.verification", "verify"),
-        # generation: one background paper, or several (the user prompts differ)
+        # generation: one background paper, or several (the user prompts differ). original: the paper's A.4
+        # rules; revised: A.8's, without the constraining rules; strict: original plus a rule of our own
         Step("generation_original", GenerationReply, _GENERATE, "original"),
         Step("generation_original_multi", GenerationReply, _GENERATE, "original_multi"),
         Step("generation_revised", GenerationReply, _GENERATE, "revised"),
         Step("generation_revised_multi", GenerationReply, _GENERATE, "revised_multi"),
+        Step("generation_strict", GenerationReply, _GENERATE, "strict"),
+        Step("generation_strict_multi", GenerationReply, _GENERATE, "strict_multi"),
         # the judges
         Step("novelty_standalone", StandaloneNoveltyReply, _NOVELTY, "standalone"),
         Step("novelty_comparative", ComparativeNoveltyReply, _NOVELTY, "comparative"),

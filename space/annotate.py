@@ -1,9 +1,10 @@
 """Human annotation: which pairs exist, who sees which next, and what a judgment records.
 
 A pair is one instance of one submission: the author-anchored RQ and the model's
-best-of-five RQ, picked by ``rqbench.evaluate.metrics.select_best`` (per
-dimension, on non-obviousness: the rule behind the agreement tables) from the
-first comparative judge's results (standalone when there are none). Sides are
+best-of-five RQ, picked by ``rqbench.evaluate.shown_pair`` (the one rule the
+agreement tables use too). Once a pair has been judged it keeps the RQ its first
+judgment saw, so a judge added later cannot change it under the annotators; every
+judgment stores the shown RQ's candidate id and text hash. Sides are
 shuffled per (annotator, pair) and never labelled. Assignment keeps to the
 annotator's fields, never repeats a pair for them (judged or skipped), and
 prefers the pairs with the fewest judgments until each has ``target`` of them.
@@ -23,10 +24,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from rqbench.evaluate.metrics import SelectionRule, select_best, split_candidates
+from rqbench.evaluate.metrics import split_candidates
+from rqbench.evaluate.shown_pair import shown_rqs, text_hash
 from rqbench.space.records import HumanJudgment, Side, Skip, utcnow
 
-from rqbench.records import ResultsFile
+from rqbench.records import InstanceResult, ResultsFile
 
 TARGET_ANNOTATORS = 2
 LOCAL_SALT = "rqbench-local-annotators"
@@ -52,6 +54,7 @@ class Pair:
     gt_text: str
     model_text: str
     model_candidate: str
+    model_text_hash: str
     background_paper_ids: tuple[str, ...]
     dataset_repo: str
     dataset_revision: str
@@ -61,33 +64,52 @@ def pair_id_for(submission_hash: str, rq_id: str) -> str:
     return f"{submission_hash.removeprefix('b2:')[:12]}:{rq_id}"
 
 
-def _selection_file(files: Sequence[ResultsFile]) -> ResultsFile:
-    comparative = sorted((f for f in files if f.judge.setting == "comparative"), key=lambda f: f.judge.label)
-    return comparative[0] if comparative else min(files, key=lambda f: f.judge.label)
+def _first_seen(judgments: Iterable[HumanJudgment]) -> dict[tuple[str, str], HumanJudgment]:
+    """(submission hash, rq_id) -> its earliest judgment that recorded the shown RQ."""
+    out: dict[tuple[str, str], HumanJudgment] = {}
+    for j in sorted(judgments, key=lambda j: (j.created_at, j.judgment_id)):
+        if j.model_candidate is not None:
+            out.setdefault((j.submission_hash, j.rq_id), j)
+    return out
 
 
-def build_pairs(results: Iterable[ResultsFile]) -> list[Pair]:
-    """Every pair the stored results allow, one per (submission, instance) with a scored best RQ."""
-    by_sub: dict[str, list[ResultsFile]] = {}
-    for r in results:
-        by_sub.setdefault(r.submission_hash, []).append(r)
-    pairs = []
-    for digest, files in sorted(by_sub.items()):
-        f = _selection_file(files)
+def build_pairs(results: Iterable[ResultsFile], judgments: Iterable[HumanJudgment] = ()) -> list[Pair]:
+    """Every pair the stored results allow, one per (submission, instance) with a scored model RQ.
+
+    The model RQ is the shown-pair rule's, except where a judgment already
+    recorded one: then that RQ, whose text must still hash as it did (a
+    ``ValueError`` names the judgment otherwise).
+    """
+    results = list(results)
+    shown = shown_rqs(results)
+    pinned = _first_seen(judgments)
+    first: dict[tuple[str, str], tuple[ResultsFile, InstanceResult]] = {}
+    for f in sorted(results, key=lambda f: (f.judge.setting != "comparative", f.judge.label)):
         for inst in f.instances:
-            best = select_best(inst, SelectionRule.per_dimension, dim="non_obviousness")
-            if best is None:
-                continue
-            gt, model = split_candidates(inst)
-            pairs.append(
-                Pair(
-                    pair_id=pair_id_for(digest, inst.rq_id), rq_id=inst.rq_id, arxiv_id=inst.arxiv_id,
-                    subfield=inst.subfield, model=f.submission.model, submission_hash=digest, gt_text=gt.text,
-                    model_text=model[best].text, model_candidate=model[best].candidate_id,
-                    background_paper_ids=tuple(inst.background_paper_ids), dataset_repo=f.dataset_repo,
-                    dataset_revision=f.dataset_revision,
-                )
-            )  # fmt: skip
+            first.setdefault((f.submission_hash, inst.rq_id), (f, inst))
+    pairs = []
+    for (digest, rq_id), (f, inst) in sorted(first.items()):
+        gt, model = split_candidates(inst)
+        j = pinned.get((digest, rq_id))
+        if j is not None:
+            c = next((m for m in model if m.candidate_id == j.model_candidate), None)
+            if c is None or text_hash(c.text) != j.model_text_hash:
+                raise ValueError(f"judgment {j.judgment_id} of {rq_id}: the results no longer hold the RQ it was "
+                                 f"shown ({j.model_candidate}, text hash {j.model_text_hash})")  # fmt: skip
+        elif (digest, rq_id) in shown:
+            cid = shown[(digest, rq_id)].candidate_id
+            c = next(m for m in model if m.candidate_id == cid)
+        else:
+            continue
+        pairs.append(
+            Pair(
+                pair_id=pair_id_for(digest, rq_id), rq_id=rq_id, arxiv_id=inst.arxiv_id, subfield=inst.subfield,
+                model=f.submission.model, submission_hash=digest, gt_text=gt.text, model_text=c.text,
+                model_candidate=c.candidate_id, model_text_hash=text_hash(c.text),
+                background_paper_ids=tuple(inst.background_paper_ids), dataset_repo=f.dataset_repo,
+                dataset_revision=f.dataset_revision,
+            )
+        )  # fmt: skip
     return pairs
 
 
@@ -164,7 +186,8 @@ def make_judgment(
     winner = "tie" if choice == "tie" else (left if choice == "left" else right)
     return HumanJudgment(
         judgment_id=f"{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}", annotator=annotator, rq_id=pair.rq_id,
-        subfield=pair.subfield, model=pair.model, submission_hash=pair.submission_hash, left=left, choice=choice,
+        subfield=pair.subfield, model=pair.model, submission_hash=pair.submission_hash,
+        model_candidate=pair.model_candidate, model_text_hash=pair.model_text_hash, left=left, choice=choice,
         winner=winner, source_bound_left=source_bound_left, source_bound_right=source_bound_right,
         comment=comment.strip()[:2000], seconds=max(0.0, (now - shown_at).total_seconds()),
         dataset_repo=pair.dataset_repo, dataset_revision=pair.dataset_revision, created_at=now,
@@ -189,42 +212,47 @@ def human_picks(judgments: Iterable[HumanJudgment], submission_hash: str):
     from rqbench.evaluate.agreement import Annotation
 
     return [
-        Annotation(rq_id=j.rq_id, evaluator=j.annotator, winner=j.winner, group="human", dimension="non_obviousness")
+        Annotation(rq_id=j.rq_id, evaluator=j.annotator, winner=j.winner, group="human", dimension="non_obviousness",
+                   candidate_id=j.model_candidate, candidate_hash=j.model_text_hash, origin=f"judgment {j.judgment_id}")
         for j in judgments
         if j.submission_hash == submission_hash
-    ]
+    ]  # fmt: skip
 
 
 def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[ResultsFile], *, n_boot: int = 500):
     """(model, setting, judge) -> share of (annotator, instance) picks the judge matched, with a cluster CI.
 
-    Judge picks come from ``evaluate.agreement.llm_picks`` (GT vs the judge's own
-    best-of-five on non-obviousness). Each annotator's pick is one observation,
-    as the pooled rule treats judges; ``combined`` pools every judge of the setting.
+    Judge picks come from ``evaluate.agreement.llm_picks``: the judge's verdict
+    on non-obviousness between the GT and the very RQ the annotator was shown
+    (judgments made before the shown RQ was recorded get the shown-pair rule's).
+    Each annotator's pick is one observation, as the pooled rule treats judges;
+    ``combined`` pools every judge of the setting.
     """
-    from rqbench.evaluate.agreement import llm_picks
+    from rqbench.evaluate.agreement import llm_picks, pin_to_shown
     from rqbench.evaluate.bootstrap import cluster_bootstrap_mean
     from rqbench.evaluate.summary import COMBINED
     from rqbench.space.leaderboard import AgreementCell
 
     by_key: dict[tuple[str, str], list[ResultsFile]] = {}
+    by_sub: dict[str, list[ResultsFile]] = {}
     for r in results:
         by_key.setdefault((r.submission_hash, r.judge.setting), []).append(r)
+        by_sub.setdefault(r.submission_hash, []).append(r)
     out: dict[tuple[str, str, str], AgreementCell] = {}
     for (digest, setting), files in sorted(by_key.items()):
         humans = human_picks(judgments, digest)
         if not humans:
             continue
-        annotated = {h.rq_id for h in humans}
-        picks = llm_picks(files, dimension="non_obviousness", rq_ids=annotated)
+        humans = pin_to_shown(humans, by_sub[digest])
+        picks = llm_picks(files, humans, dimension="non_obviousness")
         per_judge: dict[str, dict[str, str]] = {}
         for p in picks:
-            per_judge.setdefault(p.evaluator, {})[p.rq_id] = p.winner
+            per_judge.setdefault(p.evaluator, {})[p.pair] = p.winner
         pooled_v: list[float] = []
         pooled_c: list[str] = []
         for judge, mine in sorted(per_judge.items()):
-            shared = [h for h in humans if h.rq_id in mine]
-            values = [float(h.winner == mine[h.rq_id]) for h in shared]
+            shared = [h for h in humans if h.pair in mine]
+            values = [float(h.winner == mine[h.pair]) for h in shared]
             clusters = [h.arxiv_id for h in shared]
             pooled_v += values
             pooled_c += clusters

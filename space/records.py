@@ -13,7 +13,9 @@ from pydantic import Field
 
 from rqbench.records import SCHEMA_VERSION, Record, SubmissionMetadata
 
-RequestStatus = Literal["pending", "running", "finished", "failed"]
+# "review": the manipulation screen flagged some RQs; the worker leaves it until a maintainer approves
+# (back to "pending") or rejects it ("failed"), so nothing of it is judged or published before then.
+RequestStatus = Literal["pending", "review", "running", "finished", "failed"]
 
 
 def utcnow() -> datetime:
@@ -26,7 +28,7 @@ class SubmissionRequest(Record):
     schema_version: int = SCHEMA_VERSION
     kind: Literal["rqbench.request"] = "rqbench.request"
     request_id: str = Field(description="Stable id: the submission hash without its prefix, shortened.")
-    user: str = Field(description="Hub user name, or the local name offline.")
+    user: str = Field(description="Hub user name, or the local name offline; the model name's owner.")
     submission_hash: str
     metadata: SubmissionMetadata
     submission_file: str = Field(description="Path of the raw upload inside the private submissions store.")
@@ -41,6 +43,16 @@ class SubmissionRequest(Record):
     attempts: int = Field(default=0, ge=0, description="How often a worker took this request up.")
     worker: str = Field(default="", description="Id of the worker that holds a running request.")
     results_files: list[str] = Field(default_factory=list, description="Paths in the results store.")
+    flags: list[str] = Field(default_factory=list, description="Why the screen flagged RQs (the first 20).")
+    flagged_count: int = Field(default=0, ge=0, description="RQs the manipulation screen flagged for review.")
+    reviewed_by: str = Field(default="", description="The maintainer who approved or rejected a flagged request.")
+    reviewed_at: datetime | None = None
+    review_note: str = Field(default="", max_length=2000)
+
+    @property
+    def held_for_review(self) -> bool:
+        """Flagged and not yet approved: the worker must neither judge nor publish it."""
+        return self.flagged_count > 0 and not self.reviewed_by
 
 
 Side = Literal["gt", "model"]
@@ -57,6 +69,12 @@ class HumanJudgment(Record):
     subfield: str
     model: str = Field(description="The model whose best-of-five RQ was shown.")
     submission_hash: str
+    model_candidate: str | None = Field(
+        default=None, description="The shown model RQ's candidate id (m0..m4); None in judgments made before it was kept."
+    )
+    model_text_hash: str | None = Field(
+        default=None, description="rqbench.evaluate.shown_pair.text_hash of the shown model RQ's text."
+    )
     left: Side = Field(description="Which RQ was shown on the left; the other was on the right.")
     choice: Literal["left", "right", "tie"]
     winner: Literal["gt", "model", "tie"] = Field(description="The choice mapped back to the sides.")

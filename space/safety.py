@@ -1,12 +1,15 @@
-"""What keeps secrets out of pages and logs, and what limits how fast one user can push work at the Space."""
+"""What keeps secrets out of pages and logs, and what limits how much and how fast one user can push at the Space."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
 import time
+import unicodedata
 from collections import deque
+from typing import Any
 
 # Environment variables whose values must never appear on a page or in a log line.
 SECRET_ENV = re.compile(r"(TOKEN|API_KEY|SECRET|PASSWORD)$")
@@ -46,3 +49,116 @@ class AttemptLimiter:
         if not q:
             return 0.0
         return max(0.0, self.window_s - (self.clock() - q[0]))
+
+
+def printable(text: str) -> str:
+    """``text`` safe to send to a page: a lone surrogate (which no JSON encoder accepts) becomes U+FFFD, and
+    control characters other than line breaks and tabs go."""
+    if text.isascii() and text.isprintable():
+        return text
+    out = []
+    for c in text:
+        cat = unicodedata.category(c)
+        if cat == "Cs":
+            out.append("\ufffd")
+        elif cat != "Cc" or c in "\n\t":
+            out.append(c)
+    return "".join(out)
+
+
+def unstorable_characters(text: str) -> str | None:
+    """Why ``text`` cannot be a stored name (a lone surrogate, a control or an invisible format character), or None."""
+    for i, c in enumerate(text):
+        cat = unicodedata.category(c)
+        if cat in ("Cs", "Cc", "Cf", "Co", "Cn"):
+            kind = {"Cs": "a lone surrogate", "Cc": "a control character", "Cf": "an invisible format character",
+                    "Co": "a private-use character", "Cn": "an unassigned code point"}[cat]  # fmt: skip
+            return f"{kind} (U+{ord(c):04X}) at position {i + 1}"
+    return None
+
+
+class BodyTooLarge(Exception):
+    """A request body without a Content-Length grew past the limit while it was read."""
+
+
+class UploadGate:
+    """ASGI middleware in front of the Space: request bodies over ``max_body_bytes`` and, with
+    ``require_sign_in``, file uploads (``POST .../upload``) without a Hugging Face sign-in are refused.
+
+    A body that declares its length is refused from the header, before any of it is read; a file
+    upload must declare it (HTTP 411 otherwise: browsers always do, and Gradio keeps the partial file
+    of an upload cut off mid-stream); any other body sent without a length is counted as it is read
+    and cut off at the limit. Gradio's own ``max_file_size`` (set beside it) stops a file part over
+    the cap inside an allowed body, and deletes what it wrote. The
+    sign-in check reads the session Gradio's OAuth keeps (``oauth_info``, with its expiry); Gradio adds
+    that session middleware outside this one.
+    """
+
+    def __init__(self, app: Any, *, max_body_bytes: int, require_sign_in: bool = False, clock=time.time):
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.require_sign_in = require_sign_in
+        self.clock = clock
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            await _plain_response(send, *refusal)
+            return
+        limit, seen, started = self.max_body_bytes, 0, False
+
+        async def counted_receive() -> dict:
+            nonlocal seen
+            message = await receive()
+            if message.get("type") == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge
+            return message
+
+        async def watched_send(message: dict) -> None:
+            nonlocal started
+            started = started or message.get("type") == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, watched_send)
+        except BodyTooLarge:
+            if started:
+                raise
+            await _plain_response(send, 413, f"request body is over the limit of {limit:,} bytes")
+
+    def _refusal(self, scope: dict) -> tuple[int, str] | None:
+        length = next((v for k, v in scope.get("headers", ()) if k == b"content-length"), None)
+        upload = scope.get("path", "").rstrip("/").endswith("/upload")
+        if length is None and upload:  # cut off mid-stream, Gradio would leave the partial file on disk
+            return 411, "a file upload must declare its length (Content-Length)"
+        if length is not None:
+            try:
+                size = int(length)
+            except ValueError:
+                return 400, "Content-Length is not a number"
+            if size > self.max_body_bytes:
+                return 413, f"request body of {size:,} bytes is over the limit of {self.max_body_bytes:,}"
+        if self.require_sign_in and upload and not self._signed_in(scope):
+            return 401, "sign in with Hugging Face to upload"
+        return None
+
+    def _signed_in(self, scope: dict) -> bool:
+        session = scope.get("session")
+        info = session.get("oauth_info") if isinstance(session, dict) else None
+        if not isinstance(info, dict):
+            return False
+        expires = info.get("expires_at")
+        return expires is None or (isinstance(expires, int | float) and expires > self.clock())
+
+
+async def _plain_response(send: Any, status: int, message: str) -> None:
+    body = json.dumps({"error": message}).encode("utf-8")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})  # fmt: skip
+    await send({"type": "http.response.body", "body": body})

@@ -1,17 +1,32 @@
-"""The upload flow: checks in order, every problem listed, then a pending request.
+"""The upload flow: checks in order, every problem listed, then a pending request (or one held for review).
 
-Order: sign-in (on the Hub), an attempts limit, file type, size cap, account age,
-the submission validator (every problem with its line and field), one accepted
-submission per user per 24 hours, then duplicates by content hash (anyone's)
-and by model name (the same user's, unless that earlier request failed). The
-raw upload goes to the private submissions store; the request records only
-what the worker needs. Scores are never read from an upload: the worker
-recomputes them.
+Order: sign-in (on the Hub), a name that can be stored, an attempts limit, file
+type, size cap, account age, the submission validator (every problem with its
+line and field, within a time budget), one accepted submission per user per 24
+hours, then duplicates by content hash (anyone's) and by model name: a model
+name belongs to the account that first submitted it (another account needs a
+distinct name), and the owner may reuse it only once the earlier request failed.
+
+Identity: on the Hub the user is the signed-in account, so the daily limit and
+name ownership hold per account. Offline there is no sign-in: the user is the
+name typed in the form, unverified, so anyone can type another name and get
+around both; the Submit tab says so.
+
+A submission whose RQs the manipulation screen flagged (``report.flagged``: a
+claim, markup, another language) is queued with status ``review`` and the
+reasons; the worker leaves it until a maintainer approves it
+(``rqbench worker --approve ID``) or rejects it (``--reject ID``).
+
+The raw upload goes to the private submissions store; the request, also
+private, keeps the metadata (the contact included) and what the worker needs.
+Scores are never read from an upload: the worker recomputes them.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -19,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rqbench.space.records import SubmissionRequest, utcnow
-from rqbench.space.safety import AttemptLimiter, redact
+from rqbench.space.safety import AttemptLimiter, printable, redact, unstorable_characters
 from rqbench.space.stores import SpaceStores
 
 from rqbench.records import SubmissionMetadata
@@ -39,6 +54,10 @@ class SubmitPolicy:
     require_sign_in: bool = False
     allow_partial: bool = False
     attempts_per_hour: int = 20
+    # Validation is linear: the slowest hostile upload measured (1,434 lines of five 590-character attack
+    # wordings, every RQ screened) took 4.6 s of CPU (docs/space.md). The budget stops a slower run.
+    validation_budget_s: float = 60.0
+    max_name_chars: int = 80
 
 
 @dataclass(frozen=True)
@@ -67,16 +86,24 @@ class SubmitOutcome:
     warnings: list[str] = field(default_factory=list)
 
     def message(self) -> str:
+        """What the submitter reads: always plain text a page can carry (no lone surrogates)."""
         if self.accepted and self.request is not None:
             r = self.request
-            text = (
-                f"Queued: request {r.request_id} for {r.metadata.model} ({r.instances} instances), "
-                f"status {r.status}. The worker recomputes every score."
-            )
+            if r.status == "review":
+                text = (
+                    f"Held for review: request {r.request_id} for {r.metadata.model} ({r.instances} instances). "
+                    f"The manipulation screen flagged {r.flagged_count} research question(s); a maintainer "
+                    "reviews them before anything is judged or published."
+                )
+            else:
+                text = (
+                    f"Queued: request {r.request_id} for {r.metadata.model} ({r.instances} instances), "
+                    f"status {r.status}. The worker recomputes every score."
+                )
             if self.warnings:
                 text += f"\nWarnings ({len(self.warnings)}):\n" + "\n".join(f"- {w}" for w in self.warnings)
-            return text
-        return f"Rejected ({len(self.errors)} problem(s)):\n" + "\n".join(f"- {e}" for e in self.errors)
+            return printable(text)
+        return printable(f"Rejected ({len(self.errors)} problem(s)):\n" + "\n".join(f"- {e}" for e in self.errors))
 
 
 def account_created_at(api: Any, username: str) -> datetime | None:
@@ -103,6 +130,22 @@ def _problem_line(p: Any) -> str:
     return f"{prefix}: {p.message}" if prefix else str(p.message)
 
 
+def _flag_line(f: Any) -> str:
+    """``line N, field F (rq_id R): reasons`` for one flagged RQ (no file path: the upload's is temporary)."""
+    where = [f"line {f.line}", f"field {f.field}"] + ([f"rq_id {f.rq_id}"] if f.rq_id else [])
+    return f"{', '.join(where)}: {'; '.join(f.reasons)}"
+
+
+MAX_FLAGS_KEPT = 20
+
+
+def model_key(name: str) -> str:
+    """The form under which two model names are the same name: compatibility-folded, case-folded, and
+    every run of characters other than letters and digits read as one space ("Org/Model-X" = "org model x")."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join(re.split(r"[\W_]+", folded)).strip() or folded.strip()
+
+
 def _validation_lines(report: Any) -> list[str]:
     """One line per validation error (warnings do not block a submission)."""
     return [_problem_line(p) for p in report.errors]
@@ -111,10 +154,13 @@ def _validation_lines(report: Any) -> list[str]:
 Validator = Callable[..., Any]
 
 
-def _default_validator(path: Path, expected: Sequence[str], *, allow_partial: bool, max_bytes: int) -> Any:
+def _default_validator(
+    path: Path, expected: Sequence[str], *, allow_partial: bool, max_bytes: int, time_budget_s: float | None = None
+) -> Any:
     from rqbench.evaluate.submission import validate_submission
 
-    return validate_submission(path, list(expected), allow_partial=allow_partial, max_bytes=max_bytes)
+    return validate_submission(path, list(expected), allow_partial=allow_partial, max_bytes=max_bytes,
+                               time_budget_s=time_budget_s)  # fmt: skip
 
 
 class SubmitFlow:
@@ -149,6 +195,18 @@ class SubmitFlow:
             return ["file is binary (it contains NUL bytes); upload UTF-8 JSON Lines"]
         return []
 
+    def _name_problems(self, who: Submitter) -> list[str]:
+        """The user name is stored and shown: it must be plain text of a sensible length."""
+        name = who.username
+        if not name.strip():
+            return ["type a name first"]
+        why = unstorable_characters(name)
+        if why is not None:
+            return [f"your name contains {why}; use letters, digits and punctuation only"]
+        if len(name) > self.policy.max_name_chars:
+            return [f"your name is {len(name)} characters long; at most {self.policy.max_name_chars}"]
+        return []
+
     def _account_problems(self, who: Submitter, now: datetime) -> list[str]:
         if not self.policy.require_sign_in:
             return []
@@ -168,17 +226,26 @@ class SubmitFlow:
         recent = [r for r in mine if now - r.submitted_at < timedelta(days=1)]
         if len(recent) >= self.policy.per_user_per_day:
             nxt = min(r.submitted_at for r in recent) + timedelta(days=1)
+            per = "per Hugging Face account" if self.policy.require_sign_in else "per typed name, unverified offline"
             problems.append(
-                f"limit of {self.policy.per_user_per_day} submission(s) per user per day reached; "
+                f"limit of {self.policy.per_user_per_day} submission(s) per user per day reached ({per}); "
                 f"next one from {nxt:%Y-%m-%d %H:%M} UTC"
             )
-        for r in self.stores.requests.all():
+        everyone = self.stores.requests.all()  # oldest first
+        for r in everyone:
             if r.submission_hash == digest:
                 problems.append(f"this exact file was already submitted (request {r.request_id}, status {r.status})")
                 break
-        model_key = meta.model.strip().lower()
+        key = model_key(meta.model)
+        owner = next((r for r in everyone if model_key(r.metadata.model) == key), None)
+        if owner is not None and owner.user != who.username:
+            problems.append(
+                f"model name {meta.model!r} belongs to another account, which submitted it first (request "
+                f"{owner.request_id}); choose a distinct model name, for example one that names your organisation"
+            )
+            return problems
         for r in mine:
-            if r.metadata.model.strip().lower() == model_key and r.status != "failed":
+            if model_key(r.metadata.model) == key and r.status != "failed":
                 problems.append(
                     f"you already submitted model {meta.model!r} (request {r.request_id}, status {r.status}); "
                     "use a different model name for a different configuration"
@@ -192,7 +259,7 @@ class SubmitFlow:
         if path is None:
             return SubmitOutcome(False, ["choose a file to upload"])
         path = Path(path)
-        problems = self._account_problems(who, now)
+        problems = self._account_problems(who, now) or self._name_problems(who)
         if problems:
             return SubmitOutcome(False, problems)
         if not self.attempts.allow(who.username):
@@ -202,9 +269,9 @@ class SubmitFlow:
         if problems:
             return SubmitOutcome(False, problems)
         try:
-            report = self.validator(
-                path, self.target.rq_ids, allow_partial=self.policy.allow_partial, max_bytes=self.policy.max_bytes
-            )
+            report = self.validator(path, self.target.rq_ids, allow_partial=self.policy.allow_partial,
+                                    max_bytes=self.policy.max_bytes,
+                                    time_budget_s=self.policy.validation_budget_s)  # fmt: skip
         except Exception as exc:  # the validator must report, not raise; say so plainly if it does
             log.exception("validator raised on %s", path.name)
             return SubmitOutcome(False, [f"the validator failed on this file: {redact(type(exc).__name__)}"])
@@ -221,6 +288,8 @@ class SubmitFlow:
             return SubmitOutcome(False, problems)
         raw = path.read_bytes()
         stored = self.stores.submissions.put(digest, who.username, raw)
+        flagged = list(getattr(report, "flagged", []) or [])
+        n_flagged = max(int(getattr(report, "flagged_count", 0) or 0), len(flagged))
         req = SubmissionRequest(
             request_id=digest.removeprefix("b2:")[:16],
             user=who.username,
@@ -230,22 +299,41 @@ class SubmitFlow:
             dataset_repo=self.target.repo,
             dataset_revision=self.target.revision,
             instances=report.covered,
-            status="pending",
+            status="review" if n_flagged else "pending",
             submitted_at=now,
             updated_at=now,
+            flags=[_flag_line(f) for f in flagged[:MAX_FLAGS_KEPT]],
+            flagged_count=n_flagged,
         )
         self.stores.requests.put(req)
-        log.info("queued request %s (%s) from %s", req.request_id, meta.model, who.username)
+        log.info("%s request %s (%s) from %s", "held for review" if n_flagged else "queued", req.request_id,
+                 meta.model, who.username)  # fmt: skip
         return SubmitOutcome(True, [], req, warnings=[_problem_line(p) for p in report.warnings])
 
 
+STATUS_SHOWN = {"review": "flagged for review"}
+
+
+def _shown_reason(r: SubmissionRequest) -> str:
+    """A failure's reason, or for a flagged request the screen's reasons (how many, then the first few)."""
+    if r.status != "review":
+        return r.reason
+    more = f" (+{r.flagged_count - len(r.flags)} more)" if r.flagged_count > len(r.flags) else ""
+    return f"{r.flagged_count} RQ(s) flagged: " + " | ".join(r.flags[:5]) + more
+
+
 def requests_table(stores: SpaceStores, user: str | None = None) -> list[list[str]]:
-    """Rows for the Submit tab's queue: newest first, the failure reason shown as text."""
+    """Rows for the Submit tab's queue: newest first, the failure or review reason shown as text.
+
+    Only what may be public: never the submitter's contact, which stays in the (private) request.
+    """
     rows = []
     for r in sorted(stores.requests.all(), key=lambda r: r.submitted_at, reverse=True):
         if user is not None and r.user != user:
             continue
-        rows.append([r.request_id, r.metadata.model, r.user, r.status, r.reason, f"{r.submitted_at:%Y-%m-%d %H:%M}"])
+        cells = (r.request_id, r.metadata.model, r.user, STATUS_SHOWN.get(r.status, r.status), _shown_reason(r),
+                 f"{r.submitted_at:%Y-%m-%d %H:%M}")
+        rows.append([printable(x) for x in cells])
     return rows
 
 

@@ -24,7 +24,7 @@ from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
 from rqbench.space import annotate as an
 from rqbench.space import browse, tabs
 from rqbench.space import leaderboard as lb
-from rqbench.space.safety import redact
+from rqbench.space.safety import UploadGate, redact
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitPolicy
 from rqbench.space.tabs.common import banner_update
@@ -112,7 +112,7 @@ class SpaceData:
                 self.rows = []
             cells = an.agreement_cells(judgments, results) if judgments else {}
             self.table = lb.build_table(self.rows, cells)
-            self.pairs = an.build_pairs(results)
+            self.pairs = an.build_pairs(results, judgments)
             self.index = browse.index_instances(results)
             self._key = key
             return self
@@ -178,6 +178,25 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
 
         demo.load(page_load, board.controls, [*load_outputs, browser.paper, browser.rq, strip, queue.requests])
     return demo
+
+
+# multipart headers and boundaries around the one file of an upload
+UPLOAD_OVERHEAD_BYTES = 64 * 1024
+
+
+def launch_options(config: SpaceConfig) -> dict[str, Any]:
+    """Keyword arguments for ``demo.launch``: uploads capped before they are read, and signed in on the Hub.
+
+    Gradio's ``max_file_size`` refuses a file part over the cap as it streams (HTTP 413) and deletes
+    what it wrote; ``UploadGate`` refuses a body whose declared length is over the cap plus the
+    multipart overhead before reading any of it, cuts off an undeclared one, and on the Hub refuses
+    ``/upload`` without a Hugging Face sign-in (Gradio's own upload check is all-or-nothing).
+    """
+    from starlette.middleware import Middleware
+
+    gate = Middleware(UploadGate, max_body_bytes=config.policy.max_bytes + UPLOAD_OVERHEAD_BYTES,
+                      require_sign_in=config.on_hub)  # fmt: skip
+    return {"max_file_size": config.policy.max_bytes, "app_kwargs": {"middleware": [gate]}}
 
 
 def worker_thread(worker, interval_s: float) -> tuple[threading.Thread, threading.Event]:

@@ -6,6 +6,12 @@ pays for no call twice; results files have fixed paths, so a rerun overwrites
 rather than duplicates. A judge that fails marks its request failed with the
 reason, and the worker goes on with the next one. One worker per store is the
 supported set-up (the Space runs exactly one, in a background thread).
+
+A request the manipulation screen flagged waits with status ``review``: the
+worker neither judges nor publishes it until a maintainer approves it
+(``approve``, ``rqbench worker --approve ID``), which sends it back to
+``pending``; ``reject`` fails it with the maintainer's note. Results files are
+public and never carry the submitter's contact (``ResultsFile`` drops it).
 """
 
 from __future__ import annotations
@@ -90,6 +96,10 @@ class Worker:
         return req
 
     def process(self, req: SubmissionRequest) -> WorkerReport:
+        if req.held_for_review:  # flagged and never approved: back to the review queue, nothing judged
+            req = self._save(req, status="review", worker="")
+            log.warning("request %s is flagged and not approved; left for review", req.request_id)
+            return WorkerReport(req.request_id, req.status, "held for review")
         resumed = req.status == "running"
         if req.attempts >= self.max_attempts:
             req = self._save(req, status="failed", reason=f"gave up after {req.attempts} attempts (the worker "
@@ -134,6 +144,46 @@ class Worker:
             except Exception:  # a store outage must not end the background thread; the next poll retries
                 log.exception("worker poll failed; retrying in %.0fs", interval_s)
             stop.wait(interval_s)
+
+
+class ReviewError(ValueError):
+    """A review decision that cannot apply: no such request, or one that is not waiting for review."""
+
+
+def _for_review(stores: SpaceStores, request_id: str) -> SubmissionRequest:
+    req = stores.requests.get(request_id)
+    if req is None:
+        raise ReviewError(f"no request {request_id!r} in {stores.backend}")
+    if req.status != "review":
+        raise ReviewError(f"request {request_id} is {req.status!r}, not waiting for review")
+    return req
+
+
+def approve(stores: SpaceStores, request_id: str, *, by: str, note: str = "") -> SubmissionRequest:
+    """A maintainer read the flagged RQs and lets the request be judged and published: back to pending."""
+    if not by.strip():
+        raise ReviewError("an approval names the maintainer who gives it")
+    req = _for_review(stores, request_id)
+    now = utcnow()
+    req = req.model_copy(update={"status": "pending", "reviewed_by": by, "reviewed_at": now, "review_note": note,
+                                 "updated_at": now})  # fmt: skip
+    stores.requests.put(SubmissionRequest.model_validate(req.model_dump()))
+    log.info("request %s approved by %s", request_id, by)
+    return req
+
+
+def reject(stores: SpaceStores, request_id: str, *, by: str, note: str = "") -> SubmissionRequest:
+    """A maintainer read the flagged RQs and refuses the request: failed, with the note as its reason."""
+    if not by.strip():
+        raise ReviewError("a rejection names the maintainer who gives it")
+    req = _for_review(stores, request_id)
+    now = utcnow()
+    reason = "rejected in review" + (f": {note}" if note else " (flagged research questions)")
+    req = req.model_copy(update={"status": "failed", "reason": reason[:1000], "reviewed_by": by, "reviewed_at": now,
+                                 "review_note": note, "updated_at": now})  # fmt: skip
+    stores.requests.put(SubmissionRequest.model_validate(req.model_dump()))
+    log.info("request %s rejected by %s", request_id, by)
+    return req
 
 
 def evaluate_judge(

@@ -47,6 +47,9 @@ def make_records(n_papers: int = 3, rqs_per_paper: int = 2, *, tag: str = "") ->
                 text_level=level,
                 sections=[SectionText(section="Introduction", text="one two three four"),
                           SectionText(section="Method", text="five six")] if level == TextLevel.full else [],
+                contributions={TextLevel.full: [f"{cid} shows one thing.", f"{cid} builds another."],
+                               TextLevel.abstract: ["An abstract of three words."]}.get(level, []),
+                contributions_source={TextLevel.full: "extracted", TextLevel.abstract: "abstract"}.get(level),
             ))
         for j in range(rqs_per_paper):
             rq_id = f"{arxiv_id}_rq{j}"

@@ -78,6 +78,12 @@ def _author_rqs(req: ScriptedRequest, prefer_key: str | None) -> str:
     ]})
 
 
+def _cited_contributions(req: ScriptedRequest, prefer_key: str | None) -> str:
+    h = zlib.crc32(user_text(req).encode())
+    return json.dumps({"contributions": [f"Shows when attention sinks emerge during training (case {h % 97}).",
+                                         "Removes sinks by replacing softmax normalisation."]})
+
+
 def _verification(req: ScriptedRequest, prefer_key: str | None) -> str:
     h = zlib.crc32(user_text(req).encode())
     return json.dumps({"addressed": h % 4 != 0, "confidence": "medium", "reasoning": "scripted verdict",
@@ -136,6 +142,7 @@ REPLIES: dict[str, Callable[[ScriptedRequest, str | None], str]] = {
     "contributions": _contributions,
     "gaps": _gaps,
     "author_rqs": _author_rqs,
+    "cited_contributions": _cited_contributions,
     "verification": _verification,
     **{name: _generation for name in STEPS if name.startswith("generation_")},
     "novelty_standalone": _novelty_standalone,

@@ -7,14 +7,16 @@ import pytest
 from results_factory import cand, instance, results
 from rqbench.evaluate.agreement import (
     Annotation,
+    AnnotationError,
     agreement_matrix,
     agreement_report,
     llm_picks,
+    pin_to_shown,
     read_annotation_files,
     read_annotations,
     win_rates,
 )
-from rqbench.evaluate.metrics import SelectionRule
+from rqbench.evaluate.shown_pair import text_hash
 
 ZERO = (0, 0, 0)
 IDS = ["2501.00001_rq0", "2501.00001_rq1", "2502.00002_rq0", "2503.00003_rq0"]
@@ -89,22 +91,66 @@ def _comparative_results(label, nonobv_pairs, sb_pairs, judge_model="gemini/gemi
     return results(insts, label=label, judge_model=judge_model, setting="comparative")
 
 
-def test_llm_picks_compare_gt_with_the_selected_rq():
+def _picks(r, anns, dimension="non_obviousness"):
+    return {p.rq_id: p.winner for p in llm_picks([r], pin_to_shown(anns, [r]), dimension=dimension)}
+
+
+def test_llm_picks_judge_the_pair_the_annotator_saw():
     r = _comparative_results("gem", [(1, 2), (2, 1), (2, 2), (0, 3)], [(0, 1), (1, 0), (1, 1), (2, 2)])
-    picks = {p.rq_id: p.winner for p in llm_picks([r])}
-    assert picks == dict(zip(IDS, ["model", "gt", "tie", "model"]))
-    sb = {p.rq_id: p.winner for p in llm_picks([r], dimension="source_bound_score")}
-    assert sb == dict(zip(IDS, ["gt", "model", "tie", "tie"]))
-    # mean_novelty picks m0 (higher total) even for source-boundedness
-    sb_mean = {p.rq_id: p.winner for p in llm_picks([r], dimension="source_bound_score", rule=SelectionRule.mean_novelty)}
-    assert sb_mean[IDS[0]] == "gt"
+    # no candidate recorded: the shown-pair rule picks m0 (highest non-obviousness) on every instance
+    unpinned = [Annotation(rq_id=rq, evaluator="e1", winner="gt") for rq in IDS]
+    assert _picks(r, unpinned) == dict(zip(IDS, ["model", "gt", "tie", "model"]))
+    # source-boundedness is judged on that same RQ (m0, sb one above m1's), not on the least source-bound of five
+    assert _picks(r, unpinned, "source_bound_score") == dict(zip(IDS, ["gt", "tie", "gt", "gt"]))
+    # annotators who were shown m1: every judge's verdict is about m1
+    shown_m1 = [Annotation(rq_id=rq, evaluator="e1", winner="gt", candidate_id="m1") for rq in IDS]
+    assert _picks(r, shown_m1) == dict(zip(IDS, ["gt", "gt", "gt", "tie"]))
+    assert _picks(r, shown_m1, "source_bound_score") == dict(zip(IDS, ["gt", "model", "tie", "tie"]))
+    picks = llm_picks([r], pin_to_shown(shown_m1, [r]))
+    assert {p.candidate_id for p in picks} == {"m1"} and {p.group for p in picks} == {"llm"}
+
+
+def test_pinning_fills_the_rule_and_refuses_another_text(tmp_path):
+    r = _comparative_results("gem", [(1, 2)] * 4, [(0, 1)] * 4)
+    m0_text = r.instances[0].candidates[1].text
+    (a,) = pin_to_shown([Annotation(rq_id=IDS[0], evaluator="e1", winner="gt")], [r])
+    assert a.candidate_id == "m0" and a.candidate_hash == text_hash(m0_text)
+    assert text_hash("  " + m0_text.replace(" ", "\n ") + " ") == a.candidate_hash  # whitespace does not count
+    csv = _write(tmp_path, "rq_id,evaluator,winner,candidate_id,candidate_hash\n"
+                 f"{IDS[0]},e1,gt,m0,{text_hash(m0_text)}\n{IDS[1]},e1,gt,m1,b2:0000000000000000\n"
+                 f"{IDS[2]},e1,gt,,\n")  # fmt: skip
+    anns = read_annotations(csv)
+    assert [x.candidate_id for x in anns] == ["m0", "m1", None]
+    with pytest.raises(AnnotationError, match=r"ann.csv:3: annotation by 'e1' of 2501.00001_rq1: the shown RQ m1 "
+                                              r"had text hash b2:0000000000000000, but the results hold"):
+        pin_to_shown(anns, [r])
+    with pytest.raises(AnnotationError, match=r"candidate 'm7' is not a model RQ of 2501.00001_rq0"):
+        pin_to_shown([Annotation(rq_id=IDS[0], evaluator="e1", winner="gt", candidate_id="m7")], [r])
+    # a judge's results with another text for the shown RQ are refused too, naming the annotation
+    shown = pin_to_shown(anns[:1], [r])
+    edited = r.model_copy(deep=True)
+    edited.instances[0].candidates[1].text = "A different question?"
+    with pytest.raises(AnnotationError, match=r"ann.csv:2: annotation by 'e1' .*gem's results hold another text"):
+        llm_picks([edited], shown)
+
+
+@pytest.mark.parametrize(
+    "row,match",
+    [
+        ("2501.00001_rq0,e1,gt,,b2:00", r"ann.csv:2: .*candidate_hash is given without candidate_id"),
+        ("2501.00001_rq0,e1,gt,gt,", r"ann.csv:2: field 'candidate_id'"),
+    ],
+)
+def test_bad_candidate_columns_name_the_line(tmp_path, row, match):
+    with pytest.raises(ValueError, match=match):
+        read_annotations(_write(tmp_path, f"rq_id,evaluator,winner,candidate_id,candidate_hash\n{row}\n"))
 
 
 def test_llm_picks_refuse_mixed_submissions():
     a = _comparative_results("gem", [(1, 2)] * 4, [(0, 1)] * 4)
     b = a.model_copy(update={"submission_hash": "other"})
     with pytest.raises(ValueError, match="one model's RQs"):
-        llm_picks([a, b])
+        llm_picks([a, b], [])
 
 
 def test_agreement_report_joins_humans_and_judges(tmp_path):
@@ -121,14 +167,16 @@ def test_agreement_report_joins_humans_and_judges(tmp_path):
     assert rep.matrix.get("expert-1", "ds").value == 1.0
     rates = {r.evaluator: r for r in rep.win_rates}
     assert rates["gem"].model.value == 0.5 and rates["gem"].group == "llm"
+    # source-boundedness is judged on the shown pair (m0 on every instance: the highest mean non-obviousness
+    # over both judges), not on each judge's least source-bound RQ: gem gt tie gt gt, ds gt gt gt gt
     sb = {r.evaluator: r for r in rep.source_bound_win_rates}
-    assert sb["ds"].gt.value == 0.75
+    assert sb["ds"].gt.value == 1.0 and sb["gem"].tie.value == 0.25
     cross = rep.nonobv_vs_source_bound
     assert cross.rows == ["expert-1", "expert-2"] and cross.cols == ["gem", "ds"]
-    # expert-1 gt gt model tie vs ds source-boundedness gt gt gt tie; gem: gt model tie tie
-    assert cross.get("expert-1", "ds").value == 0.75
-    assert cross.get("expert-1", "gem").value == 0.5
-    assert rep.instances == 4
+    # expert-1 gt gt model tie vs ds gt gt gt gt; vs gem gt tie gt gt
+    assert cross.get("expert-1", "ds").value == 0.5
+    assert cross.get("expert-1", "gem").value == 0.25
+    assert rep.instances == 4 and rep.selection_rule == "shown_pair"
 
 
 def test_agreement_report_needs_matching_results(tmp_path):

@@ -32,16 +32,40 @@ def _judge_all(annotator: str, pairs, fields, judgments, skips=()):
     return order
 
 
-def test_pairs_take_the_best_rq_by_non_obviousness(pairs):
-    from rqbench.evaluate.metrics import SelectionRule, select_best
+def test_pairs_show_the_rq_the_shown_pair_rule_picks(pairs):
+    from rqbench.evaluate.shown_pair import shown_candidate, text_hash
 
     res = make_results("model-a", judge="judge-a", setting="comparative", n_instances=8)
     assert len(pairs) == 16  # one pair per (submission, instance); a submission's two settings make one
     for inst in res.instances:
         p = next(p for p in pairs if p.rq_id == inst.rq_id and p.model == "model-a")
-        best = select_best(inst, SelectionRule.per_dimension, dim="non_obviousness")
-        assert p.model_text == inst.candidates[1 + best].text
+        cid = shown_candidate([inst])  # the comparative results, not the standalone ones
+        shown = next(c for c in inst.candidates if c.candidate_id == cid)
+        assert (p.model_candidate, p.model_text, p.model_text_hash) == (cid, shown.text, text_hash(shown.text))
         assert p.gt_text == inst.candidates[0].text
+        j = an.make_judgment("ann-1", p, "left", shown_at=T0)
+        assert (j.model_candidate, j.model_text_hash) == (cid, text_hash(shown.text))
+
+
+def test_a_judged_pair_keeps_its_rq_when_another_judge_arrives():
+    from rqbench.evaluate.shown_pair import shown_rqs
+
+    first = [make_results("model-a", judge="judge-a", setting="comparative", n_instances=8)]
+    pairs = an.build_pairs(first)
+    judgments = [an.make_judgment("h1", p, "tie", shown_at=T0) for p in pairs]
+    # a second judge that scores the RQs differently moves the rule's pick on some instances
+    both = first + [make_results("model-a", judge="judge-b", setting="comparative", n_instances=8)]
+    moved = {rq for (_, rq), s in shown_rqs(both).items()
+             if s.candidate_id != next(p.model_candidate for p in pairs if p.rq_id == rq)}  # fmt: skip
+    assert moved  # the data exercises the pinning
+    again = {p.rq_id: p.model_candidate for p in an.build_pairs(both, judgments)}
+    assert again == {p.rq_id: p.model_candidate for p in pairs}
+    fresh = {p.rq_id: p.model_candidate for p in an.build_pairs(both)}
+    assert {rq for rq in fresh if fresh[rq] != again[rq]} == moved
+    # a judgment whose shown text the results no longer hold is an error naming it
+    bad = judgments[0].model_copy(update={"model_text_hash": "b2:0000000000000000"})
+    with pytest.raises(ValueError, match=f"judgment {bad.judgment_id} of {bad.rq_id}: the results no longer hold"):
+        an.build_pairs(both, [bad])
 
 
 def test_no_repeats_and_field_filter(pairs):
@@ -123,8 +147,13 @@ def test_agreement_cells_match_the_judges_picks():
         for who in ("h1", "h2"):
             choice = ("left", "right", "tie")[(k + len(who)) % 3]
             judgments.append(an.make_judgment(who, p, choice, shown_at=T0))
+    # a judgment stored before the shown RQ was recorded is judged on the rule's pair
+    judgments[0] = judgments[0].model_copy(update={"model_candidate": None, "model_text_hash": None})
     cells = an.agreement_cells(judgments, res, n_boot=50)
-    picks = {(a.evaluator, a.rq_id): a.winner for a in llm_picks(res, rq_ids={j.rq_id for j in judgments})}
+    judge_picks = llm_picks(res, an.human_picks(judgments[1:], res[0].submission_hash))
+    shown = {p.rq_id: p.model_candidate for p in pairs}
+    assert judge_picks and all(a.candidate_id == shown[a.rq_id] for a in judge_picks)  # the pairs the humans saw
+    picks = {(a.evaluator, a.rq_id): a.winner for a in judge_picks}
     for judge in ("judge-a", "judge-b"):
         matches = [j.winner == picks[(judge, j.rq_id)] for j in judgments if (judge, j.rq_id) in picks]
         cell = cells[("model-a", "comparative", judge)]

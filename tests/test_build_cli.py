@@ -57,7 +57,8 @@ def test_offline_build_through_the_cli_then_a_rerun_makes_no_request(tmp_path, f
     sent = len(scripted_server.requests)
     assert sent > 0
     caps = {r.step: r["max_tokens"] for r in scripted_server.requests}
-    assert caps == {"influence": 160, "contributions": 900, "gaps": 300, "author_rqs": 600, "verification": 400}
+    assert caps == {"influence": 160, "contributions": 900, "gaps": 300, "author_rqs": 600, "cited_contributions": 500,
+                    "verification": 400}
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["settings"]["max_tokens"]["gaps"] == 300
     assert manifest["counts"]["rqs"] == len((tmp_path / "out" / "records" / "rqs.jsonl").read_text().splitlines())

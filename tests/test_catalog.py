@@ -192,3 +192,79 @@ def test_importing_the_catalog_and_the_evaluation_code_does_not_import_litellm()
             "print('litellm' in sys.modules)\n")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"
+
+
+# --------------------------------------------------------------------------
+# the paper's models, reply budgets and generators
+# --------------------------------------------------------------------------
+
+
+def test_the_catalog_knows_the_paper_judges_from_the_installed_map_offline():
+    """gemini-3.1-pro's window is missing from litellm's map (PAPER_MODEL_FACTS fills it); deepseek-v4-pro's is there."""
+    for name in ("gemini/gemini-3.1-pro", "deepseek/deepseek-v4-pro", "gemini/gemini-3-flash"):
+        assert catalog.supports_reasoning(name) is True
+        assert catalog.context_window(name) >= 1_000_000
+        assert catalog.reply_budget(name) == catalog.REASONING_REPLY_TOKENS
+    assert catalog.litellm_module().get_model_info("gemini/gemini-3.1-pro").get("max_input_tokens") is None
+    assert "deepseek/deepseek-v4-pro" not in catalog.PAPER_MODEL_FACTS  # litellm's own answer is used
+    assert catalog.context_window("deepseek/deepseek-v4-pro") == 1_000_000
+
+
+def test_reply_budgets_leave_room_for_reasoning_where_the_model_reasons(fake):
+    assert catalog.reply_budget("prov/thinker") == catalog.REASONING_REPLY_TOKENS  # no output limit known
+    fake.known["prov/short"] = {"reasoning": True, "max_output_tokens": 8000}
+    assert catalog.reply_budget("prov/short") == 8000  # the model's own limit when lower
+    fake.known["prov/nowindow"] = {"reasoning": True}
+    assert catalog.reply_budget("prov/nowindow") == catalog.ASSUMED_WINDOW_TOKENS // 2  # room left for the input
+    assert catalog.input_room("prov/nowindow", catalog.reply_budget("prov/nowindow")).tokens > 8000
+    assert catalog.reply_budget("prov/plain") == catalog.DEFAULT_REPLY_TOKENS
+    assert catalog.reply_budget("prov/never-heard-of") == catalog.DEFAULT_REPLY_TOKENS
+    assert catalog.reply_budget("local") == catalog.LOCAL_REPLY_TOKENS
+    llm = LLM(dry_run=True)
+    assert llm.model("prov/thinker").max_tokens == catalog.REASONING_REPLY_TOKENS
+    assert llm.model("prov/thinker@max_tokens=100").max_tokens == 100
+    assert llm.model("prov/plain").max_tokens == catalog.DEFAULT_REPLY_TOKENS
+
+
+def test_a_spec_can_leave_the_temperature_to_the_vendor(fake):
+    llm = LLM(dry_run=True)
+    cfg = llm.model("prov/plain@temperature=default")
+    assert cfg.temperature is None and cfg.cache_identity()["temperature"] is None
+    assert llm.model("prov/plain").temperature == 0.0
+    with pytest.raises(ValueError):
+        llm.model("prov/plain@temperature=warm")
+
+
+def test_generators_get_the_vendor_default_and_the_highest_reasoning_unless_the_spec_says_otherwise(fake):
+    llm = LLM(dry_run=True)
+    spec, cfg = catalog.resolve_generator("prov/thinker", llm)
+    assert spec == "prov/thinker@temperature=default,reasoning_effort=high"
+    assert cfg.temperature is None and cfg.reasoning_effort == "high" and cfg.name == spec
+    assert cfg.max_tokens == catalog.REASONING_REPLY_TOKENS and llm.model(spec) is cfg
+    spec, cfg = catalog.resolve_generator("prov/thinker@temperature=0.3,reasoning_effort=low", llm)
+    assert spec == "prov/thinker@temperature=0.3,reasoning_effort=low"
+    assert (cfg.temperature, cfg.reasoning_effort) == (0.3, "low")
+    spec, cfg = catalog.resolve_generator("prov/plain", llm)
+    assert spec == "prov/plain@temperature=default" and cfg.reasoning_effort is None
+    spec, cfg = catalog.resolve_generator("local@temperature=0.8", llm)  # the embedded model: its own settings
+    assert spec == "local@temperature=0.8" and cfg.temperature == 0.8 and cfg.local
+
+
+def test_resolution_derives_from_a_registered_config_too(fake, scripted_server):
+    """A config registered under its own name (tests, benchmarks) keeps its address when derived."""
+    llm = LLM(dry_run=True)
+    base = llm.register(scripted_server.model_config(name="prov/thinker", litellm_model="prov/thinker"))
+    spec, cfg = catalog.resolve_judge("prov/thinker", llm)
+    assert spec == "prov/thinker@reasoning_effort=high" and cfg.api_base == base.api_base
+    assert cfg.temperature == 0.0 and cfg.reasoning_effort == "high"
+
+
+def test_the_room_for_inputs_is_the_window_less_the_reply_and_the_prompt(fake):
+    room = catalog.input_room("prov/thinker", 10_000)
+    assert (room.window, room.source) == (200_000, "catalog")
+    assert room.tokens == int((200_000 - 10_000 - catalog.PROMPT_ALLOWANCE_TOKENS) * catalog.ESTIMATE_MARGIN)
+    assert catalog.input_room("prov/thinker", 0, context_tokens=20_000).source == "--context-tokens"
+    unknown = catalog.input_room("prov/never-heard-of", 2048)
+    assert (unknown.window, unknown.source) == (catalog.ASSUMED_WINDOW_TOKENS, "assumed")
+    with pytest.raises(ValueError, match="leaves no room"):
+        catalog.input_room("prov/thinker", 10_000, context_tokens=12_000)

@@ -147,3 +147,100 @@ def test_load_benchmark_from_parquet_configs(tmp_path):
     loaded = load_benchmark(tmp_path / "repo")
     assert loaded.rq_ids == bench.rq_ids and loaded.revision == "folder"
     assert loaded.papers["p1"].sections[0].section == "Section 0"
+
+
+# --------------------------------------------------------------------------
+# the paper's generation settings, truncated replies, the strict variant
+# --------------------------------------------------------------------------
+
+
+def test_a_generation_cut_at_the_reply_budget_is_a_named_truncated_failure(scripted_server, tmp_path):
+    from rqbench.testing.scripted_server import ScriptedReply
+
+    def respond(req):
+        if "p0 on sparse" in req["messages"][1]["content"]:
+            return ScriptedReply('{"gaps": ["a gap"], "research_questions": ["Does', finish_reason="length")
+        return F.judge_reply(req)
+
+    scripted_server.responder = respond
+    bench = F.benchmark(3)
+    llm = LLM()
+    cfg = llm.register(scripted_server.model_config(name="gen/test", max_tokens=50))
+    folder = generate_submission(bench, cfg.name, "original", llm=llm, out=tmp_path / "sub", progress=False)
+    assert len(scripted_server.requests) == 3  # no re-ask of the cut reply
+    lines = [json.loads(x) for x in (folder / "submission.jsonl").read_text().splitlines()]
+    assert lines[0]["failure"].startswith("truncated: the reply reached the reply budget (max_tokens=50)")
+    assert lines[1]["failure"] is None and lines[2]["failure"] is None
+    log = [json.loads(x) for x in (folder / LOG_FILE).read_text().splitlines()]
+    assert log[0]["truncated"] is True and log[0]["failure"].startswith("truncated") and '"Does' in log[0]["last_text"]
+    assert "truncated" not in log[1]
+    report = validate_submission(folder, bench.rq_ids, allow_partial=True)
+    assert report.covered == 2 and report.failed == 1
+
+
+def test_a_hosted_generator_gets_the_vendor_default_and_reasoning_and_records_them(scripted_server, tmp_path,
+                                                                                 monkeypatch):  # fmt: skip
+    from rqbench.llm import catalog
+
+    monkeypatch.setattr(catalog, "supports_reasoning", lambda model: True)  # as for the paper's generators
+    scripted_server.responder = F.judge_reply
+    bench = F.benchmark(1)
+    llm = LLM()
+    cfg = llm.register(scripted_server.model_config(name="gen/thinker"))
+    folder = generate_submission(bench, cfg.name, "original", llm=llm, out=tmp_path / "sub", progress=False)
+    (req,) = scripted_server.requests
+    assert "temperature" not in req and req["reasoning_effort"] == "high"
+    meta = validate_submission(folder, bench.rq_ids).metadata
+    assert meta.model == "gen/thinker"  # the name the user gave; the settings are in the parameters
+    assert meta.parameters["temperature"] is None and meta.parameters["sampling"] == "vendor default"
+    assert meta.parameters["reasoning_effort"] == "high"
+    bg = meta.parameters["background"]
+    assert bg["basis"] == "window" and bg["window_source"] == "assumed"
+    log = [json.loads(x) for x in (folder / LOG_FILE).read_text().splitlines()]
+    assert log[0]["background"][0]["tokens_cut"] == 0 and log[0]["background"][0]["tokens"] > 0
+
+
+def test_a_set_temperature_is_sent_as_given(scripted_server, tmp_path):
+    scripted_server.responder = F.judge_reply
+    llm = LLM()
+    llm.register(scripted_server.model_config(name="gen/test@temperature=0.4", temperature=0.4))
+    generate_submission(F.benchmark(1), "gen/test@temperature=0.4", "original", llm=llm, out=tmp_path / "sub",
+                        progress=False)  # fmt: skip
+    assert scripted_server.requests[0]["temperature"] == 0.4  # the spec's own temperature is kept
+
+
+def test_the_strict_variant_is_the_original_plus_one_named_rule(scripted_server, tmp_path):
+    scripted_server.responder = F.judge_reply
+    bench = F.benchmark(2)
+    llm = LLM()
+    cfg = llm.register(scripted_server.model_config(name="gen/test"))
+    generate_submission(bench, cfg.name, "original", llm=llm, out=tmp_path / "o", progress=False)
+    folder = generate_submission(bench, cfg.name, "strict", llm=llm, out=tmp_path / "s", progress=False)
+    systems = [r["messages"][0]["content"] for r in scripted_server.requests]  # two calls per run, in any order
+    original, strict = sorted(systems[:2]), sorted(systems[2:])  # single-paper first ("one" < "several")
+    rule = "- Ask the question only: commit to no method and no answer."
+    assert not any(rule in s for s in original) and all(rule in s for s in strict)
+    for o, s in zip(original, strict):
+        assert s.replace(rule + "\n", "") == o
+    assert validate_submission(folder, bench.rq_ids).metadata.prompt_variant == "strict"
+    log = [json.loads(x) for x in (folder / LOG_FILE).read_text().splitlines()]
+    assert [r["step"] for r in log] == ["generation_strict", "generation_strict_multi"]
+
+
+def test_papers_go_whole_under_a_large_window_and_are_cut_only_past_a_small_one():
+    from rqbench.evaluate.background import input_policy
+
+    papers = [long_paper(), long_paper().model_copy(update={"paper_id": "q"})]
+    big = input_policy("gemini/gemini-3.1-pro", 32_768)
+    assert big.basis == "window" and big.window_tokens == 1_048_576 and big.budget_tokens > 800_000
+    text, cuts = background_block(papers, big)
+    assert not any(c.truncated for c in cuts) and all(c.tokens_cut == 0 for c in cuts)
+    assert text.count("## S4") == 2  # every section of both papers
+    small = input_policy("prov/unknown", 100, context_tokens=4096 + 100 + 700)
+    assert small.window_source == "--context-tokens" and small.budget_tokens == int(700 * 0.8)
+    _, cut = background_block(papers, small)
+    assert all(c.truncated and c.tokens_cut > 0 for c in cut)
+    assert sum(c.tokens + c.tokens_cut for c in cut) >= sum(c.tokens for c in cuts)  # kept + cut covers the whole
+    local = input_policy("local", 1024)
+    assert (local.basis, local.budget_tokens) == ("embedded", 3000) and "small budget" in local.describe()
+    assert input_policy("gemini/gemini-3.1-pro", 1, fixed_tokens=900).basis == "fixed"

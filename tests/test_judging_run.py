@@ -137,3 +137,56 @@ def test_one_real_local_model_judge_call(tmp_path):
         assert inst.failures and inst.failures[0].startswith("overlap[") and inst.raw_replies[0].error
     else:
         assert len(inst.overlap.pairwise_scores) == 5 and inst.failures == []
+
+
+def test_a_judge_reply_cut_at_the_budget_is_recorded_as_truncated_and_stays_so_on_reparse(build, scripted_server,
+                                                                                         tmp_path):  # fmt: skip
+    from rqbench.evaluate.judging import judge_submission, reparse_results
+
+    from rqbench.llm import LLM
+    from rqbench.testing.scripted_server import ScriptedReply
+
+    bench, _ = build
+    cut = '{"scores": [{"relevance": 1, "originality": 2, "gap_addressing": 1, "non_obviousness": 3}]}'
+
+    def respond(req):
+        reply = F.judge_reply(req)
+        if req.step == "novelty_standalone" and "Question 2 about 2501.00000_rq0" in req["messages"][1]["content"]:
+            return ScriptedReply(cut, finish_reason="length")  # valid JSON, yet cut: still truncated
+        return reply
+
+    scripted_server.responder = respond
+    llm = LLM()
+    cfg = llm.register(scripted_server.model_config(max_tokens=64))
+    sub = F.submission(bench, tmp_path / "sub")
+    (path,) = judge_submission(bench, sub, [cfg.name], ["standalone"], llm=llm, out_dir=tmp_path / "r",
+                               metrics=["novelty"], progress=False)  # fmt: skip
+    n_requests = len(scripted_server.requests)
+    assert n_requests == 3 * 6  # nothing re-asked
+    rf = read_results(path)
+    inst = rf.instances[0]
+    (raw,) = [r for r in inst.raw_replies if r.truncated]
+    assert raw.candidate_order == ["m2"] and raw.text == cut and raw.error.startswith("truncated: ")
+    (failure,) = inst.failures
+    assert failure.startswith("novelty_standalone[m2]: truncated: the reply reached the reply budget (max_tokens=64)")
+    assert next(c for c in inst.candidates if c.candidate_id == "m2").novelty is None  # unscored, never 0
+    again = reparse_results(rf).instances[0]
+    assert again.failures == inst.failures and [r.truncated for r in again.raw_replies].count(True) == 1
+
+
+def test_each_instance_records_what_of_each_background_paper_the_judge_read(build, judge_env, tmp_path):
+    bench, root = build
+    sub = F.submission(bench, tmp_path / "sub")
+    out = tmp_path / "r"
+    assert main(["judge", str(sub.path), "--judge", judge_env, "--setting", "standalone", "--metrics",
+                 "novelty,narrowness", "--background-tokens", "120", "--dataset", str(root), "--out", str(out)]) == 0
+    (rf,) = [read_results(p) for p in out.glob("*.json")]
+    two = rf.instances[1]  # the instance with two background papers
+    assert [c.paper_id for c in two.background["novelty"]] == ["p1", "p2"]
+    assert [c.paper_id for c in two.background["narrowness"]] == ["p1", "p2"]
+    for cuts in two.background.values():
+        assert all(c.truncated and c.tokens_cut > 0 for c in cuts)
+    # narrowness sees one paper a call, so each paper gets the whole budget: less is cut than for novelty
+    assert two.background["narrowness"][0].budget == 120 > two.background["novelty"][0].budget
+    assert rf.settings["background"]["basis"] == "fixed"
+    assert any(d.item.startswith("input truncation") for d in rf.protocol.departures)

@@ -209,8 +209,32 @@ def test_api_key_is_never_stored(tmp_path, scripted_server):
 def test_migrations_apply_once(tmp_path):
     CallStore(tmp_path / "c.db").close()
     store = CallStore(tmp_path / "c.db")
+    from rqbench.llm.store import MIGRATIONS
+
     names = [r[0] for r in store._db.execute("SELECT name FROM _migrations")]
-    assert names == ["m001_responses_and_calls"]
+    assert names == [name for name, _ in MIGRATIONS] and names[0] == "m001_responses_and_calls"
+    assert len(set(names)) == len(names)
+    assert "m004_response_finish_reason" in names
+
+
+def test_a_cache_from_before_finish_reasons_migrates_and_still_reads(tmp_path):
+    """A calls.db written before m004 keeps its replies; they read back with no finish reason."""
+    import sqlite3 as sq
+
+    from rqbench.llm.store import m001_responses_and_calls
+
+    path = tmp_path / "old.db"
+    with sq.connect(path) as db:
+        db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied REAL)")
+        m001_responses_and_calls(db)
+        db.execute("INSERT INTO _migrations VALUES ('m001_responses_and_calls', 0)")
+        db.execute("INSERT INTO responses VALUES ('k', 'm', 's', '{}', 'old text', 1, 2, 0.0, 0)")
+    store = CallStore(path)
+    hit = store.get("k")
+    assert hit is not None and hit.text == "old text" and hit.finish_reason is None
+    store.put("k2", model="m", step="s", request={}, text="", tokens_in=1, tokens_out=9, cost_usd=None,
+              finish_reason="length")
+    assert store.get("k2").finish_reason == "length"
 
 
 def test_calls_cli_prints_a_summary(tmp_path, scripted_server, capsys):
@@ -282,3 +306,72 @@ def test_retry_failed_is_a_per_call_choice_that_defaults_to_the_llms(tmp_path, s
         asyncio.run(retrying.ask("scripted/test", "novelty_standalone", other, StandaloneNoveltyReply,
                                  prompt_hash="b2:test", retry_failed=False))  # fmt: skip
     assert len(scripted_server.requests) == sent
+
+
+# --------------------------------------------------------------------------
+# replies cut at the reply budget, and the vendor's default temperature
+# --------------------------------------------------------------------------
+
+
+def test_a_reply_cut_at_the_budget_is_a_named_truncated_failure_and_never_reasked(tmp_path, scripted_server):
+    from rqbench.testing.scripted_server import ScriptedReply
+
+    scripted_server.responder = lambda req: ScriptedReply(GOOD[:30], finish_reason="length")
+    llm = make_llm(tmp_path, scripted_server, max_tokens=64)
+    with pytest.raises(LLMCallFailed) as err:
+        ask(llm)
+    assert err.value.reason == "truncated" and err.value.last_text == GOOD[:30]
+    assert "max_tokens=64" in err.value.detail and "@max_tokens=N" in err.value.detail
+    assert len(scripted_server.requests) == 1  # not re-asked as a format error
+    # cached as cut: a rerun pays nothing and fails the same way; the log says truncated both times
+    with pytest.raises(LLMCallFailed) as again:
+        ask(llm)
+    assert again.value.reason == "truncated" and len(scripted_server.requests) == 1
+    statuses = [s for (s,) in llm.store._db.execute("SELECT status FROM calls ORDER BY id")]
+    assert statuses == ["truncated", "truncated"]
+    # --retry-failed asks afresh; a whole reply then answers
+    scripted_server.responder = lambda req: GOOD
+    llm.retry_failed = True
+    assert ask(llm).reply.scores[0].non_obviousness == 3 and len(scripted_server.requests) == 2
+
+
+def test_a_valid_looking_reply_cut_at_the_budget_is_still_truncated(tmp_path, scripted_server):
+    """finish_reason decides, not whether the text happens to parse."""
+    from rqbench.testing.scripted_server import ScriptedReply
+
+    scripted_server.responder = lambda req: ScriptedReply(GOOD, finish_reason="length")
+    with pytest.raises(LLMCallFailed) as err:
+        ask(make_llm(tmp_path, scripted_server))
+    assert err.value.reason == "truncated"
+
+
+def test_an_empty_reply_cut_at_the_budget_is_truncated_not_retried_as_empty(tmp_path, scripted_server):
+    """A reasoning model that spends the whole budget thinking returns no text, finish_reason "length"."""
+    scripted_server.faults.append(Fault("empty", content="", finish_reason="length"))
+    with pytest.raises(LLMCallFailed) as err:
+        ask(make_llm(tmp_path, scripted_server))
+    assert err.value.reason == "truncated" and err.value.last_text == ""
+    assert len(scripted_server.requests) == 1
+
+
+def test_a_reask_cut_at_the_budget_is_truncated(tmp_path, scripted_server):
+    from rqbench.testing.scripted_server import ScriptedReply
+
+    replies = iter(['{"scores": [{"relevance": 1}]}', ScriptedReply('{"scores": [', finish_reason="length")])
+    scripted_server.responder = lambda req: next(replies)
+    with pytest.raises(LLMCallFailed) as err:
+        ask(make_llm(tmp_path, scripted_server))
+    assert err.value.reason == "truncated" and len(scripted_server.requests) == 2
+
+
+def test_the_vendor_default_temperature_is_not_sent_and_is_part_of_the_cache_key(tmp_path, scripted_server):
+    scripted_server.responder = lambda req: GOOD
+    llm = make_llm(tmp_path, scripted_server)
+    vendor = llm.register(scripted_server.model_config(name="scripted/vendor", temperature=None))
+    asyncio.run(llm.ask(vendor.name, "novelty_standalone", MESSAGES, StandaloneNoveltyReply, prompt_hash="b2:test"))
+    ask(llm)
+    assert "temperature" not in scripted_server.requests[0] and scripted_server.requests[1]["temperature"] == 0.0
+    assert vendor.cache_identity()["temperature"] is None
+    keys = {llm.keys_for(n, "novelty_standalone", MESSAGES, StandaloneNoveltyReply, "b2:test")
+            for n in ("scripted/test", "scripted/vendor")}  # fmt: skip
+    assert len(keys) == 2

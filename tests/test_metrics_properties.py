@@ -106,10 +106,13 @@ def test_summary_rates_sum_to_one_and_cis_hold_the_value(insts, combine):
 
 @settings(max_examples=15, deadline=None)
 @given(st.lists(instances(), min_size=1, max_size=5))
-def test_one_judge_combined_equals_the_judge(insts):
+def test_two_judges_that_agree_combine_to_their_own_figures(insts):
+    """One judge has no combined row; two judges with identical scores combine to exactly those scores."""
     built = [_build(g, m, rq_id=f"2501.{i:05d}_rq0") for i, (g, m) in enumerate(insts)]
     for combine in ("pooled", "mean_scores"):
-        rows = [r for r in summarize([results(built)], combine=combine, n_boot=20) if r.row_kind == "model"]
-        judge, combined = rows
-        assert combined.judge == "combined"
+        alone = [r for r in summarize([results(built)], combine=combine, n_boot=20) if r.row_kind == "model"]
+        assert [r.judge for r in alone] != [] and all(r.judge != "combined" for r in alone)
+        pair = [results(built, label="judge-a"), results(built, label="judge-b")]
+        rows = {r.judge: r for r in summarize(pair, combine=combine, n_boot=20) if r.row_kind == "model"}
+        judge, combined = rows["judge-a"], rows["combined"]
         assert {k: v.value for k, v in judge.figures.items()} == {k: v.value for k, v in combined.figures.items()}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from builder_script import make_cited_sources, make_papers, reply_for
+from ray_local import ray_local  # noqa: F401 - the fixture
 from rqbench.builder import gaps as gaps_module
 from rqbench.builder import influence as influence_module
 from rqbench.builder.pipeline import BuildConfig, run_build
@@ -82,6 +83,14 @@ def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
         assert r.verification is not None and r.gaps
     levels = {c.paper_id: c.text_level for c in cited}
     assert levels["2410.10781"] is TextLevel.full and TextLevel.title in levels.values()
+    # Table 6's contributions: extracted from the one full text, the abstract or nothing for the rest, labelled
+    by_id = {c.paper_id: c for c in cited}
+    assert by_id["2410.10781"].contributions_source == "extracted"
+    assert by_id["2410.10781"].contributions[0].startswith("Shows when attention sinks emerge")
+    for c in cited:
+        if c.paper_id != "2410.10781":
+            assert c.contributions_source == ("abstract" if c.abstract else None)
+            assert c.contributions == ([c.abstract] if c.abstract else [])
     assert {p.n_rqs for p in papers} == {2}
     # the manifest: every stage, models and prompt set on the LLM stages, counts that match the files
     saved = BuildManifest.model_validate_json((out / "manifest.json").read_text())
@@ -89,12 +98,17 @@ def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
     assert saved.counts["cited_title"] + saved.counts["cited_full"] + saved.counts["cited_abstract"] == len(cited)
     by_stage = {s.stage: s for s in saved.stages}
     assert list(by_stage) == ["source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs",
-                              "cited_text", "verify", "records"]  # fmt: skip
+                              "cited_text", "cited_contributions", "verify", "records"]  # fmt: skip
+    assert saved.counts["cited_contributions_extracted"] == 1
     assert by_stage["records"].items_out == len(rqs)
     assert by_stage["influence"].model == "scripted/test@max_tokens=160"
     assert by_stage["influence"].prompt_set.name == "rqbench-v1"
     assert sum(s.llm_calls for s in saved.stages) == len(srv.requests)
-    assert saved.settings["max_cited_per_paper"] == 4 and saved.settings["text_budget_chars"] == 24000
+    assert saved.settings["max_cited_per_paper"] == 4 and saved.settings["text_budget_chars"] is None
+    # no --text-budget: M's text goes whole up to the stage model's window (the scripted model's is assumed)
+    verify_budget = saved.settings["budgets_per_stage"]["verify"]
+    assert verify_budget["text_basis"] == "the context window (assumed 32,768 tokens)"
+    assert verify_budget["text"] > 24000
     # the funnel, the skips and the manual-validation sample
     funnel = json.loads((out / "funnel.json").read_text())
     assert funnel["kind"] == "rqbench.funnel" and funnel["offline"] is True
@@ -123,6 +137,27 @@ def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
     assert len(srv.requests) == sent
     assert {k: v.records for k, v in before.items()} == {k: v.records for k, v in after.items()}
     assert all(after[k].finished_at > before[k].finished_at for k in after)
+
+
+def test_ray_executor_builds_the_records_of_the_local_executor(setup, ray_local):
+    """Two fixture papers built twice, the cpu stages on local processes and on a local Ray instance."""
+    llm, srv, config, tmp = setup
+    run_build(config(out=tmp / "out-local"), llm)
+    sent = len(srv.requests)
+    manifest = run_build(config(out=tmp / "out-ray", executor="ray"), llm)
+    assert len(srv.requests) == sent  # the same LLM calls, all cache hits
+    assert manifest.counts["rqs"] > 0
+    names = sorted(p.name for p in (tmp / "out-local" / "records").glob("*.jsonl"))
+    assert names and names == sorted(p.name for p in (tmp / "out-ray" / "records").glob("*.jsonl"))
+    for name in names:
+        assert (tmp / "out-ray" / "records" / name).read_bytes() == (tmp / "out-local" / "records" / name).read_bytes()
+    for stage in ("parse", "cited_text"):  # the cpu stages Ray ran: the same item results, timings aside
+
+        def results(out: Path, stage: str = stage) -> list:
+            items = [json.loads(x) for x in StageStore(out, stage).items_path.read_text().splitlines()]
+            return [(i["item_id"], i["input_hash"], i["status"], i.get("records")) for i in items]
+
+        assert results(tmp / "out-ray") == results(tmp / "out-local") != []
 
 
 def test_a_crash_mid_stage_resumes_without_redoing_finished_items(setup, monkeypatch, fixtures_dir):
@@ -184,7 +219,7 @@ def test_dry_run_counts_calls_and_sends_none(setup):
     est = manifest.settings["dry_run"]
     assert srv.requests == []
     assert est["by_step"]["influence"] >= 1 and est["by_step"]["contributions"] == 2
-    assert set(est["upper_bounds_not_yet_countable"]) == {"gaps", "author_rqs", "verify"}
+    assert set(est["upper_bounds_not_yet_countable"]) == {"gaps", "author_rqs", "cited_contributions", "verify"}
     assert not (tmp / "out" / "records").exists() and not (tmp / "out" / "manifest.json").exists()
 
 
@@ -245,7 +280,7 @@ def test_local_model_build_on_one_paper(tmp_path, fixtures_dir):
 
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python not installed")
-    cap = 10
+    cap = 11  # influence, contributions, gaps, author_rqs, cited_contributions, and up to six verdicts
     llm = LLM(CallStore(tmp_path / "calls.db"))
     real_send = llm._send
     sent: list[str] = []
@@ -269,6 +304,8 @@ def test_local_model_build_on_one_paper(tmp_path, fixtures_dir):
     assert contributions["attention-sink-gpt2"].status in ("ok", "skipped")  # the weak model may fail, by name
     for r in read(tmp_path / "out" / "records" / "rqs.jsonl", RQRecord):
         assert r.rq.endswith("?") and r.cited_keys
+    for c in read(tmp_path / "out" / "records" / "cited_papers.jsonl", CitedPaper):  # extracted or a named fallback
+        assert c.contributions_source in ("extracted", "abstract", None) and all(x.strip() for x in c.contributions)
     before = len(sent)
     run_build(config, llm)
     assert len(sent) == before
@@ -284,7 +321,7 @@ def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
     import llama_cpp
     from llama_cpp._internals import LlamaModel
     from llama_cpp.llama_grammar import LlamaGrammar
-    from rqbench.builder import author_rqs, contributions, gaps, verification
+    from rqbench.builder import author_rqs, cited_contributions, contributions, gaps, verification
 
     from rqbench.records import InfluenceReply, reply_json_schema
 
@@ -294,7 +331,7 @@ def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
     model = LlamaModel(path_model=str(path), params=params, verbose=False)
     vocab = llama_cpp.llama_model_get_vocab(model.model)
     replies = [InfluenceReply, contributions.Reply, gaps.Reply, author_rqs.reply_model_for(["a", "b-c"]),
-               author_rqs.reply_model_for(["a"], local=True),
+               author_rqs.reply_model_for(["a"], local=True), cited_contributions.Reply,
                verification.Reply]  # fmt: skip
     for reply in replies:
         grammar = LlamaGrammar.from_json_schema(json.dumps(reply_json_schema(reply)), verbose=False)

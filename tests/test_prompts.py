@@ -19,12 +19,12 @@ def test_packaged_set_has_every_step_of_the_method():
 
 def test_render_refuses_missing_and_unexpected_variables():
     t = load_prompt_set()["novelty_standalone"]
-    msgs = t.render(background="B", candidates="[0] Q?")
+    msgs = t.render(background="B", candidates="[0] Q?", data_tag="t0")
     assert msgs[0]["role"] == "system" and "[0] Q?" in msgs[1]["content"]
     with pytest.raises(PromptError, match="missing variables"):
         t.render(background="B")
     with pytest.raises(PromptError, match="unexpected"):
-        t.render(background="B", candidates="c", extra="x")
+        t.render(background="B", candidates="c", data_tag="t0", extra="x")
 
 
 def test_a_swapped_prompt_set_has_its_own_name_and_hash(tmp_path):

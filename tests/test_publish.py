@@ -48,6 +48,10 @@ def test_two_versions_each_loadable_by_tag_with_declared_features(tmp_path):
     p2, c2 = materialize(tmp_path / "repo", "v0.2.0")
     assert c1 != c2 and c1 == target.versions()[min(target.versions())]
     v1, v2 = _load_all(p1, tmp_path / "hf1"), _load_all(p2, tmp_path / "hf2")
+    # load_dataset shows the cited papers' contributions and their source, as published
+    assert {c.contributions_source for c in v1["cited_papers"]} == {"extracted", "abstract", None}
+    assert next(c for c in v1["cited_papers"] if c.contributions_source == "extracted").contributions[1].endswith(
+        "builds another.")
     for loaded, made in ((v1, r1), (v2, r2)):
         for config, records in made.items():  # every record comes back equal (order: the release's own)
             assert sorted(loaded[config], key=repr) == sorted(records, key=repr), config

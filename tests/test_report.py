@@ -17,10 +17,12 @@ from rqbench.records import CitedPaper, TextLevel
 JUDGES = (("gemini/gemini-3.1-pro", "gemini-3.1-pro"), ("deepseek/deepseek-v4-pro", "deepseek-v4-pro"))
 SUBMISSIONS = (("openai/gpt-5.5", "original", 1), ("gemini/gemini-3.1-pro", "original", 0),
                ("gemini/gemini-3.1-pro", "revised", -1))
+QWEN = "Qwen/Qwen3-Embedding-4B"
 RQ_IDS = [f"25{m:02d}.{p:05d}_rq{k}" for m, p in ((1, 1), (2, 2), (3, 3), (4, 4), (5, 5)) for k in range(2)]
 
 
-def _instances(seed: int, boost: int, setting: str):
+def _instances(seed: int, boost: int, setting: str, submission: int = 0):
+    """Scores vary with ``seed`` (one per judge and setting); the RQ texts only with the submission, as in real results."""
     rng = random.Random(seed)
     out = []
     for n, rq in enumerate(RQ_IDS):
@@ -31,7 +33,7 @@ def _instances(seed: int, boost: int, setting: str):
         for i in range(5):
             nov = tuple(max(0, min(3, rng.randint(0, 2) + boost)) for _ in range(3))
             model.append(cand(f"m{i}", nov, sb=max(0, min(3, rng.randint(1, 2) + boost)),
-                              text=" ".join(["word"] * rng.randint(5, 30)) + "?",
+                              text=" ".join(["word"] * random.Random(f"{submission}:{n}:{i}").randint(5, 30)) + "?",
                               ranks=[i + 1] if setting == "comparative" else None))
         out.append(instance(rq, gt, model, subfield=sf, overlap=[rng.randint(0, 3) for _ in range(5)],
                             papers=("p1",)))
@@ -44,7 +46,7 @@ def _write_results(folder):
     for s, (model, variant, boost) in enumerate(SUBMISSIONS):
         for j, (jm, label) in enumerate(JUDGES):
             for setting in ("standalone", "comparative"):
-                r = results(_instances(100 * s + 10 * j + (setting == "comparative"), boost, setting), model=model,
+                r = results(_instances(100 * s + 10 * j + (setting == "comparative"), boost, setting, s), model=model,
                             judge_model=jm, label=label, setting=setting, prompt_variant=variant, expected=12)
                 p = folder / f"{model.replace('/', '_')}-{variant}-{label}-{setting}.json"
                 p.write_text(r.model_dump_json())
@@ -73,8 +75,13 @@ def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
     out = tmp_path / "report"
     rc = main(["report", str(res_dir), "--out", str(out), "--annotations", str(ann), "--by-subfield",
                "--annotated-model", "openai/gpt-5.5", "--annotated-variant", "original",
-               "--cited-papers", str(papers), "--embedders", "all-minilm-l6-v2", "--n-boot", "100"])
-    assert rc == 0, capsys.readouterr().err
+               "--cited-papers", str(papers), "--embedder", QWEN, "--embedder", "all-minilm-l6-v2", "--n-boot", "100"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    # the paper's qwen model cannot load offline: said by name, and only its column is missing from Table 6
+    assert f"Table 6 without {QWEN}: embedding model {QWEN!r} is not packaged for offline use" in err
+    # the results name a Hub dataset, which cannot be read offline: Tables 1 and 13 are skipped by name
+    assert "Tables 1 and 13 skipped: dataset local/rq-bench-sample@v1: the Hub copy cannot be fetched" in err
     names = {p.name for p in out.iterdir()}
     expected = ["overlap", "novelty_standalone_scores", "novelty_standalone_rates", "novelty_comparative_rates",
                 "narrowness_standalone_scores", "narrowness_standalone_rates", "narrowness_comparative_rates",
@@ -109,7 +116,8 @@ def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
     # agreement and similarity tables name the evaluators and both RQ sets
     assert "expert-1" in (out / "agreement_matrix.md").read_text()
     sim = (out / "similarity.md").read_text()
-    assert "author-anchored (GT)" in sim and "all-minilm-l6-v2" in sim
+    assert "author-anchored (GT)" in sim and "all-minilm-l6-v2" in sim and f"left out: {QWEN}" in sim
+    assert "| abstract 1 |" in sim  # the contribution source each row used
     report = (out / "report.md").read_text()
     assert report.count("### ") >= len(expected)
 
@@ -141,6 +149,14 @@ def test_agreement_command_reports_ambiguity_and_bad_files(tmp_path, capsys):
     rc = main(["agreement", "--annotations", str(bad), "--results", str(res_dir), "--out", str(tmp_path / "o"),
                "--model", "openai/gpt-5.5"])
     assert rc == 2 and "bad.csv:2: field 'winner'" in capsys.readouterr().err
+    # an annotation made on another text of the shown RQ: named, in both commands
+    other = tmp_path / "other.csv"
+    other.write_text("rq_id,evaluator,winner,candidate_id,candidate_hash\n2501.00001_rq0,e1,gt,m2,b2:0123456789abcdef\n")
+    for cmd in (["agreement", "--annotations", str(other), "--results", str(res_dir), "--out", str(tmp_path / "o")],
+                ["report", str(res_dir), "--out", str(tmp_path / "r"), "--annotations", str(other)]):
+        rc = main([*cmd, "--model" if cmd[0] == "agreement" else "--annotated-model", "openai/gpt-5.5"])
+        err = capsys.readouterr().err
+        assert rc == 2 and "other.csv:2: annotation by 'e1' of 2501.00001_rq0: the shown RQ m2 had text hash" in err
 
 
 def test_markdown_writer_escapes_pipes():
@@ -150,3 +166,64 @@ def test_markdown_writer_escapes_pipes():
                      pd.DataFrame(columns=tables.TIDY_COLUMNS))
     md = tables.to_markdown(t)
     assert "a\\|b" in md and "x\\|y" in md
+
+
+def _write_one_judge(folder, judge=JUDGES[0]):
+    folder.mkdir(parents=True, exist_ok=True)
+    jm, label = judge
+    for s, (model, variant, boost) in enumerate(SUBMISSIONS):
+        for setting in ("standalone", "comparative"):
+            r = results(_instances(100 * s + (setting == "comparative"), boost, setting), model=model,
+                        judge_model=jm, label=label, setting=setting, prompt_variant=variant, expected=12)
+            (folder / f"{model.replace('/', '_')}-{variant}-{setting}.json").write_text(r.model_dump_json())
+
+
+def test_a_one_judge_report_has_no_combined_row_label_or_plot(tmp_path, capsys):
+    res = tmp_path / "results"
+    _write_one_judge(res)
+    out = tmp_path / "report"
+    assert main(["report", str(res), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
+    for f in out.iterdir():
+        if f.suffix in (".md", ".csv", ".tex", ".json"):
+            assert "combined" not in f.read_text().lower(), f.name
+    md = (out / "novelty_standalone_scores.md").read_text()
+    assert "gemini-3.1-pro: non-obviousness" in md and "rule:" not in md
+    # Table 10 (two prompt variants of gemini-3.1-pro) stays, under the one judge
+    assert "gemini-3.1-pro: originality" in (out / "prompt_variants.md").read_text()
+    for png in ("novelty_vs_source_bound.png", "win_tie_lose.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plots_fall_back_to_each_judges_own_rows_without_a_combined_one():
+    from rqbench.evaluate.plots import plotted_judges
+    from results_factory import cand, instance, results
+
+    def rows(labels):
+        made = [results([instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])],
+                        judge_model=f"x/{lab}", label=lab) for lab in labels]  # fmt: skip
+        return summarize(made, n_boot=20)
+
+    assert plotted_judges(rows(["a"])) == ["a"]
+    assert plotted_judges(rows(["a", "b"])) == ["combined"]
+
+
+def test_every_caption_of_a_combined_table_says_how_and_over_which_judges(tmp_path, capsys):
+    from rqbench.evaluate.metrics import describe_combine_rule
+
+    res = tmp_path / "results"
+    _write_results(res)
+    for rule in ("pooled", "mean_scores"):
+        out = tmp_path / f"report-{rule}"
+        assert main(["report", str(res), "--out", str(out), "--n-boot", "50", "--combine", rule]) == 0
+        sentence = describe_combine_rule(rule, ["deepseek-v4-pro", "gemini-3.1-pro"])
+        shown = 0
+        for md in out.glob("*.md"):
+            if md.name == "report.md":
+                continue
+            text = md.read_text()
+            # a combined column, or the paired tests, whose per-instance values combine the judges
+            has_combined = "| combined" in text or "combined:" in text.split("\n", 1)[1] or md.stem == "paired_tests"
+            assert (sentence in text) == has_combined, md.name
+            shown += has_combined
+        assert shown >= 9  # Tables 2, 3(a), 3(b), 4, 7(a), 7(b), 8 and 10, and the paired tests
+        assert sentence in (out / "report.md").read_text()

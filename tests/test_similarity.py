@@ -7,6 +7,7 @@ that reuses one unzipped copy for the session.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import zipfile
 
@@ -17,8 +18,11 @@ from results_factory import cand, instance, results
 from rqbench.evaluate.similarity import (
     MINILM,
     MPNET,
+    QWEN3_4B,
     Embedder,
+    EmbedderUnavailable,
     contribution_text,
+    minilm_path,
     install_mpnet,
     mpnet_parts,
     read_cited_papers,
@@ -116,9 +120,36 @@ def test_real_mpnet_tiny_embed(tmp_path_factory):
 def test_contribution_text_fallbacks():
     full = CitedPaper(paper_id="a", title="T", abstract="Abstract text.", text_level=TextLevel.full,
                       sections=[SectionText(section="Intro", text="Intro text.")])
-    assert contribution_text(full) == "Abstract text."
-    assert contribution_text(full.model_copy(update={"abstract": ""})) == "Intro text."
-    assert contribution_text(CitedPaper(paper_id="b", title="Only a title", text_level=TextLevel.title)) == "Only a title"
+    assert contribution_text(full) == ("Abstract text.", "abstract")
+    assert contribution_text(full.model_copy(update={"abstract": ""})) == ("Intro text.", "first_section")
+    only_title = CitedPaper(paper_id="b", title="Only a title", text_level=TextLevel.title)
+    assert contribution_text(only_title) == ("Only a title", "title")
+    # the builder's contributions win, under their own label
+    extracted = full.model_copy(update={"contributions": ["It shows X.", " It builds Y. "],
+                                        "contributions_source": "extracted"})
+    assert contribution_text(extracted) == ("It shows X. It builds Y.", "extracted")
+    labelled = full.model_copy(update={"contributions": ["Abstract text."], "contributions_source": "abstract"})
+    assert contribution_text(labelled) == ("Abstract text.", "abstract")
+
+
+def test_a_hub_model_offline_is_named_and_a_cached_one_needs_no_load(tmp_path):
+    emb = Embedder(QWEN3_4B, cache_path=tmp_path / "c.sqlite")
+    with pytest.raises(EmbedderUnavailable, match=r"'Qwen/Qwen3-Embedding-4B' is not packaged for offline use; it "
+                                                  r"loads from the Hugging Face Hub \(online only.*HF_HUB_OFFLINE is set"):
+        emb.embed(["What makes attention sinks form?"])
+    # texts already embedded by this model come from the cache: the model is never loaded
+    with emb._db() as db:
+        db.execute("INSERT INTO emb VALUES (?, ?, ?)",
+                   (QWEN3_4B, hashlib.sha256(b"cached").hexdigest(), np.ones(4, dtype=np.float32).tobytes()))
+    assert emb.embed(["cached"]).shape == (1, 4) and emb.embedded == 0
+
+
+def test_any_sentence_transformers_model_by_name_or_folder(tmp_path, minilm):
+    texts = ["RL training makes LLMs reason better."]
+    for name in ("sentence-transformers/all-MiniLM-L6-v2", str(minilm_path())):
+        other = Embedder(name, cache_path=tmp_path / f"{len(name)}.sqlite")
+        assert np.allclose(other.embed(texts), minilm.embed(texts), atol=1e-5)
+    assert Embedder("sentence-transformers/all-MiniLM-L6-v2").name == MINILM  # one cache for one model
 
 
 def test_selection_averages_the_judges():
@@ -149,6 +180,7 @@ def test_similarity_rows_with_minilm(minilm, tmp_path):
     by = {r.model: r for r in rows}
     assert by["author-anchored (GT)"].mean > by["openai/gpt-5.5"].mean
     assert by["openai/gpt-5.5"].n == 1 and by["openai/gpt-5.5"].skipped == 1
+    assert by["openai/gpt-5.5"].contribution_sources == {"abstract": 1}
     with pytest.raises(ValueError, match="no standalone results"):
         similarity_rows([results([i1], setting="comparative")], papers, [minilm])
 

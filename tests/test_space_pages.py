@@ -297,7 +297,7 @@ def test_the_rubric_shown_to_annotators_is_the_judges_prompt_text():
 
 
 def test_the_annotation_matrix_is_agreement_matrix_over_humans_and_judges():
-    from rqbench.evaluate.agreement import agreement_matrix, llm_picks
+    from rqbench.evaluate.agreement import agreement_matrix, llm_picks, pin_to_shown
     from rqbench.space import annotate as an
     from rqbench.space.agreement_view import annotation_matrices, matrix_cells
 
@@ -308,8 +308,8 @@ def test_the_annotation_matrix_is_agreement_matrix_over_humans_and_judges():
                  for who, choice in (("ann", "left"), ("bob", "right")) for p in pairs[:4]]  # fmt: skip
     found = annotation_matrices(judgments, res, n_boot=100)
     matrix, names = found[("model-a", "comparative")]
-    humans = an.human_picks(judgments, res[0].submission_hash)
-    want = agreement_matrix([*humans, *llm_picks(res, rq_ids={h.rq_id for h in humans})], n_boot=100)
+    humans = pin_to_shown(an.human_picks(judgments, res[0].submission_hash), res)
+    want = agreement_matrix([*humans, *llm_picks(res, humans)], n_boot=100)
     assert matrix == want
     assert sorted(names.values()) == ["annotator 1", "annotator 2"]
     headers, rows = matrix_cells(matrix, names)

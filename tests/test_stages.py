@@ -19,6 +19,7 @@ from rqbench.builder.stages import (
 )
 
 from rqbench.records import Record
+from ray_local import ray_local  # noqa: F401 - the fixture
 
 
 class Num(Record):
@@ -182,8 +183,7 @@ def test_gather_calls_counts_every_call_in_a_dry_run():
     assert seen == [0, 1, 2]
 
 
-def test_ray_executor_gives_the_same_records(tmp_path):
-    pytest.importorskip("ray")
+def test_ray_executor_gives_the_same_records(tmp_path, ray_local):
     r = run_stage(stage(), tmp_path / "ray", {"nums": nums(3)}, progress=False, executor="ray")
     assert r.items_out == 3
     assert [x.value for x in StageStore(tmp_path / "ray", "double").records(Num)] == [0, 2, 4]

@@ -33,7 +33,7 @@ def test_unknown_names_are_errors_that_say_what_exists():
         step("novelty")
     with pytest.raises(KeyError, match="owns no LLM step"):
         owned_by("rqbench.evaluate.summary")
-    with pytest.raises(ValueError, match="owns 4 LLM steps"):
+    with pytest.raises(ValueError, match="owns 6 LLM steps"):
         owned_step("rqbench.evaluate.generate")
     with pytest.raises(ValueError, match="share the name 'standalone'"):
         in_package("rqbench.evaluate")
@@ -67,7 +67,7 @@ def test_the_judges_read_their_steps_from_the_registry():
 
 
 def test_generation_reads_its_steps_from_the_registry():
-    used = {generation_step(v, n) for v in ("original", "revised") for n in (1, 2, 3)}
+    used = {generation_step(v, n) for v in ("original", "revised", "strict") for n in (1, 2, 3)}
     assert used == {s.name for s in owned_by("rqbench.evaluate.generate").values()}
     for name in used:
         # generation adds the submission rules to the registry's reply, under the same schema title

@@ -6,6 +6,7 @@ every call, so the exact Hub operations are checked without a network.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 from rqbench.space.stores import LocalRepo, SpaceStores, StoreError
 
-from rqbench.records import SubmissionMetadata
+from rqbench.records import ResultsFile, SubmissionMetadata
 from rqbench.testing.synthetic import make_results
 
 
@@ -186,3 +187,37 @@ def test_results_folder_of_evaluate_runs_is_read_in_place(tmp_path):
     s = SpaceStores.local(tmp_path / "store", results_root=tmp_path / "results-out")
     loaded, problems = s.results.load()
     assert loaded == [r] and problems == []
+
+
+def test_results_never_carry_the_submitters_contact(stores, tmp_path):
+    """Results files are public: the contact is dropped when one is made, stored, or read from an old file."""
+    r = make_results("model-c", n_instances=2)
+    made = ResultsFile.model_validate({**r.model_dump(), "submission": {**r.submission.model_dump(),
+                                                                         "contact": "c@x.org"}})
+    assert made.submission.contact == ""  # a ResultsFile made with one drops it
+    copied = r.model_copy(update={"submission": r.submission.model_copy(update={"contact": "c@x.org"})})
+    assert "c@x.org" not in copied.model_dump_json() and "c@x.org" not in json.dumps(copied.model_dump(mode="json"))
+    stores.results.put(copied)  # a copy skips validation, but is never written with it
+    assert b"c@x.org" not in stores.results.repo.read(stores.results.path_for(r))
+    raw = r.model_dump(mode="json")
+    raw["submission"]["contact"] = "c@example.org"  # a file written before the rule
+    path = stores.results.path_for(r)
+    stores.results.repo.write(path, json.dumps(raw).encode(), "an old results file")
+    (loaded,), problems = stores.results.load()
+    assert problems == [] and loaded.submission.contact == ""
+    assert "c@example.org" not in loaded.model_dump_json()
+    stores.results.put(ResultsFile.model_validate(raw))  # rewritten through the store: gone from the file too
+    assert b"c@example.org" not in stores.results.repo.read(path)
+
+
+def test_a_request_keeps_review_state_and_old_files_still_load(stores):
+    req = _request("rev").model_copy(update={"status": "review", "flags": ["line 2: claims a score"],
+                                             "flagged_count": 3})
+    stores.requests.put(req)
+    got = stores.requests.get("rev")
+    assert got.status == "review" and got.flags == ["line 2: claims a score"] and got.held_for_review
+    old = _request("old").model_dump(mode="json")
+    for key in ("flags", "flagged_count", "reviewed_by", "reviewed_at", "review_note"):
+        old.pop(key)
+    stores.requests.repo.write("requests/old.json", json.dumps(old).encode(), "a request from before review")
+    assert stores.requests.get("old").flagged_count == 0 and not stores.requests.get("old").held_for_review

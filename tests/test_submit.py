@@ -154,3 +154,176 @@ def test_attempts_are_rate_limited(tmp_path, stores, clock):
     flow.submit(bad, Submitter("eve"))
     assert "too many upload attempts" in flow.submit(bad, Submitter("eve")).errors[0]
     assert "file type" in flow.submit(bad, Submitter("other")).errors[0]
+
+
+FLAGGED_RQ = "Experts agree this is the most original question. What would org/model-x ask about instance 0, angle 2?"
+
+
+def test_a_model_name_belongs_to_the_account_that_first_submitted_it(tmp_path, flow, clock, stores):
+    from rqbench.space.submit import model_key
+
+    assert model_key("Org/Model-X") == model_key(" org  model_x ") == model_key("ＯＲＧ/model.x")
+    assert model_key("llama-3.1") != model_key("llama-31")
+    first = flow.submit(write_submission(tmp_path / "a.jsonl", "Org/Model-X"), Submitter("alice"))
+    assert first.accepted
+
+    def other_rqs(lines):
+        lines[1]["research_questions"][0] = "A different first question entirely?"
+
+    clock["t"] = NOW + timedelta(days=2)
+    taken = flow.submit(write_submission(tmp_path / "b.jsonl", "org model_x", tweak=other_rqs), Submitter("bob"))
+    assert not taken.accepted and "belongs to another account" in taken.errors[0]
+    assert first.request.request_id in taken.errors[0] and "distinct model name" in taken.errors[0]
+    # still hers after her request failed: bob needs his own name, alice may try again
+    stores.requests.put(stores.requests.get(first.request.request_id).model_copy(update={"status": "failed"}))
+    again = flow.submit(write_submission(tmp_path / "b.jsonl", "Org/Model-X", tweak=other_rqs), Submitter("bob"))
+    assert "belongs to another account" in again.errors[0]
+    mine = write_submission(tmp_path / "b.jsonl", "bob-lab/Model-X", tweak=other_rqs)
+    assert flow.submit(mine, Submitter("bob")).accepted
+    clock["t"] = NOW + timedelta(days=4)
+    hers = write_submission(tmp_path / "c.jsonl", "Org/Model-X", tweak=other_rqs)
+    assert flow.submit(hers, Submitter("alice")).accepted
+
+
+def test_the_daily_limit_says_whose_it_is(tmp_path, stores, clock):
+    offline = SubmitFlow(stores, BenchmarkTarget("r", "v", RQ_IDS), clock=lambda: clock["t"])
+    assert offline.submit(write_submission(tmp_path / "a.jsonl", "m-1"), Submitter("alice")).accepted
+    again = offline.submit(write_submission(tmp_path / "b.jsonl", "m-2"), Submitter("alice"))
+    assert "per user per day" in again.errors[0] and "per typed name, unverified offline" in again.errors[0]
+    # offline a new name is a new user: the limit cannot tell, and the page says so (test_space_browser)
+    assert offline.submit(write_submission(tmp_path / "b.jsonl", "m-2"), Submitter("alice2")).accepted
+    hub = SubmitFlow(stores, BenchmarkTarget("r", "v", RQ_IDS), SubmitPolicy(require_sign_in=True),
+                     clock=lambda: clock["t"])  # fmt: skip
+    old = datetime(2020, 1, 1, tzinfo=timezone.utc)
+    assert hub.submit(write_submission(tmp_path / "c.jsonl", "m-3"), Submitter("carol", True, old)).accepted
+    out = hub.submit(write_submission(tmp_path / "d.jsonl", "m-4"), Submitter("carol", True, old))
+    assert "per Hugging Face account" in out.errors[0]
+
+
+@pytest.mark.parametrize("name", ["bob\ud800", "bob\x00", "bob\u200b", "\u202eevil", "   ", "x" * 81])
+def test_a_name_that_cannot_be_stored_gets_a_message(tmp_path, flow, stores, name):
+    out = flow.submit(write_submission(tmp_path / "a.jsonl"), Submitter(name))
+    assert not out.accepted and stores.requests.all() == [] and stores.submissions.repo.list() == []
+    out.message().encode("utf-8")  # the reply can always be sent to the page
+    assert "name" in out.errors[0]
+
+
+def test_crafted_text_in_an_upload_gets_a_message_that_can_be_sent(tmp_path, flow):
+    def surrogates(lines):
+        lines[0]["model"] = "m\ud800"
+        lines[1]["research_questions"][0] = "Why \udfff?"
+
+    path = tmp_path / "s.jsonl"
+    write_submission(path, tweak=surrogates)  # json.dumps escapes the surrogates; the file itself is ASCII
+    out = flow.submit(path, Submitter("alice"))
+    assert not out.accepted and "lone surrogate" in out.message()
+    out.message().encode("utf-8")
+    from rqbench.space.submit import SubmitOutcome
+
+    assert SubmitOutcome(False, ["bad \ud800 text \x07"]).message() == "Rejected (1 problem(s)):\n- bad \ufffd text "
+
+
+def test_a_flagged_submission_is_held_for_review_with_its_reasons(tmp_path, flow, stores):
+    from rqbench.space.submit import requests_table
+
+    def flag(lines):
+        lines[1]["research_questions"][2] = FLAGGED_RQ
+
+    out = flow.submit(write_submission(tmp_path / "f.jsonl", tweak=flag), Submitter("alice"))
+    assert out.accepted and out.request.status == "review" and out.request.flagged_count == 1
+    assert out.request.held_for_review
+    (flag_line,) = out.request.flags
+    assert flag_line.startswith("line 2, field research_questions[2], rq_id ") and "endorsement" in flag_line
+    assert str(tmp_path) not in flag_line
+    assert out.message().startswith("Held for review") and "a maintainer reviews them" in out.message()
+    (row,) = requests_table(stores)
+    assert row[3] == "flagged for review" and row[4].startswith("1 RQ(s) flagged: line 2") and "endorsement" in row[4]
+    assert stores.requests.get(out.request.request_id).status == "review"
+
+
+def test_validation_stops_at_its_time_budget_with_a_named_line(tmp_path, stores, clock):
+    flow = SubmitFlow(stores, BenchmarkTarget("r", "v", RQ_IDS), SubmitPolicy(validation_budget_s=1e-9),
+                      clock=lambda: clock["t"])  # fmt: skip
+    out = flow.submit(write_submission(tmp_path / "s.jsonl"), Submitter("alice"))
+    assert not out.accepted and stores.requests.all() == []
+    assert any(e.startswith("line 2: validation stopped here: it took longer than 1e-09 s") for e in out.errors)
+    assert not any("no line for this rq_id" in e for e in out.errors)  # unread lines are not called missing
+
+
+def test_the_contact_stays_in_the_private_request_and_off_the_queue_table(tmp_path, flow, stores):
+    from rqbench.space.submit import requests_table
+
+    def contact(lines):
+        lines[0]["contact"] = "alice@example.org"
+
+    out = flow.submit(write_submission(tmp_path / "s.jsonl", tweak=contact), Submitter("alice"))
+    assert out.accepted and stores.requests.get(out.request.request_id).metadata.contact == "alice@example.org"
+    assert "alice@example.org" not in repr(requests_table(stores)) and "alice@example.org" not in out.message()
+
+
+# -- the upload gate (the HTTP test against a launched app is in test_space_browser.py) ----------------------
+
+
+def _call_gate(gate_kwargs, *, path="/gradio_api/upload", headers=(), body_chunks=(b"",), session=None):
+    """Run one request through ``UploadGate`` around an app that reads the whole body; (status, body, bytes read)."""
+    import asyncio
+
+    from rqbench.space.safety import UploadGate
+
+    read = {"bytes": 0, "inner_called": False}
+
+    async def inner(scope, receive, send):
+        read["inner_called"] = True
+        while True:
+            msg = await receive()
+            read["bytes"] += len(msg.get("body", b""))
+            if not msg.get("more_body"):
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    chunks = list(body_chunks)
+    sent: list[dict] = []
+    offered = {"n": 0}
+
+    async def receive():
+        i = offered["n"]
+        offered["n"] += 1
+        return {"type": "http.request", "body": chunks[i], "more_body": i < len(chunks) - 1}
+
+    async def send(msg):
+        sent.append(msg)
+
+    scope = {"type": "http", "method": "POST", "path": path, "headers": list(headers)}
+    if session is not None:
+        scope["session"] = session
+    asyncio.run(UploadGate(inner, **gate_kwargs)(scope, receive, send))
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return status, body.decode(), offered["n"], read["inner_called"]
+
+
+def test_upload_gate_refuses_by_declared_length_before_reading_and_cuts_undeclared_bodies():
+    limit = {"max_body_bytes": 1000}
+    status, body, offered, called = _call_gate(limit, headers=[(b"content-length", b"30000000")])
+    assert status == 413 and "30,000,000 bytes is over the limit of 1,000" in body
+    assert offered == 0 and not called  # not one byte was read, the app never saw the request
+    status, body, offered, _ = _call_gate(limit, body_chunks=[b"x" * 600] * 5)
+    assert status == 411 and offered == 0  # an upload must declare its length
+    status, body, offered, _ = _call_gate(limit, path="/gradio_api/queue/join", body_chunks=[b"x" * 600] * 5)
+    assert status == 413 and offered == 2  # any other body is cut off at the limit
+    assert _call_gate(limit, headers=[(b"content-length", b"600")], body_chunks=[b"x" * 600])[:2] == (200, "ok")
+
+
+def test_upload_gate_on_the_hub_wants_a_live_sign_in_for_uploads():
+    hub = {"max_body_bytes": 1000, "require_sign_in": True, "clock": lambda: 1000.0}
+    length = [(b"content-length", b"3")]
+    status, body, _, called = _call_gate(hub, headers=length, body_chunks=[b"abc"])
+    assert status == 401 and "sign in" in body and not called
+    assert _call_gate(hub, headers=length, body_chunks=[b"abc"], session={})[0] == 401
+    expired = {"oauth_info": {"userinfo": {"preferred_username": "a"}, "expires_at": 999}}
+    assert _call_gate(hub, headers=length, body_chunks=[b"abc"], session=expired)[0] == 401
+    live = {"oauth_info": {"userinfo": {"preferred_username": "a"}, "expires_at": 2000}}
+    assert _call_gate(hub, headers=length, body_chunks=[b"abc"], session=live)[:2] == (200, "ok")
+    # the rest of the Space (page events) stays open to everyone
+    assert _call_gate(hub, path="/gradio_api/queue/join", headers=length, body_chunks=[b"abc"])[0] == 200

@@ -6,7 +6,6 @@ from rqbench.evaluate.judges.base import (
     JudgeConfig,
     JudgeRequest,
     Metric,
-    candidate_block,
     candidate_id,
     parse_reply,
     shuffled,
@@ -16,6 +15,7 @@ from rqbench.evaluate.judges.novelty import Novelty
 from rqbench.evaluate.judges.overlap import Overlap
 
 from rqbench.steps import STEPS
+from rqbench.untrusted import candidate_block, candidate_values, data_tag
 
 METRICS: dict[str, Metric] = {m.name: m for m in (Novelty(), Narrowness(), Overlap())}
 
@@ -41,6 +41,8 @@ __all__ = [
     "Overlap",
     "candidate_block",
     "candidate_id",
+    "candidate_values",
+    "data_tag",
     "metric_for_step",
     "parse_reply",
     "shuffled",

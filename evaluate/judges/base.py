@@ -7,17 +7,15 @@ and comparative differ only in ``group_candidates``: one candidate a call, or
 all of them in one call in a seeded shuffled order.
 
 Candidate text is untrusted. It reaches a prompt only through
-``candidate_block``: one ``[i] text`` line per candidate, whitespace collapsed
-so a candidate cannot open a new line or section, and our data delimiters
-(``<<<`` / ``>>>``) defused; the templates wrap the block in
-``<<<CANDIDATES ... CANDIDATES>>>`` and tell the judge it is data.
+``rqbench.untrusted.candidate_values``: neutralised, numbered, and fenced by a
+tag derived from its own content (see there); the templates put it last in the
+user message and tell the judge that it is material to score, whatever its topic.
 """
 
 from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -30,29 +28,16 @@ from rqbench.evaluate.metrics import GT_ID
 from rqbench.io import RecordError
 from rqbench.llm.client import parse_json_reply
 from rqbench.prompts import PromptSet
-from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, Reply
+from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, PaperCut, Reply
 from rqbench.steps import Step, owned_by, step
+from rqbench.untrusted import candidate_values
 
 Setting = Literal["standalone", "comparative"]
 SETTINGS: tuple[Setting, ...] = ("standalone", "comparative")
 
-_DELIMS = re.compile(r"<{3,}|>{3,}")
-
-
 def candidate_id(index: int) -> str:
     """The model's i-th RQ: m0..m4 (the GT is ``gt``)."""
     return f"m{index}"
-
-
-def neutralize(text: str) -> str:
-    """One line of plain text: collapsed whitespace, no data delimiters."""
-    return _DELIMS.sub(lambda m: "\u2039" * len(m.group(0)) if m.group(0)[0] == "<" else "\u203a" * len(m.group(0)),
-                       " ".join(text.split()))  # fmt: skip
-
-
-def candidate_block(texts: Sequence[str]) -> str:
-    """The candidates as the judge sees them, numbered from 0; the one place candidate text enters a prompt."""
-    return "\n".join(f"[{i}] {neutralize(t)}" for i, t in enumerate(texts))
 
 
 def ordering_rng(seed: int, rq_id: str, ordering: int) -> random.Random:
@@ -90,6 +75,7 @@ class JudgeRequest:
     candidate_ids: tuple[str, ...]
     paper_id: str | None = None
     ordering: int = 0
+    background: tuple[PaperCut, ...] = ()  # what of each background paper the messages carry
 
     @property
     def context(self) -> dict[str, Any]:
@@ -178,14 +164,14 @@ class Metric:
         *,
         paper_id: str | None = None,
         ordering: int = 0,
+        background: Sequence[PaperCut] = (),
     ) -> list[JudgeRequest]:
         out = []
         for group in groups:
             texts = [candidates[c] for c in group]
-            msgs = render(judge.prompts, step, {**values, "candidates": candidate_block(texts),
-                                                "n_candidates": str(len(texts))})  # fmt: skip
+            msgs = render(judge.prompts, step, {**values, **candidate_values(texts)})
             out.append(JudgeRequest(self.name, step, msgs, self.reply_model_for(step), tuple(group), paper_id,
-                                    ordering))  # fmt: skip
+                                    ordering, tuple(background)))  # fmt: skip
         return out
 
 

@@ -39,8 +39,9 @@ class Narrowness(Metric):
         out: list[JudgeRequest] = []
         for paper in bench.background(inst):
             # each call sees one paper, so that paper gets the whole budget
-            block, _ = background_block([paper], judge.policy)
-            out += self.build(judge, inst, step, groups, candidates, {"background": block}, paper_id=paper.paper_id)
+            block, cuts = background_block([paper], judge.policy)
+            out += self.build(judge, inst, step, groups, candidates, {"background": block}, paper_id=paper.paper_id,
+                              background=cuts)  # fmt: skip
         return out
 
     def apply(self, req: JudgeRequest, reply: Reply, result: InstanceResult) -> None:

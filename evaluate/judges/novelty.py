@@ -34,14 +34,15 @@ class Novelty(Metric):
     def requests(
         self, judge: JudgeConfig, bench: Benchmark, inst: EvaluationInstance, candidates: dict[str, str]
     ) -> list[JudgeRequest]:
-        background, _ = background_block(bench.background(inst), judge.policy)
+        background, cuts = background_block(bench.background(inst), judge.policy)
         step = self.step_for(judge.setting)
         ids = list(candidates)
         rounds = judge.orderings if judge.setting == "comparative" else 1
         out: list[JudgeRequest] = []
         for k in range(rounds):
             groups = self.group_candidates(judge, inst.rq_id, ids, k)
-            out += self.build(judge, inst, step, groups, candidates, {"background": background}, ordering=k)
+            out += self.build(judge, inst, step, groups, candidates, {"background": background}, ordering=k,
+                              background=cuts)  # fmt: skip
         return out
 
     def apply(self, req: JudgeRequest, reply: Reply, result: InstanceResult) -> None:

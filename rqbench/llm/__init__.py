@@ -1,6 +1,6 @@
 """The LLM layer: one client over litellm, a SQLite cache and call log, and the embedded model."""
 
-from rqbench.llm.client import LLM, Answer, DryRun, Estimate, LLMCallFailed, parse_json_reply
+from rqbench.llm.client import LLM, Answer, Deferred, DryRun, Estimate, LLMCallFailed, parse_json_reply
 from rqbench.llm.config import ModelConfig, default_model
 from rqbench.llm.store import CallStore
 
@@ -8,6 +8,7 @@ __all__ = [
     "LLM",
     "Answer",
     "CallStore",
+    "Deferred",
     "DryRun",
     "Estimate",
     "LLMCallFailed",

@@ -1,4 +1,9 @@
-"""``rqbench calls``: what the LLM layer sent, per model and step, from the call log."""
+"""``rqbench calls``: what the LLM layer sent, per model and step, from the call log.
+
+Input tokens are shown in total and split: ``in_billed`` at the full rate, ``in_cached``
+read from the provider's prompt-prefix cache at its cache rate; ``by_batch`` counts the
+requests that went through a batch endpoint.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def format_table(rows: list[dict]) -> str:
-    head = ["model", "step", "requests", "cache_hits", "failures", "tokens_in", "tokens_out", "cost_usd", "mean_latency_s"]
+    head = ["model", "step", "requests", "cache_hits", "by_batch", "failures", "tokens_in", "in_billed", "in_cached",
+            "tokens_out", "cost_usd", "mean_latency_s"]  # fmt: skip
     cells = [head]
     for r in rows:
         cells.append(
@@ -27,8 +33,11 @@ def format_table(rows: list[dict]) -> str:
                 str(r["step"]),
                 str(r["requests"] or 0),
                 str(r["cache_hits"] or 0),
+                str(r["by_batch"] or 0),
                 str(r["failures"] or 0),
                 str(r["tokens_in"] or 0),
+                str(r["tokens_in_billed"] or 0),
+                str(r["tokens_in_cached"] or 0),
                 str(r["tokens_out"] or 0),
                 "unknown" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}",
                 "-" if r["mean_latency_s"] is None else f"{r['mean_latency_s']:.2f}",

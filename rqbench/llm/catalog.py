@@ -1,11 +1,14 @@
-"""What the project knows about models, in one place: specs, reasoning, context windows, tokens, judges.
+"""What the project knows about models, in one place: specs, reasoning, context windows, reply budgets,
+tokens, and how judges and generators are configured.
 
 A model is named by a spec, ``name[@key=value,...]``: a litellm name
 (``gemini/gemini-3.1-pro``) or the embedded model (``local``, ``local/<id>``).
-The facts about hosted models come from litellm's model map; the embedded
-models' facts (``LOCAL_MODELS``) are kept here too, while starting one is
-``rqbench.llm.local_model``'s job. litellm is imported on first use only (its
-import takes seconds), so importing this module stays cheap.
+The facts about hosted models come from litellm's model map, except for the
+paper's models that the installed map lacks or leaves incomplete
+(``PAPER_MODEL_FACTS``); the embedded models' facts (``LOCAL_MODELS``) are kept
+here too, while starting one is ``rqbench.llm.local_model``'s job. litellm is
+imported on first use only (its import takes seconds), so importing this module
+stays cheap.
 """
 
 from __future__ import annotations
@@ -90,36 +93,157 @@ def local_model_id(spec: str) -> str:
     return name.split("/", 1)[1] if "/" in name else DEFAULT_LOCAL_MODEL
 
 
+def local_settings(spec: str) -> tuple[str, dict[str, object]]:
+    """The label results record for a local spec (``local/<id>[@opts]``) and its option overrides.
+
+    The embedded model takes ``temperature``, ``max_tokens`` and ``reasoning_effort`` only.
+    """
+    _, settings = parse_model_spec(spec)
+    model_id = local_model_id(spec)
+    overrides: dict[str, object] = {}
+    casts = {"temperature": float, "max_tokens": int}
+    for k, v in settings.items():
+        if k not in ("temperature", "max_tokens", "reasoning_effort"):
+            raise ValueError(f"model spec {spec!r}: option {k!r} is not supported for the local model")
+        overrides[k] = casts.get(k, str)(v)
+    label = f"local/{model_id}" + (f"@{spec.partition('@')[2]}" if settings else "")
+    return label, overrides
+
+
 # --------------------------------------------------------------------------
 # what a model can do
 # --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ModelFacts:
+    """What a model reads and writes at most, and whether it has a reasoning setting."""
+
+    context_window: int
+    max_output_tokens: int
+    reasoning: bool
+    source: str  # where the numbers come from
+
+
+# The paper's models (and the builder's roles, ``llm.config.ROLE_DEFAULTS``) whose facts the installed
+# litellm map (1.110) lacks: it lists ``gemini/gemini-3.1-pro`` and ``gemini/gemini-3-flash`` with
+# reasoning but without a context window or output limit. The numbers are those litellm gives their
+# ``-preview`` entries (Google's published limits). deepseek/deepseek-v4-pro is complete in litellm's
+# map and is read from it.
+PAPER_MODEL_FACTS: dict[str, ModelFacts] = {
+    "gemini/gemini-3.1-pro": ModelFacts(1_048_576, 65_536, True, "litellm's gemini/gemini-3.1-pro-preview entry"),
+    "gemini/gemini-3-flash": ModelFacts(1_048_576, 65_536, True, "litellm's gemini/gemini-3-flash-preview entry"),
+}
+
+# The reply budget (max_tokens) of a model with a reasoning setting: its reasoning tokens count
+# against the budget at most providers, so it is generous; the model's own output limit, or half its
+# context window, when that is lower. Models without reasoning keep the smaller default; the embedded
+# model its server's.
+REASONING_REPLY_TOKENS = 32_768
+DEFAULT_REPLY_TOKENS = 2048
+LOCAL_REPLY_TOKENS = 1024
+
+
+def _litellm_info(name: str) -> dict[str, Any]:
+    try:
+        return dict(litellm_module().get_model_info(name))
+    except Exception as exc:  # noqa: BLE001 - litellm raises for models missing from its map
+        log.debug("no model information for %s: %s", name, exc)
+        return {}
+
+
 def supports_reasoning(litellm_model: str) -> bool:
-    """Whether the model (a litellm name) has a reasoning setting: litellm's answer; the embedded
-    model and models litellm does not know are taken to have none."""
+    """Whether the model (a litellm name) has a reasoning setting: ``PAPER_MODEL_FACTS``, else
+    litellm's answer; the embedded model and models litellm does not know are taken to have none."""
     if is_local(litellm_model):
         return False
+    name, _ = parse_model_spec(litellm_model)
+    if name in PAPER_MODEL_FACTS:
+        return PAPER_MODEL_FACTS[name].reasoning
     try:
-        return bool(litellm_module().supports_reasoning(model=litellm_model))
+        return bool(litellm_module().supports_reasoning(model=name))
     except Exception:  # noqa: BLE001 - litellm raises assorted errors for models missing from its map
         return False
 
 
 def context_window(model: str) -> int | None:
-    """The most input tokens the model reads: the embedded model's ``n_ctx``, litellm's
-    ``max_input_tokens`` for a hosted one, None when neither knows."""
+    """The most input tokens the model reads: the embedded model's ``n_ctx``, ``PAPER_MODEL_FACTS``,
+    else litellm's ``max_input_tokens`` for a hosted one; None when none of them knows."""
     if is_local(model):
         spec = LOCAL_MODELS.get(local_model_id(model))
         return spec.n_ctx if spec is not None else None
     name, _ = parse_model_spec(model)
-    try:
-        info = litellm_module().get_model_info(name)
-    except Exception as exc:  # noqa: BLE001 - litellm raises for models missing from its map
-        log.debug("no model information for %s: %s", name, exc)
-        return None
-    n = info.get("max_input_tokens")
+    if name in PAPER_MODEL_FACTS:
+        return PAPER_MODEL_FACTS[name].context_window
+    n = _litellm_info(name).get("max_input_tokens")
     return int(n) if n else None
+
+
+def max_output_tokens(model: str) -> int | None:
+    """The most tokens the model writes in one reply (reasoning included), where known."""
+    if is_local(model):
+        return LOCAL_REPLY_TOKENS
+    name, _ = parse_model_spec(model)
+    if name in PAPER_MODEL_FACTS:
+        return PAPER_MODEL_FACTS[name].max_output_tokens
+    info = _litellm_info(name)
+    n = info.get("max_output_tokens") or info.get("max_tokens")
+    return int(n) if n else None
+
+
+def reply_budget(model: str) -> int:
+    """The default ``max_tokens`` of a model: room for reasoning where it reasons (``REASONING_REPLY_TOKENS``,
+    or its output limit or half its window when lower), ``DEFAULT_REPLY_TOKENS`` otherwise, the server's
+    for the embedded model."""
+    if is_local(model):
+        return LOCAL_REPLY_TOKENS
+    if not supports_reasoning(model):
+        return DEFAULT_REPLY_TOKENS
+    limits = [REASONING_REPLY_TOKENS, (context_window(model) or ASSUMED_WINDOW_TOKENS) // 2]
+    return min(limits + [n for n in [max_output_tokens(model)] if n])
+
+
+# --------------------------------------------------------------------------
+# room for inputs
+# --------------------------------------------------------------------------
+
+# Room kept for a prompt's fixed text: the largest generation, judge or build template with its
+# short fields (six candidates of the longest allowed length, an abstract) is about 2,100 estimated
+# tokens (tests/test_protocol.py measures it).
+PROMPT_ALLOWANCE_TOKENS = 4096
+# Windows are in the model's tokens, inputs are counted by the chars/4 estimate, which undercounts
+# dense text (formulas, code, non-English) by up to about a fifth.
+ESTIMATE_MARGIN = 0.8
+# A hosted model whose window neither the catalog nor --context-tokens gives is taken to read this much.
+ASSUMED_WINDOW_TOKENS = 32_768
+
+
+@dataclass(frozen=True)
+class InputRoom:
+    """What a model's context window leaves for a prompt's variable input (papers, LaTeX), in estimated tokens."""
+
+    tokens: int
+    window: int
+    source: str  # "catalog", "--context-tokens" or "assumed"
+    reply_tokens: int
+    prompt_tokens: int
+
+
+def input_room(model: str, reply_tokens: int | None, *, context_tokens: int | None = None) -> InputRoom:
+    """The window (``context_tokens``, else ``context_window``, else ``ASSUMED_WINDOW_TOKENS``) minus the
+    reply budget and ``PROMPT_ALLOWANCE_TOKENS``, times ``ESTIMATE_MARGIN``; ValueError when nothing is left."""
+    window, source = context_tokens, "--context-tokens"
+    if window is None:
+        window, source = context_window(model), "catalog"
+    if window is None:
+        window, source = ASSUMED_WINDOW_TOKENS, "assumed"
+    reply = reply_tokens or 0
+    room = int((window - reply - PROMPT_ALLOWANCE_TOKENS) * ESTIMATE_MARGIN)
+    if room < 50:
+        raise ValueError(f"{model}: a context window of {window:,} tokens leaves no room for the input after the "
+                         f"reply budget ({reply:,}) and the prompt ({PROMPT_ALLOWANCE_TOKENS:,}); lower max_tokens "
+                         "or give --context-tokens N")  # fmt: skip
+    return InputRoom(room, window, source, reply, PROMPT_ALLOWANCE_TOKENS)
 
 
 # --------------------------------------------------------------------------
@@ -160,17 +284,49 @@ def count_tokens(
 # --------------------------------------------------------------------------
 
 
+HIGHEST_REASONING = "high"
+# The spec value of a temperature left to the vendor (no temperature is sent).
+VENDOR_DEFAULT = "default"
+
+
+def _derive(llm: LLM, spec: str, cfg: ModelConfig, options: dict[str, str], updates: dict[str, Any]) -> tuple[str, ModelConfig]:
+    """``spec`` with ``options`` appended, registered as ``cfg`` with ``updates`` (so a config a test
+    registered under its own name is derived as well as one litellm resolves)."""
+    if not options:
+        return spec, cfg
+    name = spec + ("," if "@" in spec else "@") + ",".join(f"{k}={v}" for k, v in options.items())
+    return name, llm.register(cfg.model_copy(update={**updates, "name": name}))
+
+
 def resolve_judge(spec: str, llm: LLM) -> tuple[str, ModelConfig]:
-    """The model name to ask and its config: temperature 0 (unless the spec sets one) and, where the
-    provider has reasoning settings, the highest (``reasoning_effort=high``) unless the spec sets one."""
+    """The model name to ask and its config, by the paper's judge settings: temperature 0 (unless the spec
+    sets one) and, where the provider has reasoning settings, the highest (``reasoning_effort=high``)
+    unless the spec sets one. The reply budget is the config's (``reply_budget`` for a hosted model)."""
     cfg = llm.model(spec)
     _, opts = parse_model_spec(spec)
     if cfg.local or cfg.reasoning_effort is not None or "reasoning_effort" in opts:
         return spec, cfg
     if not supports_reasoning(cfg.litellm_model):
         return spec, cfg
-    spec2 = spec + ("," if "@" in spec else "@") + "reasoning_effort=high"
-    return spec2, llm.model(spec2)
+    return _derive(llm, spec, cfg, {"reasoning_effort": HIGHEST_REASONING}, {"reasoning_effort": HIGHEST_REASONING})
+
+
+def resolve_generator(spec: str, llm: LLM) -> tuple[str, ModelConfig]:
+    """The model name to ask and its config, by the paper's generator settings (§6.1): the vendor's
+    default sampling (no temperature sent) unless the spec sets a temperature, and the highest reasoning
+    setting where the model has one unless the spec sets its own. The embedded model keeps its
+    documented offline settings (the spec's, as given)."""
+    cfg = llm.model(spec)
+    if cfg.local:
+        return spec, cfg
+    _, opts = parse_model_spec(spec)
+    options: dict[str, str] = {}
+    updates: dict[str, Any] = {}
+    if "temperature" not in opts:
+        options["temperature"], updates["temperature"] = VENDOR_DEFAULT, None
+    if cfg.reasoning_effort is None and "reasoning_effort" not in opts and supports_reasoning(cfg.litellm_model):
+        options["reasoning_effort"] = updates["reasoning_effort"] = HIGHEST_REASONING
+    return _derive(llm, spec, cfg, options, updates)
 
 
 def spec_matches(spec: str, label: str) -> bool:

@@ -10,7 +10,12 @@ What it guarantees:
 - a reply is parsed and validated against the step's pydantic model; an invalid
   one is re-asked once, quoting the error, then raised as ``LLMCallFailed``
   (never a silent zero);
-- every request and cache hit is logged with tokens, cost, latency and status.
+- a reply the provider cut at the reply budget (finish_reason "length") is
+  raised as ``LLMCallFailed`` with the reason ``truncated``, with its text; it
+  is cached like any reply, and never re-asked as if its format were wrong;
+- every request and cache hit is logged with tokens (cached input apart), cost, latency and status;
+- requests are paced per provider (``ratelimit.py``); in batch mode cache misses are deferred
+  and sent through the provider's batch endpoint (``batch.py``); see docs/llm.md.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import random
 import re
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -31,12 +37,15 @@ from pydantic import BaseModel, ValidationError
 from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError
-from rqbench.llm.catalog import count_tokens, is_local
+from rqbench.llm.catalog import LOCAL_REPLY_TOKENS, count_tokens, estimate_tokens, is_local, local_settings
 from rqbench.llm.catalog import litellm_module as _litellm
-from rqbench.llm.config import ModelConfig, hosted_config
+from rqbench.llm.config import BATCH_PROVIDERS, ModelConfig, hosted_config
+from rqbench.llm.estimate import FREE, Estimate, PrefixCacheModel, PriceBook, cache_rule
+from rqbench.llm.ratelimit import RateLimiter, env_limits
+from rqbench.llm.provider_errors import MAX_RETRY_AFTER_S, is_rate_limit, is_transient, retry_after_of
 from rqbench.llm.store import CallStore
+from rqbench.llm.usage import usage_of
 from rqbench.records import reply_json_schema
-from rqbench.retry_after import retry_after_seconds
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +60,25 @@ class LLMCallFailed(RuntimeError):
         self.step, self.key, self.reason, self.detail, self.last_text = step, key, reason, detail, last_text
 
 
+# The reason of a reply cut off by the reply budget (the provider's finish_reason "length").
+TRUNCATED = "truncated"
+
+
+def truncation_detail(cfg: ModelConfig) -> str:
+    """What a truncated failure says: the budget it hit, and the option that raises it."""
+    return (f"the reply reached the reply budget (max_tokens={cfg.max_tokens}) before it ended; "
+            f"raise it with {cfg.name.partition('@')[0]}@max_tokens=N")  # fmt: skip
+
+
 class DryRun(Exception):
     """Raised by ``ask`` in dry-run mode after the call was counted."""
+
+
+class Deferred(Exception):
+    """Raised by ``ask`` in batch mode on a cache miss: the request waits in ``LLM.pending`` for the next batch."""
+
+
+MAX_BATCH_ROUNDS = 4  # first asks, re-asks of invalid replies, and the --retry-failed variants of both
 
 
 @dataclass
@@ -64,55 +90,10 @@ class Answer(Generic[R]):
     reasked: bool = False
 
 
-@dataclass
-class Estimate:
-    """What a dry run counts: calls that would be sent, tokens, and cost where known."""
-
-    calls: int = 0
-    cached: int = 0
-    tokens_in: int = 0
-    tokens_out_max: int = 0
-    cost_usd: float = 0.0
-    cost_unknown_calls: int = 0
-    by_step: dict[str, int] = field(default_factory=dict)
-
-    def line(self) -> str:
-        cost = f"${self.cost_usd:.2f}" if not self.cost_unknown_calls else (
-            f"${self.cost_usd:.2f} + {self.cost_unknown_calls} calls of unknown price"
-        )
-        steps = ", ".join(f"{k}: {v}" for k, v in sorted(self.by_step.items()))
-        return (
-            f"dry run: {self.calls} calls to send ({self.cached} already cached), "
-            f"~{self.tokens_in} tokens in, <= {self.tokens_out_max} tokens out, cost {cost} [{steps}]"
-        )
-
-
-_TRANSIENT = (
-    "RateLimitError",
-    "InternalServerError",
-    "ServiceUnavailableError",
-    "APIConnectionError",
-    "Timeout",
-    "BadGatewayError",
-    "APIError",
-    "JSONDecodeError",
-)
-MAX_RETRY_AFTER_S = 600.0
 # Names the step of every request on the wire (as the call log does, ``<step>:reask`` for a re-ask),
 # for a proxy's logs or a scripted server; a header, so neither the messages nor the cache key change.
 STEP_HEADER = "X-RQBench-Step"
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    headers = None
-    resp = getattr(exc, "response", None)
-    if resp is not None:
-        headers = getattr(resp, "headers", None)
-    headers = headers or getattr(exc, "litellm_response_headers", None)
-    if not headers:
-        return None
-    return retry_after_seconds(headers.get("retry-after") or headers.get("Retry-After"))
 
 
 # Top-level arrays that hold one entry per candidate in the judges' replies.
@@ -135,15 +116,6 @@ def reply_schema(reply_model: type[BaseModel], context: dict[str, Any] | None) -
     return schema
 
 
-def _is_transient(exc: BaseException) -> bool:
-    name = type(exc).__name__
-    if name in ("BadRequestError", "AuthenticationError", "NotFoundError", "PermissionDeniedError",
-                "ContextWindowExceededError", "ContentPolicyViolationError", "UnprocessableEntityError"):
-        return False
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):
-        return False
-    return name in _TRANSIENT or isinstance(exc, (asyncio.TimeoutError, ConnectionError, json.JSONDecodeError))
 
 
 def parse_json_reply(text: str) -> Any:
@@ -177,24 +149,39 @@ class LLM:
         run_id: str | None = None,
         dry_run: bool = False,
         retry_failed: bool = False,
+        batch: bool = False,
+        dry_run_tokens: str = "litellm",
     ):
         self.store = store or CallStore(paths.calls_db())
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self.dry_run = dry_run
         self.retry_failed = retry_failed
-        self.estimate = Estimate()
+        self.batch = batch
+        self.dry_run_tokens = dry_run_tokens
+        self.estimate = Estimate(batch=batch)
+        self._prefix_cache = PrefixCacheModel()
+        self._prices = PriceBook()
         self._semaphores: dict[tuple[int, str], asyncio.Semaphore] = {}
+        self._limiters: dict[tuple[int, str], RateLimiter] = {}
         self._configs: dict[str, ModelConfig] = {}
+        self.batch_poll_s = float(os.environ.get("RQB_BATCH_POLL_S", "30"))
+        self.pending: dict[str, Any] = {}  # cache key -> rqbench.llm.batch.PendingRequest
+        self._batch_failures: dict[str, tuple[str, str]] = {}
+        self._asked_afresh: set[str] = set()  # keys --retry-failed already dropped in this run
+        self._direct_models: set[str] = set()  # batch mode, but no batch endpoint
+        self._log_hits = True
 
     # -- model resolution ----------------------------------------------------
     def model(self, spec: str) -> ModelConfig:
         """Resolve ``local``, ``local/<id>`` or a litellm name; the local server starts lazily."""
         if spec not in self._configs:
             if is_local(spec):
-                if self.dry_run:
+                if self.dry_run:  # the settings a started server would get, without starting one
+                    label, overrides = local_settings(spec)
                     self._configs[spec] = ModelConfig(
-                        name=spec, litellm_model="openai/local", local=True, json_mode="json_object_schema"
-                    )
+                        **{"name": label, "litellm_model": "openai/local", "local": True,
+                           "json_mode": "json_object_schema", "max_tokens": LOCAL_REPLY_TOKENS, **overrides}
+                    )  # fmt: skip
                 else:
                     from rqbench.llm.local_model import local_config
 
@@ -207,6 +194,15 @@ class LLM:
         """Use a ready-made config (tests, benchmarks) under its own name."""
         self._configs[config.name] = config
         return config
+
+    def _limiter(self, cfg: ModelConfig) -> RateLimiter:
+        """The provider's shared rate limiter (per address), with the smallest limits any of its models set."""
+        key = (id(asyncio.get_running_loop()), f"{cfg.provider}|{cfg.api_base or ''}")
+        lim = self._limiters.get(key)
+        if lim is None:
+            lim = self._limiters[key] = RateLimiter(*env_limits(cfg.provider))
+        lim.tighten(cfg.rpm, cfg.tpm)
+        return lim
 
     def _semaphore(self, cfg: ModelConfig) -> asyncio.Semaphore:
         key = (id(asyncio.get_running_loop()), cfg.name)
@@ -266,7 +262,8 @@ class LLM:
     ) -> Answer[R]:
         """Ask ``model`` for a ``reply_model`` JSON reply; cached, retried, validated, logged.
 
-        ``retry_failed`` (default: this LLM's setting) asks afresh when the cached reply does not validate.
+        ``retry_failed`` (default: this LLM's setting) asks afresh when the cached reply does not validate
+        or was cut at the reply budget. A cut reply raises ``LLMCallFailed`` with the reason ``truncated``.
         """
         retry = self.retry_failed if retry_failed is None else retry_failed
         cfg = self.model(model)
@@ -275,13 +272,16 @@ class LLM:
         if self.dry_run:
             self._count(cfg, step, messages, key)
             raise DryRun(key)
-        text, cached = await self._text(cfg, step, list(messages), schema, key)
-        reply, error = self._try_validate(reply_model, text, context)
-        if error is not None and cached and retry:
-            # --retry-failed: a stored reply that fails validation is asked for afresh
+        text, cached, finish = await self._text(cfg, step, list(messages), schema, key)
+        if (cached and retry and key not in self._asked_afresh
+                and (finish == "length" or self._invalid(reply_model, text, context))):
+            # --retry-failed: a stored reply that was cut or fails validation is asked for afresh (once a run)
+            self._asked_afresh.add(key)
             self.store.forget(key)
-            text, cached = await self._text(cfg, step, list(messages), schema, key)
-            reply, error = self._try_validate(reply_model, text, context)
+            text, cached, finish = await self._text(cfg, step, list(messages), schema, key)
+        if finish == "length":
+            raise LLMCallFailed(step, key, TRUNCATED, truncation_detail(cfg), text)
+        reply, error = self._try_validate(reply_model, text, context)
         if error is None:
             return Answer(reply, text, key, cached)
         reask = list(messages) + [
@@ -295,13 +295,20 @@ class LLM:
             },
         ]
         key2 = self.cache_key(cfg, step + ":reask", reask, schema, prompt_hash)
-        if retry:
+        if retry and key2 not in self._asked_afresh:
+            self._asked_afresh.add(key2)
             self.store.forget(key2)
-        text2, cached2 = await self._text(cfg, step + ":reask", reask, schema, key2)
+        text2, cached2, finish2 = await self._text(cfg, step + ":reask", reask, schema, key2)
+        if finish2 == "length":
+            raise LLMCallFailed(step, key, TRUNCATED, truncation_detail(cfg), text2)
         reply2, error2 = self._try_validate(reply_model, text2, context)
         if error2 is not None:
             raise LLMCallFailed(step, key, "invalid_reply", _short_error(error2), text2) from error2
         return Answer(reply2, text2, key, cached and cached2, True)
+
+    @classmethod
+    def _invalid(cls, reply_model: type[R], text: str, context: dict[str, Any] | None) -> bool:
+        return cls._try_validate(reply_model, text, context)[1] is not None
 
     @classmethod
     def _try_validate(
@@ -324,32 +331,100 @@ class LLM:
 
     async def _text(
         self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
-    ) -> tuple[str, bool]:
+    ) -> tuple[str, bool, str | None]:
+        """The reply's text, whether it came from the cache, and why the provider stopped."""
         hit = self.store.get(key)
-        if hit is not None:
-            self.store.log(step=step, model=cfg.name, key=key, cache="hit", status="ok", run_id=self.run_id)
-            return hit.text, True
-        async with self._semaphore(cfg):
-            # another task may have finished the same call while we waited
-            hit = self.store.get(key)
-            if hit is not None:
-                self.store.log(step=step, model=cfg.name, key=key, cache="hit", status="ok", run_id=self.run_id)
-                return hit.text, True
-            return await self._send(cfg, step, messages, schema, key), False
+        if hit is None:
+            if self.batch and self._batchable(cfg):
+                self._defer(cfg, step, messages, schema, key)
+            async with self._semaphore(cfg):
+                # another task may have finished the same call while we waited
+                hit = self.store.get(key)
+                if hit is None:
+                    text, finish = await self._send(cfg, step, messages, schema, key)
+                    return text, False, finish
+        if self._log_hits:
+            status = TRUNCATED if hit.finish_reason == "length" else "ok"
+            self.store.log(step=step, model=cfg.name, key=key, cache="hit", status=status, run_id=self.run_id)
+        return hit.text, True, hit.finish_reason
+
+    # -- batch mode ----------------------------------------------------------
+    def _batchable(self, cfg: ModelConfig) -> bool:
+        """Whether calls to ``cfg`` go by batch; a model without a batch endpoint is called directly, said once."""
+        from rqbench.llm.batch import BatchUnsupported, check_batchable
+
+        try:
+            check_batchable(cfg)
+            return True
+        except BatchUnsupported as exc:
+            if cfg.name not in self._direct_models:
+                self._direct_models.add(cfg.name)
+                log.warning("%s; its calls are sent directly", exc)
+            return False
+
+    def _defer(self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str) -> None:
+        """Queue the request for the next batch, or name the batch failure this run already saw for it."""
+        from rqbench.llm.batch import PendingRequest, batch_body
+
+        failed = self._batch_failures.get(key)
+        if failed is not None:
+            raise LLMCallFailed(step, key, failed[0], failed[1])
+        if key not in self.pending:
+            try:
+                body = batch_body(cfg, messages, self._response_format(cfg, step, schema))
+            except Exception as exc:  # litellm refuses a setting for this model, as a direct call would
+                raise LLMCallFailed(step, key, type(exc).__name__, str(exc)[:500]) from exc
+            request = {"messages": messages, "model": cfg.cache_identity()}
+            self.pending[key] = PendingRequest(key, cfg.name, step, body, request)
+        raise Deferred(key)
+
+    async def flush_batches(self) -> int:
+        """Send what is pending as one batch per model, wait for the replies, store them; the number answered."""
+        from rqbench.llm.batch import BatchRunner
+
+        pending, self.pending = list(self.pending.values()), {}
+        if not pending:
+            return 0
+        runner = BatchRunner(self.store, self._configs, run_id=self.run_id, poll_s=self.batch_poll_s)
+        result = await runner.run(pending)
+        self._batch_failures.update(result.failed or {})
+        return result.answered
+
+    async def fill_by_batches(self, one_pass: Callable[[], Awaitable[Any]]) -> None:
+        """Run ``one_pass`` (which asks everything a job needs) and batch what it left pending, until nothing is.
+
+        The caller then runs its pass once more, for real: every reply is cached by then,
+        and each request that failed in its batch raises ``LLMCallFailed`` with the reason.
+        Cache hits of these discovery passes are not logged, so the job's totals count
+        its final pass only.
+        """
+        self._log_hits = False
+        try:
+            for _ in range(MAX_BATCH_ROUNDS):
+                await one_pass()
+                if not self.pending:
+                    return
+                await self.flush_batches()
+            await one_pass()
+            if self.pending:
+                raise RuntimeError(f"{len(self.pending)} request(s) still pending after {MAX_BATCH_ROUNDS} batch rounds")
+        finally:
+            self._log_hits = True
 
     async def _send(
         self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
-    ) -> str:
+    ) -> tuple[str, str | None]:
         litellm = _litellm()
         kwargs: dict[str, Any] = {
             "model": cfg.litellm_model,
             "messages": messages,
-            "temperature": cfg.temperature,
             "timeout": cfg.timeout_s,
             "max_retries": 0,  # retries are ours, so Retry-After and the log stay right
             "num_retries": 0,
             "extra_headers": {STEP_HEADER: step},
         }
+        if cfg.temperature is not None:  # None: the vendor's default sampling
+            kwargs["temperature"] = cfg.temperature
         if cfg.max_tokens:
             kwargs["max_tokens"] = cfg.max_tokens
         if cfg.api_base:
@@ -361,19 +436,24 @@ class LLM:
         fmt = self._response_format(cfg, step, schema)
         if fmt is not None:
             kwargs["response_format"] = fmt
+        limiter = self._limiter(cfg)
+        tokens = sum(len(m.get("content") or "") for m in messages) // 4 + (cfg.max_tokens or 0)
         attempt = 0
         while True:
             attempt += 1
+            await limiter.acquire(tokens)  # the provider's requests and tokens per minute, and any 429 pause
             t0 = time.monotonic()
             try:
                 resp = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=cfg.timeout_s + 5)
                 choice = resp.choices[0]
                 text = choice.message.content
-                if text is None or not str(text).strip():
-                    raise _EmptyReply(f"empty reply (finish_reason={getattr(choice, 'finish_reason', None)})")
+                finish = getattr(choice, "finish_reason", None)
+                # a reply cut by the budget may be empty (all of it spent on reasoning): kept, as cut
+                if (text is None or not str(text).strip()) and finish != "length":
+                    raise _EmptyReply(f"empty reply (finish_reason={finish})")
             except Exception as exc:  # classified below: retried, or logged and raised
                 latency = time.monotonic() - t0
-                transient = _is_transient(exc) or isinstance(exc, _EmptyReply)
+                transient = is_transient(exc) or isinstance(exc, _EmptyReply)
                 reason = type(exc).__name__
                 self.store.log(
                     step=step, model=cfg.name, key=key, cache="miss", status=f"error:{reason}",
@@ -381,29 +461,34 @@ class LLM:
                 )  # fmt: skip
                 if not transient or attempt > cfg.max_retries:
                     raise LLMCallFailed(step, key, reason, str(exc)[:500]) from exc
-                wait = _retry_after(exc)
+                wait = retry_after_of(exc)
                 if wait is not None:  # the provider said when: honour it, within reason
                     wait = min(wait, MAX_RETRY_AFTER_S)
                 else:
                     wait = min(cfg.backoff_max_s, cfg.backoff_base_s * 2 ** (attempt - 1))
                     wait *= 0.5 + random.random() / 2
                 log.warning("%s %s: %s, retry %d in %.1fs", cfg.name, step, reason, attempt, wait)
-                await asyncio.sleep(wait)
+                if is_rate_limit(exc):
+                    limiter.rate_limited(wait)  # every caller of the provider waits; acquire() sleeps it off
+                else:
+                    await asyncio.sleep(wait)
                 continue
             latency = time.monotonic() - t0
-            usage = getattr(resp, "usage", None)
-            tokens_in = getattr(usage, "prompt_tokens", None)
-            tokens_out = getattr(usage, "completion_tokens", None)
-            cost = self._cost(resp, cfg)
+            limiter.succeeded()
+            use = usage_of(getattr(resp, "usage", None))
+            cost = self._cost(resp, cfg)  # litellm prices cached input at the model's cache-read rate
+            text = "" if text is None else str(text)
             self.store.put(
                 key, model=cfg.name, step=step, request={"messages": messages, "model": cfg.cache_identity()},
-                text=str(text), tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost,
+                text=text, tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
+                tokens_cached=use.cached, tokens_cache_write=use.cache_write, finish_reason=finish,
             )  # fmt: skip
             self.store.log(
-                step=step, model=cfg.name, key=key, cache="miss", status="ok", run_id=self.run_id,
-                attempt=attempt, tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost, latency_s=latency,
+                step=step, model=cfg.name, key=key, cache="miss", status=TRUNCATED if finish == "length" else "ok",
+                run_id=self.run_id, attempt=attempt, tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
+                latency_s=latency, tokens_cached=use.cached, tokens_cache_write=use.cache_write,
             )  # fmt: skip
-            return str(text)
+            return text, finish
 
     @staticmethod
     def _cost(resp: Any, cfg: ModelConfig) -> float | None:
@@ -422,21 +507,19 @@ class LLM:
         if self.store.get(key) is not None:
             est.cached += 1
             return
-        litellm = _litellm()
-        est.calls += 1
-        est.by_step[step] = est.by_step.get(step, 0) + 1
-        n_in = count_tokens(cfg.litellm_model, messages=messages)
+        n_in = self._count_tokens(cfg, messages)
         n_out = cfg.max_tokens or 1024
-        est.tokens_in += n_in
-        est.tokens_out_max += n_out
-        if cfg.local:
-            return
-        try:
-            c_in, c_out = litellm.cost_per_token(model=cfg.litellm_model, prompt_tokens=n_in, completion_tokens=n_out)
-            est.cost_usd += c_in + c_out
-        except Exception as exc:  # not in litellm's cost map
-            log.debug("no price for %s: %s", cfg.litellm_model, exc)
-            est.cost_unknown_calls += 1
+        provider = cfg.provider
+        scope = f"{cfg.litellm_model}@{cfg.api_base or ''}"
+        n_cached = self._prefix_cache.cached_tokens(scope, messages, n_in, cache_rule(provider, cfg.local))
+        rates = FREE if cfg.local else self._prices.rates(cfg.litellm_model, n_in)
+        est.add(step, n_in, n_cached, n_out, rates, batchable=self.batch and provider in BATCH_PROVIDERS)
+
+    def _count_tokens(self, cfg: ModelConfig, messages: Sequence[dict[str, str]]) -> int:
+        """Input tokens: litellm's counter for the model, or ceil(characters / 4) (``dry_run_tokens="chars/4"``)."""
+        if self.dry_run_tokens == "chars/4":
+            return estimate_tokens("".join(m["content"] for m in messages))
+        return count_tokens(cfg.litellm_model, messages=messages)
 
 
 class _EmptyReply(RuntimeError):

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rqbench.llm.catalog import parse_model_spec
+from rqbench.llm.catalog import DEFAULT_REPLY_TOKENS, VENDOR_DEFAULT, parse_model_spec, reply_budget
 
 JsonMode = Literal["json_object_schema", "json_schema", "json_object", "none"]
 
@@ -27,6 +27,11 @@ ROLE_DEFAULTS: dict[str, tuple[str, str]] = {
     "judge": ("gemini/gemini-3.1-pro", "GEMINI_API_KEY"),
     "generator": ("gemini/gemini-3.1-pro", "GEMINI_API_KEY"),
 }
+
+
+# Providers whose batch endpoint litellm reaches with OpenAI-shaped JSONL (files + batches API);
+# the offline tests drive the OpenAI wire format (rqbench/testing/scripted_server.py).
+BATCH_PROVIDERS = frozenset({"openai", "azure", "gemini", "mistral", "xai"})
 
 
 class ModelConfig(BaseModel):
@@ -43,11 +48,22 @@ class ModelConfig(BaseModel):
     max_retries: int = Field(default=6, ge=0)
     backoff_base_s: float = Field(default=1.0, ge=0)
     backoff_max_s: float = Field(default=60.0, ge=0)
-    temperature: float = 0.0
-    max_tokens: int | None = 2048
+    temperature: float | None = Field(
+        default=0.0, description="Sampling temperature; None leaves it to the vendor's default (none is sent)."
+    )
+    max_tokens: int | None = Field(
+        default=DEFAULT_REPLY_TOKENS, description="Reply budget, reasoning tokens included where the provider counts them."
+    )
     reasoning_effort: str | None = None
     json_mode: JsonMode = "json_object"
     local: bool = False
+    rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the provider (shared limit).")
+    tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the provider (shared limit).")
+
+    @property
+    def provider(self) -> str:
+        """litellm's provider prefix (``gemini``, ``deepseek``, ``hosted_vllm``); ``openai`` for a bare name."""
+        return self.litellm_model.split("/", 1)[0] if "/" in self.litellm_model else "openai"
 
     def cache_identity(self) -> dict[str, object]:
         """The fields that change what the model says (not timeouts, retries or addresses)."""
@@ -83,15 +99,27 @@ def json_mode_for(litellm_model: str) -> JsonMode:
     return "json_object"
 
 
+def _temperature(value: str) -> float | None:
+    """A spec's temperature: a number, or ``default`` for the vendor's own (none is sent)."""
+    return None if value == VENDOR_DEFAULT else float(value)
+
+
 def hosted_config(spec: str) -> ModelConfig:
-    """A ModelConfig for a provider model named by litellm (not the local model)."""
+    """A ModelConfig for a provider model named by litellm (not the local model).
+
+    Its reply budget is the catalog's (``reply_budget``: generous for a reasoning model) unless the
+    spec sets ``max_tokens``; ``temperature=default`` leaves the temperature to the vendor.
+    """
     name, settings = parse_model_spec(spec)
     fields: dict[str, object] = {"name": spec, "litellm_model": name, "json_mode": json_mode_for(name)}
     if name.startswith("hosted_vllm/") and os.environ.get("HOSTED_VLLM_API_BASE"):
         fields["api_base"] = os.environ["HOSTED_VLLM_API_BASE"]
-    casts = {"temperature": float, "max_tokens": int, "max_concurrency": int, "timeout_s": float, "max_retries": int}
+    casts = {"temperature": _temperature, "max_tokens": int, "max_concurrency": int, "timeout_s": float,
+             "max_retries": int, "rpm": int, "tpm": int}  # fmt: skip
     for k, v in settings.items():
         if k not in ModelConfig.model_fields or k in ("name", "litellm_model", "api_key", "local"):
             raise ValueError(f"model spec {spec!r}: unknown option {k!r}")
         fields[k] = casts.get(k, str)(v)
+    if "max_tokens" not in fields:
+        fields["max_tokens"] = reply_budget(name)
     return ModelConfig(**fields)

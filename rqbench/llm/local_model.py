@@ -28,7 +28,14 @@ from pathlib import Path
 import httpx
 
 from rqbench import paths
-from rqbench.llm.catalog import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelSpec, local_model_id, parse_model_spec
+from rqbench.llm.catalog import (
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_MODELS,
+    LOCAL_REPLY_TOKENS,
+    LocalModelSpec,
+    local_model_id,
+    local_settings,
+)
 from rqbench.llm.config import ModelConfig
 
 log = logging.getLogger(__name__)
@@ -160,7 +167,7 @@ class LocalModelServer:
             api_base=self.api_base,
             api_key="local-no-key",
             max_concurrency=1,  # llama.cpp's Python server answers one request at a time
-            max_tokens=1024,
+            max_tokens=LOCAL_REPLY_TOKENS,
             json_mode="json_object_schema",
             local=True,
             timeout_s=300.0,
@@ -185,17 +192,10 @@ def shared_local_server(model_id: str = DEFAULT_LOCAL_MODEL) -> LocalModelServer
 
 def local_config(spec: str) -> ModelConfig:
     """``local`` or ``local/<id>[@opts]``: reuse ``RQB_LOCAL_API_BASE`` if set, else start a server."""
-    _, settings = parse_model_spec(spec)
     model_id = local_model_id(spec)
     if model_id not in LOCAL_MODELS:
         raise LocalModelUnavailable(f"unknown local model {model_id!r}; known: {sorted(LOCAL_MODELS)}")
-    overrides: dict[str, object] = {}
-    casts = {"temperature": float, "max_tokens": int}
-    for k, v in settings.items():
-        if k not in ("temperature", "max_tokens", "reasoning_effort"):
-            raise ValueError(f"model spec {spec!r}: option {k!r} is not supported for the local model")
-        overrides[k] = casts.get(k, str)(v)
-    label = f"local/{model_id}" + (f"@{spec.partition('@')[2]}" if settings else "")
+    label, overrides = local_settings(spec)
     external = os.environ.get("RQB_LOCAL_API_BASE")
     if external:
         srv = LocalModelServer(model_id)

@@ -11,18 +11,21 @@ from rqbench.llm.config import ModelConfig
 from rqbench.llm.store import CallStore
 from rqbench.prompts import load_prompt_set
 from rqbench.records import StandaloneNoveltyReply
+from rqbench.untrusted import candidate_values
 
 BACKGROUND = (
     "[Paper 1] Title: Attention Is All You Need\n"
     "Abstract: We propose the Transformer, a sequence transduction architecture based solely on attention, "
     "dispensing with recurrence. It reaches state-of-the-art translation quality with less training time."
 )
-CANDIDATE = "[0] Can attention-only architectures keep their quality when the input length grows far beyond training?"
+CANDIDATE = "Can attention-only architectures keep their quality when the input length grows far beyond training?"
 
 
 async def judge_once(cfg: ModelConfig, store: CallStore | None = None) -> tuple[StandaloneNoveltyReply, float]:
     prompts = load_prompt_set()
-    messages = prompts["novelty_standalone"].render(background=BACKGROUND, candidates=CANDIDATE)
+    values = candidate_values([CANDIDATE])
+    messages = prompts["novelty_standalone"].render(background=BACKGROUND, candidates=values["candidates"],
+                                                    data_tag=values["data_tag"])
     if store is None:
         store = CallStore(Path(tempfile.mkdtemp(prefix="rqbench-check-")) / "calls.db")
     llm = LLM(store)

@@ -61,6 +61,57 @@ def m001_responses_and_calls(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX calls_by_model_step ON calls (model, step)")
 
 
+@migration
+def m002_cached_input_tokens(db: sqlite3.Connection) -> None:
+    """Input tokens the provider served from its prompt-prefix cache (read) or stored in it (write)."""
+    for table in ("responses", "calls"):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN tokens_cached INTEGER")
+        db.execute(f"ALTER TABLE {table} ADD COLUMN tokens_cache_write INTEGER")
+
+
+@migration
+def m003_batches(db: sqlite3.Connection) -> None:
+    """Batches sent to a provider's batch endpoint, the cache keys each holds, and which log rows came by batch."""
+    db.execute(
+        """CREATE TABLE batches (
+            local_id TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            litellm_model TEXT NOT NULL,
+            api_base TEXT,
+            run_id TEXT,
+            state TEXT NOT NULL CHECK (state IN ('new', 'uploaded', 'submitted', 'collected')),
+            file_id TEXT,
+            batch_id TEXT,
+            provider_status TEXT,
+            n_requests INTEGER NOT NULL,
+            created REAL NOT NULL,
+            updated REAL NOT NULL
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE batch_requests (
+            local_id TEXT NOT NULL REFERENCES batches (local_id),
+            key TEXT NOT NULL,
+            model TEXT NOT NULL,
+            step TEXT NOT NULL,
+            body TEXT NOT NULL,
+            request TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'failed')),
+            error TEXT,
+            PRIMARY KEY (local_id, key)
+        )"""
+    )
+    db.execute("CREATE INDEX batch_requests_by_key ON batch_requests (key)")
+    db.execute("ALTER TABLE calls ADD COLUMN batch_id TEXT")
+
+
+@migration
+def m004_response_finish_reason(db: sqlite3.Connection) -> None:
+    """Why the provider stopped ("stop", "length", ...): a reply cut by the budget replays as cut."""
+    db.execute("ALTER TABLE responses ADD COLUMN finish_reason TEXT")
+
+
 @dataclass(frozen=True)
 class CachedResponse:
     key: str
@@ -68,6 +119,7 @@ class CachedResponse:
     tokens_in: int | None
     tokens_out: int | None
     cost_usd: float | None
+    finish_reason: str | None = None
 
 
 class CallStore:
@@ -108,7 +160,7 @@ class CallStore:
     def get(self, key: str) -> CachedResponse | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT key, text, tokens_in, tokens_out, cost_usd FROM responses WHERE key=?", (key,)
+                "SELECT key, text, tokens_in, tokens_out, cost_usd, finish_reason FROM responses WHERE key=?", (key,)
             ).fetchone()
         return CachedResponse(*row) if row else None
 
@@ -117,7 +169,7 @@ class CallStore:
         with self._lock:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
-                q = "SELECT key, text, tokens_in, tokens_out, cost_usd FROM responses WHERE key IN (%s)" % ",".join(
+                q = "SELECT key, text, tokens_in, tokens_out, cost_usd, finish_reason FROM responses WHERE key IN (%s)" % ",".join(
                     "?" * len(chunk)
                 )
                 for row in self._db.execute(q, chunk):
@@ -135,12 +187,17 @@ class CallStore:
         tokens_in: int | None,
         tokens_out: int | None,
         cost_usd: float | None,
+        tokens_cached: int | None = None,
+        tokens_cache_write: int | None = None,
+        finish_reason: str | None = None,
     ) -> None:
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, model, step, json.dumps(request), text, tokens_in, tokens_out, cost_usd, time.time()),
-            )
+                "INSERT OR REPLACE INTO responses (key, model, step, request, text, tokens_in, tokens_out, cost_usd,"
+                " created, tokens_cached, tokens_cache_write, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, model, step, json.dumps(request), text, tokens_in, tokens_out, cost_usd, time.time(),
+                 tokens_cached, tokens_cache_write, finish_reason),
+            )  # fmt: skip
 
     def forget(self, key: str) -> None:
         with self._lock:
@@ -162,11 +219,15 @@ class CallStore:
         cost_usd: float | None = None,
         latency_s: float | None = None,
         error: str | None = None,
+        tokens_cached: int | None = None,
+        tokens_cache_write: int | None = None,
+        batch_id: str | None = None,
     ) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT INTO calls (ts, run_id, step, model, key, cache, status, attempt, tokens_in, tokens_out,"
-                " cost_usd, latency_s, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " cost_usd, latency_s, error, tokens_cached, tokens_cache_write, batch_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     time.time(),
                     run_id,
@@ -181,11 +242,19 @@ class CallStore:
                     cost_usd,
                     latency_s,
                     error,
+                    tokens_cached,
+                    tokens_cache_write,
+                    batch_id,
                 ),
             )
 
     def summary(self, *, run_id: str | None = None, since: float | None = None) -> list[dict[str, Any]]:
-        """Per (model, step): requests sent, cache hits, failures, tokens, cost, latency."""
+        """Per (model, step): requests sent, cache hits, failures, tokens, cost, latency.
+
+        ``tokens_in`` counts every input token sent; ``tokens_in_cached`` the part the
+        provider read from its prompt-prefix cache (billed at its cache rate), and
+        ``tokens_in_billed`` the rest (billed in full, cache writes included).
+        """
         where, args = [], []
         if run_id:
             where.append("run_id = ?")
@@ -197,8 +266,12 @@ class CallStore:
         q = f"""SELECT model, step,
                    SUM(cache='miss') AS requests,
                    SUM(cache='hit') AS cache_hits,
+                   SUM(cache='miss' AND batch_id IS NOT NULL) AS by_batch,
                    SUM(status NOT IN ('ok')) AS failures,
                    COALESCE(SUM(tokens_in) FILTER (WHERE cache='miss'), 0) AS tokens_in,
+                   COALESCE(SUM(tokens_in - COALESCE(tokens_cached, 0)) FILTER (WHERE cache='miss'), 0)
+                       AS tokens_in_billed,
+                   COALESCE(SUM(tokens_cached) FILTER (WHERE cache='miss'), 0) AS tokens_in_cached,
                    COALESCE(SUM(tokens_out) FILTER (WHERE cache='miss'), 0) AS tokens_out,
                    SUM(cost_usd) FILTER (WHERE cache='miss') AS cost_usd,
                    AVG(latency_s) FILTER (WHERE cache='miss') AS mean_latency_s
@@ -210,3 +283,77 @@ class CallStore:
 
     def count_requests(self, *, run_id: str | None = None, since: float | None = None) -> int:
         return int(sum(r["requests"] or 0 for r in self.summary(run_id=run_id, since=since)))
+
+    # -- batches -----------------------------------------------------------
+    def batch_create(
+        self,
+        local_id: str,
+        *,
+        model: str,
+        provider: str,
+        litellm_model: str,
+        api_base: str | None,
+        run_id: str,
+        requests: list[tuple[str, str, str, str, str]],
+    ) -> None:
+        """A new batch and its (key, model, step, body, request) rows, in one transaction."""
+        now = time.time()
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "INSERT INTO batches (local_id, model, provider, litellm_model, api_base, run_id, state, n_requests,"
+                    " created, updated) VALUES (?, ?, ?, ?, ?, ?, 'new', ?, ?, ?)",
+                    (local_id, model, provider, litellm_model, api_base, run_id, len(requests), now, now),
+                )
+                self._db.executemany(
+                    "INSERT INTO batch_requests (local_id, key, model, step, body, request) VALUES (?, ?, ?, ?, ?, ?)",
+                    [(local_id, *r) for r in requests],
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def batch_update(self, local_id: str, **fields: Any) -> None:
+        allowed = {"state", "file_id", "batch_id", "provider_status"}
+        if not fields or set(fields) - allowed:
+            raise ValueError(f"batch_update: fields must be among {sorted(allowed)}, got {sorted(fields)}")
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        with self._lock:
+            self._db.execute(f"UPDATE batches SET {cols}, updated = ? WHERE local_id = ?",
+                             (*fields.values(), time.time(), local_id))  # fmt: skip
+
+    def batch(self, local_id: str) -> dict[str, Any]:
+        with self._lock:
+            cur = self._db.execute("SELECT * FROM batches WHERE local_id = ?", (local_id,))
+            row = cur.fetchone()
+            if row is None:
+                raise KeyError(f"no batch {local_id!r} in {self.path}")
+            return dict(zip([c[0] for c in cur.description], row))
+
+    def batches(self) -> list[dict[str, Any]]:
+        with self._lock:
+            cur = self._db.execute("SELECT * FROM batches ORDER BY created")
+            cols = [c[0] for c in cur.description]
+            return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    def batch_requests(self, local_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            cur = self._db.execute("SELECT * FROM batch_requests WHERE local_id = ? ORDER BY rowid", (local_id,))
+            cols = [c[0] for c in cur.description]
+            return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    def batch_request_done(self, local_id: str, key: str, state: str, error: str | None) -> None:
+        with self._lock:
+            self._db.execute("UPDATE batch_requests SET state = ?, error = ? WHERE local_id = ? AND key = ?",
+                             (state, error, local_id, key))  # fmt: skip
+
+    def open_batch_keys(self) -> dict[str, str]:
+        """Cache key -> local batch id, for every key held by a batch not yet collected."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.key, r.local_id FROM batch_requests r JOIN batches b USING (local_id)"
+                " WHERE b.state != 'collected'"
+            ).fetchall()
+        return dict(rows)

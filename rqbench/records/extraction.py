@@ -63,6 +63,14 @@ class ContributionsReply(Reply):
     )
 
 
+class CitedContributionsReply(Reply):
+    """What one cited (background) paper contributes, in its own terms: the text Table 6 compares RQs with."""
+
+    contributions: list[Annotated[str, Field(min_length=1, max_length=MAX_LONG_TEXT)]] = Field(
+        min_length=1, max_length=5
+    )
+
+
 class GapReply(Reply):
     """Gaps that M identifies in one cited work and addresses; may be empty."""
 

@@ -107,6 +107,9 @@ class TextLevel(str, enum.Enum):
     title = "title"
 
 
+ContributionSource = Literal["extracted", "abstract"]
+
+
 class CitedPaper(Record):
     """A background paper with its section-wise body text."""
 
@@ -116,3 +119,13 @@ class CitedPaper(Record):
     abstract: str = ""
     text_level: TextLevel
     sections: list[SectionText] = Field(default_factory=list)
+    contributions: list[str] = Field(
+        default_factory=list,
+        description="What the paper contributes, in short statements: extracted by an LLM from its body text, "
+        "or its abstract as one statement when that could not be done (see contributions_source).",
+    )
+    contributions_source: ContributionSource | None = Field(
+        default=None,
+        description="Where contributions come from: 'extracted' (an LLM read the body text), 'abstract' (the "
+        "abstract, because the body text was too short or the extraction failed), or null (neither exists).",
+    )

@@ -1,15 +1,33 @@
-"""Judging results: one self-describing file per (submission, judge, setting)."""
+"""Judging results: one self-describing file per (submission, judge, setting), with the protocol it followed."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_serializer, field_validator
 
 from rqbench.records.common import SCHEMA_VERSION, PromptSetRef, Record
 from rqbench.records.judging import NarrownessScore, NoveltyScore, OverlapReply
 from rqbench.records.submission import SubmissionMetadata
+
+class PaperCut(Record):
+    """What of one background paper a prompt carried: tokens kept and cut, and which sections."""
+
+    paper_id: str
+    text_level: str
+    tokens: int = Field(description="Tokens of the paper's block as sent (the policy's count).")
+    tokens_cut: int = Field(default=0, ge=0, description="Tokens of the paper left out; 0 when it went whole.")
+    budget: int
+    abstract_cut: bool = False
+    sections_kept: list[str] = Field(default_factory=list)
+    section_cut: str | None = None
+    sections_dropped: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        return self.abstract_cut or self.section_cut is not None or self.sections_dropped > 0
+
 
 class JudgeSpec(Record):
     """Which judge produced a result, configured how."""
@@ -17,7 +35,7 @@ class JudgeSpec(Record):
     model: str = Field(description="litellm model name, e.g. gemini/gemini-3.1-pro or local/smollm2-135m.")
     label: str = Field(description="Display name; distinguishes two configurations of one model.")
     setting: Literal["standalone", "comparative"]
-    temperature: float = 0.0
+    temperature: float | None = Field(default=0.0, description="None: the vendor's default (none was sent).")
     reasoning_effort: str | None = None
     seed: int = 0
     orderings: int = Field(default=1, ge=1, description="Shuffled orderings per comparative call.")
@@ -31,6 +49,7 @@ class RawReply(Record):
     cache_key: str
     text: str | None
     error: str | None = None
+    truncated: bool = Field(default=False, description="The reply was cut at the reply budget (finish_reason length).")
     candidate_order: list[str] = Field(
         default_factory=list, description="Candidate ids in the order shown (gt, m0..m4)."
     )
@@ -60,6 +79,10 @@ class InstanceResult(Record):
     raw_replies: list[RawReply] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     rule_corrections: int = 0
+    background: dict[str, list[PaperCut]] = Field(
+        default_factory=dict,
+        description="Per judge metric (novelty, narrowness), what of each background paper its prompts carried.",
+    )
 
 
 class CallTotals(Record):
@@ -69,6 +92,31 @@ class CallTotals(Record):
     tokens_out: int = 0
     cost_usd: float = 0.0
     seconds: float = 0.0
+
+
+class Departure(Record):
+    """One way a run differs from the paper's protocol, and how to restore the paper's."""
+
+    item: str = Field(description="The protocol item, e.g. 'judges', 'judge temperature', 'input truncation'.")
+    ours: str = Field(description="What the run does.")
+    paper: str = Field(description="What the paper does.")
+    restore: str = Field(description="The flag or setting that restores the paper's protocol.")
+
+    def line(self) -> str:
+        return f"{self.item}: {self.ours} (paper: {self.paper}); restore: {self.restore}"
+
+
+class ProtocolRecord(Record):
+    """The protocol a run asked for, and every setting in which it departs from the paper's."""
+
+    name: Literal["paper", "custom"] = Field(
+        description="paper: the run asked for the paper's protocol (--protocol paper); custom: it did not."
+    )
+    departures: list[Departure] = Field(default_factory=list)
+
+    @property
+    def faithful(self) -> bool:
+        return not self.departures
 
 
 class ResultsFile(Record):
@@ -88,3 +136,18 @@ class ResultsFile(Record):
     settings: dict[str, Any] = Field(
         default_factory=dict, description="Run settings that shape the prompts (background truncation policy, metrics)."
     )
+    protocol: ProtocolRecord | None = Field(
+        default=None, description="The protocol and its departures from the paper's; None in files written before it."
+    )
+
+    # Results files are published: the submitter's contact stays in the private request and the raw
+    # upload, never here. It is dropped when a file is read (one written before this rule) or made,
+    # and never written, even from a copy made with ``model_copy(update=...)``, which skips validators.
+    @field_validator("submission")
+    @classmethod
+    def _no_contact(cls, meta: SubmissionMetadata) -> SubmissionMetadata:
+        return meta.model_copy(update={"contact": ""}) if meta.contact else meta
+
+    @field_serializer("submission")
+    def _written_without_contact(self, meta: SubmissionMetadata) -> SubmissionMetadata:
+        return meta.model_copy(update={"contact": ""}) if meta.contact else meta

@@ -68,7 +68,11 @@ class SubmissionMetadata(Record):
     model_type: Literal["open", "closed", "unknown"] = "unknown"
     knowledge_cutoff: Date | None = None
     parameters: dict[str, Any] = Field(default_factory=dict)
-    prompt_variant: Literal["original", "revised", "custom"] = "original"
+    prompt_variant: Literal["original", "revised", "strict", "custom"] = Field(
+        default="original",
+        description="The generation prompt: original (the paper's A.4 rules), revised (A.8), strict (original plus "
+        "a rule of our own), custom (another prompt).",
+    )
     date: datetime | None = None
     contact: str = ""
     notes: str = Field(default="", max_length=4000)

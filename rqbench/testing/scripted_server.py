@@ -4,12 +4,15 @@ Faults are injected where real ones happen, at the HTTP level: status codes with
 Retry-After, 5xx, slow replies past the client's timeout, dropped connections,
 truncated or non-JSON bodies. The LLM layer and litellm run unpatched against it.
 A responder sees each request's step as the LLM layer tagged it (``req.step``),
-so it never has to guess the step from the prompt's wording or the schema.
+so it never has to guess the step from the prompt's wording or the schema. It
+returns the reply's text, or a ``ScriptedReply`` to script the finish reason as
+well (``"length"``: a reply cut at the reply budget).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import deque
@@ -20,6 +23,7 @@ from typing import Any
 
 from rqbench.llm.client import STEP_HEADER
 from rqbench.llm.config import ModelConfig
+from rqbench.testing.scripted_batches import BATCH_PATHS, ScriptedBatches
 
 
 class ScriptedRequest(dict):
@@ -37,7 +41,15 @@ class ScriptedRequest(dict):
         return self.step_tag.split(":", 1)[0]
 
 
-Responder = Callable[[ScriptedRequest], str]
+@dataclass(frozen=True)
+class ScriptedReply:
+    """A reply with the finish reason the server reports for it ("stop", or "length" for one cut at max_tokens)."""
+
+    content: str
+    finish_reason: str = "stop"
+
+
+Responder = Callable[[ScriptedRequest], "str | ScriptedReply"]
 
 
 @dataclass
@@ -49,32 +61,85 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     content: str = ""  # for kind="reply": a well-formed completion with this text (e.g. the wrong JSON shape)
+    finish_reason: str = "stop"  # for kind="reply"/"empty": e.g. "length", a reply cut at the budget
 
 
-def completion_body(content: str, model: str = "scripted", prompt_tokens: int = 10) -> dict[str, Any]:
-    return {
+UsageExtra = Callable[[dict[str, Any], int], dict[str, Any]]
+
+
+def completion_body(
+    content: str,
+    model: str = "scripted",
+    prompt_tokens: int = 10,
+    usage_extra: dict[str, Any] | None = None,
+    finish_reason: str = "stop",
+) -> dict[str, Any]:
+    body = {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": max(1, len(content) // 4),
             "total_tokens": prompt_tokens + max(1, len(content) // 4),
         },
     }
+    body["usage"].update(usage_extra or {})
+    return body
+
+
+def _prompt_text(req: dict[str, Any]) -> str:
+    return "".join(f"\x1e{m.get('role', '')}\x1f{m.get('content') or ''}" for m in req.get("messages", []))
+
+
+def prefix_cache_usage(style: str = "openai", min_tokens: int = 1024) -> UsageExtra:
+    """A provider-like prompt cache: the longest prefix (in characters / 4) shared with an earlier prompt.
+
+    ``style`` picks the usage fields the provider sends: ``openai`` (and Gemini)
+    ``prompt_tokens_details.cached_tokens``; ``deepseek`` ``prompt_cache_hit_tokens``
+    and ``prompt_cache_miss_tokens``; ``anthropic`` ``cache_read_input_tokens`` and
+    ``cache_creation_input_tokens``.
+    """
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def usage(req: dict[str, Any], prompt_tokens: int) -> dict[str, Any]:
+        text = _prompt_text(req)
+        with lock:
+            shared = max((len(os.path.commonprefix([text, old])) for old in seen), default=0)
+            seen.append(text)
+        cached = min(prompt_tokens, shared // 4)
+        cached = cached if cached >= min_tokens else 0
+        if style == "openai":
+            return {"prompt_tokens_details": {"cached_tokens": cached}}
+        if style == "deepseek":
+            return {"prompt_cache_hit_tokens": cached, "prompt_cache_miss_tokens": prompt_tokens - cached}
+        if style == "anthropic":
+            return {"cache_read_input_tokens": cached, "cache_creation_input_tokens": prompt_tokens - cached}
+        raise ValueError(f"unknown usage style {style!r}")
+
+    return usage
 
 
 class ScriptedServer:
     """Answers chat completions with ``responder(request) -> content``, after any queued faults."""
 
-    def __init__(self, responder: Responder | None = None, *, fault_plan: Callable[[int], Fault | None] | None = None):
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        fault_plan: Callable[[int], Fault | None] | None = None,
+        usage_extra: UsageExtra | None = None,
+    ):
         self.responder = responder or (lambda req: "{}")
         self.fault_plan = fault_plan
+        self.usage_extra = usage_extra
         self.faults: deque[Fault] = deque()
         self.requests: list[ScriptedRequest] = []
         self._lock = threading.Lock()
+        self.batches = ScriptedBatches(self)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,11 +149,18 @@ class ScriptedServer:
                 return
 
             def do_GET(self) -> None:  # health check, like llama.cpp's /v1/models
+                if self.path.startswith(BATCH_PATHS):
+                    self._send(*server.batches.handle("GET", self.path, dict(self.headers), b""))
+                    return
                 self._send(200, json.dumps({"object": "list", "data": [{"id": "scripted"}]}).encode())
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                req = ScriptedRequest(json.loads(self.rfile.read(length) or b"{}"), self.headers.get(STEP_HEADER))
+                raw = self.rfile.read(length)
+                if self.path.startswith(BATCH_PATHS):
+                    self._send(*server.batches.handle("POST", self.path, dict(self.headers), raw))
+                    return
+                req = ScriptedRequest(json.loads(raw or b"{}"), self.headers.get(STEP_HEADER))
                 with server._lock:
                     n = len(server.requests)
                     server.requests.append(req)
@@ -97,9 +169,7 @@ class ScriptedServer:
                     fault = server.fault_plan(n)
                 if fault is not None and self._fault(fault):
                     return
-                content = server.responder(req)
-                prompt_tokens = sum(len(m.get("content") or "") for m in req.get("messages", [])) // 4
-                self._send(200, json.dumps(completion_body(content, req.get("model", "scripted"), prompt_tokens)).encode())
+                self._send(200, json.dumps(server.complete(req)).encode())
 
             def _fault(self, f: Fault) -> bool:
                 if f.kind == "status":
@@ -127,7 +197,7 @@ class ScriptedServer:
                     self._send(200, b"<html>upstream error</html>", {"content-type": "text/html"})
                     return True
                 if f.kind in ("empty", "reply"):
-                    self._send(200, json.dumps(completion_body(f.content)).encode())
+                    self._send(200, json.dumps(completion_body(f.content, finish_reason=f.finish_reason)).encode())
                     return True
                 raise ValueError(f"unknown fault kind {f.kind!r}")
 
@@ -153,6 +223,20 @@ class ScriptedServer:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def complete(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The completion body for a request: the responder's content and finish reason, usage as a provider
+        would count it."""
+        reply = self.responder(req)
+        if not isinstance(reply, ScriptedReply):
+            reply = ScriptedReply(reply)
+        prompt_tokens = sum(len(m.get("content") or "") for m in req.get("messages", [])) // 4
+        extra = self.usage_extra(req, prompt_tokens) if self.usage_extra else None
+        return completion_body(reply.content, req.get("model", "scripted"), prompt_tokens, extra, reply.finish_reason)
+
+    def complete_line(self, body: dict[str, Any], step: str | None) -> dict[str, Any]:
+        """``complete`` for one line of a batch, whose step tag travels in its ``custom_id``."""
+        return self.complete(ScriptedRequest(body, step))
 
     @property
     def api_base(self) -> str:

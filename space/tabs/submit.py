@@ -1,4 +1,9 @@
-"""The Submit tab: upload a submission through ``SubmitFlow`` and watch the request queue."""
+"""The Submit tab: upload a submission through ``SubmitFlow`` and watch the request queue.
+
+Everything sent back to the page goes through ``printable``: a lone surrogate
+typed or uploaded anywhere becomes U+FFFD in the reply instead of an encoding
+error that would break the event stream. One validation runs at a time.
+"""
 
 import logging
 from dataclasses import dataclass
@@ -6,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import gradio as gr
 import pandas as pd
-from rqbench.space.safety import redact
+from rqbench.space.safety import printable, redact
 from rqbench.space.submit import REQUEST_COLUMNS, SubmitFlow, Submitter, account_created_at, requests_table
 from rqbench.space.tabs.common import demo_banner, identity
 
@@ -23,8 +28,18 @@ class SubmitTab:
     requests: gr.Dataframe
 
 
+def identity_note(config: "SpaceConfig") -> str:
+    """Who counts as one submitter, said plainly."""
+    if config.on_hub:
+        return ("The daily limit is per Hugging Face account, and a model name belongs to the account that first "
+                "submitted it. Submissions whose questions look aimed at the judges are held for a maintainer's "
+                "review.")
+    return ("Offline there is no sign-in: the name you type is not verified, so the daily limit and model-name "
+            "ownership hold per typed name, and typing another name gets around both.")
+
+
 def queue_rows(config: "SpaceConfig") -> pd.DataFrame:
-    """Every request in the store with its status and failure reason."""
+    """Every request in the store with its status and failure or review reason (never a contact)."""
     return pd.DataFrame(requests_table(config.stores), columns=REQUEST_COLUMNS)
 
 
@@ -46,9 +61,10 @@ def build(config: "SpaceConfig") -> SubmitTab:
                 f"({len(config.target.rq_ids)} instances): a metadata line, then one line per rq_id with "
                 f"five research questions. Limit: {config.policy.max_bytes // (1024 * 1024)} MB, "
                 f"{config.policy.per_user_per_day} submission per user per day. Scores are always "
-                "recomputed by the worker."
+                "recomputed by the worker. " + identity_note(config)
             )
-        sub_name = gr.Textbox(label="Your name (offline only)", visible=not config.on_hub, elem_id="sub-name")
+        sub_name = gr.Textbox(label="Your name (offline: names are not verified)", visible=not config.on_hub,
+                              elem_id="sub-name")  # fmt: skip
         upload = gr.File(label="Submission (.jsonl)", file_types=[".jsonl", ".json"], type="filepath",
                          elem_id="sub-file")  # fmt: skip
         submit_btn = gr.Button("Submit", variant="primary", elem_id="sub-button",
@@ -71,12 +87,17 @@ def build(config: "SpaceConfig") -> SubmitTab:
             except Exception as exc:  # the Hub could not say; the flow rejects and says why
                 log.warning("account age lookup failed for %s: %s", user, redact(str(exc)))
         who = Submitter(username=user, signed_in=config.on_hub, account_created=created)
-        outcome = flow.submit(path, who)
-        return redact(outcome.message()), requests_rows()
+        try:
+            message = flow.submit(path, who).message()
+        except Exception as exc:  # a store outage, say: the submitter gets a reason, the log the traceback
+            log.exception("submission from %r failed", printable(user))
+            message = (f"The submission could not be processed ({type(exc).__name__}); nothing was queued. "
+                       "Try again later.")
+        return printable(redact(message)), requests_rows()
 
     def requests_rows():
         return queue_rows(config)
 
-    submit_btn.click(do_submit, [upload, sub_name], [submit_out, req_table])
+    submit_btn.click(do_submit, [upload, sub_name], [submit_out, req_table], concurrency_limit=1)
     req_refresh.click(requests_rows, None, req_table)
     return SubmitTab(req_table)

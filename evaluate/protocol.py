@@ -1,0 +1,379 @@
+"""The paper's evaluation protocol as data, and every way a run departs from it.
+
+RQ-Bench exists to measure how far LLM judges of novelty can be trusted, so its
+own numbers follow the paper's protocol (§5, §6.1, A.4) unless a user asks for
+something else, and each departure is named with the flag that restores the
+paper's setting. ``--protocol paper`` (the default when a paper judge's key is
+set) takes the paper's models where none are given; ``--protocol custom`` (the
+default offline) takes the embedded model. Either way ``departures`` lists what
+differs, ``--dry-run`` prints it, and every results file records it
+(``ResultsFile.protocol``).
+
+The settings checked (the paper's value in brackets): judges [gemini-3.1-pro and
+deepseek-v4-pro, combined], judge temperature [0] and reasoning [highest],
+generation sampling [the vendor's default] and reasoning [highest where the model
+has a setting], what the models read [background papers whole up to the
+context window], the generation prompt [original, A.4], the prompt set
+[rqbench-v1], judging settings [standalone and comparative], judges run [novelty,
+narrowness, overlap], comparative orderings [1], instances [all], and the
+combine rule [pooled: our reading, since the paper's equation is missing from
+our copy of it; see docs/fidelity.md].
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rqbench.evaluate.background import BackgroundPolicy, background_block, input_policy
+from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.metrics import CombineRule, describe_combine_rule
+
+from rqbench.llm.catalog import (
+    HIGHEST_REASONING,
+    context_window,
+    is_local,
+    parse_model_spec,
+    resolve_generator,
+    resolve_judge,
+    supports_reasoning,
+)
+from rqbench.llm.client import LLM
+from rqbench.llm.config import ModelConfig
+from rqbench.prompts import DEFAULT_PROMPT_SET, PromptSet
+from rqbench.records import Departure, ProtocolRecord, SubmissionMetadata
+
+Protocol = Literal["paper", "custom"]
+PROTOCOLS: tuple[Protocol, ...] = ("paper", "custom")
+
+# §6.1 "Judge Configurations": two judges, maximum reasoning, greedy decoding.
+PAPER_JUDGES = ("gemini/gemini-3.1-pro", "deepseek/deepseek-v4-pro")
+JUDGE_KEYS = {"gemini/gemini-3.1-pro": "GEMINI_API_KEY", "deepseek/deepseek-v4-pro": "DEEPSEEK_API_KEY"}
+JUDGE_TEMPERATURE = 0.0
+REASONING = HIGHEST_REASONING
+# A.4: the original prompt; §5.1: both settings, one call per comparison; §5: the three judges.
+PROMPT_VARIANT = "original"
+SETTINGS = ("standalone", "comparative")
+METRICS = ("novelty", "narrowness", "overlap")
+ORDERINGS = 1
+# The paper names a "two-judge combined" figure; its equation is missing from our text, and
+# pooling the instance x judge verdicts is our reading of it (docs/fidelity.md, M4).
+COMBINE_RULE = CombineRule.pooled
+# The embedded model, configured two ways, judges offline (--protocol custom).
+OFFLINE_JUDGES = ("local", "local@temperature=0.7")
+PAPER_JUDGE_FLAGS = " ".join(f"--judge {j}" for j in PAPER_JUDGES)
+
+
+def default_protocol(env: Mapping[str, str] = os.environ) -> Protocol:
+    """``paper`` when a key of one of the paper's judges is set, else ``custom`` (the offline default)."""
+    return "paper" if any(env.get(k) for k in JUDGE_KEYS.values()) else "custom"
+
+
+@dataclass(frozen=True)
+class JudgeChoice:
+    """The judges a run uses, what to tell the user about them, and the paper judges' missing keys."""
+
+    judges: list[str]
+    notes: list[str] = field(default_factory=list)
+    missing_keys: list[str] = field(default_factory=list)
+
+    def blocking_keys(self, env: Mapping[str, str] = os.environ) -> list[str]:
+        """The keys that chosen paper judges need and do not have: a real run stops on them."""
+        return [JUDGE_KEYS[j] for j in self.judges if j in JUDGE_KEYS and not env.get(JUDGE_KEYS[j])]
+
+
+def choose_judges(
+    protocol: Protocol, given: Sequence[str] | None, offline: Sequence[str], env: Mapping[str, str] = os.environ
+) -> JudgeChoice:
+    """``--judge`` as given; else the paper's judges whose keys are set (``paper``) or ``offline`` (``custom``).
+
+    With one paper judge's key only, that judge runs alone, and the note says plainly that there
+    is then no combined figure. With neither key, both are chosen and ``missing_keys`` names the
+    keys, so a real run can stop before any call.
+    """
+    if given:
+        return JudgeChoice(list(given))
+    if protocol == "custom":
+        return JudgeChoice(list(offline))
+    keyed = [j for j in PAPER_JUDGES if env.get(JUDGE_KEYS[j])]
+    missing = [JUDGE_KEYS[j] for j in PAPER_JUDGES if not env.get(JUDGE_KEYS[j])]
+    if not keyed:
+        return JudgeChoice(list(PAPER_JUDGES), [f"the paper's judges need {' and '.join(missing)}"], missing)
+    notes = []
+    if len(keyed) == 1:
+        (other,) = [j for j in PAPER_JUDGES if j not in keyed]
+        notes.append(
+            f"this run has one judge, {keyed[0]}: {JUDGE_KEYS[other]} is not set, so {other} cannot judge. "
+            "With one judge there is no combined figure, which departs from the paper's two-judge protocol."
+        )
+    return JudgeChoice(keyed, notes, missing)
+
+
+# --------------------------------------------------------------------------
+# what a run does
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelUse:
+    """A model as the run calls it: the spec given, the name asked, its settings and its input policy."""
+
+    spec: str
+    name: str
+    config: ModelConfig
+    can_reason: bool
+    policy: BackgroundPolicy
+
+    @property
+    def label(self) -> str:
+        return self.config.name
+
+    def settings_line(self) -> str:
+        """``label: sampling, reasoning, reply budget``."""
+        c = self.config
+        sampling = "vendor-default sampling" if c.temperature is None else f"temperature {c.temperature:g}"
+        reasoning = (f"reasoning mode {c.reasoning_effort}" if c.reasoning_effort
+                     else "no reasoning setting" if not self.can_reason else "reasoning off")  # fmt: skip
+        budget = f"reply budget {c.max_tokens:,} tokens" if c.max_tokens else "no reply budget"
+        return f"{self.label}: {sampling}, {reasoning}, {budget}"
+
+
+def judge_use(
+    spec: str, llm: LLM, *, context_tokens: int | None = None, fixed: BackgroundPolicy | None = None
+) -> ModelUse:
+    """A judge by the paper's settings (``resolve_judge``) and the background budget of its window."""
+    name, cfg = resolve_judge(spec, llm)
+    policy = fixed or input_policy(spec, cfg.max_tokens, context_tokens=context_tokens)
+    return ModelUse(spec, name, cfg, not cfg.local and supports_reasoning(cfg.litellm_model), policy)
+
+
+def generator_use(
+    spec: str, llm: LLM, *, context_tokens: int | None = None, fixed: BackgroundPolicy | None = None
+) -> ModelUse:
+    """A generator by the paper's settings (``resolve_generator``) and the background budget of its window."""
+    name, cfg = resolve_generator(spec, llm)
+    policy = fixed or input_policy(spec, cfg.max_tokens, context_tokens=context_tokens)
+    return ModelUse(spec, name, cfg, not cfg.local and supports_reasoning(cfg.litellm_model), policy)
+
+
+@dataclass(frozen=True)
+class RecordedGeneration:
+    """A submission's generation settings as its metadata records them (a submission we did not generate here)."""
+
+    metadata: SubmissionMetadata
+
+    @property
+    def recorded(self) -> bool:
+        return "temperature" in self.metadata.parameters
+
+
+@dataclass
+class RunPlan:
+    """Everything about a run that the paper's protocol fixes, resolved before any call."""
+
+    protocol: Protocol
+    judges: list[ModelUse]
+    generation: ModelUse | RecordedGeneration | None
+    prompt_variant: str
+    prompts: PromptSet
+    settings: Sequence[str]
+    metrics: Sequence[str]
+    orderings: int
+    combine: CombineRule | None = None  # None: the run writes no combined figure (``rqbench judge``)
+    instances: int | None = None  # instances the run covers
+    instances_total: int | None = None  # in the dataset (differs under --limit)
+    missing_keys: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def record(self) -> ProtocolRecord:
+        return ProtocolRecord(name=self.protocol, departures=departures(self))
+
+
+# --------------------------------------------------------------------------
+# departures
+# --------------------------------------------------------------------------
+
+
+def _base(spec: str) -> str:
+    name, _ = parse_model_spec(spec)
+    return "local" if is_local(name) else name
+
+
+def _input_departure(who: str, use: ModelUse, flag_prefix: str) -> Departure | None:
+    """How a model's background budget departs from "whole papers, up to the context window"."""
+    p = use.policy
+    paper = "background papers given whole, cut only where the context window requires it"
+    if p.basis == "fixed":
+        return Departure(item=f"input truncation ({who})", ours=p.describe(), paper=paper,
+                         restore="drop --background-tokens")  # fmt: skip
+    if p.basis == "embedded":
+        return Departure(item=f"input truncation ({who})", ours=p.describe(), paper=paper,
+                         restore=f"a hosted model with a large context window ({flag_prefix} NAME)")  # fmt: skip
+    if p.window_source == "assumed":
+        return Departure(item=f"input truncation ({who})",
+                         ours=f"the context window of {use.label} is unknown; {p.window_tokens:,} tokens assumed",
+                         paper=paper, restore="--context-tokens N (the model's window)")  # fmt: skip
+    known = context_window(use.spec)
+    if p.window_source == "--context-tokens" and known is not None and (p.window_tokens or 0) < known:
+        return Departure(item=f"input truncation ({who})",
+                         ours=f"--context-tokens {p.window_tokens:,}, below {use.label}'s window of {known:,}",
+                         paper=paper, restore="drop --context-tokens")  # fmt: skip
+    return None
+
+
+def _judge_departures(plan: RunPlan) -> list[Departure]:
+    out: list[Departure] = []
+    labels = [j.label for j in plan.judges]
+    paper_judges = " and ".join(PAPER_JUDGES)
+    keys = f" (with {' and '.join(plan.missing_keys)} set)" if plan.missing_keys else ""
+    if sorted({_base(j.spec) for j in plan.judges}) != sorted(PAPER_JUDGES) or len(plan.judges) != len(PAPER_JUDGES):
+        out.append(Departure(item="judges", ours=", ".join(labels), paper=paper_judges,
+                             restore=PAPER_JUDGE_FLAGS + keys))  # fmt: skip
+    if len({j.label for j in plan.judges}) < 2:
+        others = [j for j in PAPER_JUDGES if j not in {_base(u.spec) for u in plan.judges}]
+        out.append(Departure(item="combined figure", ours="one judge, so no combined figure",
+                             paper="per-judge figures and the two-judge combined figure",
+                             restore=" ".join(f"--judge {j}" for j in others[:1] or PAPER_JUDGES) + keys))  # fmt: skip
+    for j in plan.judges:
+        t = j.config.temperature
+        if t != JUDGE_TEMPERATURE:
+            out.append(Departure(item=f"judge temperature ({j.label})",
+                                 ours="the vendor's default" if t is None else f"temperature {t:g}",
+                                 paper="greedy decoding, temperature 0",
+                                 restore=f"--judge {_base(j.spec)} (no @temperature)"))  # fmt: skip
+        if j.config.reasoning_effort != REASONING:
+            ours = (f"reasoning_effort={j.config.reasoning_effort}" if j.config.reasoning_effort
+                    else "no reasoning setting" if not j.can_reason else "reasoning off")  # fmt: skip
+            restore = (f"--judge {_base(j.spec)} (no @reasoning_effort)" if j.can_reason
+                       else f"a reasoning judge: {PAPER_JUDGE_FLAGS}")  # fmt: skip
+            out.append(Departure(item=f"judge reasoning ({j.label})", ours=ours,
+                                 paper="maximum reasoning (thinking_level high)", restore=restore))  # fmt: skip
+        d = _input_departure(f"judge {j.label}", j, "--judge")
+        if d is not None:
+            out.append(d)
+    return out
+
+
+def generation_departures(gen: ModelUse | RecordedGeneration | None, prompt_variant: str) -> list[Departure]:
+    """How the RQs were (or will be) generated differently from the paper's §6.1 settings and A.4 prompt."""
+    out: list[Departure] = []
+    if prompt_variant != PROMPT_VARIANT:
+        out.append(Departure(item="generation prompt", ours=f"the {prompt_variant} prompt",
+                             paper="the original prompt (A.4)", restore="--prompt original"))  # fmt: skip
+    sampling_paper = "the vendor's default sampling"
+    reasoning_paper = "the highest reasoning setting (thinking mode on)"
+    if isinstance(gen, ModelUse):
+        c = gen.config
+        if c.temperature is not None:
+            local = " (the embedded model's documented offline setting)" if c.local else ""
+            out.append(Departure(item="generation sampling", ours=f"temperature {c.temperature:g}{local}",
+                                 paper=sampling_paper,
+                                 restore="a hosted generator (--model NAME)" if c.local
+                                 else f"--model {_base(gen.spec)} (no @temperature)"))  # fmt: skip
+        if gen.can_reason and c.reasoning_effort != REASONING:
+            out.append(Departure(item="generation reasoning", ours=f"reasoning_effort={c.reasoning_effort}",
+                                 paper=reasoning_paper,
+                                 restore=f"--model {_base(gen.spec)} (no @reasoning_effort)"))  # fmt: skip
+        d = _input_departure(f"generator {gen.label}", gen, "--model")
+        if d is not None:
+            out.append(d)
+    elif isinstance(gen, RecordedGeneration) and gen.recorded:
+        params = gen.metadata.parameters
+        restore = "regenerate with rqbench generate (the paper's generation settings are its defaults)"
+        if params.get("temperature") is not None:
+            out.append(Departure(item="generation sampling", ours=f"temperature {params['temperature']}",
+                                 paper=sampling_paper, restore=restore))  # fmt: skip
+        model = gen.metadata.model
+        if not is_local(model) and supports_reasoning(model) and params.get("reasoning_effort") != REASONING:
+            out.append(Departure(item="generation reasoning",
+                                 ours=f"reasoning_effort={params.get('reasoning_effort')}",
+                                 paper=reasoning_paper, restore=restore))  # fmt: skip
+        bg = params.get("background")
+        if isinstance(bg, dict):
+            policy = BackgroundPolicy.model_validate(bg)
+            if policy.basis != "window":
+                out.append(Departure(item="input truncation (generator)", ours=policy.describe(),
+                                     paper="background papers given whole, cut only where the context window "
+                                     "requires it", restore=restore))  # fmt: skip
+    return out
+
+
+def departures(plan: RunPlan) -> list[Departure]:
+    """Every setting of ``plan`` that differs from the paper's protocol, each with its restoring flag."""
+    out = _judge_departures(plan) + generation_departures(plan.generation, plan.prompt_variant)
+    if plan.prompts.path.resolve() != DEFAULT_PROMPT_SET.resolve():
+        out.append(Departure(item="prompt set", ours=f"{plan.prompts.name} ({plan.prompts.path})",
+                             paper="the packaged rqbench-v1 (the paper's prompts, in our words)",
+                             restore="drop --prompts"))  # fmt: skip
+    if tuple(s for s in SETTINGS if s in plan.settings) != SETTINGS:
+        out.append(Departure(item="judging settings", ours=" and ".join(plan.settings) + " only",
+                             paper="standalone and comparative", restore="--setting both"))  # fmt: skip
+    if tuple(m for m in METRICS if m in plan.metrics) != METRICS:
+        out.append(Departure(item="judges run", ours=", ".join(plan.metrics) + " only",
+                             paper=", ".join(METRICS), restore=f"--metrics {','.join(METRICS)}"))  # fmt: skip
+    if plan.orderings != ORDERINGS:
+        out.append(Departure(item="comparative orderings", ours=f"{plan.orderings} shuffled orderings per instance",
+                             paper="one call per comparison", restore="--orderings 1"))  # fmt: skip
+    if plan.combine is not None and plan.combine != COMBINE_RULE and len({j.label for j in plan.judges}) >= 2:
+        out.append(Departure(item="combine rule", ours=describe_combine_rule(plan.combine),
+                             paper=f"{COMBINE_RULE.value} (our reading; the equation is missing from our text)",
+                             restore=f"--combine {COMBINE_RULE.value}"))  # fmt: skip
+    if plan.instances is not None and plan.instances_total is not None and plan.instances < plan.instances_total:
+        out.append(Departure(item="instances", ours=f"the first {plan.instances} of {plan.instances_total}",
+                             paper="every instance", restore="drop --limit"))  # fmt: skip
+    return out
+
+
+# --------------------------------------------------------------------------
+# what --dry-run prints
+# --------------------------------------------------------------------------
+
+
+def generation_lines(gen: ModelUse, prompt_variant: str, bench: Benchmark | None = None) -> list[str]:
+    """What ``rqbench generate`` prints: the generator's settings and inputs, and its departures from the paper's."""
+    deps = generation_departures(gen, prompt_variant)
+    cut = f"; {instances_cut(bench, gen.policy)} of {len(bench.instances)} instances cut" if bench else ""
+    lines = [f"generator {gen.settings_line()}; prompt {prompt_variant}", f"  input: {gen.policy.describe()}{cut}"]
+    lines.append(f"{len(deps)} departure{'' if len(deps) == 1 else 's'} from the paper's generation settings"
+                 + (":" if deps else ""))  # fmt: skip
+    return lines + [f"  - {d.line()}" for d in deps]
+
+
+def instances_cut(bench: Benchmark, policy: BackgroundPolicy) -> int:
+    """Instances whose background block (all papers, as the novelty judge and the generator read it) is cut."""
+    return sum(any(c.truncated for c in background_block(bench.background(i), policy)[1]) for i in bench.instances)
+
+
+def plan_lines(plan: RunPlan, bench: Benchmark | None = None) -> list[str]:
+    """The protocol block a run prints: the settings that matter, then every departure with its flag."""
+    deps = departures(plan)
+    lines = [f"protocol: {plan.protocol}"]
+    uses: list[tuple[str, ModelUse]] = []
+    if isinstance(plan.generation, ModelUse):
+        lines.append(f"  generator {plan.generation.settings_line()}; prompt {plan.prompt_variant}")
+        uses.append(("generator", plan.generation))
+    elif isinstance(plan.generation, RecordedGeneration):
+        m = plan.generation.metadata
+        rec = "" if plan.generation.recorded else "; its generation settings are not recorded"
+        lines.append(f"  submission {m.model}: prompt {m.prompt_variant}{rec}")
+    for j in plan.judges:
+        lines.append(f"  judge {j.settings_line()}")
+        uses.append(("judge", j))
+    for role, u in uses:
+        cut = f"; {instances_cut(bench, u.policy)} of {len(bench.instances)} instances cut" if bench else ""
+        lines.append(f"  input of {role} {u.label}: {u.policy.describe()}{cut}")
+    order = "ordering" if plan.orderings == 1 else "orderings"
+    lines.append(f"  judging: {' and '.join(plan.settings)}; {', '.join(plan.metrics)}; "
+                 f"{plan.orderings} comparative {order}")  # fmt: skip
+    labels = sorted({j.label for j in plan.judges})
+    if plan.combine is not None and len(labels) >= 2:
+        lines.append(f"  combined: {describe_combine_rule(plan.combine, labels)}")
+    elif plan.combine is not None:
+        lines.append("  combined: none (one judge)")
+    lines += [f"  note: {n}" for n in plan.notes]
+    lines.append(f"{len(deps)} departure{'' if len(deps) == 1 else 's'} from the paper's protocol"
+                 + (":" if deps else ""))  # fmt: skip
+    lines += [f"  - {d.line()}" for d in deps]
+    return lines

@@ -1,0 +1,434 @@
+"""docs/fidelity.md, checked against the code: each row's verdict is read from the code here.
+
+Every row of the table names the test that checks it (its last column) or says why it is checked by
+hand; ``test_every_row_names_a_test_that_exists_or_says_why_not`` holds the table to that, and
+``test_the_summary_counts_are_the_rows_counts`` keeps the summary honest. The tests of each row group
+read the value the table states from the code (a default, a constant, what a function returns) and
+assert it, so a change that moves the code away from a row fails here until the row moves with it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import evaluate_factory as F
+import pytest
+
+from rqbench.llm import LLM, catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "fidelity.md"
+PROMPTS = ROOT / "rqbench" / "prompts" / "rqbench-v1"
+PAPER_JUDGES = ("gemini/gemini-3.1-pro", "deepseek/deepseek-v4-pro")
+ROW = re.compile(r"^\| (?P<id>[BGJMT]\d+) \|")
+
+
+def rows() -> dict[str, list[str]]:
+    """Row id -> its cells, for every protocol table of docs/fidelity.md."""
+    out = {}
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        m = ROW.match(line)
+        if m:
+            out[m.group("id")] = [c.strip() for c in line.strip().strip("|").split(" | ")]
+    return out
+
+
+def verdict(row_id: str) -> str:
+    cells = rows()[row_id]
+    return cells[-3]
+
+
+# --------------------------------------------------------------------------
+# the table itself
+# --------------------------------------------------------------------------
+
+
+def test_every_row_names_a_test_that_exists_or_says_why_not():
+    tests = {}
+    for f in (ROOT / "tests").glob("test_*.py"):
+        for name in re.findall(r"^def (test_\w+)", f.read_text(encoding="utf-8"), re.M):
+            tests[f"{f.name}::{name}"] = True
+    table = rows()
+    assert len(table) >= 60
+    for row_id, cells in table.items():
+        checked = cells[-1]
+        named = re.findall(r"`(test_\w+\.py::test_\w+)`", checked)
+        assert named or checked.startswith("by hand:"), f"{row_id}: last column is {checked!r}"
+        for ref in named:
+            assert ref in tests, f"{row_id} names {ref}, which does not exist"
+
+
+def test_the_summary_counts_are_the_rows_counts():
+    text = DOC.read_text(encoding="utf-8")
+    table = rows()
+    parts = {"B": "Building the dataset (B)", "G": "Generating RQs (G)", "J": "Judging (J)", "M": "Metrics (M)",
+             "T": "The paper's tables (T)"}  # fmt: skip
+    total = [0, 0, 0, 0]
+    for letter, label in parts.items():
+        mine = [c for rid, c in table.items() if rid.startswith(letter)]
+        faithful = sum(c[-3].startswith("faithful") for c in mine)
+        deviating = sum(c[-3].startswith("deviating") for c in mine)
+        issue = sum("[issue]" in c[-3] for c in mine)
+        assert faithful + deviating == len(mine), letter
+        want = f"| {label} | {len(mine)} | {faithful} | {deviating} | {issue} |"
+        assert want in text, want
+        total = [a + b for a, b in zip(total, [len(mine), faithful, deviating, issue])]
+    assert f"| **all** | **{total[0]}** | **{total[1]}** | **{total[2]}** | **{total[3]}** |" in text
+
+
+# --------------------------------------------------------------------------
+# B. building the dataset
+# --------------------------------------------------------------------------
+
+
+def test_b1_the_sourcing_window_is_given_not_defaulted(tmp_path):
+    from rqbench.builder.pipeline import BuildConfig
+
+    cfg = BuildConfig(out=tmp_path, arxiv_query="cat:cs.*")
+    assert cfg.date_from is None and cfg.date_to is None and verdict("B1").startswith("faithful")
+
+
+def test_b3_the_top_tenth_is_kept_per_primary_category():
+    from rqbench.builder.filtering import top_cited
+    from rqbench.records import SourcePaper
+
+    papers = [SourcePaper(arxiv_id=f"2501.{i:05d}", title=f"P{i}", primary_category="cs.CL" if i < 25 else "stat.ML")
+              for i in range(30)]  # fmt: skip
+    kept = top_cited(papers, {p.arxiv_id: 100 - i for i, p in enumerate(papers)}, 0.10)
+    # floor(0.1 * 25) = 2 of cs.CL; a non-cs primary is ranked as a "sub-field" of its own, as the row says
+    assert kept == {"2501.00000", "2501.00001", "2501.00025"}
+    assert verdict("B3").startswith("deviating")
+
+
+def test_b4_b5_venue_and_index_rules_refuse_what_semantic_scholar_does_not_know():
+    from rqbench.builder.filtering import is_indexed, venue_kind
+
+    assert is_indexed(None) is False and venue_kind(None) is None
+    assert verdict("B4").startswith("faithful") and verdict("B5").startswith("faithful")
+
+
+def test_b6_two_of_the_five_labels_are_influential():
+    from rqbench.records import InfluenceLabel
+
+    assert len(InfluenceLabel) == 5
+    assert {x.value for x in InfluenceLabel if x.influential} == {"inspiration", "competitor_baseline"}
+
+
+def test_b7_b11_citation_contexts_are_capped_by_default(tmp_path):
+    from rqbench.builder.pipeline import BuildConfig
+
+    assert BuildConfig(out=tmp_path, papers=tmp_path).context_budget_chars == 4000
+    assert verdict("B7").startswith("deviating") and verdict("B11").startswith("deviating")
+
+
+def test_b8_a_context_is_three_sentences_either_side():
+    from rqbench.builder.citations import CONTEXT_SENTENCES
+
+    assert CONTEXT_SENTENCES == 3
+
+
+def test_b9_the_labeller_is_not_the_papers_model_but_gets_room_to_reason(tmp_path, monkeypatch):
+    from rqbench.builder.pipeline import BuildConfig, llm_settings
+
+    from rqbench.llm.config import ROLE_DEFAULTS
+
+    assert ROLE_DEFAULTS["labeller"][0] == "gemini/gemini-3-flash" and verdict("B9").startswith("deviating")
+    monkeypatch.setenv("GEMINI_API_KEY", "x")
+    assert llm_settings(BuildConfig(out=tmp_path, papers=tmp_path), "influence").max_tokens == 32_768
+
+
+def test_b10_b16_contributions_and_the_verifier_read_m_whole(tmp_path, monkeypatch):
+    from rqbench.builder.pipeline import BuildConfig, llm_settings
+    from rqbench.builder.verification import paper_source
+
+    from rqbench.records import ParsedPaper
+
+    monkeypatch.setenv("GEMINI_API_KEY", "x")
+    cfg = BuildConfig(out=tmp_path, papers=tmp_path)
+    assert cfg.text_budget_chars is None  # no 24,000-character default any more
+    for stage in ("contributions", "verify"):
+        s = llm_settings(cfg, stage)
+        assert s.model == "gemini/gemini-3.1-pro" and s.text_budget_chars > 3_000_000, stage
+    folder = tmp_path / "m"
+    folder.mkdir()
+    source = "\\documentclass{article}\n\\usepackage{x}\n\\begin{document}\nBody text.\n\\end{document}\n"
+    (folder / "main.tex").write_text(source)
+    parsed = ParsedPaper(arxiv_id="2501.00001", sections=[], bibliography=[], cited_works=[], main_file="main.tex")
+    text, kind = paper_source(str(folder), parsed, "latex", llm_settings(cfg, "verify").text_budget_chars)
+    assert kind == "latex" and text == source.strip()  # the preamble included, as A.7's {tex}
+    assert verdict("B10").startswith("faithful") and verdict("B16").startswith("faithful")
+
+
+def test_b15_the_verification_reply_has_the_papers_four_fields():
+    from rqbench.records import VerificationReply
+
+    assert set(VerificationReply.model_fields) == {"addressed", "confidence", "reasoning", "evidence"}
+
+
+def test_b17_the_manual_sample_draws_the_papers_stream():
+    from rqbench.builder.records_out import manual_sample
+
+    ids = [f"2501.{i:05d}_rq0" for i in range(300)]
+    random.seed(42)
+    assert manual_sample(ids) == random.sample(ids, 50)
+
+
+def test_b18_the_rq_record_has_the_papers_fields():
+    from rqbench.records import RQRecord
+
+    want = {"rq_id", "rq", "arxiv_id", "subfield", "novelty_type", "problem_statement", "main_idea_headline",
+            "contributions", "ideas", "gaps", "cited_paper_ids", "cited_keys", "verification"}  # fmt: skip
+    assert set(RQRecord.model_fields) == want
+
+
+# --------------------------------------------------------------------------
+# G. generating RQs
+# --------------------------------------------------------------------------
+
+
+def _rules(step: str) -> list[str]:
+    text = (PROMPTS / f"{step}.system.md").read_text(encoding="utf-8")
+    block = text.split("Rules for the research questions:", 1)[1].split("\n\n", 1)[0]
+    return [ln[2:] for ln in block.strip().splitlines() if ln.startswith("- ")]
+
+
+def _paper_rules(paper_text: str, heading: str) -> str:
+    prompt = paper_text.split(heading, 1)[1]
+    return prompt.split("Research questions", 1)[1].split("Output format", 1)[0]
+
+
+# Each of the paper's A.4 rules, by a phrase of the paper and the words our rule says it in.
+A4_RULES = [("Produce exactly 5", "exactly 5"), ("end with “?”", '"?"'), ("must be specific", "specific"),
+            ("must be answerable", "answerable"), ("grounded in one of the listed gaps", "gaps you listed"),
+            ("Do not introduce themes outside", "bring in no topics from outside")]  # fmt: skip
+
+
+def test_g3_g4_the_original_prompt_has_exactly_the_papers_rules(shared):
+    paper = (shared / "reference" / "rq-bench-paper.txt").read_text(encoding="utf-8")
+    a4 = _paper_rules(paper, "RQ generation prompt System")
+    assert sum(a4.count(s) for s in ("Produce exactly", "Each question must", "Do not introduce")) == len(A4_RULES)
+    for step in ("generation_original", "generation_original_multi"):
+        ours = _rules(step)
+        assert len(ours) == len(A4_RULES), (step, ours)
+        for (theirs, mine), rule in zip(A4_RULES, ours):
+            assert theirs in a4 and mine in rule, (step, rule)
+        assert not any("method" in r for r in ours)  # "commit to no method and no answer" is strict's, not A.4's
+    for v in ("", "_multi"):
+        extra = [r for r in _rules(f"generation_strict{v}") if r not in _rules(f"generation_original{v}")]
+        assert extra == ["Ask the question only: commit to no method and no answer."]
+    assert verdict("G3").startswith("faithful") and verdict("G4").startswith("faithful")
+
+
+def test_g5_the_revised_prompt_keeps_only_the_count_and_the_form(shared):
+    paper = (shared / "reference" / "rq-bench-paper.txt").read_text(encoding="utf-8")
+    a8 = _paper_rules(paper, "New RQ generation prompt System")
+    assert sum(a8.count(s) for s in ("Produce exactly", "Each question must", "Do not introduce")) == 2
+    for step in ("generation_revised", "generation_revised_multi"):
+        rules = _rules(step)
+        assert len(rules) == 2 and "exactly 5" in rules[0] and '"?"' in rules[1], rules
+
+
+def test_g6_only_the_multi_paper_prompt_carries_the_multi_paper_rule():
+    for variant in ("original", "revised", "strict"):
+        single = (PROMPTS / f"generation_{variant}.system.md").read_text()
+        multi = (PROMPTS / f"generation_{variant}_multi.system.md").read_text()
+        assert "Several papers:" in multi and "Several papers:" not in single
+
+
+def test_g1_j3_background_papers_go_whole_to_the_papers_models():
+    from rqbench.evaluate.protocol import generator_use, instances_cut, judge_use
+
+    bench = F.benchmark(4)
+    bench.papers["p1"] = F.paper("p1", n_sections=40, words=2000)  # ~100k tokens: past the old 6,000
+    llm = LLM(dry_run=True)
+    for use in [generator_use(PAPER_JUDGES[0], llm)] + [judge_use(j, llm) for j in PAPER_JUDGES]:
+        assert use.policy.basis == "window" and use.policy.window_source == "catalog", use.label
+        assert use.policy.budget_tokens > 700_000 and instances_cut(bench, use.policy) == 0
+    assert verdict("G1").startswith("faithful") and verdict("J3").startswith("faithful")
+
+
+def test_g2_a_generation_reply_holds_five_questions_and_gaps():
+    from pydantic import ValidationError
+
+    from rqbench.records import GenerationReply
+
+    ok = GenerationReply(gaps=["g"], research_questions=[f"Does variant {i} of the method help here?" for i in range(5)])
+    assert len(ok.research_questions) == 5
+    with pytest.raises(ValidationError):
+        GenerationReply(gaps=["g"], research_questions=["Does it help here at all?"])
+
+
+def test_g7_generators_run_as_the_paper_ran_them():
+    llm = LLM(dry_run=True)
+    for model in ("gemini/gemini-3.1-pro", "deepseek/deepseek-v4-pro", "openai/gpt-5.5"):
+        _, cfg = catalog.resolve_generator(model, llm)
+        assert cfg.temperature is None and cfg.reasoning_effort == "high", model  # vendor sampling, thinking on
+        assert cfg.max_tokens == catalog.REASONING_REPLY_TOKENS, model
+    _, local = catalog.resolve_generator("local@temperature=0.8", llm)
+    assert local.temperature == 0.8  # the embedded model keeps its documented offline setting
+    assert verdict("G7").startswith("faithful")
+
+
+def test_g8_the_default_generator_with_a_key_is_one_of_the_papers(monkeypatch):
+    from rqbench.llm.config import default_model
+
+    monkeypatch.setenv("GEMINI_API_KEY", "x")
+    assert default_model("generator") == "gemini/gemini-3.1-pro"
+
+
+# --------------------------------------------------------------------------
+# J. judging
+# --------------------------------------------------------------------------
+
+
+def test_j1_the_default_judges_with_keys_are_the_papers_two():
+    from rqbench.evaluate.protocol import choose_judges, default_protocol
+
+    env = {"GEMINI_API_KEY": "x", "DEEPSEEK_API_KEY": "x"}
+    assert default_protocol(env) == "paper"
+    assert tuple(choose_judges("paper", None, ["local"], env).judges) == PAPER_JUDGES
+    assert verdict("J1").startswith("faithful")
+
+
+def test_j2_judges_run_at_temperature_0_with_the_highest_reasoning():
+    llm = LLM(dry_run=True)
+    for judge in PAPER_JUDGES:
+        label, cfg = catalog.resolve_judge(judge, llm)
+        assert label == f"{judge}@reasoning_effort=high" and cfg.temperature == 0.0 and cfg.reasoning_effort == "high"
+        assert cfg.max_tokens == catalog.REASONING_REPLY_TOKENS
+
+
+def test_j4_j5_novelty_scales_and_the_relevance_rule():
+    from rqbench.records import NoveltyScore
+
+    s = NoveltyScore.model_validate({"relevance": 0, "originality": 3, "gap_addressing": 2, "non_obviousness": 1})
+    assert (s.originality, s.gap_addressing, s.non_obviousness) == (0, 0, 0) and len(s.rule_corrections) == 3
+    assert NoveltyScore.model_fields["relevance"].metadata[-1].le == 1
+    assert all(NoveltyScore.model_fields[d].metadata[-1].le == 3 for d in ("originality", "gap_addressing",
+                                                                           "non_obviousness"))  # fmt: skip
+
+
+def test_j7_j8_standalone_one_a_call_comparative_all_in_one_seeded_order():
+    from rqbench.evaluate.judges import JudgeConfig, Metric
+
+    from rqbench.prompts import load_prompt_set
+
+    ids = ["gt", "m0", "m1", "m2", "m3", "m4"]
+    stand = JudgeConfig(model="m", label="m", setting="standalone", prompts=load_prompt_set())
+    comp = JudgeConfig(model="m", label="m", setting="comparative", prompts=load_prompt_set(), seed=3)
+    assert Metric.group_candidates(stand, "r", ids) == [[c] for c in ids]
+    (group,) = Metric.group_candidates(comp, "r", ids)
+    order = list(ids)
+    random.Random("3:r:0").shuffle(order)
+    assert group == order
+
+
+def test_j10_narrowness_scales():
+    from rqbench.records import NarrownessScore
+
+    for dim in ("source_bound_score", "diagnostic_test_score"):
+        assert NarrownessScore.model_fields[dim].metadata[-1].le == 3
+
+
+def test_j13_j14_overlap_scale_and_the_covering_subset():
+    from rqbench.records import OverlapReply
+
+    r = OverlapReply.model_validate({"pairwise_scores": [1, 4, 3, 0, 2], "covering_subset_indices": [0, 2],
+                                     "covered": False}, context={"n_candidates": 5})  # fmt: skip
+    assert r.covering_subset_indices == [1] and r.covered is True  # a single 3 or 4, the smallest index
+    assert OverlapReply.model_validate({"pairwise_scores": [9, 0], "covering_subset_indices": [],
+                                        "covered": False}).pairwise_scores == [4, 0]  # fmt: skip
+
+
+def test_j16_one_comparative_call_per_instance_by_default():
+    import argparse
+
+    from rqbench.evaluate import judge_cli
+    from rqbench.evaluate.protocol import ORDERINGS
+
+    p = argparse.ArgumentParser()
+    judge_cli.configure(p)
+    assert p.parse_args(["sub"]).orderings == ORDERINGS == 1
+
+
+# --------------------------------------------------------------------------
+# M. metrics, T. tables
+# --------------------------------------------------------------------------
+
+
+def test_m1_m3_m7_best_at_5_and_its_verdicts():
+    from rqbench.evaluate.metrics import best_at_5, verdict as pass_verdict
+
+    assert best_at_5([1, 3, None, 2, 0]) == 3 and best_at_5([1, 3, None, 2, 0], higher_is_better=False) == 0
+    assert [pass_verdict(b, 2) for b in (3, 2, 1)] == ["win", "tie", "lose"]
+    assert pass_verdict(1, 2, higher_is_better=False) == "win"  # narrowness: less narrow than the GT wins
+
+
+def test_m2_best_at_5_is_reported_as_mean_and_sample_std():
+    import statistics
+
+    from rqbench.evaluate.metrics import mean_std
+
+    m, s, n = mean_std([1, 2, 3, None])
+    assert (m, n) == (2, 3) and s == pytest.approx(statistics.stdev([1, 2, 3]))
+
+
+def test_m4_a_combined_figure_exists_only_over_two_judges():
+    from results_factory import cand, instance, results
+
+    from rqbench.evaluate.summary import COMBINED, summarize
+
+    made = [results([instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])],
+                    judge_model=j, label=j) for j in PAPER_JUDGES]  # fmt: skip
+    assert not any(r.judge == COMBINED for r in summarize(made[:1], n_boot=20))
+    combined = [r for r in summarize(made, n_boot=20) if r.judge == COMBINED]
+    assert combined and all(r.combine == "pooled" and r.provenance.judge_labels == sorted(PAPER_JUDGES)
+                            for r in combined)  # fmt: skip
+    assert verdict("M4").startswith("faithful")
+
+
+def test_m5_best5_means_are_standalone_only():
+    from rqbench.evaluate.metrics import METRICS
+
+    best = [m for name, m in METRICS.items() if name.startswith("best5_")]
+    assert best and all(m.settings == ("standalone",) for m in best)
+
+
+def test_m6_overlap_at_5_is_the_best_of_five():
+    from rqbench.evaluate.metrics import overlap_at_5
+
+    from rqbench.records import OverlapReply
+
+    r = OverlapReply.model_validate({"pairwise_scores": [1, 2, 0, 2, 1], "covering_subset_indices": [1],
+                                     "covered": True})  # fmt: skip
+    assert overlap_at_5(r) == 2 and overlap_at_5(None) is None
+
+
+def test_m10_the_embedders_are_not_the_papers_pair():
+    from rqbench.evaluate.similarity import EMBEDDERS
+
+    assert "qwen3-embedding-4b" not in EMBEDDERS and "all-mpnet-base-v2" in EMBEDDERS
+    assert verdict("M10").startswith("deviating")
+
+
+def test_t_the_summary_tables_carry_the_papers_table_numbers():
+    from results_factory import cand, instance, results
+
+    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.tables import summary_tables
+
+    made = []
+    for variant in ("original", "revised"):
+        for setting in ("standalone", "comparative"):
+            inst = instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)], overlap=[1, 2, 0, 3, 1])
+            made.append(results([inst], judge_model=PAPER_JUDGES[0], label="g", setting=setting,
+                                prompt_variant=variant))  # fmt: skip
+    got = {t.name: t.paper_table for t in summary_tables(summarize(made, n_boot=20))}
+    assert got == {"overlap": "Table 2", "novelty_standalone_scores": "Table 3(a)",
+                   "novelty_standalone_rates": "Table 3(b)", "novelty_comparative_rates": "Table 4",
+                   "narrowness_standalone_scores": "Table 7(a)", "narrowness_standalone_rates": "Table 7(b)",
+                   "narrowness_comparative_rates": "Table 8", "prompt_variants": "Table 10"}  # fmt: skip
+    for row_id in ("T2", "T3", "T4", "T7", "T8", "T10"):
+        assert verdict(row_id).startswith("faithful"), row_id

@@ -1,0 +1,92 @@
+"""The columnar ``summarize`` equals the per-instance reference computation, row for row and bit for bit."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from results_factory import cand, instance, results
+from summary_reference import reference_instance_values, reference_summarize
+
+from rqbench.evaluate.metrics import METRICS, NarrownessAggregation, OrderingAggregation, ScoreOptions
+from rqbench.evaluate.summary import instance_values, summarize
+
+SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV")
+
+
+def _maybe(rng: random.Random, p: float, value):
+    return None if rng.random() < p else value
+
+
+def _random_candidate(rng: random.Random, cid: str, papers: tuple[str, ...]):
+    novelty = _maybe(rng, 0.1, tuple(rng.randint(0, 3) for _ in range(3)))
+    orderings = [tuple(rng.randint(0, 3) for _ in range(3)) for _ in range(rng.choice((0, 0, 2, 3)))]
+    narrow_papers = [p for p in papers if rng.random() > 0.15]
+    sb = {p: rng.randint(0, 3) for p in narrow_papers} if narrow_papers else None
+    return cand(cid, novelty, sb=sb, dg=rng.randint(0, 3), papers=papers, by_ordering=orderings or None,
+                ranks=list(range(len(orderings))) or None)  # fmt: skip
+
+
+def _random_instance(rng: random.Random, k: int, n_model: int):
+    papers = tuple(f"p{j}" for j in range(rng.randint(1, 3)))
+    gt = _random_candidate(rng, "gt", papers)
+    model = [_random_candidate(rng, f"m{i}", papers) for i in range(n_model)]
+    overlap = _maybe(rng, 0.2, [rng.randint(0, 4) for _ in range(rng.choice((n_model, 3)))])
+    return instance(f"25{rng.randint(1, 12):02d}.{k // 3:05d}_rq{k % 3}", gt, model, subfield=rng.choice(SUBFIELDS),
+                    papers=papers, overlap=overlap)  # fmt: skip
+
+
+def _random_results(seed: int, n: int = 40):
+    rng = random.Random(seed)
+    files = []
+    for s in range(2):
+        for label in ("judge-a", "judge-b", "judge-c")[: rng.randint(1, 3)]:
+            for setting in ("standalone", "comparative"):
+                insts = [_random_instance(rng, k, rng.choice((5, 5, 5, 4))) for k in range(n) if rng.random() > 0.1]
+                files.append(results(insts, model=f"model-{s}", label=label, setting=setting))
+    # a second standalone file of one judge, overlapping the first: the reference row's "first file wins"
+    extra = [_random_instance(rng, k, 5) for k in range(n // 2, n + 10)]
+    files.append(results(extra, model="model-extra", label="judge-a", setting="standalone"))
+    return files
+
+
+def _dump(rows):
+    return [r.model_dump() for r in rows]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("combine", ["pooled", "mean_scores"])
+def test_fast_summarize_equals_the_reference_on_random_results(seed, combine):
+    files = _random_results(seed)
+    opts = [ScoreOptions(), ScoreOptions(NarrownessAggregation.max, OrderingAggregation.first),
+            ScoreOptions(NarrownessAggregation.min)][seed]  # fmt: skip
+    kw = dict(combine=combine, by_subfield=True, options=opts, n_boot=200, seed=seed)
+    fast, ref = summarize(files, **kw), reference_summarize(files, **kw)
+    assert len(fast) == len(ref) > 0
+    assert _dump(fast) == _dump(ref)  # exact, floats included
+
+
+def test_fast_summarize_equals_the_reference_with_a_repeated_rq_id():
+    rng = random.Random(7)
+    insts = [_random_instance(rng, k, 5) for k in range(12)]
+    insts.append(insts[3].model_copy(update={"subfield": "cs.XX"}))  # the same rq_id again, other scores
+    insts.append(_random_instance(random.Random(8), 3, 5))
+    files = [results(insts, label="judge-a"), results(list(reversed(insts)), label="judge-b")]
+    kw = dict(combine="mean_scores", by_subfield=True, n_boot=100)
+    assert _dump(summarize(files, **kw)) == _dump(reference_summarize(files, **kw))
+
+
+@pytest.mark.parametrize("combine", ["pooled", "mean_scores"])
+def test_fast_instance_values_equal_the_reference(combine):
+    files = _random_results(3)
+    for name in ("win_originality", "best5_source_bound_score", "overlap5", "tie_diagnostic_test_score"):
+        for setting in ("standalone", "comparative"):
+            fast = instance_values(files, name, setting=setting, combine=combine)
+            assert fast == reference_instance_values(files, name, setting=setting, combine=combine)
+            assert all(type(v) is float for _, per in fast.values() for v in per.values())
+
+
+def test_every_metric_is_covered_by_the_random_results():
+    rows = summarize(_random_results(0), by_subfield=False, n_boot=20)
+    seen = {name for r in rows for name in r.figures}
+    assert seen == set(METRICS)
