@@ -21,6 +21,7 @@ from rqbench.llm.catalog import PROMPT_ALLOWANCE_TOKENS, estimate_tokens
 from rqbench.prompts import load_prompt_set
 from rqbench.records import MAX_RQ_CHARS, ResultsFile
 from rqbench.steps import STEPS
+from rqbench.untrusted import candidate_values
 
 PAPER = ("gemini/gemini-3.1-pro", "deepseek/deepseek-v4-pro")
 
@@ -248,8 +249,8 @@ def test_the_prompt_allowance_holds_every_generation_and_judge_prompt_with_the_l
     """background.input_policy keeps PROMPT_ALLOWANCE_TOKENS free for a prompt's fixed text: measure the largest."""
     prompts = load_prompt_set()
     longest = "w" * (MAX_RQ_CHARS - 1) + "?"
-    values = {"papers": "", "background": "", "n_papers": "3", "n_candidates": "6", "ground_truth": longest,
-              "candidates": "\n".join(f"[{i}] {longest}" for i in range(6))}  # fmt: skip
+    values = {"papers": "", "background": "", "n_papers": "3", "ground_truth": longest,
+              **candidate_values([longest] * 6)}  # the fenced block judges get: candidates, data_tag, n_candidates
     sizes = {}
     for name in STEPS:
         if not (name.startswith(("generation_", "novelty_", "narrowness_")) or name == "overlap"):
