@@ -1,16 +1,18 @@
-"""Leaderboard speed with 1,000 rows: the Space's Gradio table against plain pandas HTML, in one run.
+"""Leaderboard speed with 1,000 rows: the Space's page against a plain pandas HTML table, in one run.
 
-Rows come from real results files (100 synthetic models x 2 settings x 4 judges,
-plus the combined judge: 1,000 model rows, and the reference rows) through the
-real path: store -> summarize -> leaderboard table. Measured:
+Rows come from real results files (500 synthetic models x 2 settings, one judge:
+1,000 model rows, all of them in the default view, and the reference rows)
+through the real path: store -> summarize -> leaderboard table. Measured:
 
-- build: results files to the table the page shows (summarize + build_table + render), against
-  building the same rows into a DataFrame with pandas alone and ``to_html``;
-- in headless Chromium (when /usr/bin/chromium exists): time to the first table cell of the
-  Space page, and the latency of a search-filter change, against the same table as a static
-  pandas ``to_html`` page and a filter done by pandas + ``page.set_content``.
+- build: results files to the table the page shows (build_table + render, and the page's cells),
+  against building the same rows into a DataFrame with pandas alone and ``to_html``;
+- in headless Chromium (when /usr/bin/chromium exists): time from opening the Space on its
+  Leaderboard tab to the first table cell (the whole page: Gradio's start, the page-load event,
+  the table), and the latency of a search-filter change, against the same rows as a static pandas
+  ``to_html`` page and a filter done by pandas + ``page.set_content``. The first-render ratio is
+  the figure to watch (target: at most 1.2x).
 
-Run: ``.venv/bin/python benchmarks/space.py`` (about a minute).
+Run: ``.venv/bin/python benchmarks/space.py`` (a few minutes on a busy 2-core machine).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from rqbench.space import leaderboard as lb
 from rqbench.space.stores import SpaceStores
 from rqbench.testing.synthetic import make_results
 
-N_MODELS, JUDGES, SETTINGS = 100, ("j1", "j2", "j3", "j4"), ("standalone", "comparative")
+N_MODELS, JUDGES, SETTINGS = 500, ("j1",), ("standalone", "comparative")
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
@@ -61,13 +63,13 @@ def main() -> None:
     n_model_rows = sum(1 for r in rows if r.row_kind == "model" and r.subfield is None)
     print(f"{len(results)} results files -> {n_model_rows} model rows (+ reference rows); summarize {rows_t:.2f}s")
 
-    ours_t, shown = timed(lambda: lb.render(lb.build_table(rows), lb.View(judges=())))
+    ours_t, shown = timed(lambda: lb.display(lb.build_table(rows), lb.View()))
     plain_t, _ = timed(lambda: pd.DataFrame([r.flat() for r in rows]).to_html())
     print(f"table from summary rows: leaderboard {ours_t * 1000:.1f} ms, plain pandas flat+to_html "
-          f"{plain_t * 1000:.1f} ms, ratio {ours_t / plain_t:.2f}x ({len(shown)} rows shown)")  # fmt: skip
+          f"{plain_t * 1000:.1f} ms, ratio {ours_t / plain_t:.2f}x ({len(shown[1])} rows shown)")  # fmt: skip
 
     table = lb.build_table(rows)
-    filt_ours, _ = timed(lambda: lb.render(table, lb.View(judges=(), search="model-04")), repeat=5)
+    filt_ours, _ = timed(lambda: lb.display(table, lb.View(search="model-04")), repeat=5)
     flat = pd.DataFrame([r.flat() for r in rows])
     filt_plain, _ = timed(lambda: flat[flat["model"].str.contains("model-04", regex=False)].to_html(), repeat=5)
     print(f"filter change (table cached): leaderboard {filt_ours * 1000:.1f} ms, pandas {filt_plain * 1000:.1f} ms, "
@@ -93,13 +95,14 @@ def main() -> None:
             for _ in range(3):  # a fresh page each time; the first load also pays for summarize
                 pg = b.new_page(viewport={"width": 1400, "height": 1000})
                 t = time.perf_counter()
-                pg.goto(f"http://127.0.0.1:{port}/")
+                pg.goto(f"http://127.0.0.1:{port}/?tab=leaderboard")
                 pg.locator("#leaderboard-table [data-testid='cell-0-0']").first.wait_for(timeout=120_000)
                 first.append(time.perf_counter() - t)
+                shown_rows = pg.locator("#leaderboard-table tbody tr").count()
                 time.sleep(3)  # let the page's load event (plots, queue) finish before it is closed
                 pg.close()
             pg = b.new_page(viewport={"width": 1400, "height": 1000})
-            pg.goto(f"http://127.0.0.1:{port}/")
+            pg.goto(f"http://127.0.0.1:{port}/?tab=leaderboard")
             pg.locator("#leaderboard-table [data-testid='cell-0-0']").first.wait_for(timeout=120_000)
             time.sleep(3)
             lat = []
@@ -129,10 +132,11 @@ def main() -> None:
         demo.close()
     f_ours, f_base = statistics.median(first), statistics.median(base_first)
     l_ours, l_base = statistics.median(lat), statistics.median(base_lat)
-    print(f"browser first render (median of 3, first includes summarize): Space {f_ours:.2f}s, "
-          f"pandas HTML {f_base:.2f}s, ratio {f_ours / f_base:.1f}x")  # fmt: skip
+    print(f"browser first render of {shown_rows} rows (median of 3, the first includes summarize): Space "
+          f"{f_ours:.2f}s, pandas HTML of {len(flat)} rows {f_base:.2f}s, ratio {f_ours / f_base:.2f}x "
+          f"(target: at most 1.2x)")  # fmt: skip
     print(f"browser filter change (median of 3): Space {l_ours:.2f}s, pandas HTML {l_base:.2f}s, "
-          f"ratio {l_ours / l_base:.1f}x")  # fmt: skip
+          f"ratio {l_ours / l_base:.2f}x")  # fmt: skip
 
 
 if __name__ == "__main__":

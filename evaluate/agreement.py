@@ -201,7 +201,7 @@ class ExpertSample(Record):
 def read_expert_samples(path: str | Path) -> list[ExpertSample]:
     """The samples of an expert-study file; a bad line names the file, the line, the sample and the field."""
     samples = read_jsonl(path, ExpertSample, error=AnnotationError, label=id_label("sample"),
-                         hint="an expert-study line holds sample, gt_rq, model_rq and verdicts")  # fmt: skip
+                         hint="; an expert-study line holds sample, gt_rq, model_rq and verdicts")  # fmt: skip
     if not samples:
         raise AnnotationError(f"{path}: no expert-study samples")
     seen: set[int] = set()

@@ -94,3 +94,23 @@ def _load(path: Path) -> PromptSet:
 def load_prompt_set(path: str | Path | None = None) -> PromptSet:
     """The named prompt set (a folder); the packaged ``rqbench-v1`` when ``path`` is None."""
     return _load(Path(path).resolve() if path else DEFAULT_PROMPT_SET.resolve())
+
+
+def rubric_scale(step: str, first_line: str, prompt_set: PromptSet | None = None) -> str:
+    """One scale of a judge's rubric, as the judge reads it: the block of the step's system prompt that starts
+    with the line beginning ``first_line`` and ends before the next blank line.
+
+    The Annotate tab shows annotators these blocks, so humans and judges score
+    against the same words and there is no second copy of the rubric to drift.
+    """
+    ps = prompt_set or load_prompt_set()
+    lines = ps[step].system.splitlines()
+    start = next((k for k, line in enumerate(lines) if line.strip().startswith(first_line)), None)
+    if start is None:
+        raise PromptError(f"prompt set {ps.name!r}, step {step!r}: no line starts with {first_line!r}")
+    block = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        block.append(line.rstrip())
+    return "\n".join(block)

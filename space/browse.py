@@ -1,9 +1,9 @@
 """The Browse tab's data: pick sub-field, paper and RQ; see the papers, the GT and every model's five RQs.
 
 Pure functions over results files and a paper library (paper id -> CitedPaper).
-Everything returned is plain text or a table of plain strings: the page shows
-it in text components, so no HTML or Markdown from a paper or a submission is
-ever rendered.
+Everything returned is plain text, or table cells of plain text that
+``rqbench.space.html_table`` escapes: no HTML or Markdown from a paper or a
+submission is ever rendered.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import pandas as pd
+from rqbench.evaluate.metrics import GT_ID
+from rqbench.space.demo import is_demo_model
+from rqbench.space.html_table import Cell, Header
 
-from rqbench.records import CitedPaper, InstanceResult, ResultsFile
+from rqbench.records import CandidateScores, CitedPaper, InstanceResult, ResultsFile
 
 
 @dataclass(frozen=True)
@@ -71,69 +73,107 @@ def paper_views(ref: InstanceRef, library: Mapping[str, CitedPaper]) -> list[Pap
     return out
 
 
-def _novelty_cell(c) -> str:
+def rq_labels(index: Mapping[str, InstanceRef], arxiv_id: str | None, width: int = 90) -> list[tuple[str, str]]:
+    """(label, rq_id) for the RQ picker: the id and the start of the author-anchored RQ's text."""
+    out = []
+    for rq_id in rq_choices(index, arxiv_id):
+        text = " ".join(index[rq_id].gt_text.split())
+        short = text if len(text) <= width else text[: width - 1].rstrip() + "…"
+        out.append((f"{rq_id}: {short}", rq_id))
+    return out
+
+
+def first_rq(index: Mapping[str, InstanceRef]) -> str | None:
+    """The RQ the tab opens on: the first sub-field's first paper's first RQ."""
+    for sub in subfield_choices(index):
+        for paper in paper_choices(index, sub):
+            rqs = rq_choices(index, paper)
+            if rqs:
+                return rqs[0]
+    return None
+
+
+def _novelty_line(c: CandidateScores) -> str:
     n = c.novelty
     if n is None:
-        return "unscored"
-    return f"rel {n.relevance} · orig {n.originality} · gap {n.gap_addressing} · non-obv {n.non_obviousness}"
+        return "novelty: unscored"
+    return f"orig {n.originality} · gap {n.gap_addressing} · non-obv {n.non_obviousness} · relevant {n.relevance}"
 
 
-def _narrowness_cell(c) -> str:
-    parts = []
+def _narrowness_lines(c: CandidateScores, many_papers: bool) -> list[str]:
+    lines = []
     for pid, s in c.narrowness.items():
-        parts.append(
-            f"[{pid}] source-bound {s.source_bound_score}: {s.short_reason_source_bound} | "
-            f"diagnostic {s.diagnostic_test_score}: {s.short_reason_diagnostic}"
-        )
-    return "\n".join(parts) or "unscored"
+        where = f"[{pid}] " if many_papers else ""
+        lines.append(f"{where}source-bound {s.source_bound_score}: {s.short_reason_source_bound}")
+        lines.append(f"{where}diagnostic {s.diagnostic_test_score}: {s.short_reason_diagnostic}")
+    return lines or ["narrowness: unscored"]
 
 
 def _find(r: ResultsFile, rq_id: str) -> InstanceResult | None:
     return next((i for i in r.instances if i.rq_id == rq_id), None)
 
 
-def scores_table(results: Sequence[ResultsFile], rq_id: str) -> pd.DataFrame:
-    """One row per (model, candidate): the RQ's text and, per judge and setting, its scores and reasons."""
+def _scores_cell(inst: InstanceResult, cand: CandidateScores | None, index: int) -> Cell:
+    """One judge's view of one RQ: novelty, narrowness with the judge's reasons, overlap with the GT."""
+    if cand is None:
+        return Cell("—", title="This judge has no score for this RQ.", kind="missing")
+    lines = [_novelty_line(cand), *_narrowness_lines(cand, len(inst.background_paper_ids) > 1)]
+    if index > 0 and inst.overlap is not None and index - 1 < len(inst.overlap.pairwise_scores):
+        ov = inst.overlap.pairwise_scores[index - 1]
+        if ov is not None:
+            lines.append(f"overlap with the author-anchored RQ: {ov}/4")
+    return Cell("\n".join(lines), kind="long")
+
+
+SCORE_KEY = (
+    "orig, gap, non-obv: originality, gap addressing, non-obviousness (0-3, higher is more novel); relevant: 0 or 1. "
+    "source-bound, diagnostic: narrowness per background paper (0-3, lower is broader), with the judge's reason. "
+    "overlap: how much the RQ covers the author-anchored RQ (0-4)."
+)
+
+
+@dataclass(frozen=True)
+class ModelBlock:
+    """One model's RQs for one instance, the author-anchored RQ first, one column per judge and setting."""
+
+    model: str
+    headers: list[Header]
+    rows: list[list[Cell]]
+
+
+def models_for(results: Sequence[ResultsFile], rq_id: str) -> list[str]:
+    """The models with RQs for this instance, sorted."""
+    return sorted({r.submission.model for r in results if (i := _find(r, rq_id)) is not None and i.candidates})
+
+
+def candidates_tables(results: Sequence[ResultsFile], rq_id: str, models: Sequence[str] | None = None) -> list[ModelBlock]:
+    """Each model's RQs for one instance (``models``, or all), one block per model with the judges that judged it.
+
+    The author-anchored RQ heads each block because comparative judges score it
+    beside that model's five; its standalone scores are the same in every block.
+    """
     per_model: dict[str, list[tuple[ResultsFile, InstanceResult]]] = {}
     for r in results:
         inst = _find(r, rq_id)
-        if inst is not None:
+        if inst is not None and inst.candidates and (models is None or r.submission.model in models):
             per_model.setdefault(r.submission.model, []).append((r, inst))
-    records = []
-    judge_cols: list[str] = []
+    blocks = []
     for model in sorted(per_model):
-        runs = sorted(per_model[model], key=lambda ri: (ri[0].judge.label, ri[0].judge.setting))
-        first_inst = runs[0][1]
-        for k, cand in enumerate(first_inst.candidates):
-            if cand.candidate_id == "gt":
-                continue
-            rec: dict[str, str] = {"Model": model, "RQ": cand.candidate_id, "Text": cand.text}
-            for r, inst in runs:
-                tag = f"{r.judge.label} ({r.judge.setting})"
+        runs = {(r.judge.label, r.judge.setting): inst for r, inst in per_model[model]}
+        keys = sorted(runs, key=lambda k: (k[1] != "standalone", k[0]))
+        headers = [Header("RQ", title="GT: the author-anchored RQ; 1-5: the model's five"),
+                   Header("Research question", kind="long text")]  # fmt: skip
+        headers += [Header(f"{label} · {setting}", kind="long", title=f"judge {label}, {setting} setting")
+                    for label, setting in keys]  # fmt: skip
+        rows = []
+        for k, cand in enumerate(runs[keys[0]].candidates):
+            gt = cand.candidate_id == GT_ID
+            row = [Cell("GT" if gt else str(k), title="the author-anchored RQ" if gt else ""),
+                   Cell(cand.text, kind="long text")]  # fmt: skip
+            for key in keys:
+                inst = runs[key]
                 match = next((c for c in inst.candidates if c.candidate_id == cand.candidate_id), None)
-                for kind, cell in (("novelty", _novelty_cell), ("narrowness", _narrowness_cell)):
-                    col = f"{tag} {kind}"
-                    rec[col] = cell(match) if match else "missing"
-                    if col not in judge_cols:
-                        judge_cols.append(col)
-                col = f"{tag} overlap with GT"
-                idx = k - 1
-                ov = inst.overlap.pairwise_scores[idx] if inst.overlap and idx < len(inst.overlap.pairwise_scores) else None
-                rec[col] = "" if ov is None else f"{ov}/4"
-                if col not in judge_cols:
-                    judge_cols.append(col)
-            records.append(rec)
-    return pd.DataFrame.from_records(records, columns=["Model", "RQ", "Text", *judge_cols])
-
-
-def gt_scores_table(results: Sequence[ResultsFile], rq_id: str) -> pd.DataFrame:
-    """The author-anchored RQ's own scores under each judge (standalone scores are the GT's alone)."""
-    records = []
-    for r in sorted(results, key=lambda r: (r.judge.label, r.judge.setting, r.submission.model)):
-        inst = _find(r, rq_id)
-        if inst is None or not inst.candidates:
-            continue
-        gt = inst.candidates[0]
-        records.append({"Judge": r.judge.label, "Setting": r.judge.setting, "Shown with": r.submission.model,
-                        "Novelty": _novelty_cell(gt), "Narrowness": _narrowness_cell(gt)})  # fmt: skip
-    return pd.DataFrame.from_records(records, columns=["Judge", "Setting", "Shown with", "Novelty", "Narrowness"])
+                row.append(_scores_cell(inst, match, k))
+            rows.append(row)
+        blocks.append(ModelBlock(model, headers, rows))
+    return blocks

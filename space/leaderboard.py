@@ -3,25 +3,34 @@
 Pure functions only. Every figure comes from ``rqbench.evaluate.summary``
 (``summarize`` over the stored results files); this module only lays them out:
 one row per (model, prompt variant, judge setting, judge), columns in groups
-(novelty, narrowness, overlap, human agreement, provenance), and a 95% CI
-column beside each figure. The author-anchored reference rows stay visible
-whatever the model filters say, since they are the yardstick.
+(the headline figures; novelty, narrowness, overlap, human agreement,
+provenance), and a 95% CI column beside each figure. The author-anchored
+reference rows stay visible whatever the model filters say, since they are the
+yardstick.
+
+``render`` gives the frame (the CSV download holds it); ``display`` gives the
+page's cells: each figure with its CI in one cell, win/tie/lose of a dimension
+in one cell, and for every empty cell the reason it is empty.
 """
 
 from __future__ import annotations
 
 import io
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import pandas as pd
-from rqbench.evaluate.metrics import METRICS
+from rqbench.evaluate.metrics import METRICS, describe_combine_rule
 from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
+from rqbench.space.demo import is_demo_model
+from rqbench.space.html_table import Cell, Header
 
-Group = Literal["model", "novelty", "narrowness", "overlap", "human agreement", "provenance"]
-GROUPS: tuple[Group, ...] = ("model", "novelty", "narrowness", "overlap", "human agreement", "provenance")
-DEFAULT_GROUPS: tuple[Group, ...] = ("model", "novelty", "narrowness", "overlap", "human agreement", "provenance")
+Group = Literal["model", "headline", "novelty", "narrowness", "overlap", "human agreement", "provenance"]
+GROUPS: tuple[Group, ...] = ("model", "headline", "novelty", "narrowness", "overlap", "human agreement", "provenance")
+# The default view: who (model, setting, judge) and the headline figures; the other groups are one click away.
+DEFAULT_GROUPS: tuple[Group, ...] = ("model", "headline")
 
 
 @dataclass(frozen=True)
@@ -33,12 +42,13 @@ class Column:
     metric: str | None = None
     percent: bool = False
     higher_is_better: bool | None = None
+    headline: bool = False  # shown by the "headline" group whatever its own group
 
 
-def _metric_col(name: str, label: str, group: Group) -> Column:
+def _metric_col(name: str, label: str, group: Group, *, headline: bool = False) -> Column:
     spec = METRICS[name]
     return Column(label=label, group=group, metric=name, percent=spec.kind == "rate",
-                  higher_is_better=spec.higher_is_better)  # fmt: skip
+                  higher_is_better=spec.higher_is_better, headline=headline)  # fmt: skip
 
 
 ID_COLUMNS: tuple[Column, ...] = (
@@ -50,20 +60,21 @@ ID_COLUMNS: tuple[Column, ...] = (
 )
 
 FIGURE_COLUMNS: tuple[Column, ...] = (
-    _metric_col("best5_originality", "Best@5 originality", "novelty"),
-    _metric_col("best5_gap_addressing", "Best@5 gap addressing", "novelty"),
-    _metric_col("best5_non_obviousness", "Best@5 non-obviousness", "novelty"),
+    _metric_col("best5_originality", "Best@5 originality", "novelty", headline=True),
+    _metric_col("best5_gap_addressing", "Best@5 gap addressing", "novelty", headline=True),
+    _metric_col("best5_non_obviousness", "Best@5 non-obviousness", "novelty", headline=True),
     _metric_col("win_originality", "Win % originality", "novelty"),
     _metric_col("tie_originality", "Tie % originality", "novelty"),
     _metric_col("win_gap_addressing", "Win % gap addressing", "novelty"),
     _metric_col("tie_gap_addressing", "Tie % gap addressing", "novelty"),
-    _metric_col("win_non_obviousness", "Win % non-obviousness", "novelty"),
-    _metric_col("tie_non_obviousness", "Tie % non-obviousness", "novelty"),
-    _metric_col("best5_source_bound_score", "Best@5 source-boundedness ↓", "narrowness"),
+    _metric_col("win_non_obviousness", "Win % non-obviousness", "novelty", headline=True),
+    _metric_col("tie_non_obviousness", "Tie % non-obviousness", "novelty", headline=True),
+    _metric_col("lose_non_obviousness", "Lose % non-obviousness", "novelty", headline=True),
+    _metric_col("best5_source_bound_score", "Best@5 source-boundedness ↓", "narrowness", headline=True),
     _metric_col("best5_diagnostic_test_score", "Best@5 diagnostic framing ↓", "narrowness"),
     _metric_col("lose_source_bound_score", "Lose % source-boundedness", "narrowness"),
     _metric_col("lose_diagnostic_test_score", "Lose % diagnostic framing", "narrowness"),
-    _metric_col("overlap5", "Overlap@5", "overlap"),
+    _metric_col("overlap5", "Overlap@5", "overlap", headline=True),
 )
 
 AGREEMENT_COLUMN = Column("Human agreement % (non-obviousness)", "human agreement", percent=True,
@@ -85,6 +96,9 @@ _KIND = "_row_kind"
 # True on the row that stands for its (model, variant, setting): the combined row, or a lone judge's own row
 # (one judge gives no combined row), so the "combined" filter shows every model once.
 _HEADLINE = "_headline"
+# The combine rule of a combined row (empty otherwise), for the Judge cell's hover text and the caption.
+_COMBINE = "_combine"
+_HIDDEN = (_KIND, _HEADLINE, _COMBINE)
 
 
 def ci_label(col: Column) -> str:
@@ -126,12 +140,18 @@ def _contamination(row: SummaryRow) -> str:
     return "no"
 
 
+def headline_flags(rows: Sequence[SummaryRow]) -> list[bool]:
+    """Per row, whether it stands for its (model, variant, setting): the combined row, or a lone judge's own row."""
+    sizes = Counter((r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield) for r in rows)
+    return [r.judge == COMBINED or sizes[(r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield)] == 1
+            for r in rows]  # fmt: skip
+
+
 def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = None) -> pd.DataFrame:
     """Every row and every column (values and their CI columns); filters and choices come after."""
+    main = [r for r in rows if r.subfield is None]  # sub-field splits belong to reports, not the main board
     records = []
-    for r in rows:
-        if r.subfield is not None:
-            continue  # sub-field splits belong to reports, not the main board
+    for r, headline in zip(main, headline_flags(main)):
         p = r.provenance
         rec: dict[str, object] = {
             "Model": r.model,
@@ -140,6 +160,8 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
             "Setting": r.setting,
             "Judge": r.judge,
             _KIND: r.row_kind,
+            _COMBINE: r.combine or "",
+            _HEADLINE: headline,
         }
         for col in FIGURE_COLUMNS:
             fig = r.figures.get(col.metric or "")
@@ -158,19 +180,15 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
         rec["Submitted"] = f"{p.submission_date:%Y-%m-%d}" if p.submission_date else ""
         rec["Contamination"] = _contamination(r)
         records.append(rec)
-    columns = table_columns(GROUPS, show_ci=True) + [_KIND]
-    df = pd.DataFrame.from_records(records, columns=columns)
-    group = ["Model", "Prompt variant", "Setting", _KIND]
-    judges_in_group = df.groupby(group, dropna=False)["Judge"].transform("size") if len(df) else df["Judge"]
-    df[_HEADLINE] = (df["Judge"] == COMBINED) | (judges_in_group == 1)
-    return df
+    columns = table_columns(GROUPS, show_ci=True) + list(_HIDDEN)
+    return pd.DataFrame.from_records(records, columns=columns)
 
 
 def table_columns(groups: Sequence[str], *, show_ci: bool) -> list[str]:
     """The visible column labels for the chosen groups, each CI column right after its figure."""
     out = []
     for col in ALL_COLUMNS:
-        if col.group not in groups and col.group != "model":
+        if col.group not in groups and col.group != "model" and not (col.headline and "headline" in groups):
             continue
         out.append(col.label)
         if show_ci and col in (*FIGURE_COLUMNS, AGREEMENT_COLUMN):
@@ -225,9 +243,162 @@ def sort_table(df: pd.DataFrame, by: str | None, ascending: bool) -> pd.DataFram
 
 
 def render(df: pd.DataFrame, view: View) -> pd.DataFrame:
-    """The table the page shows: filtered, sorted, the chosen columns only."""
+    """The table the page shows, as data: filtered, sorted, the chosen columns only (figures and CI apart)."""
     out = sort_table(filter_table(df, view), view.sort_by, view.ascending)
     return out[table_columns(view.groups, show_ci=view.show_ci)].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------
+# The page's cells
+# --------------------------------------------------------------------------
+
+_BY_LABEL = {c.label: c for c in ALL_COLUMNS}
+# Shown under the model's name rather than as columns of their own: they are short and rarely compared.
+_IN_MODEL_CELL = ("Type", "Prompt variant")
+MISSING = "—"
+_WHY_NOT_IN_SETTING = (
+    "Best@5 comes from standalone judging only: the comparative judge sees the author-anchored RQ and the five "
+    "together, and is read as win/tie/lose."
+)
+_WHY_REFERENCE = (
+    "The author-anchored RQ is the yardstick: win/tie/lose, Overlap@5 and human agreement compare the models with it."
+)
+_WHY_NO_ANNOTATION = "No human annotation covers this row yet (see the Annotate tab)."
+_WHY_UNSCORED = "No instance had this figure scored for this row (the judge's replies for it failed or are missing)."
+
+
+def missing_reason(col: Column, row_kind: str, setting: str) -> str:
+    """Why a figure cell is empty for a row of this kind and setting: by design, or for want of data."""
+    spec = METRICS.get(col.metric or "")
+    if spec is not None and setting not in spec.settings:
+        return _WHY_NOT_IN_SETTING
+    if row_kind == "reference":
+        return _WHY_REFERENCE
+    if col is AGREEMENT_COLUMN:
+        return _WHY_NO_ANNOTATION
+    return _WHY_UNSCORED
+
+
+def _header_title(col: Column) -> str:
+    spec = METRICS.get(col.metric or "")
+    what = spec.label if spec is not None else col.label
+    if col.higher_is_better is None:
+        direction = ""
+    else:
+        direction = "; higher is better" if col.higher_is_better else "; lower is better (broader)"
+    return f"{what}{direction}. Grey: the 95% cluster-bootstrap CI over source papers."
+
+
+def _number(v: float, percent: bool) -> str:
+    return f"{v:.1f}" if percent else f"{v:.2f}"
+
+
+def _figure_cell(col: Column, rec: Mapping[str, object], show_ci: bool) -> Cell:
+    v = rec[col.label]
+    if v is None or pd.isna(v):
+        return Cell(MISSING, title=missing_reason(col, str(rec[_KIND]), str(rec["Setting"])), kind="missing")
+    ci = str(rec[ci_label(col)])
+    return Cell(_number(float(v), col.percent), note=ci if show_ci else "", title=f"95% CI {ci}", kind="num")
+
+
+def _rates_cell(cols: Sequence[Column], rec: Mapping[str, object]) -> Cell:
+    """Win / tie / lose of one dimension in one cell; each rate's CI on hover."""
+    vals = [rec[c.label] for c in cols]
+    if all(v is None or pd.isna(v) for v in vals):
+        return Cell(MISSING, title=missing_reason(cols[0], str(rec[_KIND]), str(rec["Setting"])), kind="missing")
+    text = " / ".join(MISSING if v is None or pd.isna(v) else f"{float(v):.0f}" for v in vals)
+    title = "; ".join(f"{part} {_number(float(v), True)}% {rec[ci_label(c)]}" for part, c, v in
+                      zip(("win", "tie", "lose"), cols, vals) if v is not None and not pd.isna(v))  # fmt: skip
+    return Cell(text, title=f"{title} (95% CIs)", kind="num")
+
+
+def _plan(view: View) -> list[Column | tuple[Column, Column, Column]]:
+    """The page's columns in order: one Column each, or (win, tie, lose) of a dimension merged into one."""
+    labels = [c for c in table_columns(view.groups, show_ci=False) if c not in _IN_MODEL_CELL]
+    cols = [_BY_LABEL[label] for label in labels]
+    metrics = {c.metric: c for c in cols if c.metric}
+    plan: list[Column | tuple[Column, Column, Column]] = []
+    merged: set[str] = set()
+    for c in cols:
+        if c.label in merged:
+            continue
+        if c.metric and c.metric.startswith("win_"):
+            dim = c.metric.removeprefix("win_")
+            tie, lose = metrics.get(f"tie_{dim}"), metrics.get(f"lose_{dim}")
+            if tie is not None and lose is not None:
+                plan.append((c, tie, lose))
+                merged |= {tie.label, lose.label}
+                continue
+        plan.append(c)
+    return plan
+
+
+def _rates_header(cols: Sequence[Column]) -> Header:
+    dim = (cols[0].metric or "").removeprefix("win_").replace("_", " ").replace("non obviousness", "non-obviousness")
+    return Header(f"Win / tie / lose % {dim}", kind="num",
+                  title=f"Share of instances where the best of the five RQs beats, ties with or loses to the "
+                        f"author-anchored RQ on {dim} (Pass@5 rates); hover a cell for the 95% CIs.")  # fmt: skip
+
+
+_ID_TITLES = {
+    "Judge": "The judge's label; 'combined' pools a row's judges (hover it for the rule and the judges).",
+    "Setting": "standalone: one RQ per judge call; comparative: the author-anchored RQ and the five in one call.",
+    "Prompt variant": "The generation prompt: original, revised, or the submitter's own (custom).",
+}
+
+
+def _model_cell(rec: Mapping[str, object]) -> Cell:
+    """The model's name, with its type and prompt variant (and "demo model") in small print."""
+    if rec[_KIND] == "reference":
+        return Cell(str(rec["Model"]), note="reference", title="The author-anchored RQ, scored by the same judges",
+                    kind="stacked")  # fmt: skip
+    note = [str(rec["Type"]), f"{rec['Prompt variant']} prompt"]
+    if is_demo_model(str(rec["Model"])):
+        note.append("demo model")
+    return Cell(str(rec["Model"]), note=" · ".join(note), kind="stacked")
+
+
+def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]], str]:
+    """The page's table for ``view``: headers, cells (figures with their CIs, reasons for empty cells) and a caption."""
+    shown = sort_table(filter_table(df, view), view.sort_by, view.ascending)
+    plan = _plan(view)
+    headers = []
+    for item in plan:
+        if isinstance(item, tuple):
+            headers.append(_rates_header(item))
+        elif item.metric or item is AGREEMENT_COLUMN:
+            headers.append(Header(item.label, title=_header_title(item), kind="num"))
+        else:
+            headers.append(Header(item.label, title=_ID_TITLES.get(item.label, "")))
+    rows: list[list[Cell]] = []
+    reasons: dict[str, None] = {}
+    rules: dict[str, None] = {}
+    for rec in shown.to_dict("records"):
+        cells = []
+        for item in plan:
+            if isinstance(item, tuple):
+                cell = _rates_cell(item, rec)
+            elif item.metric or item is AGREEMENT_COLUMN:
+                cell = _figure_cell(item, rec, view.show_ci)
+            elif item.label == "Model":
+                cell = _model_cell(rec)
+            elif item.label == "Judge":
+                judges = str(rec["Judges"]).split(", ")
+                demo = any(is_demo_model(j) for j in judges)
+                rule = str(rec[_COMBINE])
+                cell = Cell(str(rec["Judge"]), note="demo" if demo else "",
+                            title=describe_combine_rule(rule, judges) if rule else "")  # fmt: skip
+            else:
+                cell = Cell(str(rec[item.label] if rec[item.label] is not None else ""))
+            if cell.kind == "missing":
+                reasons[cell.title] = None
+            cells.append(cell)
+        if rec[_COMBINE]:
+            rules[str(rec[_COMBINE])] = None
+        rows.append(cells)
+    lines = [f"{MISSING} {why}" for why in reasons]
+    lines += [f"How 'combined' is made: {describe_combine_rule(rule)}." for rule in rules]
+    return headers, rows, "\n".join(lines)
 
 
 def to_csv(df: pd.DataFrame) -> bytes:
@@ -261,6 +432,7 @@ __all__ = [
     "View",
     "build_table",
     "choices",
+    "display",
     "filter_table",
     "render",
     "sort_table",

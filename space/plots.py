@@ -1,8 +1,14 @@
 """The Space's two pictures, drawn from the same summary rows as the leaderboard.
 
 Novelty against narrowness per model (the "novelty mirage": high Best@5
-non-obviousness at high source-boundedness), and win/tie/lose bars per judge.
-Matplotlib with the Agg backend; figures are returned, the page shows them.
+non-obviousness at high source-boundedness), and win/tie/lose bars per model.
+Both take one judge; "combined" means the leaderboard's default rows (the
+combined row, or a lone judge's own). Each stays readable from one model to a
+thousand: the width is fixed, labels are cut to one short line, the bar chart
+grows with its bars up to ``max_bars`` (the highest win rates; the title says
+how many were left out), and the scatter labels and draws intervals only while
+there is room for them. Matplotlib with the Agg backend; figures are returned,
+the page shows them.
 """
 
 from __future__ import annotations
@@ -15,10 +21,61 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from rqbench.evaluate.summary import COMBINED, SummaryRow
+from rqbench.space.leaderboard import headline_flags
+
+WIDTH_IN = 10.0
+LABEL_CHARS = 40
+SCATTER_LABELS = 12  # points labelled when there are more than this many: the GT and the highest ones
+SCATTER_CI_UP_TO = 40  # intervals are drawn up to this many points; beyond, they hide the points
+BAR_IN = 0.32  # height of one bar's slot, in inches
+COLORS = {"win": "#2a9d8f", "tie": "#c9c9c9", "lose": "#e76f51"}
+
+
+def short_label(text: str, width: int = LABEL_CHARS) -> str:
+    """One line of at most ``width`` characters; a cut label keeps its start and its end (where model names
+    differ: ``org/model-…-v2-instruct``) around an ellipsis."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    head = (width - 1) * 2 // 5
+    return flat[:head] + "…" + flat[len(flat) - (width - 1 - head) :]
+
+
+def judge_rows(rows: Sequence[SummaryRow], judge: str, setting: str) -> list[SummaryRow]:
+    """The rows of one judge and setting over all sub-fields; for "combined", the leaderboard's default rows."""
+    main = [r for r in rows if r.subfield is None and r.setting == setting]
+    if judge != COMBINED:
+        return [r for r in main if r.judge == judge]
+    return [r for r, head in zip(main, headline_flags(main)) if head]
 
 
 def _err(fig) -> list[list[float]]:
     return [[fig.value - fig.ci_low], [fig.ci_high - fig.value]]
+
+
+def _name(r: SummaryRow) -> str:
+    """The model's name, and its prompt variant when it is not the original prompt."""
+    if r.row_kind == "reference" or r.prompt_variant in ("", "original"):
+        return r.model
+    return f"{r.model} ({r.prompt_variant})"
+
+
+def _labelled(candidates: Sequence[tuple]) -> set[int]:
+    """The rows to label, in the given order of preference, up to ``SCATTER_LABELS`` plus the GT, skipping any
+    whose point sits on one already labelled (within 4% of either axis' range), so labels do not pile up."""
+    xs = [x.value for _, x, _ in candidates] or [0.0]
+    ys = [y.value for _, _, y in candidates] or [0.0]
+    dx, dy = 0.04 * ((max(xs) - min(xs)) or 1.0), 0.04 * ((max(ys) - min(ys)) or 1.0)
+    chosen: list[tuple[float, float]] = []
+    out: set[int] = set()
+    for r, x, y in candidates:
+        if len(out) > SCATTER_LABELS:
+            break
+        if any(abs(x.value - cx) < dx and abs(y.value - cy) < dy for cx, cy in chosen):
+            continue
+        chosen.append((x.value, y.value))
+        out.add(id(r))
+    return out
 
 
 def novelty_vs_narrowness(
@@ -28,26 +85,38 @@ def novelty_vs_narrowness(
     novelty: str = "best5_non_obviousness",
     narrowness: str = "best5_source_bound_score",
 ) -> Figure:
-    """One point per model (and the GT reference) for one judge, standalone, with 95% CI bars."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=100)
-    drawn = 0
-    for r in rows:
-        if r.setting != "standalone" or r.judge != judge or r.subfield is not None:
-            continue
+    """One point per model (and the GT reference) for one judge, standalone, with 95% CI bars while they fit."""
+    points = []
+    for r in judge_rows(rows, judge, "standalone"):
         x, y = r.figures.get(narrowness), r.figures.get(novelty)
-        if x is None or y is None:
-            continue
+        if x is not None and y is not None:
+            points.append((r, x, y))
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 5.0), dpi=100)
+    with_ci = len(points) <= SCATTER_CI_UP_TO
+    models = sorted((p for p in points if p[0].row_kind == "model"), key=lambda p: -p[2].value)
+    labelled = _labelled([p for p in points if p[0].row_kind == "reference"] + models)
+    for r, x, y in points:
         ref = r.row_kind == "reference"
-        ax.errorbar(x.value, y.value, xerr=_err(x), yerr=_err(y), fmt="s" if ref else "o",
-                    color="black" if ref else None, capsize=3)  # fmt: skip
-        label = r.model if ref else f"{r.model} ({r.prompt_variant})"
-        ax.annotate(label, (x.value, y.value), textcoords="offset points", xytext=(5, 5), fontsize=8)
-        drawn += 1
+        style = {"fmt": "s" if ref else "o", "color": "black" if ref else "#3a6ea5", "markersize": 7 if ref else 5,
+                 "alpha": 1.0 if ref or with_ci else 0.55}  # fmt: skip
+        if with_ci:
+            ax.errorbar(x.value, y.value, xerr=_err(x), yerr=_err(y), capsize=3, elinewidth=0.8, **style)
+        else:
+            ax.errorbar(x.value, y.value, **style)
+        if id(r) in labelled:
+            ax.annotate(short_label(_name(r), 32), (x.value, y.value), textcoords="offset points", xytext=(5, 4),
+                        fontsize=8)  # fmt: skip
     ax.set_xlabel("Best@5 source-boundedness (lower is broader)")
-    ax.set_ylabel("Best@5 non-obviousness")
-    ax.set_title(f"Novelty against narrowness, judge: {judge}")
-    if not drawn:
-        ax.text(0.5, 0.5, "no standalone results yet", ha="center", va="center", transform=ax.transAxes)
+    ax.set_ylabel("Best@5 non-obviousness (higher is more novel)")
+    title = f"Novelty against narrowness, judge: {short_label(judge, 30)}, {len(points)} point(s)"
+    notes = []
+    if len(models) > SCATTER_LABELS:
+        notes.append(f"labels: the GT and up to {SCATTER_LABELS} of the highest, where they fit")
+    if not with_ci:
+        notes.append(f"95% CIs drawn up to {SCATTER_CI_UP_TO} points; see the leaderboard")
+    ax.set_title(title + ("\n" + "; ".join(notes) if notes else ""), fontsize=10)
+    if not points:
+        ax.text(0.5, 0.5, "no standalone results for this judge yet", ha="center", va="center", transform=ax.transAxes)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
@@ -56,36 +125,47 @@ def novelty_vs_narrowness(
 def verdict_bars(
     rows: Sequence[SummaryRow],
     *,
+    judge: str = COMBINED,
     setting: str = "standalone",
     dimension: str = "non_obviousness",
     max_bars: int = 30,
 ) -> Figure:
-    """Stacked win/tie/lose shares of each model under each judge (and combined); the ``max_bars`` highest win rates."""
+    """Stacked win/tie/lose shares per model for one judge; the ``max_bars`` highest win rates when there are more."""
     items = []
-    for r in rows:
-        if r.row_kind != "model" or r.setting != setting or r.subfield is not None:
+    for r in judge_rows(rows, judge, setting):
+        if r.row_kind != "model":
             continue
         vals = [r.figures.get(f"{v}_{dimension}") for v in ("win", "tie", "lose")]
         if all(v is not None for v in vals):
-            items.append((f"{r.model} / {r.judge}", [v.value for v in vals]))  # type: ignore[union-attr]
+            items.append((_name(r), [100 * v.value for v in vals]))  # type: ignore[union-attr]
     total = len(items)
-    if total > max_bars:
-        items = sorted(items, key=lambda it: -it[1][0])[:max_bars]
-    items.sort()
-    fig, ax = plt.subplots(figsize=(6.4, max(2.0, 0.45 * len(items) + 1.2)), dpi=100)
+    items = sorted(items, key=lambda it: (-it[1][0], it[0]))[:max_bars]
+    height = 1.8 + BAR_IN * max(len(items), 1)
+    fig = plt.figure(figsize=(WIDTH_IN, height), dpi=100)
+    # fixed margins in inches, so a bar keeps its thickness and labels keep their room at any count
+    ax = fig.add_axes((0.33, 1.1 / height, 0.62, (height - 1.8) / height))
+    labels = [short_label(name) for name, _ in items]
     left = [0.0] * len(items)
-    for k, (name, color) in enumerate((("win", "#2a9d8f"), ("tie", "#c9c9c9"), ("lose", "#e76f51"))):
-        widths = [100 * v[k] for _, v in items]
-        ax.barh([n for n, _ in items], widths, left=left, color=color, label=name)
+    for k, part in enumerate(("win", "tie", "lose")):
+        widths = [v[k] for _, v in items]
+        ax.barh(range(len(items)), widths, left=left, color=COLORS[part], label=part, height=0.75)
         left = [a + b for a, b in zip(left, widths)]
+    for y, (_, v) in enumerate(items):
+        if v[0] >= 8:
+            ax.text(v[0] / 2, y, f"{v[0]:.0f}%", ha="center", va="center", fontsize=8, color="white")
+    ax.set_yticks(range(len(items)), labels, fontsize=9)
+    ax.set_ylim(len(items) - 0.5 if items else 0.5, -0.5)
     ax.set_xlim(0, 100)
-    if total > max_bars:
-        ax.set_title(f"The {max_bars} highest win rates of {total} (model, judge) rows", fontsize=9)
-    ax.set_xlabel(f"% of instances ({dimension.replace('_', ' ')}, {setting}) vs the author-anchored RQ")
-    if not items:
-        ax.text(0.5, 0.5, "no results yet", ha="center", va="center", transform=ax.transAxes)
+    dim = dimension.replace("_", " ").replace("non obviousness", "non-obviousness")
+    ax.set_xlabel(f"% of instances where the best of five RQs wins / ties / loses\nagainst the author-anchored RQ "
+                  f"({dim}, {setting})", fontsize=9)  # fmt: skip
+    shown = f"the {len(items)} highest win rates of {total} models" if total > len(items) else f"{total} model(s)"
+    fig.text(0.02, 1 - 0.25 / height, f"Win / tie / lose, judge: {short_label(judge, 30)}: {shown}", fontsize=10,
+             va="top")  # fmt: skip
+    if items:
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, fontsize=8, frameon=False)
     else:
-        ax.legend(loc="lower right", fontsize=8)
-    ax.invert_yaxis()
-    fig.tight_layout()
+        ax.set_yticks([])
+        ax.text(50, 0, "no win/tie/lose results for this judge and setting yet", ha="center", va="center")
+    ax.grid(axis="x", alpha=0.3)
     return fig

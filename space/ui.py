@@ -1,8 +1,8 @@
-"""The Gradio Blocks of the Space: Leaderboard, Submit, Browse, Plots, Annotate and About tabs.
+"""The Gradio Blocks of the Space: Expert study, Leaderboard, Browse, Plots, Annotate, Submit and About tabs.
 
 Each tab, its widgets and its handlers, is a module of ``rqbench.space.tabs``;
 this module holds the page: its configuration, the data every tab reads, and
-the events that span tabs (Refresh, the page load and its ``?rq_id=`` link).
+the events that span tabs (Refresh, the page load and its ``?rq_id=`` and ``?tab=`` links).
 ``build_app(config)`` has no side effects beyond building the page, so tests
 and ``rqbench space`` build it with their own stores; ``space/app.py`` builds
 it from the environment on a Hugging Face Space. Every text from a paper or a
@@ -13,6 +13,7 @@ or HTML.
 import logging
 import os
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,12 +27,19 @@ from rqbench.space import leaderboard as lb
 from rqbench.space.safety import UploadGate, redact
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitPolicy
+from rqbench.space.tabs.common import banner_update
 
 from rqbench.records import CitedPaper, ResultsFile
 
 log = logging.getLogger(__name__)
 
-TAB_IDS = ("leaderboard", "submit", "browse", "plots", "annotate", "about")
+TAB_IDS = ("expert-study", "leaderboard", "browse", "plots", "annotate", "submit", "about")
+DEFAULT_WORKER_JUDGES = "local,local@temperature=0.7"
+
+
+def worker_judges_from_env() -> tuple[str, ...]:
+    """The judges the background worker uses (``RQB_WORKER_JUDGES``, comma-separated)."""
+    return tuple(j.strip() for j in os.environ.get("RQB_WORKER_JUDGES", DEFAULT_WORKER_JUDGES).split(",") if j.strip())
 
 
 @dataclass
@@ -48,6 +56,13 @@ class SpaceConfig:
     title: str = "RQ-Bench"
     n_boot: int = 500
     dataset_note: str = ""
+    # The expert-study file; None: RQB_EXPERT_STUDY, else the shared fixtures (rqbench.space.expert_study).
+    expert_study: Path | None = None
+    # The judges a queued submission gets (the Submit tab's banner says when they are demo models).
+    worker_judges: tuple[str, ...] = ()
+    # A page load re-reads the results store only when its file list changed or this many seconds passed;
+    # the Refresh button always re-reads it.
+    reload_after_s: float = 60.0
 
 
 class SpaceData:
@@ -63,10 +78,24 @@ class SpaceData:
         self.table = lb.build_table([])
         self.pairs: list[an.Pair] = []
         self.index: dict[str, browse.InstanceRef] = {}
+        self._listing: tuple[str, ...] | None = None
+        self._read_at = 0.0
+        self._read: tuple[list[ResultsFile], list[str]] = ([], [])
 
-    def refresh(self) -> "SpaceData":
+    def _results(self, max_age_s: float) -> tuple[list[ResultsFile], list[str]]:
+        """The stored results: re-read unless the file list is unchanged and the last read is recent."""
+        listing = tuple(self.config.stores.results.paths())
+        fresh = time.monotonic() - self._read_at < max_age_s
+        if listing != self._listing or not fresh:
+            self._read = self.config.stores.results.load()
+            self._listing, self._read_at = listing, time.monotonic()
+        return self._read
+
+    def refresh(self, *, max_age_s: float = 0.0) -> "SpaceData":
+        """Re-read the stores and recompute what changed; ``max_age_s`` lets a recent read of an unchanged
+        results listing stand (page loads), 0 always re-reads (the Refresh button)."""
         with self._lock:
-            results, problems = self.config.stores.results.load()
+            results, problems = self._results(max_age_s)
             judgments = self.config.stores.annotations.judgments()
             key = (
                 tuple(sorted((r.submission_hash, r.judge.label, r.judge.setting, r.created_at.isoformat())
@@ -88,9 +117,20 @@ class SpaceData:
             self._key = key
             return self
 
+    def model_names(self) -> set[str]:
+        """Every generator name and judge label behind the figures shown (for the demo-model banner)."""
+        return {r.submission.model for r in self.results} | {r.judge.label for r in self.results}
+
     def judge_choices(self) -> list[str]:
         """The judges in the table, the combined judge first (the Leaderboard and Plots pickers)."""
         return sorted({COMBINED, *lb.choices(self.table)["judges"]}, key=lambda j: (j != COMBINED, j))
+
+
+HEADER = (
+    "Research-question generation, judged for novelty and narrowness: models read the papers a real paper "
+    "built on and propose research questions; LLM judges score them against the question the paper's authors "
+    "pursued. Every figure is recomputed from the stored results files."
+)
 
 
 def build_app(config: SpaceConfig) -> gr.Blocks:
@@ -98,42 +138,45 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
     data = SpaceData(config)
 
     with gr.Blocks(title=config.title, analytics_enabled=False) as demo:
-        gr.Markdown(f"# {config.title}\nResearch-question generation, judged for novelty and narrowness. "
-                    "Every figure is recomputed from the stored results files.")  # fmt: skip
+        gr.Markdown(f"# {config.title}\n{HEADER}")
         if config.on_hub:
             gr.LoginButton()
-        with gr.Tabs(selected="leaderboard", elem_id="tabs") as strip:
+        with gr.Tabs(elem_id="tabs") as strip:  # the first tab opens: the expert study when its file is found
+            study_note = tabs.expert_study.build(config)
             board = tabs.leaderboard.build(data)
-            queue = tabs.submit.build(config)
             browser = tabs.browse.build(config, data)
             charts = tabs.plots.build(data)
             annotation = tabs.annotate.build(config, data)
-            tabs.about.build(config)
+            queue = tabs.submit.build(config)
+            about = tabs.about.build(config, study_note)
 
-        # -- the Refresh button: re-read the stores, then every tab's choices and tables
-        def load_all(q, js, ss, vs, ts, gs, ci, by, asc):
+        # -- the Refresh button: re-read the stores, then every tab's choices, tables and banners
+        def reload_all(*view):
+            return (*board.reloaded(*view), *charts.reloaded(), *annotation.reloaded(), banner_update(
+                data.model_names()), *browser.reloaded())  # fmt: skip
+
+        def load_all(*view):
             data.refresh()
-            return (*board.reloaded(q, js, ss, vs, ts, gs, ci, by, asc), *charts.reloaded(),
-                    *annotation.reloaded(), *browser.reloaded())  # fmt: skip
+            return reload_all(*view)
 
-        load_outputs = [*board.reload_outputs, *charts.reload_outputs, *annotation.reload_outputs,
+        load_outputs = [*board.reload_outputs, *charts.reload_outputs, *annotation.reload_outputs, about.banner,
                         *browser.reload_outputs]  # fmt: skip
         board.refresh.click(load_all, board.controls, load_outputs)
 
-        # -- page load, with the ?rq_id= deep link
-        def on_load(q, js, ss, vs, ts, gs, ci, by, asc, request: gr.Request):
-            base = load_all(q, js, ss, vs, ts, gs, ci, by, asc)
-            rq_id = request.query_params.get("rq_id") if request is not None else None
-            link = browser.deep_link(rq_id)
-            if link is None:
-                return (*base, gr.Tabs(), gr.Dropdown(), gr.Dropdown(), *charts.figures(),
-                        tabs.submit.queue_rows(config))  # fmt: skip
-            subfield, paper, rq = link  # this sub-field replaces the refresh's (the last of load_outputs)
-            return (*base[:-1], subfield, gr.Tabs(selected="browse"), paper, rq, *charts.figures(),
-                    tabs.submit.queue_rows(config))  # fmt: skip
+        # -- page load: the Browse tab opens on the first RQ, or the ?rq_id= one (then Browse is selected);
+        # ?tab=<id> selects a tab
+        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, request: gr.Request):
+            data.refresh(max_age_s=config.reload_after_s)
+            base = reload_all(q, js, ss, vs, ts, gs, ci, by, asc)
+            params = request.query_params if request is not None else {}
+            link = browser.deep_link(params.get("rq_id"))
+            tab = "browse" if link is not None else params.get("tab")
+            link = link or browser.opening()
+            pickers = link if link is not None else (base[-1], gr.Dropdown(), gr.Dropdown())
+            selected = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
+            return (*base[:-1], *pickers, selected, tabs.submit.queue_rows(config))
 
-        demo.load(on_load, board.controls, [*load_outputs, strip, browser.paper, browser.rq, charts.scatter,
-                                            charts.bars, queue.requests])  # fmt: skip
+        demo.load(page_load, board.controls, [*load_outputs, browser.paper, browser.rq, strip, queue.requests])
     return demo
 
 
@@ -199,7 +242,7 @@ def config_from_env(
         hub_api = HfApi(token=os.environ["HF_TOKEN"])
     policy = SubmitPolicy(require_sign_in=on_hub, min_account_age_days=int(os.environ.get("RQB_MIN_ACCOUNT_DAYS", "7")))
     return SpaceConfig(stores=stores, target=target, library=library, policy=policy, on_hub=on_hub, hub_api=hub_api,
-                       dataset_note=note)  # fmt: skip
+                       dataset_note=note, worker_judges=worker_judges_from_env())  # fmt: skip
 
 
 def start_background_worker(config: SpaceConfig, *, dataset: str | None = None) -> threading.Event | None:
@@ -210,7 +253,7 @@ def start_background_worker(config: SpaceConfig, *, dataset: str | None = None) 
 
     from rqbench import paths
 
-    judges = [j for j in os.environ.get("RQB_WORKER_JUDGES", "local,local@temperature=0.7").split(",") if j]
+    judges = list(config.worker_judges or worker_judges_from_env())
     judge = evaluate_judge(judges, ["standalone", "comparative"], dataset=dataset or os.environ.get("RQB_DATASET"))
     worker = Worker(config.stores, judge, work_dir=paths.home() / "space-work")
     _, stop = worker_thread(worker, float(os.environ.get("RQB_WORKER_INTERVAL", "300")))

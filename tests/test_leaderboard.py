@@ -111,7 +111,8 @@ def test_csv_export_round_trips_the_shown_table(table):
 def test_human_agreement_column(rows):
     cell = lb.AgreementCell(value=0.6, ci_low=0.4, ci_high=0.8, n=5)
     t = lb.build_table(rows, {("open-model", "comparative", "judge-a"): cell})
-    out = lb.render(t, lb.View(judges=("judge-a",), settings=("comparative",), search="open"))
+    out = lb.render(t, lb.View(judges=("judge-a",), settings=("comparative",), search="open",
+                               groups=("model", "human agreement")))  # fmt: skip
     assert out["Human agreement % (non-obviousness)"].item() == 60.0
     assert out["Human agreement % (non-obviousness) 95% CI"].item() == "[40.0, 80.0] n=5"
 

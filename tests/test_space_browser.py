@@ -1,7 +1,11 @@
-"""The Space in real headless Chromium: leaderboard, submit + worker, deep link, annotate.
+"""The Space in real headless Chromium, tried as a new visitor would.
 
-One app per module (a Gradio app takes seconds to come up), a handful of tests,
-screenshots of each tab in the test output folder. Chromium is Debian's
+One app per module (a Gradio app takes seconds to come up), a handful of tests:
+the expert study first; the leaderboard's headline view, CIs, column groups and
+empty-cell reasons; submit + worker; Browse opening on an RQ and the deep link;
+the plots; annotating beside the background papers and the rubric; the
+demo-model banner on every tab that shows demo figures. Screenshots of every
+tab at 1,400 x 1,000 go to the test output folder. Chromium is Debian's
 (/usr/bin/chromium), driven by Playwright with no browser download.
 """
 
@@ -23,10 +27,20 @@ CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 HOSTILE_MODEL = '<img src=x onerror="window.__pwned=1">'
+DEMO_MODEL = "local/smollm2-135m"  # the embedded model, as the README's first command leaves it
 
 if not CHROMIUM.exists():
     pytest.skip("Debian's chromium is not installed at /usr/bin/chromium", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api")
+
+
+def expert_study_file() -> Path | None:
+    """The paper's expert-study file in ../shared, read where it lies; None where ../shared is absent."""
+    from rqbench.paths import shared_dir
+
+    shared = shared_dir()
+    path = shared / "fixtures" / "paper_examples" / "expert_vs_llm.jsonl" if shared is not None else None
+    return path if path is not None and path.is_file() else None
 
 
 def _free_port() -> int:
@@ -55,6 +69,8 @@ class SpaceUnderTest:
                 for setting in ("standalone", "comparative"):
                     self.stores.results.put(make_results(model, judge=judge, setting=setting, bias=bias,
                                                          model_type=mtype, n_instances=n))  # fmt: skip
+        for judge in ("local", "local@temperature=0.7"):
+            self.stores.results.put(make_results(DEMO_MODEL, judge=judge, setting="standalone", n_instances=n))
         sample = make_results("x", n_instances=n)
         papers, insts = {}, []
         for inst in sample.instances:
@@ -68,7 +84,9 @@ class SpaceUnderTest:
                                             subfield=inst.subfield, background_paper_ids=inst.background_paper_ids))  # fmt: skip
         self.bench = Benchmark(insts, papers, sample.dataset_repo, sample.dataset_revision)
         self.rq_ids = [r for r, _, _ in instance_ids(n)]
-        config = SpaceConfig(stores=self.stores, library=papers, n_boot=200,
+        self.study = expert_study_file()
+        config = SpaceConfig(stores=self.stores, library=papers, n_boot=200, expert_study=self.study,
+                             worker_judges=("local", "local@temperature=0.7"),
                              target=BenchmarkTarget(self.bench.repo, self.bench.revision, tuple(self.rq_ids)))  # fmt: skip
         self.demo = build_app(config)
         self.port = _free_port()
@@ -135,11 +153,25 @@ def cell(pg, table: str, row: int, col: int):
 
 
 def column_values(pg, table: str, col: int) -> list[str]:
-    out, row = [], 0
-    while pg.locator(f"#{table} [data-testid='cell-{row}-{col}']").count():
-        out.append(cell(pg, table, row, col).inner_text().strip())
-        row += 1
-    return out
+    """The first line of each cell of a column (a figure's CI and a name's small print come after it), read in
+    one step so a table redrawn meanwhile cannot mix two versions."""
+    texts = pg.evaluate(
+        """([table, col]) => { const out = [];
+             for (let r = 0; ; r++) {
+               const c = document.querySelector(`#${table} [data-testid='cell-${r}-${col}']`);
+               if (c === null) return out;
+               out.push(c.innerText); } }""", [table, col])  # fmt: skip
+    return [t.strip().split("\n")[0] for t in texts]
+
+
+def number(text: str) -> float | None:
+    """The figure a cell shows ("2.75 [2.50, 3.00]" -> 2.75), None for an empty cell."""
+    m = re.match(r"\s*(-?\d+(?:\.\d+)?)", text)
+    return float(m.group(1)) if m else None
+
+
+def headers(pg, table: str) -> list[str]:
+    return [h.strip() for h in pg.locator(f"#{table} thead th").all_inner_texts()]
 
 
 def wait_text(locator, pattern: str, timeout_s: float = 30) -> str:
@@ -165,21 +197,69 @@ def open_tab(pg, name: str) -> None:
     pg.get_by_role("tab", name=name).click()
 
 
-def test_leaderboard_shows_rows_filters_and_sorts(space, page, test_output_dir):
+def open_board(pg, url: str) -> None:
+    """The page, on the Leaderboard tab, once its table has rows."""
+    pg.goto(f"{url}?tab=leaderboard")
+    cell(pg, "leaderboard-table", 0, 0).wait_for()
+
+
+def banner_visible(pg, tab: str) -> bool:
+    box = pg.locator(f"#demo-banner-{tab}")
+    return box.count() > 0 and box.first.is_visible() and "not results" in box.first.inner_text()
+
+
+def no_horizontal_scroll(pg, elem_id: str) -> bool:
+    return pg.evaluate(f"""() => {{ const w = document.querySelector('#{elem_id} .rqb-wrap');
+                                  return w !== null && w.scrollWidth <= w.clientWidth + 1; }}""")  # fmt: skip
+
+
+def test_the_page_opens_on_the_expert_study(space, page, test_output_dir):
+    """Item 2: the paper's ten samples, side by side with four verdicts, and the agreement matrix."""
+    if space.study is None:
+        pytest.skip("../shared/fixtures/paper_examples/expert_vs_llm.jsonl is not beside this checkout")
+    from rqbench.evaluate.agreement import agreement_matrix, expert_sample_picks, read_expert_samples
+
     page.goto(space.url)
-    cell(page, "leaderboard-table", 0, 0).wait_for()
+    samples = page.locator("#es-samples")
+    samples.locator("tbody tr").first.wait_for()
+    assert page.get_by_role("tab", name="Expert study").get_attribute("aria-selected") == "true"
+    assert page.get_by_role("tab").first.inner_text().strip() == "Expert study"  # the first tab
+    assert "RQ-Bench" in page.locator("#tab-expert-study").inner_text()  # the paragraph of context
+    study = read_expert_samples(space.study)
+    assert samples.locator("tbody tr").count() == len(study) == 10
+    assert headers(page, "es-samples")[-4:] == ["Expert 1", "Expert 2", "gemini-3.1-pro", "deepseek-v4-pro"]
+    first = study[0]
+    row = [c.strip() for c in samples.locator("tbody tr").first.locator("td").all_inner_texts()]
+    assert first.background_title in row[1] and row[2] == first.gt_rq and row[3] == first.model_rq
+    want = {"gt": "author-anchored", "model": first.model, "tie": "tie"}
+    assert row[4:] == [want[first.verdicts[r]] for r in ("expert_1", "expert_2", "gemini-3.1-pro", "deepseek-v4-pro")]
+    assert str(space.study) in samples.inner_text()  # where the samples come from
+    # the matrix is agreement_matrix's, cell for cell
+    matrix = agreement_matrix(expert_sample_picks(study), n_boot=200)
+    shown = page.locator("#es-matrix tbody tr")
+    for i, a in enumerate(matrix.rows):
+        cells = shown.nth(i).locator("td").all_inner_texts()
+        for j, b in enumerate(matrix.cols):
+            if a != b:
+                assert cells[j + 1].startswith(f"{100 * matrix.get(a, b).value:.0f}%"), (a, b, cells)
+    assert not banner_visible(page, "expert-study")  # real judgments, no demo model
+    page.screenshot(path=str(test_output_dir / "expert-study.png"))
+    assert page.errors == []
+
+
+def test_leaderboard_shows_rows_filters_and_sorts(space, page, test_output_dir):
+    open_board(page, space.url)
     models = column_values(page, "leaderboard-table", 0)
-    assert set(models) == {"model-a", HOSTILE_MODEL, "author-anchored (GT)"}  # the hostile name is text
+    assert set(models) == {"model-a", HOSTILE_MODEL, DEMO_MODEL, "author-anchored (GT)"}  # the hostile name is text
     assert page.locator("#leaderboard-table img").count() == 0
     page.screenshot(path=str(test_output_dir / "leaderboard.png"))
     # sort on Overlap@5, ascending
     choose(page, "lb-sort", "Overlap@5")
     page.locator("#lb-asc input").check()
-    headers = [h.strip() for h in page.locator("#leaderboard-table thead th").all_inner_texts()]
-    col = headers.index("Overlap@5")
+    col = headers(page, "leaderboard-table").index("Overlap@5")
     deadline = time.monotonic() + 20
     while True:
-        vals = [float(v) for v in column_values(page, "leaderboard-table", col) if v]
+        vals = [v for v in map(number, column_values(page, "leaderboard-table", col)) if v is not None]
         if (vals and vals == sorted(vals)) or time.monotonic() > deadline:
             break
         time.sleep(0.3)
@@ -191,6 +271,46 @@ def test_leaderboard_shows_rows_filters_and_sorts(space, page, test_output_dir):
     while set(column_values(page, "leaderboard-table", 0)) != {"model-a"} and time.monotonic() < deadline:
         time.sleep(0.3)
     assert set(column_values(page, "leaderboard-table", 0)) == {"model-a"}
+    assert page.errors == []
+
+
+def test_leaderboard_headline_view_fits_and_explains_itself(space, page, test_output_dir):
+    """Item 4: headline columns, CI in the cell, no sideways scrolling, reasons for empty cells, the combine rule."""
+    from rqbench.evaluate.metrics import describe_combine_rule
+
+    open_board(page, space.url)
+    assert headers(page, "leaderboard-table") == [
+        "Model", "Setting", "Judge", "Best@5 originality", "Best@5 gap addressing", "Best@5 non-obviousness",
+        "Win / tie / lose % non-obviousness", "Best@5 source-boundedness ↓", "Overlap@5"]  # fmt: skip
+    assert no_horizontal_scroll(page, "leaderboard-table")
+    best = cell(page, "leaderboard-table", 0, 3).inner_text().replace("\n", " ")
+    assert re.fullmatch(r"\d\.\d\d \[\d\.\d\d, \d\.\d\d\]", best), best  # the figure and its CI in one cell
+    assert re.fullmatch(r"\d+ / \d+ / \d+", cell(page, "leaderboard-table", 0, 6).inner_text().strip())
+    # an empty cell says why on hover, and the caption says it too
+    empty = page.locator("#leaderboard-table td.missing").first
+    reason = empty.get_attribute("title")
+    assert empty.inner_text().strip() == "—" and reason
+    assert reason in page.locator("#leaderboard-table .rqb-caption").all_inner_texts()[0]
+    comparative = page.locator("#leaderboard-table tbody tr", has_text="comparative").first
+    assert "standalone judging only" in comparative.locator("td.missing").first.get_attribute("title")
+    # the combine rule, on the combined judge's cell and in the caption
+    judge_cell = page.locator("#leaderboard-table td", has_text="combined").first
+    assert judge_cell.get_attribute("title").endswith("(rule: pooled)")
+    assert describe_combine_rule("pooled") in page.locator("#leaderboard-table").inner_text()
+    # the CIs can move to hover only; column groups reveal the rest
+    page.locator("#lb-more").get_by_text("More columns, filters and intervals").click()
+    page.locator("#lb-ci input").uncheck()
+    deadline = time.monotonic() + 20
+    while "[" in cell(page, "leaderboard-table", 0, 3).inner_text() and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert "[" not in cell(page, "leaderboard-table", 0, 3).inner_text()
+    assert cell(page, "leaderboard-table", 0, 3).get_attribute("title").startswith("95% CI [")
+    page.locator("#lb-groups").get_by_label("provenance (judges, prompts, dataset, contamination)").check()
+    deadline = time.monotonic() + 20
+    while "Contamination" not in headers(page, "leaderboard-table") and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert {"Judges", "Dataset", "Contamination"} <= set(headers(page, "leaderboard-table"))
+    page.screenshot(path=str(test_output_dir / "leaderboard-provenance.png"))
     assert page.errors == []
 
 
@@ -244,11 +364,47 @@ def test_submission_errors_then_queue_then_worker_row(space, page, test_output_d
     assert page.errors == []
 
 
+def test_browse_opens_on_the_first_rq_with_papers_and_every_judges_scores(space, page, test_output_dir):
+    """Item 3: no empty pickers or tables; the GT, the papers, each model's five RQs with scores and reasons."""
+    from rqbench.space.browse import first_rq, index_instances
+
+    results, _ = space.stores.results.load()
+    rq_id = first_rq(index_instances(results))
+    page.goto(space.url)
+    open_tab(page, "Browse")
+    inst = space.bench.instance(rq_id)
+    wait_text(page.locator("#br-gt textarea"), re.escape(inst.gt_rq))
+    wait_text(page.locator("#br-link textarea, #br-link input").first, re.escape(f"?rq_id={rq_id}"))
+    assert page.get_by_text(f"Background paper 1: {inst.background_paper_ids[0]}").count() >= 1
+    scores = page.locator("#br-scores")
+    wait_text(scores, r"model-a")
+    tables = scores.locator("table")
+    results, _ = space.stores.results.load()
+    wait_text(scores, re.escape(sorted({r.submission.model for r in results})[-1]))
+    assert tables.count() == len({r.submission.model for r in results})  # one per model
+    for k in range(tables.count()):
+        t = tables.nth(k)
+        assert t.locator("tbody tr").count() == 6  # the author-anchored RQ, then the five
+        assert t.locator("tbody tr").first.locator("td").first.inner_text().strip() == "GT"
+        head = t.locator("thead tr").bounding_box()
+        row = t.locator("tbody tr").first.bounding_box()
+        assert head["height"] <= max(60, row["height"]), "the header row is taller than the rows"
+    text = scores.inner_text()
+    assert "Scope level" in text and "Diagnostic level" in text  # the judges' reasons
+    assert "judge-a · standalone" in text and "local · standalone" in text
+    assert "local/smollm2-135m (demo model)" in text
+    assert page.locator("#tab-browse table tbody:empty").count() == 0
+    page.screenshot(path=str(test_output_dir / "browse.png"))
+    page.screenshot(path=str(test_output_dir / "browse-full.png"), full_page=True)
+    assert page.errors == []
+
+
 def test_deep_link_opens_an_example(space, page, test_output_dir):
     rq_id = space.rq_ids[3]
     page.goto(f"{space.url}?rq_id={rq_id}")
     gt = page.locator("#br-gt textarea")
     wait_text(gt, r"behave outside its setting")
+    wait_text(gt, re.escape(space.bench.instance(rq_id).gt_rq))
     assert page.get_by_role("tab", name="Browse").get_attribute("aria-selected") == "true"
     wait_text(page.locator("#br-link textarea, #br-link input").first, re.escape(f"?rq_id={rq_id}"))
     inst = space.bench.instance(rq_id)
@@ -257,15 +413,30 @@ def test_deep_link_opens_an_example(space, page, test_output_dir):
     scores = page.locator("#br-scores")
     wait_text(scores, r"model-a")
     assert HOSTILE_MODEL in scores.inner_text() and scores.locator("img").count() == 0
-    page.screenshot(path=str(test_output_dir / "browse.png"), full_page=True)
+    page.screenshot(path=str(test_output_dir / "browse-deep-link.png"), full_page=True)
+    assert page.errors == []
+
+
+def test_plots_are_drawn_when_opened_and_fit_the_page(space, page, test_output_dir):
+    """Item 5 in the browser (the 1-1,000-row checks are in test_space_pages): both figures, within the page."""
+    page.goto(space.url)
     open_tab(page, "Plots")
-    page.locator("#pl-scatter").wait_for()
-    time.sleep(1.0)
-    page.screenshot(path=str(test_output_dir / "plots.png"), full_page=True)
+    for plot in ("pl-scatter", "pl-bars"):
+        img = page.locator(f"#{plot} img").first
+        img.wait_for()
+        deadline = time.monotonic() + 20
+        while not img.evaluate("i => i.complete && i.naturalWidth > 0") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        box = img.bounding_box()
+        assert box["width"] <= 1400 and box["height"] > 150, (plot, box)
+    page.screenshot(path=str(test_output_dir / "plots.png"))
+    page.screenshot(path=str(test_output_dir / "plots-full.png"), full_page=True)
     assert page.errors == []
 
 
 def test_annotate_three_pairs_changes_the_agreement_table(space, page, test_output_dir):
+    from rqbench.space.tabs.annotate import rubric_texts
+
     page.goto(space.url)
     open_tab(page, "Annotate")
     page.locator("#an-name input, #an-name textarea").first.fill("annotator-one")
@@ -275,7 +446,21 @@ def test_annotate_three_pairs_changes_the_agreement_table(space, page, test_outp
     page.locator("#an-start").click()
     status = page.locator("#an-status textarea")
     wait_text(status, r"Pair 1 ")
-    page.screenshot(path=str(test_output_dir / "annotate.png"), full_page=True)
+    # item 6: the background papers beside the two RQs, and the judges' rubric text
+    title = page.locator(".an-paper-title textarea").first
+    title.wait_for()
+    assert title.input_value().startswith("Background study ")
+    assert page.locator(".an-outline textarea").first.input_value() == "Introduction · Method"
+    papers, left_rq = page.locator("#an-papers").bounding_box(), page.locator("#an-left").bounding_box()
+    assert papers["x"] + papers["width"] <= left_rq["x"] + 1  # side by side, papers on the left
+    assert papers["y"] < left_rq["y"] + left_rq["height"] and left_rq["y"] < papers["y"] + papers["height"]
+    non_obvious, source_bound = rubric_texts()
+    assert page.locator("#an-rubric-nonobv textarea").input_value() == non_obvious
+    page.get_by_text("Source-boundedness: the judges' rubric").click()  # folded by default: the rating is optional
+    assert page.locator("#an-rubric-sb textarea").input_value() == source_bound
+    # the shot shows the pair: its papers on the left, the two RQs and the rubric on the right
+    page.evaluate("() => document.querySelector('#an-status').scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(test_output_dir / "annotate.png"))
     seen = set()
     for k, choice in enumerate(("A is more non-obvious", "B is more non-obvious", "Tie")):
         left = page.locator("#an-left textarea").input_value()
@@ -291,7 +476,33 @@ def test_annotate_three_pairs_changes_the_agreement_table(space, page, test_outp
         time.sleep(0.3)
     after = agreement.inner_text()
     assert after != before and "judge-a" in after and "combined" in after
+    # the matrix of who agrees with whom, as in the expert study
+    wait_text(page.locator("#agreement-matrix"), r"annotator 1")
     page.screenshot(path=str(test_output_dir / "annotate-agreement.png"), full_page=True)
+    assert page.errors == []
+
+
+DEMO_TABS = ("Leaderboard", "Browse", "Plots", "Annotate", "Submit", "About")
+
+
+def test_every_tab_screenshot_and_the_demo_banner(space, page, test_output_dir):
+    """Item 1, and a screenshot of every tab at 1,400 x 1,000 (test-output/.../tab-<name>.png)."""
+    page.goto(space.url)
+    page.get_by_role("tab", name="About").wait_for()
+    time.sleep(2)  # the page load fills the banners
+    names = [t.strip() for t in page.get_by_role("tab").all_inner_texts()]
+    expected = (["Expert study"] if space.study is not None else []) + list(DEMO_TABS)
+    assert names == expected
+    for name in names:
+        open_tab(page, name)
+        key = name.lower().replace(" ", "-")
+        page.locator(f"#tab-{key}").wait_for()
+        time.sleep(1.5)  # let the tab's own content (plots) arrive
+        if name in DEMO_TABS:
+            assert banner_visible(page, key), f"no demo-model banner on {name}"
+            text = page.locator(f"#demo-banner-{key}").inner_text()
+            assert "local/smollm2-135m" in text and "135M" in text and "not results" in text
+        page.screenshot(path=str(test_output_dir / f"tab-{key}.png"))
     assert page.errors == []
 
 

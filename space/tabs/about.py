@@ -1,8 +1,10 @@
 """The About tab: how the board is made, and which store and benchmark this Space runs on."""
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import gradio as gr
+from rqbench.space.tabs.common import demo_banner
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceConfig
@@ -18,12 +20,25 @@ it was judged on.
 
 **Human agreement.** Annotators compare the author-anchored RQ with a model's best-of-five RQ on
 non-obviousness; the column shows how often each judge's pick matches theirs.
+
+**Demo models.** The embedded model (`local`, SmolLM2-135M) runs every step offline without API keys; it follows
+the output format but does not judge. A banner marks every tab whose figures or examples come from it, or from a
+model named in `RQB_DEMO_MODELS`: those figures are not results.
 """
 
 
-def build(config: "SpaceConfig") -> None:
-    """The tab; it has no events."""
+@dataclass
+class AboutTab:
+    """The banner, which the page load fills."""
+
+    banner: gr.HTML
+
+
+def build(config: "SpaceConfig", notes: str = "") -> AboutTab:
+    """The tab; ``notes`` are what the page could not show (a missing expert-study file)."""
     with gr.Tab("About", id="about", elem_id="tab-about"):
+        banner = demo_banner("about")
         gr.Markdown(ABOUT)
-        gr.Textbox(value=f"Store: {config.stores.backend}. {config.dataset_note}", label="This Space",
-                   interactive=False)  # fmt: skip
+        text = f"Store: {config.stores.backend}. {config.dataset_note}" + (f"\n{notes}" if notes else "")
+        gr.Textbox(value=text, label="This Space", interactive=False, elem_id="about-space")
+    return AboutTab(banner)

@@ -1,20 +1,26 @@
 """The Annotate tab: blind pairwise judgments of non-obviousness, skips, export and deletion of one's own.
 
 Which side shows the author-anchored RQ is settled per annotator and pair by
-``rqbench.space.annotate``; the page never says which is which.
+``rqbench.space.annotate``; the page never says which is which. The background
+papers (title, abstract, section outline and text) stand beside the two RQs,
+and the rubric beside the questions asked is the judges' own text
+(``rqbench.prompts.rubric_scale``).
 """
 
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import gradio as gr
-import pandas as pd
+from rqbench.prompts import rubric_scale
 from rqbench.space import annotate as an
-from rqbench.space import browse
-from rqbench.space.tabs.common import identity, section_accordions
+from rqbench.space import browse, html_table
+from rqbench.space.agreement_view import MATRIX_NOTE, annotation_matrices, matrix_cells
+from rqbench.space.html_table import Cell, Header
+from rqbench.space.tabs.common import banner_update, demo_banner, html_block, identity, section_accordions
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceConfig, SpaceData
@@ -23,84 +29,138 @@ SOURCE_BOUND_CHOICES = ["not rated", "0", "1", "2", "3"]
 CHOICE_LABELS = {"A is more non-obvious": "left", "B is more non-obvious": "right", "Tie": "tie"}
 
 
+def rubric_texts() -> tuple[str, str]:
+    """The non-obviousness and source-boundedness scales, as the judges' prompts state them."""
+    return (rubric_scale("novelty_standalone", "non_obviousness:"),
+            rubric_scale("narrowness_standalone", "Source-boundedness ("))  # fmt: skip
+
+
 @dataclass
 class AnnotateTab:
-    """The field choices and the agreement table, both of which follow the stored results."""
+    """The field choices, the banner and the agreement tables, all of which follow the stored results."""
 
     config: "SpaceConfig"
     data: "SpaceData"
     fields: gr.CheckboxGroup
-    agreement: gr.Dataframe
+    agreement: gr.HTML
+    matrix: gr.HTML
+    banner: gr.HTML
 
     @property
     def reload_outputs(self) -> list[Any]:
-        return [self.fields, self.agreement]
+        return [self.fields, self.agreement, self.matrix, self.banner]
 
     def reloaded(self) -> tuple:
-        """After ``data.refresh()``: the sub-fields that have pairs, and the agreement table."""
-        return gr.CheckboxGroup(choices=an.subfields(self.data.pairs)), agreement_table(self.config, self.data)
+        """After ``data.refresh()``: the sub-fields that have pairs, the agreement tables, the banner."""
+        names = {p.model for p in self.data.pairs} | {r.judge.label for r in self.data.results}
+        return (gr.CheckboxGroup(choices=an.subfields(self.data.pairs)), agreement_table(self.config, self.data),
+                matrix_html(self.config, self.data), banner_update(names))  # fmt: skip
 
 
-def agreement_table(config: "SpaceConfig", data: "SpaceData") -> pd.DataFrame:
-    """How often each judge's pick matches the annotators', from every stored judgment."""
+def agreement_table(config: "SpaceConfig", data: "SpaceData") -> str:
+    """How often each judge's pick matches the annotators', from every stored judgment (the leaderboard's column)."""
     cells = an.agreement_cells(config.stores.annotations.judgments(), data.results)
-    return pd.DataFrame(an.agreement_rows(cells), columns=an.AGREEMENT_COLUMNS)
+    headers = [Header("Model"), Header("Setting"), Header("Judge"),
+               Header("Agreement %", kind="num", title="Share of (annotator, instance) picks the judge matched"),
+               Header("Picks", kind="num")]  # fmt: skip
+    rows = [[Cell(str(model)), Cell(str(setting)), Cell(str(judge)), Cell(f"{value:.1f}", note=ci, kind="num"),
+             Cell(str(n), kind="num")] for model, setting, judge, value, ci, n in an.agreement_rows(cells)]  # fmt: skip
+    return html_table.render_table(headers, rows, empty="No annotations yet: agreement appears with the first judgment.")
+
+
+def matrix_html(config: "SpaceConfig", data: "SpaceData") -> str:
+    """Who agrees with whom, per (model, setting): annotators and judges, as the expert study's matrix."""
+    found = annotation_matrices(config.stores.annotations.judgments(), data.results, n_boot=config.n_boot)
+    if not found:
+        return html_table.render_table([], [], empty="No annotations yet: the matrix appears with the first judgment.")
+    parts = []
+    keys = sorted(found)
+    for key in keys:
+        matrix, names = found[key]
+        headers, rows = matrix_cells(matrix, names)
+        parts.append(f'<div class="rqb-block">Who agrees with whom on {escape(key[0])} ({escape(key[1])} judges)</div>'
+                     + html_table.render_table(headers, rows, caption=MATRIX_NOTE if key == keys[-1] else "",
+                                               sticky_first=False))  # fmt: skip
+    return "".join(parts)
 
 
 def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
     """The tab: start, save, skip, export and delete, each answering with the next pair or a status line."""
+    non_obvious_rubric, source_bound_rubric = rubric_texts()
     with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate"):
-        gr.Markdown("Compare two research questions about the same background papers. One was "
-                    "reconstructed from a real paper, one written by a model; which is which is not shown.")  # fmt: skip
-        a_name = gr.Textbox(label="Your name (offline only)", visible=not config.on_hub, elem_id="an-name")
-        a_fields = gr.CheckboxGroup(label="Your field(s)", choices=[], elem_id="an-fields")
-        a_start = gr.Button("Start / next pair", elem_id="an-start")
+        banner = demo_banner("annotate")
+        gr.Markdown("Compare two research questions about the same background papers. One was reconstructed from "
+                    "the real paper that cites them, one written by a model; which is which is not shown. Read the "
+                    "papers on the left, then say which question is more non-obvious, using the judges' own rubric.")  # fmt: skip
+        with gr.Row(equal_height=True):
+            a_name = gr.Textbox(label="Your name (offline only)", visible=not config.on_hub, elem_id="an-name")
+            a_fields = gr.CheckboxGroup(label="Your field(s)", choices=[], elem_id="an-fields")
+            a_start = gr.Button("Start / next pair", elem_id="an-start", scale=0, min_width=160)
         a_status = gr.Textbox(label="Status", interactive=False, elem_id="an-status")
         pair_state = gr.State(None)
         shown_state = gr.State(None)
         with gr.Row():
-            a_left = gr.Textbox(label="Research question A", interactive=False, lines=3, elem_id="an-left")
-            a_right = gr.Textbox(label="Research question B", interactive=False, lines=3, elem_id="an-right")
+            with gr.Column(scale=1, elem_id="an-papers"):
 
-        @gr.render(inputs=[pair_state])
-        def _pair_papers(pair_id):
-            pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
-            if pair is None:
-                return
-            ref = browse.InstanceRef(pair.rq_id, pair.arxiv_id, pair.subfield, "", pair.background_paper_ids)
-            for pv in browse.paper_views(ref, config.library):
-                with gr.Accordion(f"Background paper: {pv.paper_id}", open=True):
-                    gr.Textbox(value=pv.title, label="Title", interactive=False)
-                    gr.Textbox(value=pv.abstract, label="Abstract", interactive=False, max_lines=8)
-                    section_accordions(pv.sections)
+                @gr.render(inputs=[pair_state])
+                def _pair_papers(pair_id):
+                    pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
+                    if pair is None:
+                        gr.Markdown("Tick your field(s) and press **Start / next pair**: the background papers of "
+                                    "the pair appear here, and its two research questions on the right.")  # fmt: skip
+                        return
+                    ref = browse.InstanceRef(pair.rq_id, pair.arxiv_id, pair.subfield, "", pair.background_paper_ids)
+                    views = browse.paper_views(ref, config.library)
+                    gr.Markdown(f"**Background papers** ({len(views)}): the only context both questions may use.")
+                    for k, pv in enumerate(views):
+                        with gr.Group():
+                            gr.Textbox(value=pv.title, label=f"Paper {k + 1}: {pv.paper_id}", interactive=False,
+                                       elem_classes=["an-paper-title"])  # fmt: skip
+                            gr.Textbox(value=pv.abstract, label="Abstract", interactive=False, max_lines=8)
+                            outline = " · ".join(name or "(unnamed section)" for name, _ in pv.sections)
+                            gr.Textbox(value=outline or "(no section text in the dataset)", label="Sections",
+                                       interactive=False, elem_classes=["an-outline"])  # fmt: skip
+                            with gr.Accordion("Section text", open=False):
+                                section_accordions(pv.sections)
 
-        a_choice = gr.Radio(label="Which is more non-obvious?", choices=list(CHOICE_LABELS), elem_id="an-choice")
-        with gr.Row():
-            a_sb_left = gr.Radio(label="Source-boundedness of A (optional, 0 broad - 3 bound)",
-                                 choices=SOURCE_BOUND_CHOICES, value="not rated", elem_id="an-sb-left")  # fmt: skip
-            a_sb_right = gr.Radio(label="Source-boundedness of B (optional)", choices=SOURCE_BOUND_CHOICES,
-                                  value="not rated", elem_id="an-sb-right")  # fmt: skip
-        a_comment = gr.Textbox(label="Comment (optional)", elem_id="an-comment")
-        with gr.Row():
-            a_submit = gr.Button("Save judgment", variant="primary", elem_id="an-save")
-            a_skip = gr.Button("Skip this pair", elem_id="an-skip")
-        a_agreement = gr.Dataframe(headers=an.AGREEMENT_COLUMNS, label="Human agreement with each judge",
-                                   interactive=False, elem_id="agreement-table")  # fmt: skip
+            with gr.Column(scale=1):
+                a_left = gr.Textbox(label="Research question A", interactive=False, lines=3, elem_id="an-left")
+                a_right = gr.Textbox(label="Research question B", interactive=False, lines=3, elem_id="an-right")
+                a_choice = gr.Radio(label="Which is more non-obvious?", choices=list(CHOICE_LABELS),
+                                    elem_id="an-choice")  # fmt: skip
+                gr.Textbox(value=non_obvious_rubric, label="Non-obviousness: the judges' rubric", interactive=False,
+                           lines=5, elem_id="an-rubric-nonobv")  # fmt: skip
+                with gr.Row():
+                    a_sb_left = gr.Radio(label="Source-boundedness of A (optional)", choices=SOURCE_BOUND_CHOICES,
+                                         value="not rated", elem_id="an-sb-left")  # fmt: skip
+                    a_sb_right = gr.Radio(label="Source-boundedness of B (optional)", choices=SOURCE_BOUND_CHOICES,
+                                          value="not rated", elem_id="an-sb-right")  # fmt: skip
+                with gr.Accordion("Source-boundedness: the judges' rubric (0 broad, 3 bound to one paper)", open=False):
+                    gr.Textbox(value=source_bound_rubric, show_label=False, interactive=False, lines=5,
+                               elem_id="an-rubric-sb")  # fmt: skip
+                a_comment = gr.Textbox(label="Comment (optional)", elem_id="an-comment")
+                with gr.Row():
+                    a_submit = gr.Button("Save judgment", variant="primary", elem_id="an-save")
+                    a_skip = gr.Button("Skip this pair", elem_id="an-skip")
+        gr.Markdown("**Agreement.** How often each judge picks what the annotators picked (the leaderboard's human "
+                    "agreement column); then who agrees with whom, computed as in the expert study.")  # fmt: skip
+        a_agreement = html_block("agreement-table", max_height=500)
+        a_matrix = html_block("agreement-matrix", max_height=500)
         with gr.Accordion("Your judgments", open=False):
             a_export = gr.Button("Export my judgments", elem_id="an-export")
             a_export_file = gr.File(label="Export", interactive=False, elem_id="an-export-file")
             a_confirm = gr.Checkbox(label="Yes, delete all my judgments", value=False, elem_id="an-confirm")
             a_delete = gr.Button("Delete my judgments", variant="stop", elem_id="an-delete")
 
-    def agreement_value():
-        return agreement_table(config, data)
+    def agreement_value() -> tuple:
+        return agreement_table(config, data), matrix_html(config, data)
 
     def _annotator(profile, name) -> tuple[str | None, str]:
         user, problem = identity(config, profile, name)
         return (an.annotator_id(user), "") if user else (None, problem)
 
     def next_for(annotator: str, fields):
-        data.refresh()
+        data.refresh(max_age_s=config.reload_after_s)
         store = config.stores.annotations
         mine = store.judgments(annotator)
         pair = an.next_pair(data.pairs, annotator=annotator, fields=fields, judgments=store.judgments(),
@@ -129,7 +189,7 @@ def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
         pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
         if annotator is None or pair is None or choice not in CHOICE_LABELS:
             msg = problem or ("Press 'Start / next pair' first." if pair is None else "Pick A, B or Tie first.")
-            return (pair_id, shown_at, gr.Textbox(), gr.Textbox(), msg, agreement_value(),
+            return (pair_id, shown_at, gr.Textbox(), gr.Textbox(), msg, *agreement_value(),
                     gr.Radio(), gr.Radio(), gr.Radio(), gr.Textbox())  # fmt: skip
         j = an.make_judgment(
             annotator, pair, CHOICE_LABELS[choice], shown_at=datetime.fromisoformat(shown_at),
@@ -138,7 +198,7 @@ def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
         )  # fmt: skip
         config.stores.annotations.append(j)
         nxt = next_for(annotator, fields or [pair.subfield])
-        return (*nxt[:4], "Saved. " + nxt[4], agreement_value(), *_reset())
+        return (*nxt[:4], "Saved. " + nxt[4], *agreement_value(), *_reset())
 
     def skip(name, fields, pair_id, profile: gr.OAuthProfile | None):
         annotator, problem = _annotator(profile, name)
@@ -161,19 +221,19 @@ def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
     def delete(name, confirm, profile: gr.OAuthProfile | None):
         annotator, problem = _annotator(profile, name)
         if annotator is None:
-            return problem, agreement_value(), gr.Checkbox()
+            return problem, *agreement_value(), gr.Checkbox()
         if not confirm:
-            return "Tick the box to confirm the deletion.", agreement_value(), gr.Checkbox()
+            return "Tick the box to confirm the deletion.", *agreement_value(), gr.Checkbox()
         n = config.stores.annotations.delete_annotator(annotator)
-        return f"Deleted {n} judgment(s).", agreement_value(), gr.Checkbox(value=False)
+        return f"Deleted {n} judgment(s).", *agreement_value(), gr.Checkbox(value=False)
 
     pair_outputs = [pair_state, shown_state, a_left, a_right, a_status]
     a_start.click(start, [a_name, a_fields], pair_outputs)
     a_submit.click(
         save, [a_name, a_fields, pair_state, shown_state, a_choice, a_sb_left, a_sb_right, a_comment],
-        [*pair_outputs, a_agreement, a_choice, a_sb_left, a_sb_right, a_comment],
+        [*pair_outputs, a_agreement, a_matrix, a_choice, a_sb_left, a_sb_right, a_comment],
     )  # fmt: skip
     a_skip.click(skip, [a_name, a_fields, pair_state], pair_outputs)
     a_export.click(export, [a_name], [a_export_file, a_status])
-    a_delete.click(delete, [a_name, a_confirm], [a_status, a_agreement, a_confirm])
-    return AnnotateTab(config, data, a_fields, a_agreement)
+    a_delete.click(delete, [a_name, a_confirm], [a_status, a_agreement, a_matrix, a_confirm])
+    return AnnotateTab(config, data, a_fields, a_agreement, a_matrix, banner)

@@ -1,15 +1,18 @@
 """The Browse tab: sub-field, paper and RQ pickers, the background papers, and every judge's scores.
 
-An RQ can be opened directly with ``?rq_id=`` (``deep_link``); the link box shows that address.
+The tab opens on the first RQ; ``?rq_id=`` opens it on that one instead
+(``deep_link``), and the link box shows that address.
 """
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from html import escape
+
 import gradio as gr
-import pandas as pd
-from rqbench.space import browse
-from rqbench.space.tabs.common import section_accordions
+from rqbench.space import browse, html_table
+from rqbench.space.demo import is_demo_model
+from rqbench.space.tabs.common import banner_update, demo_banner, html_block, section_reader
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceConfig, SpaceData
@@ -17,20 +20,21 @@ if TYPE_CHECKING:
 
 @dataclass
 class BrowseTab:
-    """The three pickers: the refresh fills the sub-fields, a deep link sets all three."""
+    """The three pickers and the banner: the refresh fills the sub-fields, the page load sets all three."""
 
     data: "SpaceData"
     subfield: gr.Dropdown
     paper: gr.Dropdown
     rq: gr.Dropdown
+    banner: gr.HTML
 
     @property
     def reload_outputs(self) -> list[Any]:
-        return [self.subfield]
+        return [self.banner, self.subfield]
 
     def reloaded(self) -> tuple:
-        """After ``data.refresh()``: the sub-fields present."""
-        return (gr.Dropdown(choices=browse.subfield_choices(self.data.index)),)
+        """After ``data.refresh()``: the banner and the sub-fields present (the sub-field last: a link replaces it)."""
+        return banner_update(self.data.model_names()), gr.Dropdown(choices=browse.subfield_choices(self.data.index))
 
     def deep_link(self, rq_id: str | None) -> tuple | None:
         """The pickers set to ``rq_id`` (sub-field, paper, RQ), or None when no such RQ is stored."""
@@ -39,63 +43,94 @@ class BrowseTab:
         if ref is None:
             return None
         papers = browse.paper_choices(data.index, ref.subfield)
-        rqs = browse.rq_choices(data.index, ref.arxiv_id)
         return (
             gr.Dropdown(choices=browse.subfield_choices(data.index), value=ref.subfield),
             gr.Dropdown(choices=papers, value=ref.arxiv_id),
-            gr.Dropdown(choices=rqs, value=ref.rq_id),
+            gr.Dropdown(choices=browse.rq_labels(data.index, ref.arxiv_id), value=ref.rq_id),
         )
+
+    def opening(self) -> tuple | None:
+        """The pickers set to the first RQ, which the tab shows until a visitor picks another."""
+        return self.deep_link(browse.first_rq(self.data.index))
+
+
+MODELS_SHOWN = 6  # blocks drawn at first; the Models picker shows others
+
+
+def candidates_html(data: "SpaceData", rq_id: str, models: list[str]) -> str:
+    """One table per model: its name (and whether it is a demo model), then its RQs with every judge's scores."""
+    blocks = browse.candidates_tables(data.results, rq_id, models)
+    if not blocks:
+        return html_table.render_table([], [], empty="No model is picked, or none has RQs for this instance.")
+    parts = []
+    for k, b in enumerate(blocks):
+        demo = " (demo model)" if is_demo_model(b.model) else ""
+        caption = browse.SCORE_KEY if k == len(blocks) - 1 else ""
+        parts.append(f'<div class="rqb-block">{escape(b.model)}{demo}</div>'
+                     + html_table.render_table(b.headers, b.rows, caption=caption, sticky_first=False))  # fmt: skip
+    return "".join(parts)
 
 
 def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
     """The tab; picking a sub-field narrows the papers, a paper narrows the RQs, an RQ fills the rest."""
     with gr.Tab("Browse", id="browse", elem_id="tab-browse"):
+        banner = demo_banner("browse")
+        gr.Markdown("One instance: the papers the models read, the question the real paper pursued (the "
+                    "author-anchored RQ), and each model's five RQs with every judge's scores and reasons.")  # fmt: skip
         with gr.Row():
-            b_sub = gr.Dropdown(label="Sub-field", choices=[], elem_id="br-subfield")
-            b_paper = gr.Dropdown(label="Paper", choices=[], elem_id="br-paper")
-            b_rq = gr.Dropdown(label="RQ", choices=[], elem_id="br-rq")
-        b_link = gr.Textbox(label="Link to this RQ", interactive=False, elem_id="br-link")
-        b_gt = gr.Textbox(label="Author-anchored RQ", interactive=False, elem_id="br-gt")
+            b_sub = gr.Dropdown(label="Sub-field", choices=[], elem_id="br-subfield", scale=1)
+            b_paper = gr.Dropdown(label="Source paper (arXiv id)", choices=[], elem_id="br-paper", scale=1)
+            b_rq = gr.Dropdown(label="Instance (its author-anchored RQ)", choices=[], elem_id="br-rq", scale=3)
+        with gr.Row():
+            b_gt = gr.Textbox(label="Author-anchored RQ", interactive=False, elem_id="br-gt", scale=3)
+            b_link = gr.Textbox(label="Link to this RQ", interactive=False, elem_id="br-link", scale=1)
 
         @gr.render(inputs=[b_rq])
         def _papers(rq_id):
             ref = data.index.get(rq_id or "")
             if ref is None:
-                gr.Textbox(value="Pick an RQ to see its background papers.", show_label=False,
-                           interactive=False)  # fmt: skip
                 return
-            for k, pv in enumerate(browse.paper_views(ref, config.library)):
-                with gr.Accordion(f"Background paper {k + 1}: {pv.paper_id}", open=True):
-                    gr.Textbox(value=pv.title, label="Title", interactive=False, elem_classes=["br-title"])
-                    gr.Textbox(value=pv.abstract, label=f"Abstract (text level: {pv.text_level})",
-                               interactive=False, max_lines=8)  # fmt: skip
-                    section_accordions(pv.sections)
+            views = browse.paper_views(ref, config.library)
+            with gr.Accordion(f"The {len(views)} background paper(s) the models read", open=True):
+                for k, pv in enumerate(views):
+                    with gr.Group():
+                        gr.Textbox(value=f"{pv.title}\n\n{pv.abstract}".strip(),
+                                   label=f"Background paper {k + 1}: {pv.paper_id} (title and abstract; text level: "
+                                         f"{pv.text_level})", interactive=False, max_lines=6,
+                                   elem_classes=["br-title"])  # fmt: skip
+                        section_reader(pv.sections, key=f"br-{rq_id}-{k}")
 
-        b_scores = gr.Dataframe(label="Each model's five RQs, with every judge's scores and reasons",
-                                interactive=False, wrap=True, datatype="str", elem_id="br-scores")  # fmt: skip
-        b_gt_scores = gr.Dataframe(label="The author-anchored RQ's scores", interactive=False, wrap=True,
-                                   datatype="str", elem_id="br-gt-scores")  # fmt: skip
+        gr.Markdown("**Each model's RQs**, the author-anchored RQ (GT) first, with every judge's scores:")
+        b_models = gr.Dropdown(label="Models shown", multiselect=True, choices=[], value=[], elem_id="br-models")
+        b_scores = html_block("br-scores", max_height=100_000)
 
     def pick_subfield(sub):
         papers = browse.paper_choices(data.index, sub)
         return gr.Dropdown(choices=papers, value=papers[0] if papers else None)
 
     def pick_paper(arxiv_id):
-        rqs = browse.rq_choices(data.index, arxiv_id) if arxiv_id else []
-        return gr.Dropdown(choices=rqs, value=rqs[0] if rqs else None)
+        rqs = browse.rq_labels(data.index, arxiv_id) if arxiv_id else []
+        return gr.Dropdown(choices=rqs, value=rqs[0][1] if rqs else None)
 
     def pick_rq(rq_id, request: gr.Request):
         ref = data.index.get(rq_id or "")
         if ref is None:
-            return "", "", pd.DataFrame(), pd.DataFrame()
+            return "", "", gr.Dropdown(choices=[], value=[]), ""
         base = ""
         if request is not None:
             base = str(request.request.base_url) if hasattr(request, "request") else ""
-        link = f"{base}?rq_id={rq_id}"
-        return (link, ref.gt_text, browse.scores_table(data.results, rq_id),
-                browse.gt_scores_table(data.results, rq_id))  # fmt: skip
+        models = browse.models_for(data.results, rq_id)
+        shown = models[:MODELS_SHOWN]
+        label = f"Models shown ({len(shown)} of {len(models)}; pick others here)" if len(models) > len(shown) else (
+            "Models shown")  # fmt: skip
+        return (f"{base}?rq_id={rq_id}", ref.gt_text, gr.Dropdown(choices=models, value=shown, label=label),
+                candidates_html(data, rq_id, shown))  # fmt: skip
 
-    b_sub.input(pick_subfield, b_sub, b_paper)
+    def pick_models(rq_id, models):
+        return candidates_html(data, rq_id, list(models or []))
+
+    b_sub.input(pick_subfield, b_sub, b_paper).then(pick_paper, b_paper, b_rq)
     b_paper.input(pick_paper, b_paper, b_rq)
-    b_rq.change(pick_rq, b_rq, [b_link, b_gt, b_scores, b_gt_scores])
-    return BrowseTab(data, b_sub, b_paper, b_rq)
+    b_rq.change(pick_rq, b_rq, [b_link, b_gt, b_models, b_scores])
+    b_models.input(pick_models, [b_rq, b_models], b_scores)
+    return BrowseTab(data, b_sub, b_paper, b_rq, banner)

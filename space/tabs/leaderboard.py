@@ -1,8 +1,13 @@
-"""The Leaderboard tab: filters, column groups and sorting over the summary table, and its CSV download."""
+"""The Leaderboard tab: filters, column groups and sorting over the summary table, and its CSV download.
+
+The table is one static HTML table (``rqbench.space.html_table``): the headline
+figures by default, each with its CI, more column groups on request, and hover
+text for headers, CIs, empty cells and the combine rule.
+"""
 
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 import pandas as pd
 from rqbench.evaluate.summary import COMBINED
+from rqbench.space import html_table
 from rqbench.space import leaderboard as lb
 from rqbench.space.safety import redact
+from rqbench.space.tabs.common import banner_update, demo_banner, html_block
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceData
@@ -25,31 +32,31 @@ class LeaderboardTab:
     data: "SpaceData"
     controls: list[Any]
     judges: gr.Dropdown
-    table: gr.Dataframe
+    table: gr.HTML
     download: gr.DownloadButton
     problems: gr.Textbox
+    banner: gr.HTML
     refresh: gr.Button
-    render: Callable[..., tuple[gr.Dataframe, str]]
+    render: Callable[..., tuple[str, str]]
 
     @property
     def reload_outputs(self) -> list[Any]:
-        return [self.table, self.download, self.problems, self.judges]
+        return [self.table, self.download, self.problems, self.judges, self.banner]
 
     def reloaded(self, *view: Any) -> tuple:
         """After ``data.refresh()``: the table for the current view, the unreadable files, the judges present."""
         tbl, csv = self.render(*view)
         prob = gr.Textbox(value=redact("\n".join(self.data.problems)), visible=bool(self.data.problems))
-        return tbl, csv, prob, gr.Dropdown(choices=self.data.judge_choices())
+        return tbl, csv, prob, gr.Dropdown(choices=self.data.judge_choices()), banner_update(self.data.model_names())
 
 
-def _display(df: pd.DataFrame) -> pd.DataFrame:
-    """Missing figures as empty cells rather than NaN."""
-    return df.astype(object).where(df.notna(), None)
-
-
-def _datatypes(columns: list[str]) -> list[str]:
-    numeric = set(lb.numeric_columns())
-    return ["number" if c in numeric else "str" for c in columns]
+# The column groups a visitor can add to the headline view, with what each holds.
+EXTRA_GROUPS = [
+    ("win/tie per novelty dimension", "novelty"),
+    ("narrowness details", "narrowness"),
+    ("human agreement", "human agreement"),
+    ("provenance (judges, prompts, dataset, contamination)", "provenance"),
+]
 
 
 def _csv_file(df: pd.DataFrame) -> str:
@@ -60,31 +67,46 @@ def _csv_file(df: pd.DataFrame) -> str:
     return str(path)
 
 
+def table_html(table: pd.DataFrame, view: lb.View) -> str:
+    """The page's table for a view, empty-cell reasons and the combine rule in its caption."""
+    headers, rows, caption = lb.display(table, view)
+    empty = "No results match these filters." if len(table) else "No results yet."
+    return html_table.render_table(headers, rows, caption=caption, empty=empty)
+
+
 def build(data: "SpaceData") -> LeaderboardTab:
     """The tab, with its filters re-rendering the table as they change."""
     with gr.Tab("Leaderboard", id="leaderboard", elem_id="tab-leaderboard"):
-        with gr.Row():
+        banner = demo_banner("leaderboard")
+        gr.Markdown(
+            "One row per model, setting and judge. **Best@5**: the best of a model's five RQs per instance, "
+            "scored 0-3 (higher is more novel; for source-boundedness lower is broader). **Win / tie / lose**: "
+            "how often that best RQ beats the author-anchored RQ. **Overlap@5**: how close the five come to the "
+            "author-anchored RQ (0-4). Grey brackets: 95% intervals. Hover a header or a cell for more."
+        )
+        with gr.Row(equal_height=True):
             search = gr.Textbox(label="Search model", placeholder="model name", elem_id="lb-search", scale=2)
             judges = gr.Dropdown(label="Judge", multiselect=True, value=[COMBINED], choices=[COMBINED],
-                                 allow_custom_value=True, elem_id="lb-judge")  # fmt: skip
+                                 allow_custom_value=True, elem_id="lb-judge", scale=2)  # fmt: skip
             settings = gr.Dropdown(label="Setting", multiselect=True, value=[],
-                                   choices=["standalone", "comparative"], elem_id="lb-setting")  # fmt: skip
-            variants = gr.Dropdown(label="Prompt variant", multiselect=True, value=[],
-                                   choices=["original", "revised", "custom"], elem_id="lb-variant")  # fmt: skip
-            types = gr.Dropdown(label="Model type", multiselect=True, value=[],
-                                choices=["open", "closed", "unknown"], elem_id="lb-type")  # fmt: skip
-        with gr.Row():
-            groups = gr.CheckboxGroup(label="Columns", choices=[g for g in lb.GROUPS if g != "model"],
-                                      value=[g for g in lb.DEFAULT_GROUPS if g != "model"],
-                                      elem_id="lb-groups")  # fmt: skip
-            show_ci = gr.Checkbox(label="95% CI beside each figure", value=True, elem_id="lb-ci")
+                                   choices=["standalone", "comparative"], elem_id="lb-setting", scale=2)  # fmt: skip
             sort_by = gr.Dropdown(label="Sort by", choices=["(default)", *lb.numeric_columns(), "Model"],
-                                  value="(default)", elem_id="lb-sort")  # fmt: skip
-            ascending = gr.Checkbox(label="Ascending", value=False, elem_id="lb-asc")
-            refresh = gr.Button("Refresh", elem_id="lb-refresh")
-        table = gr.Dataframe(label="Leaderboard", interactive=False, elem_id="leaderboard-table",
-                             wrap=False, max_height=700, pinned_columns=1)  # fmt: skip
-        download = gr.DownloadButton("Download CSV", elem_id="lb-download")
+                                  value="(default)", elem_id="lb-sort", scale=2)  # fmt: skip
+            with gr.Column(scale=1, min_width=120):
+                ascending = gr.Checkbox(label="Ascending", value=False, elem_id="lb-asc")
+                refresh = gr.Button("Refresh", elem_id="lb-refresh", size="sm")
+        with gr.Accordion("More columns, filters and intervals", open=False, elem_id="lb-more"):
+            with gr.Row(equal_height=True):
+                groups = gr.CheckboxGroup(label="More columns", choices=EXTRA_GROUPS, value=[], elem_id="lb-groups",
+                                          scale=3)  # fmt: skip
+                variants = gr.Dropdown(label="Prompt variant", multiselect=True, value=[],
+                                       choices=["original", "revised", "custom"], elem_id="lb-variant")  # fmt: skip
+                types = gr.Dropdown(label="Model type", multiselect=True, value=[],
+                                    choices=["open", "closed", "unknown"], elem_id="lb-type")  # fmt: skip
+                show_ci = gr.Checkbox(label="95% CI in each cell (always on hover)", value=True, elem_id="lb-ci")
+        table = html_block("leaderboard-table", max_height=640)
+        download = gr.DownloadButton("Download CSV (the rows shown, figures and CIs in separate columns)",
+                                     elem_id="lb-download", size="sm")  # fmt: skip
         problems = gr.Textbox(label="Results files that could not be read", visible=False, interactive=False,
                               elem_id="lb-problems")  # fmt: skip
 
@@ -92,14 +114,14 @@ def build(data: "SpaceData") -> LeaderboardTab:
 
     def render_table(q, js, ss, vs, ts, gs, ci, by, asc):
         view = lb.View(search=q or "", judges=tuple(js or ()), settings=tuple(ss or ()), variants=tuple(vs or ()),
-                       model_types=tuple(ts or ()), groups=("model", *(gs or ())), show_ci=bool(ci),
+                       model_types=tuple(ts or ()), groups=("model", "headline", *(gs or ())), show_ci=bool(ci),
                        sort_by=None if by in (None, "", "(default)") else by, ascending=bool(asc))  # fmt: skip
-        df = lb.render(data.table, view)
-        return gr.Dataframe(value=_display(df), datatype=_datatypes(list(df.columns))), _csv_file(df)
+        shown = lb.render(data.table, replace(view, show_ci=True))
+        return table_html(data.table, view), _csv_file(shown)
 
-    search.submit(render_table, controls, [table, download])
-    for comp in (judges, settings, variants, types, groups, show_ci, sort_by, ascending):
-        comp.change(render_table, controls, [table, download])
-    search.change(render_table, controls, [table, download])
-    return LeaderboardTab(data, controls, judges, table, download, problems, refresh, render_table)
-
+    # .input, not .change: only a visitor's own edits redraw the table (the page load sets choices without it),
+    # and while they type only the latest pending redraw runs
+    search.submit(render_table, controls, [table, download], trigger_mode="always_last")
+    for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending):
+        comp.input(render_table, controls, [table, download], trigger_mode="always_last")
+    return LeaderboardTab(data, controls, judges, table, download, problems, banner, refresh, render_table)

@@ -1,4 +1,8 @@
-"""The Plots tab: novelty against narrowness for one judge, and win/tie/lose bars per judge."""
+"""The Plots tab: novelty against narrowness, and win/tie/lose bars, for one judge.
+
+The figures are drawn when the tab is opened (and when a picker changes), not
+on page load: a visitor who never opens the tab never waits for them.
+"""
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -6,52 +10,65 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 from rqbench.evaluate.summary import COMBINED
 from rqbench.space import plots
+from rqbench.space.tabs.common import banner_update, demo_banner
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceData
 
+DIMENSIONS = [
+    ("non-obviousness", "non_obviousness"),
+    ("originality", "originality"),
+    ("gap addressing", "gap_addressing"),
+    ("source-boundedness", "source_bound_score"),
+    ("diagnostic framing", "diagnostic_test_score"),
+]
+
 
 @dataclass
 class PlotsTab:
-    """The judge picker (its choices follow the data) and the two figures the page load draws."""
+    """The judge picker (its choices follow the data), the banner, and the two figures."""
 
     data: "SpaceData"
     judge: gr.Dropdown
+    banner: gr.HTML
     scatter: gr.Plot
     bars: gr.Plot
 
     @property
     def reload_outputs(self) -> list[Any]:
-        return [self.judge]
+        return [self.judge, self.banner]
 
     def reloaded(self) -> tuple:
-        """After ``data.refresh()``: the judges present, the combined judge picked."""
-        return (gr.Dropdown(choices=self.data.judge_choices(), value=COMBINED),)
-
-    def figures(self) -> tuple:
-        """Both figures with their default choices."""
-        return plots.novelty_vs_narrowness(self.data.rows), plots.verdict_bars(self.data.rows)
+        """After ``data.refresh()``: the judges present, the combined judge picked, and the banner."""
+        return gr.Dropdown(choices=self.data.judge_choices(), value=COMBINED), banner_update(self.data.model_names())
 
 
 def build(data: "SpaceData") -> PlotsTab:
-    """The tab; each picker redraws its own figure."""
-    with gr.Tab("Plots", id="plots", elem_id="tab-plots"):
-        p_judge = gr.Dropdown(label="Judge", choices=[COMBINED], value=COMBINED, elem_id="pl-judge")
-        p_scatter = gr.Plot(label="Novelty against narrowness", elem_id="pl-scatter")
+    """The tab; opening it draws both figures, each picker redraws what it changes."""
+    with gr.Tab("Plots", id="plots", elem_id="tab-plots") as tab:
+        banner = demo_banner("plots")
         with gr.Row():
-            p_setting = gr.Dropdown(label="Setting", choices=["standalone", "comparative"], value="standalone")
-            p_dim = gr.Dropdown(label="Dimension", value="non_obviousness",
-                                choices=["non_obviousness", "originality", "gap_addressing",
-                                         "source_bound_score", "diagnostic_test_score"])  # fmt: skip
-        p_bars = gr.Plot(label="Win / tie / lose per judge", elem_id="pl-bars")
+            p_judge = gr.Dropdown(label="Judge", choices=[COMBINED], value=COMBINED, elem_id="pl-judge")
+            p_setting = gr.Dropdown(label="Setting (bars)", choices=["standalone", "comparative"], value="standalone",
+                                    elem_id="pl-setting")  # fmt: skip
+            p_dim = gr.Dropdown(label="Dimension (bars)", value="non_obviousness", choices=DIMENSIONS,
+                                elem_id="pl-dim")  # fmt: skip
+        p_scatter = gr.Plot(label="Novelty against narrowness (standalone)", elem_id="pl-scatter")
+        p_bars = gr.Plot(label="Win / tie / lose against the author-anchored RQ", elem_id="pl-bars")
 
     def draw_scatter(judge):
         return plots.novelty_vs_narrowness(data.rows, judge=judge or COMBINED)
 
-    def draw_bars(setting, dim):
-        return plots.verdict_bars(data.rows, setting=setting, dimension=dim)
+    def draw_bars(judge, setting, dim):
+        return plots.verdict_bars(data.rows, judge=judge or COMBINED, setting=setting, dimension=dim)
 
-    p_judge.change(draw_scatter, p_judge, p_scatter)
-    p_setting.change(draw_bars, [p_setting, p_dim], p_bars)
-    p_dim.change(draw_bars, [p_setting, p_dim], p_bars)
-    return PlotsTab(data, p_judge, p_scatter, p_bars)
+    def draw_both(judge, setting, dim):
+        return draw_scatter(judge), draw_bars(judge, setting, dim)
+
+    pickers = [p_judge, p_setting, p_dim]
+    tab.select(draw_both, pickers, [p_scatter, p_bars])
+    # .input: the page load's new judge choices draw nothing; only a visitor's pick does
+    p_judge.input(draw_both, pickers, [p_scatter, p_bars], trigger_mode="always_last")
+    p_setting.input(draw_bars, pickers, p_bars, trigger_mode="always_last")
+    p_dim.input(draw_bars, pickers, p_bars, trigger_mode="always_last")
+    return PlotsTab(data, p_judge, banner, p_scatter, p_bars)

@@ -13,7 +13,7 @@ import gradio as gr
 import pandas as pd
 from rqbench.space.safety import printable, redact
 from rqbench.space.submit import REQUEST_COLUMNS, SubmitFlow, Submitter, account_created_at, requests_table
-from rqbench.space.tabs.common import identity
+from rqbench.space.tabs.common import demo_banner, identity
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceConfig
@@ -51,6 +51,7 @@ def build(config: "SpaceConfig") -> SubmitTab:
         else None
     )
     with gr.Tab("Submit", id="submit", elem_id="tab-submit"):
+        demo_banner("submit", config.worker_judges, lead="Submissions on this Space are judged by")
         if config.target is None:
             gr.Textbox(value="No benchmark is loaded, so submissions cannot be checked. " + config.dataset_note,
                        label="Submissions are closed", interactive=False)  # fmt: skip
