@@ -34,7 +34,7 @@ from rqbench.records import (
     SourcePaper,
 )
 from rqbench.steps import owned_step
-from rqbench.wellformed import QUESTION_PATTERN, Kind, check_many
+from rqbench.wellformed import Kind, check_many, grammar_pattern
 
 STEP = owned_step(__name__)
 
@@ -58,15 +58,15 @@ class AuthorRQsResult(Record):
 def reply_model_for(keys: list[str], *, local: bool = False) -> type[AuthorRQsReply]:
     """The registry's ``AuthorRQsReply`` whose ``cited_keys`` may only name ``keys`` (an enum in the JSON schema).
 
-    For a grammar-constrained local model the schema also carries ``wellformed.QUESTION_PATTERN``, so
-    the decoder cannot write braces, slots, a second question or a title without "?" (a weak model
-    otherwise does); the pattern is in the schema only, and the gate checks every model's reply.
+    For a grammar-constrained local model the schema also carries the gate's builder pattern
+    (``wellformed.grammar_pattern``), so the decoder cannot write braces, slots, copied "[@key]"
+    citations, a second question or a title without "?" (a weak model otherwise does); the pattern is in the schema only, and the gate checks every model's reply.
     """
     key_type = Literal[tuple(keys)]  # type: ignore[valid-type]
     fields: dict[str, Any] = {"cited_keys": (list[key_type], Field(min_length=1))}
     if local:
         fields["question"] = (str, Field(min_length=5, max_length=MAX_RQ_CHARS,
-                                         json_schema_extra={"pattern": QUESTION_PATTERN}))  # fmt: skip
+                                         json_schema_extra={"pattern": grammar_pattern(Kind.research_question)}))  # fmt: skip
     rq = create_model("AuthorRQ", __base__=AuthorRQ, **fields)
     return create_model(
         "AuthorRQsReply", __base__=STEP.reply_model, research_questions=(list[rq], Field(min_length=1, max_length=6))

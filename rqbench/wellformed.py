@@ -124,13 +124,20 @@ MAX_WORD_CHARS = 30
 # (stripped) text the pattern refuses, the gate refuses too (test_wellformed checks it).
 QUESTION_PATTERN = r'^[A-Z][^{}<>"\\?\n\r\t]{8,598}\?$'
 
+# The builder's grammar for an author-anchored RQ is stricter: no square bracket and no "@" either, the
+# characters with which a small model copies the rendered citations ("[@key]") and "[MATH]" placeholders
+# of its prompt into the question. The submission schema keeps QUESTION_PATTERN, the gate's necessary
+# condition, because a submitted RQ may legitimately hold a bracket ("in [0, 1]").
+BUILDER_QUESTION_PATTERN = r'^[A-Z][^{}<>"\\?\[\]@\n\r\t]{8,598}\?$'
+
 
 def grammar_pattern(kind: Kind | str, max_chars: int | None = None) -> str:
     """The JSON-schema ``pattern`` a grammar-constrained decoder gets for a text of ``kind``.
 
-    A research question gets ``QUESTION_PATTERN``. Every other kind gets its character bound
+    A research question gets ``BUILDER_QUESTION_PATTERN``. Every other kind gets its character bound
     (``max_chars`` may lower it, for a reply model that asks for less) with no brace, angle bracket,
-    straight double quote, backslash, line break or tab: the debris a regular grammar can keep out.
+    straight double quote, backslash, square bracket, "@", line break or tab: the debris a regular grammar
+    can keep out (brackets and "@" are how a model copies the prompt's "[@key]" citations and "[MATH]").
     The quote and the backslash are refused because the grammar writes the JSON string raw (an
     escape would need its own rule); the gate allows both in these kinds, so here the pattern is
     stricter than the gate, and a decoder writes curly quotes instead. Patterns go into the schema
@@ -138,11 +145,11 @@ def grammar_pattern(kind: Kind | str, max_chars: int | None = None) -> str:
     """
     kind = Kind(kind)
     if kind is Kind.research_question:
-        return QUESTION_PATTERN
+        return BUILDER_QUESTION_PATTERN
     b = BOUNDS[kind]
     top = b.max_chars if max_chars is None else min(b.max_chars, max_chars)
     least = 2 * b.min_words - 1  # the shortest text with min_words words of one letter each
-    return rf'^[^{{}}<>"\\\n\r\t]{{{least},{top}}}$'
+    return rf'^[^{{}}<>"\\\[\]@\n\r\t]{{{least},{top}}}$'
 
 
 @functools.lru_cache(maxsize=1)
@@ -222,7 +229,7 @@ _LABEL_WHOLE = re.compile(
 )
 _LIST_MARKER = re.compile(
     r"(?:[-*\u2022\u00b7]\s|\(?\d{1,2}[.)]\s|\([a-h]\)\s|[a-h]\)\s|\(?[ivx]{1,4}\)\s|"
-    r"(?:research\s{1,3}question|rq|question|q|gap|idea|contribution|headline)\s{0,3}#?\s{0,3}"
+    r"(?:research\s{1,3}question|rq|question|q|gap|idea|contribution|headline)\s{0,3}[#_-]?\s{0,3}"
     r"(?:\d{1,2}\s{0,3}[:.)\-](?=\s|$)|:))",
     re.I,
 )
@@ -237,6 +244,8 @@ _LATEX = re.compile(r"\\[A-Za-z]{1,40}|\$[^$\s](?:[^$]{0,200}[^$\s])?\$(?!\d)|\\
 _MARKDOWN = re.compile(r"```|\*\*[^*\n]{1,200}\*\*|(?:^|\n)\s{0,3}#{1,6}\s|\[[^\]\n]{1,100}\]\(\s{0,3}https?:")
 _ENTITY = re.compile(r"&(?:amp|lt|gt|quot|nbsp|#\d{1,6});")
 _CITE_NUMBERS = re.compile(r"\[\d{1,3}(?:\s{0,3}[,\u2013-]\s{0,3}\d{1,3}){0,10}\]")
+# The builder renders a citation as "[@key]" (pandoc style); a text carrying one copied the prompt's material.
+_CITE_KEYS = re.compile(r"\[\s{0,3}@[^\s\]]{1,80}")
 
 _KEY_VALUE_RUN = re.compile(
     r"(?:^|[\s,;{\[(])[A-Za-z_][\w-]{0,30}\s?:(?!//)\s?[^\s:,;][^:,;]{0,60}[,;]\s?[A-Za-z_][\w-]{0,30}\s?:(?!//)"
@@ -521,7 +530,7 @@ def _markup(t: str, is_rq: bool) -> str | None:
     for m in _ANGLE.finditer(t):
         if m.group(2).lower() in _HTML_TAGS:
             return f"the tag {m.group(0)!r}"
-    for rx in (_LATEX, _MARKDOWN, _ENTITY, _CITE_NUMBERS, _CHAT_TAG):
+    for rx in (_LATEX, _MARKDOWN, _ENTITY, _CITE_NUMBERS, _CITE_KEYS, _CHAT_TAG):
         m = rx.search(t)
         if m:
             return repr(m.group(0)[:40])

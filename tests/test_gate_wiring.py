@@ -97,7 +97,7 @@ def test_grammar_constrained_decoders_get_the_gate_patterns_in_the_builder_schem
     assert [grammar_constrained(m) for m in ("local", "local/smollm2-135m@temperature=0.8", "hosted_vllm/Qwen/Qwen3-8B",
                                              "gemini/gemini-3.1-pro", "openai/gpt-5.5")] == [True, True, True, False, False]
     rq_schema = json.dumps(r.reply_json_schema(author_rqs.reply_model_for(["k"], local=True)))
-    assert json.dumps(wf.QUESTION_PATTERN)[1:-1] in rq_schema
+    assert json.dumps(wf.grammar_pattern(wf.Kind.research_question))[1:-1] in rq_schema
     for local, hosted in ((contributions.LocalReply, contributions.Reply), (gaps.LocalReply, gaps.Reply)):
         assert '"pattern"' in json.dumps(r.reply_json_schema(local))
         assert '"pattern"' not in json.dumps(r.reply_json_schema(hosted))

@@ -253,6 +253,14 @@ JUNK = [
     ("How does $\\beta$ affect the win rate of DPO on preference data?", RQ, {"markup_debris"}),
     ("How does <b>GREEN</b> compare with M2 on corpus-level correlation?", RQ, {"markup_debris"}),
     ("Does GREEN outperform M2 [12] on corpus-level correlation with human rankings?", RQ, {"markup_debris"}),
+    # --- the rebuilt sample's survivors: the prompt's rendered citations copied, a label kept
+    ("GAP-1: GPT-2, the mechanism of rotary embeddings [@su2021roformer], how does it extrapolate?", RQ,
+     {"list_marker", "markup_debris"}),
+    ("How does rotary position embedding [@su2021roformer] change length generalisation in transformers?", RQ,
+     {"markup_debris"}),
+    ("[MATH] [@vaswani2017attention; @su2021roformer] leaves the cost of attention unexplained.", GAP,
+     {"markup_debris"}),
+    ("RQ-2: How does the query bias shape the attention sink in GPT-2 models?", RQ, {"list_marker"}),
     ("Do attention sinks appear for sequences > 1024 tokens in GPT-2 models?", RQ, {"markup_debris"}),
     ("Does the **query bias** cause the attention sink in GPT-2 models?", RQ, {"markup_debris"}),
     ("How do attention sinks arise in GPT-2 &amp; ALiBi models?", RQ, {"markup_debris"}),
@@ -512,6 +520,21 @@ def test_prose_of_real_papers_is_no_prompt_echo(fixtures_dir):
 
 def pattern_accepts(text: str) -> bool:
     return re.fullmatch(wf.QUESTION_PATTERN, text) is not None
+
+
+def test_the_builders_question_grammar_is_the_submission_pattern_without_brackets_or_at():
+    """The builder's grammar refuses what QUESTION_PATTERN refuses, and also "[", "]" and "@"."""
+    builder = wf.grammar_pattern(RQ)
+    probes = [t for t, k in GOOD if k is RQ] + [t for t, k, _ in JUNK if k is RQ] + [
+        "How does rotary position embedding [@su2021roformer] change length generalisation?",
+        "Does the loss stay in [0, 1] when the temperature is annealed during training?",
+        "How do email-style handles like @user affect the tokeniser's vocabulary growth?",
+    ]
+    for text in probes:
+        by_builder = re.fullmatch(builder, text) is not None
+        assert by_builder == (pattern_accepts(text) and not any(c in text for c in "[]@")), text
+    for kind in (GAP, Kind.contribution):
+        assert re.fullmatch(wf.grammar_pattern(kind), "[MATH] [@key] shows that attention costs a great deal.") is None
 
 
 PATTERN_PROBES = [t for t, k in GOOD if k is RQ] + [t for t, k, _ in JUNK] + [
