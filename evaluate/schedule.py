@@ -25,7 +25,13 @@ LEADER, FOLLOWER = 0, 1
 
 
 class PrioritySlots:
-    """At most ``n`` holders at once; a freed slot goes to the waiter with the smallest priority (FIFO on ties)."""
+    """At most ``n`` holders at once; a freed slot goes to the queued waiter with the smallest priority (FIFO on ties).
+
+    A waiter is a future: ``enqueue`` grants it a slot at once when one is free, or
+    queues it; ``release`` hands the slot straight to the best queued waiter. Waiters
+    can be created first and queued later (a follower is queued when its leader is
+    answered, just before the leader's slot is released, so it can take that slot).
+    """
 
     def __init__(self, n: int):
         if n < 1:
@@ -34,18 +40,26 @@ class PrioritySlots:
         self._waiters: list[tuple[tuple[int, ...], int, asyncio.Future[None]]] = []
         self._order = itertools.count()
 
-    async def acquire(self, priority: tuple[int, ...]) -> None:
-        if self._free > 0:  # a free slot means nobody waits: release hands slots straight to waiters
+    def enqueue(self, priority: tuple[int, ...], fut: asyncio.Future[None]) -> None:
+        if self._free > 0:  # a free slot means nobody is queued: release hands slots straight to waiters
             self._free -= 1
-            return
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiters, (priority, next(self._order), fut))
+            fut.set_result(None)
+        else:
+            heapq.heappush(self._waiters, (priority, next(self._order), fut))
+
+    async def wait(self, fut: asyncio.Future[None]) -> None:
+        """Wait for ``fut``'s slot; a waiter cancelled just as its slot was granted passes the slot on."""
         try:
             await fut
         except asyncio.CancelledError:
-            if fut.done() and not fut.cancelled():  # the slot was handed over as we were cancelled: pass it on
+            if fut.done() and not fut.cancelled():
                 self.release()
             raise
+
+    async def acquire(self, priority: tuple[int, ...]) -> None:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.enqueue(priority, fut)
+        await self.wait(fut)
 
     def release(self) -> None:
         while self._waiters:
@@ -57,7 +71,14 @@ class PrioritySlots:
 
 
 class InstanceScheduler:
-    """Runs each instance's calls with leaders first, sharing ``concurrency`` slots across instances by instance order."""
+    """Runs each instance's calls family by family, leaders first, sharing ``concurrency`` slots by instance order.
+
+    Priority is (instance, family, leader or follower, position): on a one-slot
+    server (llama.cpp's Python server) that is instance by instance and, within
+    one, family by family, each leader straight followed by its followers, so the
+    slot's prompt is reused by every sibling; with more slots, the other families'
+    leaders run while a family's leader fills the cache.
+    """
 
     def __init__(self, concurrency: int):
         self._slots = PrioritySlots(concurrency)
@@ -70,26 +91,32 @@ class InstanceScheduler:
         call: Callable[[T], Awaitable[R]],
     ) -> list[R]:
         """Results of ``call`` over ``items`` (in their order); ``instance`` is the instance's rank in the run."""
-        leaders: dict[Hashable, asyncio.Event] = {}
-        roles = []
-        for item in items:
+        loop = asyncio.get_running_loop()
+        families: dict[Hashable, int] = {}
+        followers: dict[int, list[tuple[tuple[int, ...], asyncio.Future[None]]]] = {}
+        plan = []
+        for pos, item in enumerate(items):
             key = family(item)
-            if key in leaders:
-                roles.append((FOLLOWER, leaders[key]))
-            else:
-                leaders[key] = asyncio.Event()
-                roles.append((LEADER, leaders[key]))
+            fam = families.setdefault(key, len(families))
+            role = LEADER if fam not in followers else FOLLOWER
+            fut: asyncio.Future[None] = loop.create_future()
+            priority = (instance, fam, role, pos)
+            if role == LEADER:
+                followers[fam] = []
+                self._slots.enqueue(priority, fut)
+            else:  # queued when its leader is answered (or has failed): then its prefix is in the cache
+                followers[fam].append((priority, fut))
+            plan.append((fam, role, fut))
 
         async def one(pos: int, item: T) -> R:
-            role, done = roles[pos]
-            if role == FOLLOWER:
-                await done.wait()  # its prefix is in the cache once the leader is answered (or has failed)
-            await self._slots.acquire((instance, role, pos))
+            fam, role, fut = plan[pos]
+            await self._slots.wait(fut)
             try:
                 return await call(item)
             finally:
-                self._slots.release()
                 if role == LEADER:
-                    done.set()
+                    for priority, waiting in followers[fam]:
+                        self._slots.enqueue(priority, waiting)
+                self._slots.release()
 
         return list(await asyncio.gather(*(one(i, item) for i, item in enumerate(items))))

@@ -141,17 +141,15 @@ def _groups(n_inst=3):
     return [[(i, f, k) for k, f in enumerate("aabbacab")] for i in range(n_inst)]
 
 
-def test_one_slot_runs_instance_by_instance_leaders_first():
+def test_one_slot_runs_instance_by_instance_and_family_by_family():
     groups = _groups()
     events, peak, results = _trace(groups, 1)
     assert peak == 1 and results == groups  # results in the order asked
     starts = [item for kind, item in events if kind == "start"]
     want = []
-    for items in groups:
-        leaders = {}
-        for it in items:
-            leaders.setdefault(it[1], it)
-        want += list(leaders.values()) + [it for it in items if it not in leaders.values()]
+    for items in groups:  # family by family in order of first appearance, each leader straight before its followers
+        for fam in dict.fromkeys(it[1] for it in items):
+            want += [it for it in items if it[1] == fam]
     assert starts == want
 
 
