@@ -138,7 +138,8 @@ def measured(args: argparse.Namespace) -> None:
         alt = load_prompt_set(candidate_first_prompts(Path(tmp) / "candidate-first"))
         arms = [("old order", OldOrder, None), ("grouped", InstanceScheduler, None), ("candidate-first", InstanceScheduler, alt)]
         figures = {}
-        for name, scheduler, prompts in arms:
+        wanted = {a.strip() for a in args.arms.split(",")}
+        for name, scheduler, prompts in [a for a in arms if a[0] in wanted]:
             # empty the slot, so no arm starts from the previous arm's prompt
             httpx.post(f"{srv.api_base}/chat/completions", timeout=600, json={
                 "model": "smollm2-135m", "max_tokens": 1, "messages": [{"role": "user", "content": "Hello."}]})  # fmt: skip
@@ -160,8 +161,8 @@ def measured(args: argparse.Namespace) -> None:
             figures[name] = (wall, evaluated, sent)
             print(f"  {name:15s} {calls} calls, {wall:6.1f} s; prompt tokens sent {sent:,}, evaluated by llama.cpp "
                   f"{evaluated:,} ({evaluated / max(1, sent):.0%}; the rest reused from its slot)")  # fmt: skip
-        g = figures["grouped"]
-        for base in ("old order", "candidate-first"):
+        g = figures.get("grouped")
+        for base in [b for b in ("old order", "candidate-first") if b in figures and g]:
             b = figures[base]
             print(f"  grouped / {base}: wall time {g[0] / b[0]:.2f}x, prompt tokens evaluated {g[1] / max(1, b[1]):.2f}x")
 
@@ -170,11 +171,15 @@ class SimulatedProvider:
     """Stands in for the LLM layer: a provider with parallel slots whose prefix cache fills when a call is answered."""
 
     def __init__(self, slots: int, rng: random.Random):
+        self.slots = slots
         self.sem = asyncio.Semaphore(slots)
         self.rng = rng
         self.cached: set[tuple[str, ...]] = set()
         self.tokens_in = 0
         self.tokens_cached = 0
+
+    def model(self, spec: str) -> Any:
+        return type("Slots", (), {"max_concurrency": self.slots})()
 
     async def ask(self, model: str, step: str, messages: list[dict[str, str]], reply_model: Any, **kw: Any) -> Any:
         shared = (*(m["content"] for m in messages[:-1]), messages[-1]["content"][: kw["shared_chars"]])
@@ -222,6 +227,7 @@ def main() -> None:
     ap.add_argument("--slots", type=int, default=8)
     ap.add_argument("--sim-instances", type=int, default=200)
     ap.add_argument("--skip-model", action="store_true", help="only the simulation")
+    ap.add_argument("--arms", default="old order,grouped,candidate-first", help="which llama.cpp runs, comma-separated")
     args = ap.parse_args()
     if not args.skip_model:
         measured(args)

@@ -270,7 +270,9 @@ async def _judge_one(
     progress: bool,
     retry_failed: bool,
 ) -> list[InstanceResult]:
-    scheduler = InstanceScheduler(concurrency)
+    # the slots the model really has: the LLM layer serialises calls beyond its max_concurrency (llama.cpp: 1),
+    # and the scheduler's order only holds for the calls it lets through
+    scheduler = InstanceScheduler(min(concurrency, llm.model(judge.model).max_concurrency))
 
     async def asked(req: JudgeRequest) -> _Outcome:
         return await _ask(llm, judge, req, retry_failed)

@@ -192,8 +192,12 @@ def test_a_cancelled_waiter_gives_its_slot_on():
 class _RecordingLLM:
     """Stands in for the LLM layer: records the order calls reach it, answers nothing (a dry run)."""
 
-    def __init__(self):
+    def __init__(self, slots: int = 8):
         self.calls: list[tuple[str, str]] = []
+        self.slots = slots
+
+    def model(self, spec):
+        return ModelConfig(name=spec, litellm_model="openai/x", max_concurrency=self.slots)
 
     async def ask(self, model, step, messages, reply_model, **kw):
         self.calls.append((step, messages[-1]["content"][kw["shared_chars"] :]))
@@ -204,9 +208,9 @@ class _RecordingLLM:
 def test_a_judging_run_sends_calls_instance_by_instance(tmp_path: Path):
     bench = F.benchmark(3)
     sub = F.submission(bench, tmp_path / "sub")
-    llm = _RecordingLLM()
+    llm = _RecordingLLM(slots=1)  # a one-slot model (llama.cpp) under the default run concurrency
     judge = JudgeConfig(model="x", label="x", setting="standalone", prompts=PROMPTS)
-    asyncio.run(_judge_one(bench, sub, judge, list(METRICS), llm, 1, progress=False, retry_failed=False))
+    asyncio.run(_judge_one(bench, sub, judge, list(METRICS), llm, 8, progress=False, retry_failed=False))
     by_instance = []
     for inst in bench.instances:
         cands = {"gt": inst.gt_rq, **{f"m{i}": q for i, q in enumerate(sub.entries[inst.rq_id].research_questions)}}
@@ -218,6 +222,8 @@ def test_a_judging_run_sends_calls_instance_by_instance(tmp_path: Path):
     for tails in by_instance:  # each instance's calls are one contiguous run
         assert sorted(sent[at : at + len(tails)]) == tails
         at += len(tails)
+    steps = [step for step, _ in llm.calls]  # and within it, step by step: the one slot's prefix is reused
+    assert sum(a != b for a, b in zip(steps, steps[1:])) <= 3 * len(bench.instances)
 
 
 # --------------------------------------------------------------------------
