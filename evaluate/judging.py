@@ -44,6 +44,7 @@ from rqbench.evaluate.judges import (
 )
 from rqbench.evaluate.judges.base import candidate_id
 from rqbench.evaluate.protocol import ModelUse, RecordedGeneration, RunPlan, judge_use
+from rqbench.evaluate.schedule import InstanceScheduler
 from rqbench.evaluate.submission import Submission
 from tqdm import tqdm
 
@@ -148,7 +149,7 @@ async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bo
     order = list(req.candidate_ids)
     try:
         ans = await llm.ask(judge.model, req.step, req.messages, req.reply_model, prompt_hash=judge.prompts.hash,
-                            context=req.context, retry_failed=retry_failed)  # fmt: skip
+                            context=req.context, retry_failed=retry_failed, shared_chars=req.shared_chars)  # fmt: skip
     except (DryRun, Deferred):  # counted, or queued for a batch: the final pass finds the reply in the cache
         return _Outcome(req, None)
     except LLMCallFailed as exc:
@@ -269,13 +270,14 @@ async def _judge_one(
     progress: bool,
     retry_failed: bool,
 ) -> list[InstanceResult]:
-    sem = asyncio.Semaphore(concurrency)
+    # the slots the model really has: the LLM layer serialises calls beyond its max_concurrency (llama.cpp: 1),
+    # and the scheduler's order only holds for the calls it lets through
+    scheduler = InstanceScheduler(min(concurrency, llm.model(judge.model).max_concurrency))
 
-    async def bounded(req: JudgeRequest) -> _Outcome:
-        async with sem:
-            return await _ask(llm, judge, req, retry_failed)
+    async def asked(req: JudgeRequest) -> _Outcome:
+        return await _ask(llm, judge, req, retry_failed)
 
-    async def one(rq_id: str) -> InstanceResult:
+    async def one(rank: int, rq_id: str) -> InstanceResult:
         entry = submission.entries[rq_id]
         inst = bench.instance(rq_id)
         if entry.failure is not None:
@@ -286,13 +288,14 @@ async def _judge_one(
         result = _new_instance(bench, rq_id, cands)
         reqs = [r for m in metrics for r in METRICS[m].requests(judge, bench, inst, cands)]
         result.background = _inputs(reqs)
-        outcomes = await asyncio.gather(*(bounded(r) for r in reqs))
+        # instance by instance, one call per shared prefix first, so a prefix cache is warm for the rest
+        outcomes = await scheduler.run(rank, reqs, lambda r: (r.step, r.shared_prefix), asked)
         _apply(result, outcomes)
         return result
 
     rq_ids = [i.rq_id for i in bench.instances if i.rq_id in submission.entries]
     bar = tqdm(total=len(rq_ids), desc=f"judge {judge.label} {judge.setting}", unit="rq", disable=not progress)
-    tasks = {rq_id: asyncio.ensure_future(one(rq_id)) for rq_id in rq_ids}
+    tasks = {rq_id: asyncio.ensure_future(one(rank, rq_id)) for rank, rq_id in enumerate(rq_ids)}
     for t in tasks.values():
         t.add_done_callback(lambda _t: bar.update(1))
     try:

@@ -50,6 +50,29 @@ class Template:
             {"role": "user", "content": fill(self.user).strip()},
         ]
 
+    def shared_user_chars(self, varying: set[str], **values: str) -> int:
+        """How many leading characters of the rendered user message do not depend on ``varying`` variables.
+
+        The user message is cut at the start of the first line that holds a varying
+        placeholder; what comes before it is the part the calls of one instance share
+        (with the system message), so a provider's prefix cache can hold it. A
+        ``varying`` placeholder in the system text is refused: it would make the whole
+        prompt differ from call to call.
+        """
+        in_system = varying & set(PLACEHOLDER.findall(self.system))
+        if in_system:
+            raise PromptError(f"prompt {self.step!r}: the system text holds per-call variables {sorted(in_system)}; "
+                              "they belong at the end of the user message")  # fmt: skip
+        starts = [m.start() for m in PLACEHOLDER.finditer(self.user) if m.group(1) in varying]
+        if not starts:
+            return len(self.render(**values)[1]["content"])
+        cut = self.user.rfind("\n", 0, min(starts)) + 1
+        head = PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.user[:cut]).lstrip()
+        full = self.render(**values)[1]["content"]
+        if not full.startswith(head):  # only when the head is nothing but white space the render strips
+            return 0
+        return len(head)
+
 
 @dataclass(frozen=True)
 class PromptSet:

@@ -25,7 +25,11 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-__all__ = ["candidate_block", "candidate_values", "data_tag", "neutralize"]
+__all__ = ["CANDIDATE_VARIABLES", "candidate_block", "candidate_values", "data_tag", "neutralize"]
+
+# The template variables ``candidate_values`` fills: they differ from call to call of an instance, so a
+# template puts them last (after everything the instance's calls share; see ``Template.shared_user_chars``).
+CANDIDATE_VARIABLES = frozenset({"candidates", "data_tag", "n_candidates"})
 
 # What candidate text may not carry into a prompt. Each is replaced by a look-alike that a reader
 # (human or model) still reads as the same words, but that is not the prompt's or a chat template's

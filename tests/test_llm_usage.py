@@ -95,7 +95,7 @@ def test_prefix_model_minimum_is_per_provider():
     m.shared_prefix_bytes("s", short)
     assert m.cached_tokens("s", short, 300, CACHE_RULES["deepseek"]) >= 64  # DeepSeek caches from 64 tokens
     assert m.cached_tokens("s", short, 300, CACHE_RULES["openai"]) == 0  # OpenAI from 1,024
-    assert m.cached_tokens("s", short, 300, CACHE_RULES["anthropic"]) == 0  # no cache_control, no cache
+    assert m.cached_tokens("s", short, 300, CACHE_RULES["anthropic"]) == 0  # under Anthropic's 1,024-token minimum
 
 
 def test_price_book_matches_litellm_per_call():

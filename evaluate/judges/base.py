@@ -30,7 +30,7 @@ from rqbench.llm.client import parse_json_reply
 from rqbench.prompts import PromptSet
 from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, PaperCut, Reply
 from rqbench.steps import Step, owned_by, step
-from rqbench.untrusted import candidate_values
+from rqbench.untrusted import CANDIDATE_VARIABLES, candidate_values
 
 Setting = Literal["standalone", "comparative"]
 SETTINGS: tuple[Setting, ...] = ("standalone", "comparative")
@@ -76,6 +76,14 @@ class JudgeRequest:
     paper_id: str | None = None
     ordering: int = 0
     background: tuple[PaperCut, ...] = ()  # what of each background paper the messages carry
+    shared_chars: int = 0  # leading characters of the user message that carry no candidate (see shared_prefix)
+
+    @property
+    def shared_prefix(self) -> tuple[str, ...]:
+        """What this call shares with the other calls of its instance and step: the system text, then the
+        user message up to the candidates (the background, or the reference). Calls with equal shared
+        prefixes form one prefix family, which the scheduler and the provider's prefix cache exploit."""
+        return (*(m["content"] for m in self.messages[:-1]), self.messages[-1]["content"][: self.shared_chars])
 
     @property
     def context(self) -> dict[str, Any]:
@@ -105,6 +113,13 @@ def render(prompts: PromptSet, step: str, values: dict[str, str]) -> list[dict[s
     """Fill a step's template; a swapped prompt set may use a subset of the variables we offer."""
     template = prompts[step]
     return template.render(**{k: v for k, v in values.items() if k in template.variables()})
+
+
+def shared_user_chars(prompts: PromptSet, step: str, values: dict[str, str]) -> int:
+    """The length of the rendered user message's part before any candidate variable (``render``'s values)."""
+    template = prompts[step]
+    return template.shared_user_chars(set(CANDIDATE_VARIABLES),
+                                      **{k: v for k, v in values.items() if k in template.variables()})  # fmt: skip
 
 
 class Metric:
@@ -169,9 +184,10 @@ class Metric:
         out = []
         for group in groups:
             texts = [candidates[c] for c in group]
-            msgs = render(judge.prompts, step, {**values, **candidate_values(texts)})
+            filled = {**values, **candidate_values(texts)}
+            msgs = render(judge.prompts, step, filled)
             out.append(JudgeRequest(self.name, step, msgs, self.reply_model_for(step), tuple(group), paper_id,
-                                    ordering, tuple(background)))  # fmt: skip
+                                    ordering, tuple(background), shared_user_chars(judge.prompts, step, filled)))  # fmt: skip
         return out
 
 

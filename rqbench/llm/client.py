@@ -38,6 +38,7 @@ from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError
 from rqbench.llm.catalog import LOCAL_REPLY_TOKENS, count_tokens, estimate_tokens, is_local, local_settings
+from rqbench.llm.cache_markers import needs_cache_markers, with_cache_markers
 from rqbench.llm.catalog import litellm_module as _litellm
 from rqbench.llm.config import BATCH_PROVIDERS, ModelConfig, hosted_config
 from rqbench.llm.estimate import FREE, Estimate, PrefixCacheModel, PriceBook, cache_rule
@@ -259,11 +260,14 @@ class LLM:
         prompt_hash: str,
         context: dict[str, Any] | None = None,
         retry_failed: bool | None = None,
+        shared_chars: int = 0,
     ) -> Answer[R]:
         """Ask ``model`` for a ``reply_model`` JSON reply; cached, retried, validated, logged.
 
         ``retry_failed`` (default: this LLM's setting) asks afresh when the cached reply does not validate
         or was cut at the reply budget. A cut reply raises ``LLMCallFailed`` with the reason ``truncated``.
+        ``shared_chars``: how much of the first user message the calls of an instance share, where a
+        provider that caches only behind markers gets one (``cache_markers``); not part of the cache key.
         """
         retry = self.retry_failed if retry_failed is None else retry_failed
         cfg = self.model(model)
@@ -272,13 +276,13 @@ class LLM:
         if self.dry_run:
             self._count(cfg, step, messages, key)
             raise DryRun(key)
-        text, cached, finish = await self._text(cfg, step, list(messages), schema, key)
+        text, cached, finish = await self._text(cfg, step, list(messages), schema, key, shared_chars)
         if (cached and retry and key not in self._asked_afresh
                 and (finish == "length" or self._invalid(reply_model, text, context))):
             # --retry-failed: a stored reply that was cut or fails validation is asked for afresh (once a run)
             self._asked_afresh.add(key)
             self.store.forget(key)
-            text, cached, finish = await self._text(cfg, step, list(messages), schema, key)
+            text, cached, finish = await self._text(cfg, step, list(messages), schema, key, shared_chars)
         if finish == "length":
             raise LLMCallFailed(step, key, TRUNCATED, truncation_detail(cfg), text)
         reply, error = self._try_validate(reply_model, text, context)
@@ -298,7 +302,7 @@ class LLM:
         if retry and key2 not in self._asked_afresh:
             self._asked_afresh.add(key2)
             self.store.forget(key2)
-        text2, cached2, finish2 = await self._text(cfg, step + ":reask", reask, schema, key2)
+        text2, cached2, finish2 = await self._text(cfg, step + ":reask", reask, schema, key2, shared_chars)
         if finish2 == "length":
             raise LLMCallFailed(step, key, TRUNCATED, truncation_detail(cfg), text2)
         reply2, error2 = self._try_validate(reply_model, text2, context)
@@ -330,7 +334,8 @@ class LLM:
         return reply_model.model_validate(data, context=context)
 
     async def _text(
-        self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
+        self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str,
+        shared_chars: int = 0,
     ) -> tuple[str, bool, str | None]:
         """The reply's text, whether it came from the cache, and why the provider stopped."""
         hit = self.store.get(key)
@@ -341,7 +346,7 @@ class LLM:
                 # another task may have finished the same call while we waited
                 hit = self.store.get(key)
                 if hit is None:
-                    text, finish = await self._send(cfg, step, messages, schema, key)
+                    text, finish = await self._send(cfg, step, messages, schema, key, shared_chars)
                     return text, False, finish
         if self._log_hits:
             status = TRUNCATED if hit.finish_reason == "length" else "ok"
@@ -412,12 +417,13 @@ class LLM:
             self._log_hits = True
 
     async def _send(
-        self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
+        self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str,
+        shared_chars: int = 0,
     ) -> tuple[str, str | None]:
         litellm = _litellm()
         kwargs: dict[str, Any] = {
             "model": cfg.litellm_model,
-            "messages": messages,
+            "messages": with_cache_markers(messages, shared_chars) if needs_cache_markers(cfg) else messages,
             "timeout": cfg.timeout_s,
             "max_retries": 0,  # retries are ours, so Retry-After and the log stay right
             "num_retries": 0,

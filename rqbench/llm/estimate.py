@@ -2,7 +2,7 @@
 
 The prefix-cache model. Providers bill the longest prompt prefix they have seen
 recently at a discount (OpenAI, Gemini and DeepSeek do it implicitly; Anthropic
-only behind ``cache_control`` markers). The estimate assumes each call finds, in
+only behind ``cache_control`` markers, which ``rqbench.llm.cache_markers`` sets). The estimate assumes each call finds, in
 the provider's cache, the longest prefix of its messages that an earlier call of
 the same run sent to the same model (its ``litellm_model`` at its address), and
 counts those tokens as cached when they reach the provider's minimum cacheable
@@ -47,7 +47,10 @@ CACHE_RULES: dict[str, CacheRule] = {
                               "for some Pro models (2,048 for 2.5 Pro)"),  # fmt: skip
     "vertex_ai": CacheRule(1024, "Vertex AI implicit caching: as the Gemini API"),
     "deepseek": CacheRule(64, "DeepSeek context caching on disk: automatic, in 64-token units"),
-    "anthropic": CacheRule(None, "Anthropic caches only behind cache_control breakpoints, which requests do not set"),
+    "anthropic": CacheRule(1024, "Anthropic caches behind cache_control breakpoints, which requests set after the "
+                                 "system text and the shared background (rqbench.llm.cache_markers); 1,024 tokens "
+                                 "minimum for Sonnet and Opus (2,048 for Haiku); the 1.25x price of a cache write "
+                                 "is not modelled"),  # fmt: skip
     "hosted_vllm": CacheRule(0, "vLLM automatic prefix caching (when enabled): free, no minimum"),
     "local": CacheRule(0, "llama.cpp reuses its slot's prompt prefix: free, no minimum"),
 }
