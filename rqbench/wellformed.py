@@ -124,11 +124,19 @@ MAX_WORD_CHARS = 30
 # (stripped) text the pattern refuses, the gate refuses too (test_wellformed checks it).
 QUESTION_PATTERN = r'^[A-Z][^{}<>"\\?\n\r\t]{8,598}\?$'
 
-# The builder's grammar for an author-anchored RQ is stricter: no square bracket and no "@" either, the
-# characters with which a small model copies the rendered citations ("[@key]") and "[MATH]" placeholders
-# of its prompt into the question. The submission schema keeps QUESTION_PATTERN, the gate's necessary
-# condition, because a submitted RQ may legitimately hold a bracket ("in [0, 1]").
-BUILDER_QUESTION_PATTERN = r'^[A-Z][^{}<>"\\?\[\]@\n\r\t]{8,598}\?$'
+# The builder's grammar for an author-anchored RQ is stricter, because there a weak grammar-constrained
+# model writes the question from scratch: it must open with an interrogative word or phrase (the
+# embedded model otherwise writes a statement and appends "?"), stay within 400 characters (it
+# otherwise rambles and repeats), and hold no square bracket or "@" (with which it copies its
+# prompt's rendered citations "[@key]" and "[MATH]" placeholders). The submission schema keeps
+# QUESTION_PATTERN, the gate's necessary condition: a submitted RQ may hold a bracket ("in [0, 1]").
+BUILDER_QUESTION_OPENINGS = (
+    "How", "What", "Which", "Why", "When", "Where", "Who", "Whether", "To what extent", "In what", "Under what",
+    "Is", "Are", "Do", "Does", "Did", "Can", "Could", "Will", "Would", "Should", "May", "Might", "Has", "Have",
+)
+BUILDER_QUESTION_PATTERN = (
+    r'^(' + "|".join(BUILDER_QUESTION_OPENINGS) + r') [^{}<>"\\?\[\]@\n\r\t]{8,400}\?$'
+)
 
 
 def grammar_pattern(kind: Kind | str, max_chars: int | None = None) -> str:
