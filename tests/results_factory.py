@@ -18,9 +18,8 @@ from rqbench.records import (
     ResultsFile,
     SubmissionMetadata,
 )
-
-SB_SCOPES = ("not_source_bound", "mildly_source_bound", "source_bound", "strongly_source_bound")
-DG_SCOPES = ("not_diagnostic", "mildly_diagnostic", "diagnostic", "strongly_diagnostic")
+from rqbench.records import DIAGNOSTIC_SCOPES as DG_SCOPES
+from rqbench.records import SOURCE_BOUND_SCOPES as SB_SCOPES
 
 
 def nov(o: int = 2, g: int = 2, n: int = 2, rel: int = 1) -> NoveltyScore:

@@ -22,10 +22,10 @@ from rqbench.records import (
     SubmissionMetadata,
     rq_id_for,
 )
+from rqbench.records import DIAGNOSTIC_SCOPES as DIAG_SCOPES
+from rqbench.records import SOURCE_BOUND_SCOPES as SOURCE_SCOPES
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV", "cs.AI")
-SOURCE_SCOPES = ("not_source_bound", "mildly_source_bound", "source_bound", "strongly_source_bound")
-DIAG_SCOPES = ("not_diagnostic", "mildly_diagnostic", "diagnostic", "strongly_diagnostic")
 
 
 def instance_ids(n: int) -> list[tuple[str, str, str]]:
