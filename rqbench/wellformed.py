@@ -99,7 +99,7 @@ class Bounds:
 # (600 for an RQ, 1000 for long text, 400 for a headline); test_wellformed keeps them in step.
 BOUNDS: dict[Kind, Bounds] = {
     Kind.research_question: Bounds(min_words=6, max_words=80, max_chars=600),
-    Kind.gap: Bounds(min_words=5, max_words=150, max_chars=1000),
+    Kind.gap: Bounds(min_words=6, max_words=150, max_chars=1000),
     Kind.contribution: Bounds(min_words=4, max_words=150, max_chars=1000),
     Kind.problem_statement: Bounds(min_words=10, max_words=180, max_chars=1000),
     Kind.headline: Bounds(min_words=3, max_words=40, max_chars=400),
@@ -242,6 +242,9 @@ _LIST_MARKER = re.compile(
     re.I,
 )
 _ENUMERATOR = re.compile(r"(?:^|(?<=\s))(?:\d{1,2}|[ivx]{1,4}|[a-h])$")
+# A bibliography key used as a label ("JeremyWaltEtl89: ...", "su2021roformer: ..."): one token of
+# letters and digits, a digit somewhere after a letter, then a colon.
+_KEY_LABEL = re.compile(r"[A-Za-z][A-Za-z._-]{0,40}\d[\w.-]{0,40}:\s")
 _LINE_LIST = re.compile(r"\n[ \t]{0,8}(?:[-*\u2022]|\d{1,2}[.)])\s")
 
 _JSON_DEBRIS = re.compile(
@@ -451,7 +454,7 @@ def check(text: str, kind: Kind | str) -> list[Failure]:
     ph = _placeholder(t)
     if ph:
         fail(Rule.placeholder, f"it holds a placeholder ({ph}), not content: write the actual {what}")
-    if _LIST_MARKER.match(t) or _LINE_LIST.search(t):
+    if _LIST_MARKER.match(t) or _KEY_LABEL.match(t) or _LINE_LIST.search(t):
         fail(Rule.list_marker, f"it carries a list marker or label: write only the {what}, unnumbered, one per entry")
 
     # --- debris
@@ -552,8 +555,12 @@ def _markup(t: str, is_rq: bool) -> str | None:
 
 
 def _field_echo(t: str) -> str | None:
+    """A reply field's name, one of the gate's own rule names (which a re-ask quotes), or a text that is
+    one snake_case identifier and nothing else."""
+    rule_names = [r.value for r in Rule if "_" in r.value]
     for m in _SNAKE_TOKEN.finditer(t):
-        if m.group(0).lower() in _SNAKE_FIELDS:
+        token = m.group(0).lower()
+        if token in _SNAKE_FIELDS or any(name in token for name in rule_names) or m.group(0) == t.rstrip(".!?"):
             return m.group(0)
     for m in _KEY_AT_CLAUSE.finditer(t):
         key = m.group(1).strip().lower().replace(" ", "_")
