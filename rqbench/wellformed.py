@@ -121,7 +121,9 @@ MAX_WORD_CHARS = 30
 # ASCII letter first; then 8 to 598 characters with no brace, angle bracket, straight double quote,
 # backslash, "?", line break or tab; then the one closing "?". 10 to 600 characters in all, the
 # gate's character bound. It is a necessary condition of the gate, never a sufficient one: every
-# (stripped) text the pattern refuses, the gate refuses too (test_wellformed checks it).
+# (stripped) text the pattern refuses, the gate refuses too (test_wellformed checks it), except a
+# phrase in straight double quotes inside the question, which the gate takes and a grammar, writing
+# the JSON string raw, cannot (a decoder writes curly quotes).
 QUESTION_PATTERN = r'^[A-Z][^{}<>"\\?\n\r\t]{8,598}\?$'
 
 # The builder's grammar for an author-anchored RQ is stricter, because there a weak grammar-constrained
@@ -461,8 +463,12 @@ def check(text: str, kind: Kind | str) -> list[Failure]:
     m = _JSON_DEBRIS.search(t)
     if m:
         fail(Rule.json_debris, f"it contains JSON syntax ({m.group(0)!r}): write plain text, not JSON")
-    if is_rq and '"' in t:
-        fail(Rule.double_quote, "it contains a straight double quote (\"): drop it, or use \u2018 \u2019 instead")
+    if is_rq and '"' in t and (t.count('"') % 2 or t.startswith('"') or t.rstrip("?").endswith('"')):
+        fail(
+            Rule.double_quote,
+            "its straight double quotes do not pair up inside the question (\"): quote a phrase as \"like this\", "
+            "or drop them",
+        )
     md = _markup(t, is_rq)
     if md:
         fail(Rule.markup_debris, f"it contains markup ({md}): write plain text")

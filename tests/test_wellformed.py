@@ -272,7 +272,8 @@ JUNK = [
     ("How do attention sinks arise in GPT-2 &amp; ALiBi models?", RQ, {"markup_debris"}),
     ("<|im_start|>assistant How do attention sinks arise in GPT-2 models?", RQ, {"markup_debris"}),
     ("[INST] How do attention sinks arise in GPT-2 style models? [/INST]", RQ, {"markup_debris"}),
-    ('How do "attention sinks" arise in GPT-2 style models?', RQ, {"double_quote"}),
+    ('How do "attention sinks arise in GPT-2 style models?', RQ, {"double_quote"}),
+    ('How do attention sinks arise in GPT-2 style "models"?', RQ, {"double_quote"}),
     # --- key: value runs
     ("label: inspiration, reason: the paper builds on it", GAP, {"key_value_run", "field_name_echo"}),
     ("size: large, depth: twelve layers, heads: twelve per layer", CONTRIB, {"key_value_run"}),
@@ -528,6 +529,12 @@ def pattern_accepts(text: str) -> bool:
     return re.fullmatch(wf.QUESTION_PATTERN, text) is not None
 
 
+def pattern_accepts_but_for_quotes(text: str) -> bool:
+    """The pattern on the text with straight double quotes written as curly ones: a grammar writes the
+    JSON string raw and so refuses '"', while the gate takes a quoted phrase inside a question."""
+    return pattern_accepts(text.replace('"', "\u201c"))
+
+
 def test_the_builders_question_grammar_is_stricter_than_the_submission_pattern():
     """What the builder's grammar accepts, QUESTION_PATTERN accepts; it also refuses statements with "?"
     appended, brackets, "@" and rambling past 400 characters."""
@@ -582,8 +589,17 @@ def test_the_pattern_and_the_gate_share_the_character_bound():
 @pytest.mark.parametrize("text", PATTERN_PROBES)
 def test_what_the_pattern_refuses_the_gate_refuses(text):
     """The pattern is a necessary condition of the gate (on the stripped text), never a looser gate."""
-    if not pattern_accepts(text.strip()):
+    if not pattern_accepts_but_for_quotes(text.strip()):
         assert not wf.is_wellformed(text, RQ)
+
+
+def test_a_quoted_phrase_inside_a_question_passes_the_gate():
+    """Research on prompts quotes them; only quotes that do not pair up, or that wrap the text, are debris."""
+    for text in (
+        'Do models told to "ignore previous instructions" in a user turn comply more often when the system prompt is short?',
+        'How does the phrase "let\'s think step by step" change accuracy on arithmetic word problems for small models?',
+    ):
+        assert wf.check(text, RQ) == [], text
 
 
 def test_every_well_formed_rq_fits_the_pattern(fixtures_dir):
@@ -599,7 +615,7 @@ def test_every_well_formed_rq_fits_the_pattern(fixtures_dir):
 )
 def test_pattern_refusal_implies_gate_refusal_on_near_questions(head, body, tail):
     text = head + "attention sinks in GPT-2 models " + body + tail
-    if not pattern_accepts(text.strip()):
+    if not pattern_accepts_but_for_quotes(text.strip()):
         assert not wf.is_wellformed(text, RQ)
 
 
