@@ -34,11 +34,19 @@ from rqbench.wellformed import Kind, grammar_pattern
 STEP = owned_step(__name__)
 
 
+# A grammar-constrained model writes every gap to its bound when it rambles: four gaps of 300 characters
+# fit the stage's 450-token reply budget, where six of 1000 ran past it (a 'truncated' item, seen on the
+# embedded model in a fresh build).
+LOCAL_GAP_CHARS = 300
+LOCAL_MAX_GAPS = 4
+
+
 def reply_model_for(*, local: bool) -> type:
     """The registry's reply, each gap bounded for a grammar-constrained local model (which also gets the gap pattern)."""
-    extra = {"pattern": grammar_pattern(Kind.gap, GRAMMAR_SAFE_TEXT)} if local else None
-    gap = Annotated[str, Field(min_length=1, max_length=GRAMMAR_SAFE_TEXT, json_schema_extra=extra)]
-    return bounded(STEP.reply_model, gaps=(list[gap], Field(max_length=6)))  # type: ignore[valid-type]
+    chars, most = (LOCAL_GAP_CHARS, LOCAL_MAX_GAPS) if local else (GRAMMAR_SAFE_TEXT, 6)
+    extra = {"pattern": grammar_pattern(Kind.gap, chars)} if local else None
+    gap = Annotated[str, Field(min_length=1, max_length=chars, json_schema_extra=extra)]
+    return bounded(STEP.reply_model, gaps=(list[gap], Field(max_length=most)))  # type: ignore[valid-type]
 
 
 Reply = reply_model_for(local=False)

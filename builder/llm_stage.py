@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from rqbench.hashing import content_hash
-from rqbench.llm.catalog import is_local, parse_model_spec
+from rqbench.llm.catalog import grammar_constrained, is_local, parse_model_spec  # noqa: F401 (re-exported)
 from rqbench.llm.client import LLMCallFailed, parse_json_reply
 from rqbench.prompts import load_prompt_set
 from rqbench.records import WELLFORMED_PER_ITEM
@@ -45,15 +45,6 @@ GRAMMAR_SAFE_TEXT = 1000
 def bounded(reply_model: type[R], **fields: tuple[Any, Any]) -> type[R]:
     """``reply_model`` with some fields narrowed; same name, so the JSON schema reads the same."""
     return create_model(reply_model.__name__, __base__=reply_model, **fields)  # type: ignore[call-overload]
-
-
-def grammar_constrained(spec: str) -> bool:
-    """Whether ``spec``'s server decodes under a grammar built from the reply schema (llama.cpp, vLLM).
-
-    Such a model gets the reply schemas with the gate's patterns (``wellformed.grammar_pattern``); a
-    hosted model's schema stays as it was. The gate itself checks every model's reply.
-    """
-    return is_local(spec) or parse_model_spec(spec)[0].startswith("hosted_vllm/")
 
 
 def is_permanent(exc: Exception) -> bool:

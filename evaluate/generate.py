@@ -27,19 +27,21 @@ import asyncio
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, field_validator
+from pydantic import ConfigDict, Field, field_validator
 from rqbench.evaluate.background import BackgroundPolicy, background_block, input_policy
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.injection import blocking_reasons
 from rqbench.evaluate.submission import write_submission
 from tqdm import tqdm
 
+from rqbench import wellformed
 from rqbench.io import write_atomic
-from rqbench.llm.catalog import is_local, parse_model_spec, resolve_generator
+from rqbench.llm.catalog import grammar_constrained, is_local, parse_model_spec, resolve_generator
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
 from rqbench.prompts import PromptSet, load_prompt_set
+from rqbench.records.common import MAX_RQ_CHARS, gate_type
 from rqbench.records import (
     EvaluationInstance,
     SubmissionEntry,
@@ -71,6 +73,27 @@ class CheckedGenerationReply(_REPLY):  # type: ignore[misc, valid-type]
             if reasons:
                 raise ValueError(f"research question {q!r} is not a plain question: {reasons[0]}")
         return v
+
+
+# The docstring is the reply schema's description, and so part of the cache key: keep it as it is.
+class GrammarGenerationReply(CheckedGenerationReply):
+    """GenerationReply for a grammar-constrained decoder: each question opens as a question and stays short."""
+
+    # A weak model under a grammar writes the question from scratch and otherwise rambles to the length
+    # limit or appends "?" to a statement: it gets the builder's stricter pattern (wellformed.grammar_pattern).
+    research_questions: list[
+        Annotated[
+            str,
+            Field(min_length=1, max_length=MAX_RQ_CHARS,
+                  json_schema_extra={"pattern": wellformed.grammar_pattern(wellformed.Kind.research_question)}),
+            gate_type(wellformed.Kind.research_question),
+        ]
+    ] = Field(min_length=5, max_length=5)  # fmt: skip
+
+
+def generation_reply_for(model: str) -> type[CheckedGenerationReply]:
+    """The reply model a generator is asked for: the stricter schema under a grammar, else the plain one."""
+    return GrammarGenerationReply if grammar_constrained(model) else CheckedGenerationReply
 
 
 def generation_step(variant: str, n_papers: int) -> str:
@@ -121,6 +144,7 @@ async def agenerate(
     base = llm.model(model)
     ask_as, cfg = resolve_generator(model, llm)
     policy = policy or input_policy(model, cfg.max_tokens, context_tokens=context_tokens)
+    reply_model = generation_reply_for(base.name)
     sem = asyncio.Semaphore(concurrency)
     bar = tqdm(total=len(bench.instances), desc=f"generate {base.name}", unit="rq", disable=not progress)
 
@@ -131,7 +155,7 @@ async def agenerate(
         log = {"rq_id": inst.rq_id, "step": step, "background": [c.model_dump() for c in cuts]}
         try:
             async with sem:
-                ans = await llm.ask(ask_as, step, messages, CheckedGenerationReply, prompt_hash=prompts.hash)
+                ans = await llm.ask(ask_as, step, messages, reply_model, prompt_hash=prompts.hash)
         except (DryRun, Deferred):  # counted, or queued for a batch
             return None, log
         except LLMCallFailed as exc:

@@ -244,3 +244,23 @@ def test_papers_go_whole_under_a_large_window_and_are_cut_only_past_a_small_one(
     local = input_policy("local", 1024)
     assert (local.basis, local.budget_tokens) == ("embedded", 3000) and "small budget" in local.describe()
     assert input_policy("gemini/gemini-3.1-pro", 1, fixed_tokens=900).basis == "fixed"
+
+
+def test_a_grammar_constrained_generator_gets_the_stricter_question_pattern_and_a_hosted_one_the_plain_schema():
+    import json
+
+    from rqbench import wellformed
+    from rqbench.evaluate.generate import CheckedGenerationReply, GrammarGenerationReply, generation_reply_for
+
+    strict = json.dumps(wellformed.grammar_pattern(wellformed.Kind.research_question))[1:-1]
+    for spec in ("local", "local/smollm2-135m@temperature=0.8", "hosted_vllm/Qwen/Qwen3-8B"):
+        assert generation_reply_for(spec) is GrammarGenerationReply
+        assert strict in json.dumps(GrammarGenerationReply.model_json_schema())
+    for spec in ("openai/gpt-5.5", "gemini/gemini-3.1-pro"):
+        assert generation_reply_for(spec) is CheckedGenerationReply
+        assert strict not in json.dumps(CheckedGenerationReply.model_json_schema())
+    # The same gate and submission rules apply under either schema.
+    five = [f"How does factor {c} change attention sinks in small GPT-2 models?" for c in "ABCDE"]
+    assert GrammarGenerationReply.model_validate({"gaps": ["g"], "research_questions": five}).research_questions == five
+    with pytest.raises(ValueError):
+        GrammarGenerationReply.model_validate({"gaps": ["g"], "research_questions": [five[0]] * 5})
