@@ -358,7 +358,9 @@ def test_twenty_thousand_hostile_lines_validate_in_linear_time(tmp_path, kind):
         return time.process_time() - t0
 
     small, big = cpu(write(2_000)), cpu(write(20_000))
-    assert big < 2.0, f"20,000 lines took {big:.2f}s of CPU"
+    # A guard against the quadratic collector (116 s), loose enough for a busy CI machine; the figure
+    # itself (under 1 s of CPU here) is benchmarks/validation_scale.py's.
+    assert big < 8.0, f"20,000 lines took {big:.2f}s of CPU"
     assert big / small < 20, f"2k {small:.3f}s, 20k {big:.3f}s: not linear"  # linear is ~10, quadratic ~100
 
 
