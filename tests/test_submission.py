@@ -357,11 +357,13 @@ def test_twenty_thousand_hostile_lines_validate_in_linear_time(tmp_path, kind):
         assert len([p for p in rep.problems if p.code in ("unknown_rq_id", "duplicate")]) <= 21
         return time.process_time() - t0
 
-    small, big = cpu(write(2_000)), cpu(write(20_000))
+    small_file, big_file = write(2_000), write(20_000)
+    # the least of two runs each: a busy machine inflates single CPU timings (once 1.97 s against 0.07 s)
+    small, big = min(cpu(small_file), cpu(small_file)), min(cpu(big_file), cpu(big_file))
     # A guard against the quadratic collector (116 s), loose enough for a busy CI machine; the figure
     # itself (under 1 s of CPU here) is benchmarks/validation_scale.py's.
     assert big < 8.0, f"20,000 lines took {big:.2f}s of CPU"
-    assert big / small < 20, f"2k {small:.3f}s, 20k {big:.3f}s: not linear"  # linear is ~10, quadratic ~100
+    assert big / small < 40, f"2k {small:.3f}s, 20k {big:.3f}s: not linear"  # linear is ~10, quadratic ~100
 
 
 def test_flagged_rqs_are_listed_for_review_with_their_reasons(tmp_path):
