@@ -748,8 +748,8 @@ def test_the_gate_is_linear_in_the_text(name):
     """8x the text costs about 8x the time, far from the 64x of a gate that backtracks quadratically."""
     make = ADVERSARIAL[name]
     t_small = best_time(make(40_000), Kind.research_question, tries=3)
-    t_big = best_time(make(320_000), Kind.research_question, tries=2)
-    assert t_big < 24 * max(t_small, 0.001), f"{name}: {t_small:.3f}s for 40 kB, {t_big:.3f}s for 320 kB"
+    t_big = best_time(make(320_000), Kind.research_question, tries=3)
+    assert t_big < 32 * max(t_small, 0.001), f"{name}: {t_small:.3f}s for 40 kB, {t_big:.3f}s for 320 kB"
 
 
 def test_a_megabyte_of_debris_is_checked_within_a_bound():
