@@ -159,31 +159,32 @@ def _for_review(stores: SpaceStores, request_id: str) -> SubmissionRequest:
     return req
 
 
-def approve(stores: SpaceStores, request_id: str, *, by: str, note: str = "") -> SubmissionRequest:
-    """A maintainer read the flagged RQs and lets the request be judged and published: back to pending."""
+_DECISIONS = {"approval": ("an approval", "approved"), "rejection": ("a rejection", "rejected")}
+
+
+def _decide(stores: SpaceStores, request_id: str, by: str, note: str, kind: str, **update: object) -> SubmissionRequest:
+    """Record a maintainer's review decision on a request that waits for review; ``update`` sets its outcome."""
+    named, done = _DECISIONS[kind]
     if not by.strip():
-        raise ReviewError("an approval names the maintainer who gives it")
+        raise ReviewError(f"{named} names the maintainer who gives it")
     req = _for_review(stores, request_id)
     now = utcnow()
-    req = req.model_copy(update={"status": "pending", "reviewed_by": by, "reviewed_at": now, "review_note": note,
-                                 "updated_at": now})  # fmt: skip
+    review = {"reviewed_by": by, "reviewed_at": now, "review_note": note, "updated_at": now}
+    req = req.model_copy(update={**update, **review})
     stores.requests.put(SubmissionRequest.model_validate(req.model_dump()))
-    log.info("request %s approved by %s", request_id, by)
+    log.info("request %s %s by %s", request_id, done, by)
     return req
+
+
+def approve(stores: SpaceStores, request_id: str, *, by: str, note: str = "") -> SubmissionRequest:
+    """A maintainer read the flagged RQs and lets the request be judged and published: back to pending."""
+    return _decide(stores, request_id, by, note, "approval", status="pending")
 
 
 def reject(stores: SpaceStores, request_id: str, *, by: str, note: str = "") -> SubmissionRequest:
     """A maintainer read the flagged RQs and refuses the request: failed, with the note as its reason."""
-    if not by.strip():
-        raise ReviewError("a rejection names the maintainer who gives it")
-    req = _for_review(stores, request_id)
-    now = utcnow()
     reason = "rejected in review" + (f": {note}" if note else " (flagged research questions)")
-    req = req.model_copy(update={"status": "failed", "reason": reason[:1000], "reviewed_by": by, "reviewed_at": now,
-                                 "review_note": note, "updated_at": now})  # fmt: skip
-    stores.requests.put(SubmissionRequest.model_validate(req.model_dump()))
-    log.info("request %s rejected by %s", request_id, by)
-    return req
+    return _decide(stores, request_id, by, note, "rejection", status="failed", reason=reason[:1000])
 
 
 def evaluate_judge(
