@@ -145,7 +145,8 @@ def _similarity(results, args: argparse.Namespace, opts: ScoreOptions):
 
 
 def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
-    """report.md's account of the protocol behind the numbers: per submission, what its runs recorded."""
+    """report.md's account of the protocol behind the numbers: per submission, what its runs recorded, and per
+    results file its judge, prompt set and dataset revision."""
     groups: dict[tuple[str, str], list] = {}
     for r in results:
         groups.setdefault((f"{r.submission.model} ({r.submission.prompt_variant})", r.protocol.model_dump_json()
@@ -162,6 +163,11 @@ def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
         lines.append(f"- {name}, judged by {judges}: protocol {rec.name}, {n} departure{'' if n == 1 else 's'} "
                      "from the paper's protocol" + (":" if n else ""))  # fmt: skip
         lines += [f"  - {d.line()}" for d in rec.departures]
+    lines += ["", "Every number below comes from these results files:", ""]
+    for r in sorted(results, key=lambda r: (r.submission.model, r.judge.label, r.judge.setting)):
+        ps = r.judge.prompt_set
+        lines.append(f"- {r.submission.model}: judge {r.judge.label}, {r.judge.setting}, prompt set {ps.name} "
+                     f"({ps.hash}), dataset {r.dataset_repo}@{r.dataset_revision}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -178,6 +178,23 @@ def _write_one_judge(folder, judge=JUDGES[0]):
             (folder / f"{model.replace('/', '_')}-{variant}-{setting}.json").write_text(r.model_dump_json())
 
 
+def test_the_report_names_judge_prompt_set_and_dataset_revision_of_every_results_file(tmp_path, capsys):
+    from rqbench.records import ResultsFile
+
+    res = tmp_path / "results"
+    _write_one_judge(res)
+    out = tmp_path / "report"
+    assert main(["report", str(res), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
+    report = (out / "report.md").read_text()
+    files = [ResultsFile.model_validate_json(f.read_text()) for f in sorted(res.glob("*.json"))]
+    assert files
+    for r in files:
+        ps = r.judge.prompt_set
+        line = (f"- {r.submission.model}: judge {r.judge.label}, {r.judge.setting}, prompt set {ps.name} ({ps.hash}), "
+                f"dataset {r.dataset_repo}@{r.dataset_revision}")
+        assert line in report, line
+
+
 def test_a_one_judge_report_has_no_combined_row_label_or_plot(tmp_path, capsys):
     res = tmp_path / "results"
     _write_one_judge(res)
