@@ -54,7 +54,11 @@ Responder = Callable[[ScriptedRequest], "str | ScriptedReply"]
 
 @dataclass
 class Fault:
-    """One scripted misbehaviour. kind: status, slow, reset, truncated, not_json, empty, reply."""
+    """One scripted misbehaviour. kind: status, slow, hang, reset, truncated, not_json, empty, reply.
+
+    ``slow`` answers after ``seconds``; ``hang`` never answers and drops the connection after ``seconds``,
+    so the client sees an error whether or not its own timeout fired first on a loaded machine.
+    """
 
     kind: str
     status: int = 500
@@ -179,6 +183,11 @@ class ScriptedServer:
                 if f.kind == "slow":
                     time.sleep(f.seconds)
                     return False
+                if f.kind == "hang":
+                    time.sleep(f.seconds)
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return True
                 if f.kind == "reset":
                     self.close_connection = True
                     self.connection.shutdown(2)
