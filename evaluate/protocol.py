@@ -144,16 +144,19 @@ def judge_use(
     spec: str, llm: LLM, *, context_tokens: int | None = None, fixed: BackgroundPolicy | None = None
 ) -> ModelUse:
     """A judge by the paper's settings (``resolve_judge``) and the background budget of its window."""
-    name, cfg = resolve_judge(spec, llm)
-    policy = fixed or input_policy(spec, cfg.max_tokens, context_tokens=context_tokens)
-    return ModelUse(spec, name, cfg, not cfg.local and supports_reasoning(cfg.litellm_model), policy)
+    return _model_use(spec, *resolve_judge(spec, llm), context_tokens, fixed)
 
 
 def generator_use(
     spec: str, llm: LLM, *, context_tokens: int | None = None, fixed: BackgroundPolicy | None = None
 ) -> ModelUse:
     """A generator by the paper's settings (``resolve_generator``) and the background budget of its window."""
-    name, cfg = resolve_generator(spec, llm)
+    return _model_use(spec, *resolve_generator(spec, llm), context_tokens, fixed)
+
+
+def _model_use(
+    spec: str, name: str, cfg: ModelConfig, context_tokens: int | None, fixed: BackgroundPolicy | None
+) -> ModelUse:
     policy = fixed or input_policy(spec, cfg.max_tokens, context_tokens=context_tokens)
     return ModelUse(spec, name, cfg, not cfg.local and supports_reasoning(cfg.litellm_model), policy)
 

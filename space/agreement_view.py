@@ -15,8 +15,6 @@ from rqbench.evaluate.agreement import (
     Annotation,
     agreement_matrix,
     evaluators,
-    llm_picks,
-    pin_to_shown,
 )
 from rqbench.space.html_table import Cell, Header
 from rqbench.space.records import HumanJudgment
@@ -63,20 +61,10 @@ def annotation_matrices(
     """(model, setting) -> the agreement matrix of its annotators and judges on the annotated pairs, and the
     annotators' display names. Human picks are pinned to the RQ they were shown (``pin_to_shown``) and judge
     picks are ``llm_picks`` on those same pairs, as for the leaderboard's agreement column."""
-    from rqbench.space.annotate import human_picks
+    from rqbench.space.annotate import annotated_picks
 
-    by_key: dict[tuple[str, str], list[ResultsFile]] = {}
-    by_sub: dict[str, list[ResultsFile]] = {}
-    for r in results:
-        by_key.setdefault((r.submission_hash, r.judge.setting), []).append(r)
-        by_sub.setdefault(r.submission_hash, []).append(r)
     out: dict[tuple[str, str], tuple[AgreementMatrix, dict[str, str]]] = {}
-    for (digest, setting), files in sorted(by_key.items()):
-        humans = human_picks(judgments, digest)
-        if not humans:
-            continue
-        humans = pin_to_shown(humans, by_sub[digest])
-        judges = llm_picks(files, humans, dimension="non_obviousness")
+    for files, setting, humans, judges in annotated_picks(judgments, results):
         picks = [*humans, *judges]
         out[(files[0].submission.model, setting)] = (agreement_matrix(picks, n_boot=n_boot), annotator_names(picks))
     return out

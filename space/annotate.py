@@ -219,6 +219,27 @@ def human_picks(judgments: Iterable[HumanJudgment], submission_hash: str):
     ]  # fmt: skip
 
 
+def annotated_picks(judgments: Sequence[HumanJudgment], results: Sequence[ResultsFile]):
+    """For each (submission, setting) that people annotated: its results files, the human picks pinned to the
+    RQ each annotator was shown (``pin_to_shown``), and the judges' ``llm_picks`` on those same pairs.
+
+    The leaderboard's agreement column and the Agreement view both start here, so they compare the same picks.
+    """
+    from rqbench.evaluate.agreement import llm_picks, pin_to_shown
+
+    by_key: dict[tuple[str, str], list[ResultsFile]] = {}
+    by_sub: dict[str, list[ResultsFile]] = {}
+    for r in results:
+        by_key.setdefault((r.submission_hash, r.judge.setting), []).append(r)
+        by_sub.setdefault(r.submission_hash, []).append(r)
+    for (digest, setting), files in sorted(by_key.items()):
+        humans = human_picks(judgments, digest)
+        if not humans:
+            continue
+        humans = pin_to_shown(humans, by_sub[digest])
+        yield files, setting, humans, llm_picks(files, humans, dimension="non_obviousness")
+
+
 def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[ResultsFile], *, n_boot: int = 500):
     """(model, setting, judge) -> share of (annotator, instance) picks the judge matched, with a cluster CI.
 
@@ -228,23 +249,12 @@ def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[Result
     Each annotator's pick is one observation, as the pooled rule treats judges;
     ``combined`` pools every judge of the setting.
     """
-    from rqbench.evaluate.agreement import llm_picks, pin_to_shown
     from rqbench.evaluate.bootstrap import cluster_bootstrap_mean
     from rqbench.evaluate.summary import COMBINED
     from rqbench.space.leaderboard import AgreementCell
 
-    by_key: dict[tuple[str, str], list[ResultsFile]] = {}
-    by_sub: dict[str, list[ResultsFile]] = {}
-    for r in results:
-        by_key.setdefault((r.submission_hash, r.judge.setting), []).append(r)
-        by_sub.setdefault(r.submission_hash, []).append(r)
     out: dict[tuple[str, str, str], AgreementCell] = {}
-    for (digest, setting), files in sorted(by_key.items()):
-        humans = human_picks(judgments, digest)
-        if not humans:
-            continue
-        humans = pin_to_shown(humans, by_sub[digest])
-        picks = llm_picks(files, humans, dimension="non_obviousness")
+    for files, setting, humans, picks in annotated_picks(judgments, results):
         per_judge: dict[str, dict[str, str]] = {}
         for p in picks:
             per_judge.setdefault(p.evaluator, {})[p.pair] = p.winner
