@@ -124,7 +124,6 @@ def paper_block(
     parts = [f"{header}Title: {paper.title}"]
     cut = PaperCut(paper_id=paper.paper_id, text_level=str(getattr(paper.text_level, "value", paper.text_level)),
                    tokens=0, budget=budget)  # fmt: skip
-    whole = count(_whole(paper, header))
     used = count(parts[0])
     if paper.abstract.strip():
         abstract = "Abstract: " + " ".join(paper.abstract.split())
@@ -161,7 +160,8 @@ def paper_block(
         parts.append(_omitted(cut.sections_dropped))
     text = "\n".join(parts)
     cut.tokens = count(text)
-    cut.tokens_cut = max(1, whole - cut.tokens) if cut.truncated else 0
+    # the whole paper is counted only when something was left out (a paper that fits is its block)
+    cut.tokens_cut = max(1, count(_whole(paper, header)) - cut.tokens) if cut.truncated else 0
     return text, cut
 
 

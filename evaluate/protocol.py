@@ -64,6 +64,8 @@ COMBINE_RULE = CombineRule.pooled
 # The embedded model, configured two ways, judges offline (--protocol custom).
 OFFLINE_JUDGES = ("local", "local@temperature=0.7")
 PAPER_JUDGE_FLAGS = " ".join(f"--judge {j}" for j in PAPER_JUDGES)
+# §6.1: the models read the cited papers' texts, cut only by the model's own window.
+WHOLE_PAPERS = "background papers given whole, cut only where the context window requires it"
 
 
 def default_protocol(env: Mapping[str, str] = os.environ) -> Protocol:
@@ -207,7 +209,7 @@ def _base(spec: str) -> str:
 def _input_departure(who: str, use: ModelUse, flag_prefix: str) -> Departure | None:
     """How a model's background budget departs from "whole papers, up to the context window"."""
     p = use.policy
-    paper = "background papers given whole, cut only where the context window requires it"
+    paper = WHOLE_PAPERS
     if p.basis == "fixed":
         return Departure(item=f"input truncation ({who})", ours=p.describe(), paper=paper,
                          restore="drop --background-tokens")  # fmt: skip
@@ -298,8 +300,7 @@ def generation_departures(gen: ModelUse | RecordedGeneration | None, prompt_vari
             policy = BackgroundPolicy.model_validate(bg)
             if policy.basis != "window":
                 out.append(Departure(item="input truncation (generator)", ours=policy.describe(),
-                                     paper="background papers given whole, cut only where the context window "
-                                     "requires it", restore=restore))  # fmt: skip
+                                     paper=WHOLE_PAPERS, restore=restore))  # fmt: skip
     return out
 
 
