@@ -144,6 +144,16 @@ def _similarity(results, args: argparse.Namespace, opts: ScoreOptions):
     return tables.similarity_table(rows, missing=missing)
 
 
+def demo_note(results) -> str:  # type: ignore[no-untyped-def]
+    """report.md's opening note when a demo model (``rqbench.demo``) generated or judged any of its figures;
+    empty otherwise. The same words as the Space's banner."""
+    from rqbench.demo import banner_text
+
+    names = {n for r in results for n in (r.submission.model, r.judge.label)}
+    text = banner_text(names, lead="Figures in this report come from")
+    return f"> **Demo output, not results.** {text}\n\n" if text else ""
+
+
 def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
     """report.md's account of the protocol behind the numbers: per submission, what its runs recorded, and per
     results file its judge, prompt set and dataset revision."""
@@ -225,11 +235,16 @@ def run(args: argparse.Namespace) -> int:
     written = []
     for t in all_tables:
         written += tables.write_table(t, out)
+    note = demo_note(results)
     (out / "report.md").write_text(
-        "# RQ-Bench report\n\n" + protocol_section(results) + "\n" + "\n".join(tables.to_markdown(t) for t in all_tables),
+        "# RQ-Bench report\n\n" + note + protocol_section(results) + "\n"
+        + "\n".join(tables.to_markdown(t) for t in all_tables),
         encoding="utf-8",
     )
     plots.novelty_vs_source_bound(rows, out / "novelty_vs_source_bound.png")
     plots.win_tie_lose_bars(rows, out / "win_tie_lose.png")
     print(f"wrote {len(all_tables)} tables ({len(written)} files), 2 plots and summary.json to {out}")
+    if note:
+        print("note: a demo model generated or judged these figures; they show the machinery and are not results "
+              "(report.md says which)")  # fmt: skip
     return 0

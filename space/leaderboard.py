@@ -24,7 +24,7 @@ from typing import Literal
 import pandas as pd
 from rqbench.evaluate.metrics import METRICS, describe_combine_rule
 from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
-from rqbench.space.demo import is_demo_model
+from rqbench.demo import is_demo_model
 from rqbench.space.html_table import Cell, Header
 
 Group = Literal["model", "headline", "novelty", "narrowness", "overlap", "human agreement", "provenance"]

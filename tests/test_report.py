@@ -244,3 +244,23 @@ def test_every_caption_of_a_combined_table_says_how_and_over_which_judges(tmp_pa
             shown += has_combined
         assert shown >= 9  # Tables 2, 3(a), 3(b), 4, 7(a), 7(b), 8 and 10, and the paired tests
         assert sentence in (out / "report.md").read_text()
+
+
+def test_a_report_of_embedded_model_figures_opens_by_saying_they_are_not_results(tmp_path, capsys):
+    res = tmp_path / "results"
+    _write_one_judge(res, judge=("local/smollm2-135m", "local/smollm2-135m"))
+    out = tmp_path / "report"
+    assert main(["report", str(res), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
+    head = (out / "report.md").read_text().split("## Protocol")[0]
+    assert "> **Demo output, not results.** Figures in this report come from local/smollm2-135m" in head
+    assert "are not results" in head
+    assert "not results" in capsys.readouterr().out
+
+
+def test_a_report_of_hosted_judges_and_models_has_no_demo_note(tmp_path, capsys):
+    res = tmp_path / "results"
+    _write_one_judge(res)
+    out = tmp_path / "report"
+    assert main(["report", str(res), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
+    assert "Demo output" not in (out / "report.md").read_text()
+    assert "not results" not in capsys.readouterr().out

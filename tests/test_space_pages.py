@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 from rqbench.evaluate.summary import COMBINED, Figure, Provenance, SummaryRow, summarize
 from rqbench.space import browse, html_table, plots
-from rqbench.space import demo as dm
+from rqbench import demo as dm
 from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import make_results
 

@@ -11,7 +11,7 @@ from html import escape
 
 import gradio as gr
 from rqbench.space import browse, html_table
-from rqbench.space.demo import is_demo_model
+from rqbench.demo import is_demo_model
 from rqbench.space.tabs.common import banner_update, demo_banner, html_block, section_reader
 
 if TYPE_CHECKING:

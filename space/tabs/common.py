@@ -5,7 +5,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 import gradio as gr
-from rqbench.space.demo import banner_text
+from rqbench.demo import banner_text
 from rqbench.space.html_table import TABLE_CSS
 
 if TYPE_CHECKING:

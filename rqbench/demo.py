@@ -4,7 +4,7 @@ The embedded model (``local``, ``local/<id>``, with or without ``@options``)
 makes every tool run offline, but a 135M-parameter model does not judge: a
 figure it produced is a demonstration of the machinery, not a result. The
 Space shows a banner on every tab whose figures or examples come from such a
-model. The rule is one function, ``is_demo_model``: the LLM catalog's
+model, and ``rqbench report`` opens report.md with the same words. The rule is one function, ``is_demo_model``: the LLM catalog's
 ``is_local``, plus the names an operator flags in ``RQB_DEMO_MODELS``
 (comma-separated, compared case-insensitively, options after ``@`` ignored).
 """
