@@ -86,7 +86,7 @@ class GrammarGenerationReply(CheckedGenerationReply):
             str,
             Field(min_length=1, max_length=MAX_RQ_CHARS,
                   json_schema_extra={"pattern": wellformed.grammar_pattern(wellformed.Kind.research_question)}),
-            gate_type(wellformed.Kind.research_question),
+            gate_type(wellformed.Kind.research_question, wellformed.Standard.submitted),
         ]
     ] = Field(min_length=5, max_length=5)  # fmt: skip
 

@@ -26,12 +26,19 @@ gaps of such a line are notes, never judged: a malformed one is a warning
 (``gap_<rule>``). The gate costs time linear in an RQ (under 0.1 ms for one of
 600 characters), and lines refused for their rq_id are not gated.
 
+The gate applies its submitted standard (``wellformed.Standard.submitted``): a
+rule that refuses (not a question, or not safe to show) is an error; a rule
+that goes to review (an echo of our own templates or reply fields, a list
+label, a line break) is a warning of the same code, and the RQ is listed in the
+report's ``flagged`` for review.
+
 RQ text is untrusted (it goes into judge prompts), so every RQ of a line that
-could be judged is screened (``rqbench.evaluate.injection.screen``). Structure
-that acts on the prompt (delimiters, role tags, the reply format, hidden
-characters, instructions to the evaluator) rejects the submission; other hits
-are warnings, and every screened RQ with a hit is listed in the report's
-``flagged`` for review. Under ``injection="flag"`` nothing is rejected.
+could be judged is screened (``rqbench.evaluate.injection.screen``). Words
+addressed to the evaluator (instructions about the scoring, words to the judge)
+and hidden characters reject the submission: the judge prompt keeps every
+word, and hidden characters make the shown text differ from the judged one.
+Other hits are warnings, and every screened RQ with a hit is listed in the
+report's ``flagged`` for review. Under ``injection="flag"`` nothing is rejected.
 
 The submission hash is content-addressed: metadata without its ``date`` plus
 the entries sorted by rq_id, so line order and whitespace do not change it.
@@ -67,9 +74,11 @@ __all__ = [
     "DEFAULT_MAX_PROBLEMS_PER_RULE",
     "Flagged",
     "Problem",
+    "QuestionCheck",
     "Submission",
     "SubmissionInvalid",
     "ValidationReport",
+    "check_question",
     "load_submission",
     "scan_for_injection",
     "submission_hash",
@@ -444,10 +453,14 @@ def _check_metadata(line: _Line, out: _Collector) -> SubmissionMetadata | None:
         return None
 
 
-def _screen_question(text: str, line: _Line, out: _Collector, field: str, rq_id: str | None, injection: str) -> None:
-    """Run the manipulation screen on one RQ: blocking hits are errors unless flagging, the rest warnings."""
+def _screen_question(text: str, line: _Line, out: _Collector, field: str, rq_id: str | None, injection: str,
+                     held: Sequence[wellformed.Failure] = ()) -> None:  # fmt: skip
+    """Run the manipulation screen on one RQ: blocking hits are errors unless flagging, the rest warnings.
+
+    ``held`` are the gate's failures that go to review: the RQ is listed for review with them too.
+    """
     findings = screen(text)
-    if not findings:
+    if not findings and not held:
         return
     blocking = any(f.blocks for f in findings)
     for f in findings:
@@ -455,8 +468,10 @@ def _screen_question(text: str, line: _Line, out: _Collector, field: str, rq_id:
         prefix = "looks like judge manipulation" if hard else "flagged for review"
         out.add("injection", f"{prefix}: {f.reason} (at {f.excerpt!r})", line.file, line.number, field, rq_id,
                 severity="error" if hard else "warning")  # fmt: skip
-    out.flag(Flagged(file=line.file, line=line.number, field=field, rq_id=_shown(rq_id),
-                     reasons=[f.reason for f in findings], rules=[f.rule for f in findings], blocking=blocking))
+    reasons = [f.reason for f in findings] + [f"{f.rule.value}: {f.message}" for f in held]
+    rules = [f.rule for f in findings] + [f"gate:{f.rule.value}" for f in held]
+    out.flag(Flagged(file=line.file, line=line.number, field=field, rq_id=_shown(rq_id), reasons=reasons,
+                     rules=rules, blocking=blocking))  # fmt: skip
 
 
 # The gate's rule names as problem codes, ``rq_<rule>``; not_a_question keeps the code it had before the gate.
@@ -491,19 +506,51 @@ def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, i
                     line.number, field, rq_id)  # fmt: skip
             continue  # the screen reads questions of a question's length
         if injection is not None:  # a line that will be judged (the others are refused by their rq_id)
-            for failure in wellformed.check(text, wellformed.Kind.research_question):
-                rule = failure.rule.value
-                out.add(_RQ_CODES.get(rule, f"rq_{rule}"), f"not a well-formed research question (rule {rule}): "
-                        f"{failure.message}", line.file, line.number, field, rq_id)  # fmt: skip
+            _judge_question(text, line, out, field, rq_id, injection)
         norm = wellformed.normalize_for_duplicates(text)
         if norm in seen:
             out.add("rq_repeated", f"repeats research_questions[{seen[norm]}] but for case, spacing, quotes or end "
                     "punctuation (the gate's duplicate rule)", line.file, line.number, field, rq_id)  # fmt: skip
         else:
             seen[norm] = i
-        if injection is not None:
-            _screen_question(text, line, out, field, rq_id, injection)
     return out.n_errors == before
+
+
+def _judge_question(text: str, line: _Line, out: _Collector, field: str, rq_id: str | None, injection: str) -> None:
+    """The gate (its submitted standard) and the screen on one RQ that will be judged: errors, warnings, a review."""
+    held: list[wellformed.Failure] = []
+    for failure in wellformed.check(text, wellformed.Kind.research_question, wellformed.Standard.submitted):
+        rule = failure.rule.value
+        if failure.refuses:
+            out.add(_RQ_CODES.get(rule, f"rq_{rule}"), f"not a well-formed research question (rule {rule}): "
+                    f"{failure.message}", line.file, line.number, field, rq_id)  # fmt: skip
+        else:
+            held.append(failure)
+            out.add(_RQ_CODES.get(rule, f"rq_{rule}"), f"flagged for review (rule {rule}): {failure.message}",
+                    line.file, line.number, field, rq_id, severity="warning")  # fmt: skip
+    _screen_question(text, line, out, field, rq_id, injection, held)
+
+
+@dataclass(frozen=True)
+class QuestionCheck:
+    """What ``rqbench validate`` says about one research question of a line that will be judged."""
+
+    problems: list[Problem]
+    flagged: Flagged | None
+
+    @property
+    def outcome(self) -> Literal["rejected", "review", "accepted"]:
+        """rejected: an error; review: accepted but held for a maintainer (warnings, a review entry); else accepted."""
+        if any(p.severity == "error" for p in self.problems):
+            return "rejected"
+        return "review" if self.problems or self.flagged else "accepted"
+
+
+def check_question(text: str, injection: Literal["reject", "flag"] = "reject") -> QuestionCheck:
+    """The checks ``validate_submission`` runs on one RQ of a line that will be judged, for that RQ alone."""
+    out = _Collector(per_rule=10**6)
+    _judge_question(text.strip(), _Line("<question>", 1, None), out, "research_question", None, injection)
+    return QuestionCheck(problems=out.problems, flagged=out.flagged[0] if out.flagged else None)
 
 
 _RQ_ID_BAD = re.compile(r"[\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]")

@@ -8,6 +8,13 @@ kinds (research question, gap, contribution or idea, problem statement,
 main-idea headline), so that the builder, the records, the submission validator
 and the Space all refuse the same things for the same named reasons.
 
+Two standards (``Standard``). Text the builder's models extract from papers is
+held to every rule. A submitted research question, which reaches a judge only
+through ``rqbench.untrusted`` (fenced, markers neutralised) and a reader only as
+escaped text, is refused only when it is not a question or cannot be shown
+safely; what may be debris of our own pipeline goes to review with its reason,
+and a token, tag, JSON fragment, field name or formula it names is its subject.
+
 Every rule has a stable name (``Rule``); ``check`` returns every failure, never
 raises, and runs in time linear in the text (bounded regex quantifiers, no
 nested repetition, no recursion). ``require`` and ``validator`` raise a
@@ -78,12 +85,47 @@ class Rule(str, enum.Enum):
     duplicate = "duplicate"  # only from check_many: a text that repeats an earlier one
 
 
+class Standard(str, enum.Enum):
+    """Whose text the gate judges; the standard decides which rules apply and which of them refuse.
+
+    ``extracted``: text the builder's models extract from papers (problem statements, headlines,
+    ideas, contributions, gaps, author-anchored RQs), and every stored dataset row. Every rule
+    refuses: there LaTeX, JSON syntax, a template token or a field name is debris of parsing or of the
+    reply, and a dropped item is recorded by rule (no one reviews a build item by item).
+
+    ``submitted``: a research question that a person or a model under test wrote, to be judged. It
+    reaches a judge only through ``rqbench.untrusted`` (fenced, one line, markers neutralised) and a
+    reader only as escaped text, so the gate refuses only what is not a question or cannot be shown
+    safely (``Severity.refuse``); what may be debris of our own pipeline goes to review with its
+    reason (``Severity.review``); and the syntax a question about LLM research names (tokens, tags,
+    JSON, LaTeX, markdown, field names, placeholders that are not ours) is its subject, not a finding.
+    """
+
+    extracted = "extracted"
+    submitted = "submitted"
+
+
+class Severity(str, enum.Enum):
+    """What a failure does: ``refuse`` (the text is not accepted) or ``review`` (accepted, held for a person to read).
+
+    Under ``Standard.extracted`` every failure refuses.
+    """
+
+    refuse = "refuse"
+    review = "review"
+
+
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """One broken rule: its name and a message that says what is wrong and how to fix it."""
+    """One broken rule: its name, a message that says what is wrong and how to fix it, and what it does."""
 
     rule: Rule
     message: str
+    severity: Severity = Severity.refuse
+
+    @property
+    def refuses(self) -> bool:
+        return self.severity is Severity.refuse
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +255,9 @@ FIELD_NAMES = frozenset(
     """.split()
 )
 _SNAKE_FIELDS = frozenset(n for n in FIELD_NAMES if "_" in n)
+# The fields of the replies and rows that hold a research question (the generation reply, the author-RQ
+# reply and its items, a submission line, a dataset row): the structure a submitted question can echo.
+QUESTION_REPLY_FIELDS = frozenset("research_questions question cited_keys gaps rq_id failure rq gt_rq".split())
 _SNAKE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]{0,40}(?:_[A-Za-z0-9]{1,40}){1,8}")
 _KEY_AT_CLAUSE = re.compile(r"(?:^|[{\[,])\s{0,3}[\"']?([A-Za-z][A-Za-z ]{0,30}?)[\"']?\s{0,3}:")
 
@@ -259,6 +304,17 @@ _ENTITY = re.compile(r"&(?:amp|lt|gt|quot|nbsp|#\d{1,6});")
 _CITE_NUMBERS = re.compile(r"\[\d{1,3}(?:\s{0,3}[,\u2013-]\s{0,3}\d{1,3}){0,10}\]")
 # The builder renders a citation as "[@key]" (pandoc style); a text carrying one copied the prompt's material.
 _CITE_KEYS = re.compile(r"\[\s{0,3}@[^\s\]]{1,80}")
+
+# Under Standard.submitted: any "<...>" (a slot of ours is matched by its first word), a "{{name}}", lorem
+# ipsum, a quotation (one followed by ":" or "=" is a key, not a mention), and a key before a colon (underscores allowed: "research_questions:").
+_ANY_ANGLE = re.compile(r"<([^<>\s][^<>\n]{0,40})>")
+_DOUBLE_BRACES = re.compile(r"\{\{([^{}]{1,80})\}\}")
+_LOREM = re.compile(r"[Ll]orem [Ii]psum")
+_QUOTATION = re.compile(
+    r"(?:\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|(?<![\w'\u2019])['\u2018][^'\u2018\u2019\n]{1,300}['\u2019](?![\w'\u2019])"
+    r"|(?<!`)`[^`\n]{1,300}`(?!`))(?!\s*[:=])"
+)
+_KEY_ANY = re.compile(r"(?:^|[{\[,])\s{0,3}[\"']?([A-Za-z][A-Za-z_ ]{0,30}?)[\"']?\s{0,3}:")
 
 _KEY_VALUE_RUN = re.compile(
     r"(?:^|[\s,;{\[(])[A-Za-z_][\w-]{0,30}\s?:(?!//)\s?[^\s:,;][^:,;]{0,60}[,;]\s?[A-Za-z_][\w-]{0,30}\s?:(?!//)"
@@ -398,19 +454,22 @@ def _echoes_instructions(text: str) -> bool:
 # --------------------------------------------------------------------------
 
 
-def check(text: str, kind: Kind | str) -> list[Failure]:
-    """Every rule ``text`` breaks as a ``kind``; [] when it is well formed. Never raises on a str.
+def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extracted) -> list[Failure]:
+    """Every rule ``text`` breaks as a ``kind`` under ``standard``; [] when it is well formed. Never raises on a str.
 
-    The text is judged stripped of surrounding whitespace, as the records store it.
+    The text is judged stripped of surrounding whitespace, as the records store it. Under
+    ``Standard.submitted`` some rules take a narrower form and each failure says whether it refuses
+    or goes to review (docs/wellformed.md, "Refused, reviewed, or subject matter").
     """
     kind = Kind(kind)
+    sub = Standard(standard) is Standard.submitted
     b = BOUNDS[kind]
     t = text.strip()
     what = kind.label
     out: list[Failure] = []
 
-    def fail(rule: Rule, message: str) -> None:
-        out.append(Failure(rule, message))
+    def fail(rule: Rule, message: str, review: bool = False) -> None:
+        out.append(Failure(rule, message, Severity.review if sub and review else Severity.refuse))
 
     if not t:
         fail(Rule.empty, f"the {what} is empty: write it out")
@@ -419,6 +478,9 @@ def check(text: str, kind: Kind | str) -> list[Failure]:
     ws = words(t)
     n = len(ws)
     is_rq = kind is Kind.research_question
+    # A submitted question may quote a fragment (a prompt, a question, a JSON value): quoted text is mentioned, not
+    # used, so the rules that read the question's own structure read it with each quotation as one word.
+    own = _unquoted(t) if sub else t
 
     # --- size
     if n < b.min_words:
@@ -434,33 +496,38 @@ def check(text: str, kind: Kind | str) -> list[Failure]:
     if is_rq:
         if not t.endswith("?"):
             fail(Rule.not_a_question, "it does not end with '?': write it as one question that ends with '?'")
-        elif not _clauses_open_with_question(t):
+        elif not _clauses_open_with_question(own):
             fail(
                 Rule.not_a_question,
                 "it reads as a statement with '?' added: ask it as a question (How, What, Which, Why, Does, Can, "
                 "To what extent ...)",
             )
-        if "?" in t[:-1]:
+        if "?" in own[:-1]:
             fail(Rule.several_questions, "it holds more than one '?': give exactly one question per entry")
         if not ("A" <= t[0] <= "Z"):
-            fail(Rule.no_capital_start, "it does not start with a capital letter: begin like 'How ...' or 'Does ...'")
+            fail(Rule.no_capital_start, "it does not start with a capital letter: begin like 'How ...' or 'Does ...'",
+                 review=True)  # fmt: skip
 
     # --- pieces of something longer
-    frag = _fragment(t, is_rq)
-    if frag:
-        fail(Rule.fragment, f"it looks like a piece cut from a longer text ({frag}): write it whole")
+    start = _fragment_start(t, is_rq)
+    if start:
+        fail(Rule.fragment, f"it looks like a piece cut from a longer text ({start}): write it whole")
+    brackets = _bracket_problem(own)
+    if brackets:
+        fail(Rule.fragment, f"it looks like a piece cut from a longer text ({brackets}): write it whole", review=True)
     if _ELLIPSIS_END.search(t) or (not t.endswith("?") and _ends_mid_sentence(t, ws)):
         fail(Rule.cut_off, "it stops mid-sentence: finish the sentence")
 
     # --- slots and stand-ins
-    ph = _placeholder(t)
+    ph, whole = _placeholder(t, sub)
     if ph:
-        fail(Rule.placeholder, f"it holds a placeholder ({ph}), not content: write the actual {what}")
+        fail(Rule.placeholder, f"it holds a placeholder ({ph}), not content: write the actual {what}", review=not whole)
     if _LIST_MARKER.match(t) or _KEY_LABEL.match(t) or _LINE_LIST.search(t):
-        fail(Rule.list_marker, f"it carries a list marker or label: write only the {what}, unnumbered, one per entry")
+        fail(Rule.list_marker, f"it carries a list marker or label: write only the {what}, unnumbered, one per entry",
+             review=True)  # fmt: skip
 
     # --- debris
-    m = _JSON_DEBRIS.search(t)
+    m = None if sub else _JSON_DEBRIS.search(t)
     if m:
         fail(Rule.json_debris, f"it contains JSON syntax ({m.group(0)!r}): write plain text, not JSON")
     if is_rq and '"' in t and (t.count('"') % 2 or t.startswith('"') or t.rstrip("?").endswith('"')):
@@ -468,36 +535,42 @@ def check(text: str, kind: Kind | str) -> list[Failure]:
             Rule.double_quote,
             "its straight double quotes do not pair up inside the question (\"): quote a phrase as \"like this\", "
             "or drop them",
+            review=True,
         )
-    md = _markup(t, is_rq)
+    md = _CITE_KEYS.search(t) if sub else _markup(t, is_rq)
     if md:
-        fail(Rule.markup_debris, f"it contains markup ({md}): write plain text")
-    m = _KEY_VALUE_RUN.search(t)
+        shown = repr(md.group(0)[:40]) if isinstance(md, re.Match) else md
+        fail(Rule.markup_debris, f"it contains markup ({shown}): write plain text", review=True)
+    m = None if sub else _KEY_VALUE_RUN.search(t)
     if m:
         fail(Rule.key_value_run, f"it reads as 'key: value' pairs ({m.group(0).strip()!r}): write a sentence")
-    echo = _field_echo(t)
+    echo = _field_key(own, kind) if sub else _field_echo(t)
     if echo:
-        fail(Rule.field_name_echo, f"it repeats the reply's field name {echo!r}: write only the {what} itself")
+        fail(Rule.field_name_echo, f"it repeats the reply's field name {echo!r}: write only the {what} itself",
+             review=True)  # fmt: skip
     pe = _prompt_echo(t)
     if pe:
-        fail(Rule.prompt_echo, f"it repeats the instructions or the prompt's material ({pe}): write your own {what}")
+        fail(Rule.prompt_echo, f"it repeats the instructions or the prompt's material ({pe}): write your own {what}",
+             review=True)  # fmt: skip
 
     # --- is it prose at all
     if _letter_share(t) < MIN_LETTER_SHARE or 2 * len(_MATH.findall(t)) > n:
         fail(Rule.few_letters, f"it is mostly symbols, digits or [MATH]: write the {what} in words")
-    rp = _REPEATED_PUNCT.search(t)
+    rp = _REPEATED_PUNCT.search(own)
     if rp:
-        fail(Rule.repeated_punctuation, f"it repeats punctuation ({rp.group(0)!r}): write a normal sentence")
-    rep = _repetition(ws)
+        fail(Rule.repeated_punctuation, f"it repeats punctuation ({rp.group(0)!r}): write a normal sentence",
+             review=True)  # fmt: skip
+    rep = _repetition(words(own) if sub else ws)
     if rep:
         fail(Rule.repeated_words, f"it repeats itself ({rep}): write the {what} once")
     long_run = _OVERLONG.search(t)
     if long_run:
-        fail(Rule.overlong_word, f"it has a run of over {MAX_WORD_CHARS} letters or digits with no space: write words")
+        fail(Rule.overlong_word, f"it has a run of over {MAX_WORD_CHARS} letters or digits with no space: write words",
+             review=True)  # fmt: skip
 
     # --- characters
     if "\n" in t and kind is not Kind.problem_statement:
-        fail(Rule.line_break, f"it spans several lines: write the {what} on one line")
+        fail(Rule.line_break, f"it spans several lines: write the {what} on one line", review=True)
     bad = sorted(f"U+{ord(c):04X}" for c in set(t) if _is_hidden(c))
     if bad:
         fail(Rule.control_characters, f"it contains control or invisible characters ({', '.join(bad[:5])}): drop them")
@@ -520,26 +593,72 @@ def _ends_mid_sentence(t: str, ws: list[str]) -> bool:
     return ws[-1] in _DANGLING_END or (len(ws) > 1 and ws[-2] in _RELATIVE and ws[-1] in _COPULA)
 
 
-def _fragment(t: str, is_rq: bool) -> str | None:
+def _fragment_start(t: str, is_rq: bool) -> str | None:
+    """How the text starts when no sentence starts that way: on closing punctuation, "1]", or a connective."""
     if re.match(r"[)\]}.,;:!?%]|\d{1,4}\s{0,2}\]", t):
         return f"it starts with {t[:3]!r}"
     first = _WORD.match(t)
     if not is_rq and first and first.start() == 0 and first.group(0) in _DANGLING_START:
         return f"it starts with {first.group(0)!r}"
-    return _bracket_problem(t)
+    return None
 
 
-def _placeholder(t: str) -> str | None:
+def _placeholder(t: str, submitted: bool) -> tuple[str | None, bool]:
+    """(what stands in for content, whether it is the whole text), or (None, False).
+
+    A whole text that is a stand-in or a bare label is no content at all. Inside a text, an
+    extracted item refuses every slot, template variable and stand-in word; a submitted question
+    only what echoes our own templates (their angle-bracket slots and ``{{variables}}``), an
+    "[insert ...]" and lorem ipsum: "<image>", "{paragraph}" or "TODO" there is what it asks about.
+    """
+    bare = t.casefold().strip(" \t\n\"'`()[]")
+    if bare in _STAND_IN_WHOLE or bare.rstrip(".!?:;") in _STAND_IN_WHOLE or _LABEL_WHOLE.fullmatch(t.strip("\"'` ")):
+        return repr(t[:40]), True
+    if submitted:
+        slots, variables = _template_slots()
+        for m in _ANY_ANGLE.finditer(t):
+            if m.group(1).split()[0].lower() in slots:
+                return m.group(0), False
+        for m in _DOUBLE_BRACES.finditer(t):
+            if m.group(1).strip().lower() in variables:
+                return m.group(0), False
+        m = _INSERT.search(t) or _LOREM.search(t)
+        return (m.group(0), False) if m else (None, False)
     for m in _ANGLE.finditer(t):
         if m.group(2).lower() not in _HTML_TAGS:
-            return m.group(0)
+            return m.group(0), False
     m = _TEMPLATE_VAR.search(t) or _INSERT.search(t) or _STAND_IN_TOKEN.search(t)
-    if m:
-        return m.group(0)
-    bare = t.casefold().strip(" \t\n\"'`()[]")
-    stand_in = bare in _STAND_IN_WHOLE or bare.rstrip(".!?:;") in _STAND_IN_WHOLE
-    if stand_in or _LABEL_WHOLE.fullmatch(t.strip("\"'` ")):
-        return repr(t[:40])
+    return (m.group(0), False) if m else (None, False)
+
+
+@functools.lru_cache(maxsize=1)
+def _template_slots() -> tuple[frozenset[str], frozenset[str]]:
+    """The slot names of the packaged templates: the first word of each "<...>", and each "{{name}}"."""
+    slots: set[str] = set()
+    variables: set[str] = set()
+    for path in sorted((Path(__file__).parent / "prompts").glob("*/*.md")):
+        text = path.read_text(encoding="utf-8")
+        slots.update(m.group(1).split()[0].lower() for m in _ANY_ANGLE.finditer(text))
+        variables.update(m.group(1).strip().lower() for m in _DOUBLE_BRACES.finditer(text))
+    return frozenset(slots), frozenset(variables)
+
+
+def _unquoted(t: str) -> str:
+    """The text with each quotation (straight or curly double quotes, single quotes, backticks) as one word."""
+    return _QUOTATION.sub(" quoted ", t)
+
+
+def _field_key(t: str, kind: Kind) -> str | None:
+    """A field of the replies that carry ``kind`` used as a key ("question: ...", '{"research_questions": ').
+
+    The rule for a submitted question: the reply's own structure around it. A field name as a word
+    ("the gap_addressing score") or another reply's key in quoted JSON is what the question is about.
+    """
+    fields = QUESTION_REPLY_FIELDS if kind is Kind.research_question else FIELD_NAMES
+    for m in _KEY_ANY.finditer(t):
+        key = m.group(1).strip().lower().replace(" ", "_")
+        if key in fields:
+            return m.group(1).strip()
     return None
 
 
@@ -584,8 +703,19 @@ def _prompt_echo(t: str) -> str | None:
     return None
 
 
-def is_wellformed(text: str, kind: Kind | str) -> bool:
-    return not check(text, kind)
+def is_wellformed(text: str, kind: Kind | str, standard: Standard | str = Standard.extracted) -> bool:
+    """No failure that refuses (a submitted question may still carry failures that go to review)."""
+    return not refusals(check(text, kind, standard))
+
+
+def refusals(failures: Iterable[Failure]) -> list[Failure]:
+    """The failures that refuse the text."""
+    return [f for f in failures if f.refuses]
+
+
+def reviews(failures: Iterable[Failure]) -> list[Failure]:
+    """The failures that send the text to review (only under ``Standard.submitted``)."""
+    return [f for f in failures if not f.refuses]
 
 
 # --------------------------------------------------------------------------
@@ -610,21 +740,21 @@ def explain(kind: Kind | str, failures: Sequence[Failure]) -> str:
     return f"not a well-formed {kind.label} (rules: {names}): {fixes}"
 
 
-def require(text: str, kind: Kind | str) -> str:
-    """``text`` stripped, or NotWellformed (a ValueError) naming every broken rule."""
+def require(text: str, kind: Kind | str, standard: Standard | str = Standard.extracted) -> str:
+    """``text`` stripped, or NotWellformed (a ValueError) naming every rule broken that refuses it."""
     kind = Kind(kind)
-    failures = check(text, kind)
+    failures = refusals(check(text, kind, standard))
     if failures:
         raise NotWellformed(kind, failures)
     return text.strip()
 
 
-def validator(kind: Kind | str) -> Callable[[str], str]:
+def validator(kind: Kind | str, standard: Standard | str = Standard.extracted) -> Callable[[str], str]:
     """A function for pydantic's AfterValidator (or a field_validator) that applies the gate to one field."""
     kind = Kind(kind)
 
     def gate(value: str) -> str:
-        return require(value, kind)
+        return require(value, kind, standard)
 
     gate.__name__ = f"wellformed_{kind.value}"
     return gate
@@ -666,10 +796,12 @@ def duplicates(texts: Iterable[str]) -> dict[int, int]:
     return out
 
 
-def check_many(texts: Sequence[str], kind: Kind | str) -> list[list[Failure]]:
-    """``check`` for each text of one list, plus ``duplicate`` for a text that repeats an earlier one."""
+def check_many(
+    texts: Sequence[str], kind: Kind | str, standard: Standard | str = Standard.extracted
+) -> list[list[Failure]]:
+    """``check`` for each text of one list, plus ``duplicate`` (which refuses) for a text that repeats an earlier one."""
     kind = Kind(kind)
-    result = [check(t, kind) for t in texts]
+    result = [check(t, kind, standard) for t in texts]
     for i, j in duplicates(texts).items():
         message = f"it repeats entry {j} (case, spacing and end punctuation aside): give a different {kind.label}"
         result[i].append(Failure(Rule.duplicate, message))

@@ -310,10 +310,12 @@ def test_generation_reasks_a_junk_reply_then_records_a_failure_naming_the_rules(
     folder = generate_submission(bench, cfg.name, "original", llm=llm, out=tmp_path / "sub", progress=False)
     assert len(scripted_server.requests) == 2  # the ask and one re-ask
     quoted = scripted_server.requests[1]["messages"][-1]["content"]
-    assert "research_questions.2: " in quoted and "several_questions" in quoted and "placeholder" in quoted
+    assert "research_questions.2: " in quoted and "several_questions" in quoted and "few_letters" in quoted
+    # only what refuses a submitted question is a re-ask's reason; an echoed slot goes to review, not back to the model
+    assert "placeholder" not in quoted
     (line,) = [json.loads(x) for x in (folder / "submission.jsonl").read_text().splitlines()]
     assert line["research_questions"] == [] and line["failure"].startswith("invalid_reply")
-    assert "rules: " in line["failure"] and "json_debris" in line["failure"]
+    assert "rules: " in line["failure"] and "not_a_question" in line["failure"]
     (log,) = [json.loads(x) for x in (folder / LOG_FILE).read_text().splitlines()]
     assert "<question 1?>" in log["last_text"]
 
@@ -327,12 +329,14 @@ def test_a_submission_line_of_junk_is_refused_with_line_field_and_rule_codes(tmp
              json.dumps({"rq_id": "a_rq1", "research_questions": good[:4] + spaced, "gaps": JUNK_GAPS})]  # fmt: skip
     f.write_text("\n".join(lines) + "\n")
     rep = validate_submission(f, ["a_rq0", "a_rq1"])
-    got = {(p.code, p.line, p.field) for p in rep.problems}
+    got = {(p.code, p.line, p.field, p.severity) for p in rep.problems}
     for i, text in enumerate(JUNK_RQS):
-        for rule in rules_of(text, "research_question"):
+        for failure in wf.check(text, "research_question", "submitted"):  # the standard a submitted RQ is held to
+            rule = failure.rule.value
             code = "rq_not_question" if rule == "not_a_question" else f"rq_{rule}"
-            assert (code, 2, f"research_questions[{i}]") in got
-    assert ("rq_repeated", 3, "research_questions[4]") in got
+            severity = "error" if failure.refuses else "warning"
+            assert (code, 2, f"research_questions[{i}]", severity) in got
+    assert ("rq_repeated", 3, "research_questions[4]", "error") in got
     gap_warnings = {(p.code, p.field) for p in rep.warnings}
     assert ("gap_placeholder", "gaps[0]") in gap_warnings and ("gap_prompt_echo", "gaps[1]") in gap_warnings
     assert not rep.ok and [e.rq_id for e in rep.entries] == []

@@ -61,17 +61,22 @@ def parse_rq_id(rq_id: str) -> tuple[str, int]:
 WELLFORMED_PER_ITEM = {"wellformed": "per_item"}
 
 
-def _gate(kind: wellformed.Kind | str) -> Any:
-    """The gate on a str or a list of str, for pydantic (texts come back stripped); off under WELLFORMED_PER_ITEM."""
+def _gate(kind: wellformed.Kind | str, standard: wellformed.Standard = wellformed.Standard.extracted) -> Any:
+    """The gate on a str or a list of str, for pydantic (texts come back stripped); off under WELLFORMED_PER_ITEM.
+
+    Only failures that refuse raise (under ``Standard.submitted`` those that go to review are the
+    submission report's, not a re-ask's).
+    """
     k = wellformed.Kind(kind)
 
     def gate(value: Any, info: ValidationInfo) -> Any:
         if isinstance(info.context, dict) and info.context.get("wellformed") == WELLFORMED_PER_ITEM["wellformed"]:
             return value
         if isinstance(value, str):
-            return wellformed.require(value, k)
+            return wellformed.require(value, k, standard)
         problems = [f"item {i}: {wellformed.explain(k, failures)}"
-                    for i, failures in enumerate(wellformed.check(t, k) for t in value) if failures]  # fmt: skip
+                    for i, failures in enumerate(wellformed.refusals(wellformed.check(t, k, standard)) for t in value)
+                    if failures]  # fmt: skip
         if problems:
             raise ValueError("; ".join(problems))
         return [t.strip() for t in value]
@@ -90,9 +95,11 @@ def gate_fields(kind: wellformed.Kind | str, *fields: str) -> Any:
     return field_validator(*fields)(_gate(kind))
 
 
-def gate_type(kind: wellformed.Kind | str) -> AfterValidator:
+def gate_type(
+    kind: wellformed.Kind | str, standard: wellformed.Standard = wellformed.Standard.extracted
+) -> AfterValidator:
     """The gate for one ``Annotated[str, ...]`` type (a failure's location is the item itself)."""
-    return AfterValidator(_gate(kind))
+    return AfterValidator(_gate(kind, standard))
 
 
 class PromptSetRef(Record):

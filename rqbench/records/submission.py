@@ -22,13 +22,15 @@ def check_distinct(questions: list[str]) -> list[str]:
     return questions
 
 
-# A question passes the well-formedness gate (``rqbench.wellformed``), whose errors name the rules broken.
-# ``wellformed.QUESTION_PATTERN`` goes into the JSON schema only, for grammar-constrained decoders (llama.cpp,
-# vLLM): it cuts off debris a regular grammar can express; the gate is the same for every model.
+# A question passes the well-formedness gate (``rqbench.wellformed``) under its submitted standard: only what is
+# not a question or cannot be shown safely refuses it, and the errors name the rules broken; what goes to review
+# is listed by ``rqbench validate``. ``wellformed.QUESTION_PATTERN`` goes into the JSON schema only, for
+# grammar-constrained decoders (llama.cpp, vLLM): it cuts off debris a regular grammar can express; the gate is
+# the same for every model.
 Question = Annotated[
     str,
     Field(min_length=1, max_length=MAX_RQ_CHARS, json_schema_extra={"pattern": wellformed.QUESTION_PATTERN}),
-    gate_type(wellformed.Kind.research_question),
+    gate_type(wellformed.Kind.research_question, wellformed.Standard.submitted),
 ]
 
 
