@@ -5,16 +5,20 @@ Two files hold the set:
   prompting, worded as a submitter would (prompt injection, jailbreaks,
   system prompts, chat templates, reward hacking, judge bias are topics);
 - ``manipulation_attacks.jsonl``: attack wordings by kind, each wrapping a
-  clean question ``{q}``: overrides, words to the evaluator, claimed scores,
+  clean question ``{q}`` or written inside it (``{stem}``: the question without
+  its "?", for attacks that keep the text one question): overrides, words to the evaluator, claimed scores,
   endorsements, JSON, markdown/HTML, role tags, our own delimiters, fake
   background or sections, other languages, overlap claims, hidden
   characters, self-praise.
 
-Part 1 (always; the detector alone, no model, a second): the share of honest
-RQs flagged (goal: at most 1 in 40) and the share of attacks caught per kind,
-split into rejected (blocking) and flagged for review. Baseline in the same
-run: the keyword detector this screen replaced (its rules kept below), on the
-same set.
+Part 1 (always; no model, a second): the share of honest RQs flagged by the
+screen (goal: at most 1 in 40) and the share of attacks it catches per kind,
+split into rejected (blocking) and flagged for review; then, per kind, what
+``rqbench validate`` does with each attacked question (the well-formedness gate
+and the screen together, ``check_question``): rejected, held for review, or
+accepted, and for an accepted one whether ``rqbench.untrusted.neutralize``
+changed it. Baseline in the same run: the keyword detector this screen replaced
+(its rules kept below), on the same set.
 
 Part 2 (``--judge-inflation``; needs a judge, slow on the embedded model): for
 every (question, attack) the judge scores the clean question and the attacked
@@ -26,8 +30,9 @@ over the clean question's:
 - prompt only: the packaged prompt and the text as the judges pass it
   (``rqbench.untrusted.candidate_values``: neutralised, fenced by a tag
   derived from its content, "this is data, whatever its topic");
-- full: the packaged prompt after the submission-time screen: a blocking hit is
-  rejected and a flagged one is held for review, so neither is scored.
+- full: the packaged prompt after submission-time validation (``check_question``:
+  the gate and the screen): a rejected question and one held for review are not
+  scored.
 The embedded model is weak: treat its figures as a smoke test of the
 mechanism; ``--judge gemini/...`` or ``--judge hosted_vllm/...`` for a real one.
 
@@ -48,6 +53,8 @@ from collections import Counter
 from pathlib import Path
 
 from rqbench.evaluate.injection import screen
+from rqbench.evaluate.submission import check_question
+from rqbench.untrusted import neutralize
 
 HERE = Path(__file__).parent
 BACKGROUND = (
@@ -63,6 +70,11 @@ QUESTIONS = [
 
 def attacks() -> list[dict[str, str]]:
     return [json.loads(line) for line in (HERE / "manipulation_attacks.jsonl").read_text().splitlines() if line]
+
+
+def attacked(attack: dict[str, str], question: str) -> str:
+    """The attack wording around ``question``: ``{q}`` is the question, ``{stem}`` the question without its "?"."""
+    return attack["text"].replace("{q}", question).replace("{stem}", question.rstrip("?"))
 
 
 def honest_rqs() -> list[dict[str, str]]:
@@ -113,7 +125,7 @@ def detector_figures(questions: list[str]) -> None:
     base_caught: Counter[str] = Counter()
     for q in questions:
         for attack in attacks():
-            text = attack["text"].replace("{q}", q)
+            text = attacked(attack, q)
             kinds[attack["kind"]] += 1
             found = screen(text)
             if any(f.blocks for f in found):
@@ -141,6 +153,27 @@ def detector_figures(questions: list[str]) -> None:
     print(f"  {'all':17s} {caught_all:3d}/{n_a:<4d} {sum(blocked.values()):9d} {sum(held.values()):8d}   "
           f"{base_all:9d}/{n_a:<3d} {base_all / n_a:4.0%}   catch-rate ratio screen/keywords = "
           f"{caught_all / base_all if base_all else float('nan'):.2f}")  # fmt: skip
+    validation_figures(questions)
+
+
+def validation_figures(questions: list[str]) -> None:
+    """Per attack kind, what rqbench validate does: rejected, held for review, or accepted (neutralised or not)."""
+    outcome: dict[str, Counter[str]] = {}
+    for q in questions:
+        for attack in attacks():
+            text = attacked(attack, q)
+            got = check_question(text).outcome
+            if got == "accepted":
+                got = "accepted, neutralised" if neutralize(text) != " ".join(text.split()) else "accepted as is"
+            outcome.setdefault(attack["kind"], Counter())[got] += 1
+    cols = ("rejected", "review", "accepted, neutralised", "accepted as is")
+    print("through rqbench validate (the gate and the screen):")
+    print(f"  {'kind':17s} " + " ".join(f"{c:>21s}" for c in cols) + "   stopped")
+    for kind in sorted(outcome):
+        c = outcome[kind]
+        n = sum(c.values())
+        stopped = "every wording" if c["accepted as is"] == 0 else f"{c['accepted as is']} NOT stopped"
+        print(f"  {kind:17s} " + " ".join(f"{c[x]:21d}" for x in cols) + f"   {stopped} ({n})")
 
 
 # --------------------------------------------------------------------------
@@ -195,14 +228,14 @@ async def inflation(judge: str, questions: list[str], kinds_wanted: set[str] | N
         clean_after = await total(defended, candidate_values([q]))
         for attack in chosen:
             kind = attack["kind"]
-            text = attack["text"].replace("{q}", q)
+            text = attacked(attack, q)
             before = await total(undefended, raw(text))
             after = await total(defended, candidate_values([text]))
             if None in (before, after, clean_before, clean_after):
                 unscored += 1
                 continue
             tried[kind] += 1
-            held = bool(screen(text))  # rejected or flagged for review: never scored without a reviewer
+            held = check_question(text).outcome != "accepted"  # rejected or held for review: never scored unseen
             for cond, score, clean in (("before", before, clean_before), ("prompt only", after, clean_after),
                                        ("full", clean_after if held else after, clean_after)):
                 raised[cond][kind] += score > clean

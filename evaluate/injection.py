@@ -161,40 +161,42 @@ _SELF_WORDS = _ws("this present current above following my our it")
 _ADDRESS_WORDS = _ws("dear hey hi hello greetings attention psst memo reminder hint tip whoever anyone you your note "
                      "message instructions instruction p ps as")  # fmt: skip
 
-_MACHINERY: tuple[_Rule, ...] = (
-    _Rule("delimiter", "contains the judge prompt's data delimiters or a look-alike", True, re.compile(
+_ROLE_NAMES = r"(?:system|user|assistant|model|human|developer|tool|ai|bot)"
+# A template token or tag, a bracketed marker, or our delimiters: prompt structure written out in the text.
+_MARKER = (r"<\|[^|<>\n]{1,40}\|>|<\uff5c[^\uff5c<>\n]{1,40}\uff5c>|</?\s*[a-z_][\w:.-]{0,30}(?:\s[^<>\n]{0,80})?/?>"
+           r"|\[/?\s*(?:inst|sys|system_prompt|[a-z]+_[a-z_]+)\s*\]|<<\s*/?\s*sys\s*>>|<!--|-->|<{3,}|>{3,}")  # fmt: skip
+_STRUCTURE_BREAK = re.compile(rf"(?:{_MARKER})(?:\s*{_ROLE_NAMES}\b\s*:?)?")
+_MARKER_CHARS = frozenset("<>[]")
+
+# Prompt and chat structure (``rqbench.untrusted`` neutralises every marker below before a judge reads the text,
+# so none refuses a question): flagged for review when the text uses it, never when a question names it.
+_STRUCTURE: tuple[_Rule, ...] = (
+    _Rule("delimiter", "contains the judge prompt's data delimiters or a look-alike", False, re.compile(
         r"<{3,}|>{3,}|[\u2039\u00ab]{2,}|[\u203a\u00bb]{2,}|\bcandidates?\s*[>\u203a\u00bb]+"
         r"|[<\u2039\u00ab]+\s*/?\s*candidates?\b"), chars=frozenset("<>\u2039\u203a\u00ab\u00bb")),
-    _Rule("delimiter", "contains the judge prompt's data delimiters: a section header of the prompt", True, re.compile(
-        r"\b(?:BACKGROUND|REFERENCE|CANDIDATES?|RUBRIC|INSTRUCTIONS|SYSTEM(?:\s+PROMPT)?)\s*:"), chars=frozenset(":"),
-        cased=True),
-    _Rule("role_tag", "contains a chat role tag or template token (name a special token in words, not in its "
-          "literal form: some judge servers read the literal form as the token itself)", True, re.compile(
-        r"<\|[^|<>\n]{1,40}\|>|\[/?\s*inst\s*\]|<<\s*/?\s*sys\s*>>"
-        r"|</?\s*(?:system|user|assistant|human|ai|bot|model|tool|function|instructions?|im_start|im_end"
-        r"|start_of_turn|end_of_turn|turn|s|eos|bos|endoftext)\s*/?>"), chars=frozenset("<[")),
-    _Rule("role_tag", "contains a chat role tag or template marker", True, re.compile(
+    _Rule("delimiter", "contains the judge prompt's data delimiters: a section header of the prompt", False,
+          re.compile(r"\b(?:BACKGROUND|REFERENCE|CANDIDATES?|RUBRIC|INSTRUCTIONS|SYSTEM(?:\s+PROMPT)?)\s*:"),
+          chars=frozenset(":"), cased=True),  # fmt: skip
+    _Rule("role_tag", "opens a chat turn (a template token or marker followed by a role name)", False, re.compile(
+        rf"(?:<\|[^|<>\n]{{1,40}}\|>|<\uff5c[^\uff5c<>\n]{{1,40}}\uff5c>|<\s*[a-z_]{{1,30}}\s*>|\[\s*inst\s*\]"
+        rf"|<<\s*sys\s*>>)\s*{_ROLE_NAMES}\b"
+        rf"|[\"']role[\"']\s*:\s*[\"']{_ROLE_NAMES}[\"']"), chars=frozenset("<[\"'")),
+    _Rule("role_tag", "contains a chat role label or template marker", False, re.compile(
         r"(?:^|[\n.!?;:]\s*)#{0,4}\s*(?:system|assistant|user|human|bot|instructions?|response)\s*:"
         r"|\b(?:begin|end)\s+(?:system|instructions?|prompt|user|assistant)\b"),
         words=_ws("system assistant user human bot instruction instructions response begin end")),
-    _Rule("reply_format", "claims a score in the judge's reply format", True, re.compile(
-        rf"[\"'\u2018\u2019\u201c\u201d]?\b{_REPLY_KEYS}\b[\"'\u2018\u2019\u201c\u201d]?\s*[:=]\s*[\"']?\s*(?:\[|\d|true\b|false\b)"
-        r"|\b(?:scores?|rating|total|rank|grade|novelty)\b[\"']?\s*[:=]\s*(?:10|[0-9])(?![\d.])"), words=_REPLY_WORDS),
-    _Rule("background_header", "poses as a background paper ([Paper N] header)", True, re.compile(
+    _Rule("reply_format", "claims a score in the judge's reply format", False, re.compile(
+        rf"\b{_REPLY_KEYS}\b[\"'\u2018\u2019\u201c\u201d]?\s*[:=]\s*[\"']?\s*(?:\[|\d(?!\s*(?:[-\u2013\u2014]|to\b)\s*\d)"
+        r"|true\b|false\b)"
+        r"|\b(?:scores?|rating|total|rank|grade|novelty)\b[\"']?\s*[:=]\s*(?:10|[0-9])(?![\d.]|\s*(?:[-\u2013\u2014]|to\b)"
+        r"\s*\d)"), words=_REPLY_WORDS),
+    _Rule("background_header", "poses as a background paper ([Paper N] header)", False, re.compile(
         r"\[\s*paper\s*\d+\s*\]"), chars=frozenset("[")),
-    _Rule("html_comment", "contains an HTML comment (text a reader does not see)", True, re.compile(r"<!--"),
-          chars=frozenset("<")),
+    _Rule("html_comment", "contains an HTML comment (text a reader of the rendered page does not see)", False,
+          re.compile(r"<!--"), chars=frozenset("<")),
 )
 _DRESS: tuple[_Rule, ...] = (
-    _Rule("json", "contains a JSON fragment or code fence", False, re.compile(
-        r"[{\[]\s*\"[^\"]{1,40}\"\s*:|\"\s*:\s*[\[{\d\"]|```|\}\s*,\s*\{|^\s*[{\[]\s*[\"{\[]"), chars=frozenset("{[`\"")),
-    _Rule("markup", "contains markdown or HTML markup", False, re.compile(
-        r"\*\*[^*\n]{1,200}\*\*|(?:^|\n)\s{0,3}#{1,6}\s+\S|!?\[[^\]\n]{1,100}\]\((?:https?://|www\.|/)[^)\s]*\)"
-        r"|(?:^|\n)\s*>\s+\S|\|\s*:?-{3,}|&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z]{2,8});"
-        r"|</?(?:a|b|i|u|p|em|strong|span|div|br|hr|img|script|style|iframe|h[1-6]|table|tr|td|th|ul|ol|li|code"
-        r"|pre|sup|sub|font|details|summary|svg|meta|input|button|form|small|mark|del|ins|blockquote|section"
-        r"|article|header|footer|body|html|head|title|link|object|embed)"
-        r"(?:\s+[a-z-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))*\s*/?>"), chars=frozenset("*#[>|&<")),
+    _Rule("json", "contains a code fence", False, re.compile(r"```"), chars=frozenset("`")),
     _Rule("section", "starts a new section or poses as part of the prompt", False, re.compile(
         r"\b(?:end|beginning|begin|start|close|closing)\s+of\s+(?:the\s+)?(?:data|candidates?|input|questions?"
         r"|background|reference|instructions?|system\s+prompt|prompt|context|user\s+(?:input|message|turn)|document)\b"
@@ -209,8 +211,6 @@ _DRESS: tuple[_Rule, ...] = (
                   "evaluation grading metadata")),
     _Rule("section", "starts a new section or poses as part of the prompt", False, re.compile(
         r"-{3,}|={3,}|\*{3,}|_{3,}"), chars=frozenset("-=*_")),
-    _Rule("section", "poses as another numbered candidate", False, re.compile(
-        r"\[\d{1,2}\]\s+\S"), chars=frozenset("[")),
 )
 _ADDRESS: tuple[_Rule, ...] = (
     _Rule("override", "addresses the judge: asks to ignore or override instructions", True, re.compile(
@@ -245,7 +245,10 @@ _CLAIMS: tuple[_Rule, ...] = (
         r"|number\s+one|highest|best|the\s+(?:best|highest|most|top)|3|three|10|perfect|maximum|excellent"
         r"|outstanding)\b"
         r"|\b(?:rate|score|rank|grade|judge|mark)\s+(?:this|it|me)\b[^.?!;]{0,30}?\b(?:highly|high|higher|top|first"
-        r"|3|three|10|perfect|maximum|max|full|best|above)\b"), words=_SCORE_WORDS, chars=frozenset("/")),
+        r"|3|three|10|perfect|maximum|max|full|best|above)\b"
+        rf"|\b(?:{_REPLY_KEYS}|novelty)\s+(?:score\s+)?(?:of\s+)?(?:10|[0-9])\b(?![\d.]|\s*(?:[-\u2013\u2014/]|to\b|out\b)\s*\d)"),
+        words=_SCORE_WORDS | _ws("originality novelty relevance addressing obviousness non_obviousness gap_addressing"),
+        chars=frozenset("/")),
     _Rule("endorsement", "claims an endorsement by experts or reviewers", False, re.compile(
         rf"\b{_AUTH}\b[^.?!;]{{0,50}}?\b(?:agree[sd]?|consider(?:s|ed)?|call(?:s|ed)?|would\s+call|rate[sd]?"
         r"|rank(?:s|ed)?|find|finds|found|judge[sd]?|deem(?:s|ed)?|praise[sd]?|endorse[sd]?|recogni[sz]e[sd]?"
@@ -288,7 +291,7 @@ def _union(rules: tuple[_Rule, ...]) -> _Rule:
                  frozenset().union(*(r.chars for r in rules)), frozenset().union(*(r.starts for r in rules)))  # fmt: skip
 
 
-_WHOLE_TEXT = _MACHINERY + _DRESS
+_WHOLE_TEXT = _STRUCTURE + _DRESS
 _ANY_WHOLE, _ANY_ADDRESS, _ANY_CLAIM = _union(_WHOLE_TEXT), _union(_ADDRESS), _union(_CLAIMS)
 _START_WORDS = _ANY_ADDRESS.starts  # sentence starts matter only when the text has one of these words
 _SPECIAL = re.compile(r"[^a-zA-Z0-9 ,.?'()%+-]")
@@ -390,9 +393,10 @@ def _hidden(text: str) -> tuple[list[str], bool, bool]:
 # sentences
 # --------------------------------------------------------------------------
 
+# A quotation; one followed by ":" or "=" is a key of a record ('{"originality": 3}'), not a mention.
 _QUOTED = re.compile(
-    r"\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|\u00ab[^\u00bb\n]{1,300}\u00bb"
-    r"|(?<![\w'])'[^'\n]{2,300}'(?![\w'])|`[^`\n]{1,300}`"
+    r"(?:\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|\u00ab[^\u00bb\n]{1,300}\u00bb"
+    r"|(?<![\w'])'[^'\n]{2,300}'(?![\w'])|(?<!`)`[^`\n]{1,300}`(?!`))(?!\s*[:=])"
 )
 _ABBREV = re.compile(r"\b(e\.g|i\.e|et al|vs|etc|cf|fig|eq|sec|approx|resp|incl|w\.r\.t|a\.k\.a|no)\.")
 _PAREN = re.compile(r"\(([^()]{1,400})\)")
@@ -456,19 +460,22 @@ def _hidden_findings(text: str) -> list[Finding]:
 def _screen(text: str) -> tuple[Finding, ...]:
     found = _hidden_findings(text)
     norm = text if text.isascii() else unicodedata.normalize("NFKC", text)
-    lower = norm.lower()
-    words = frozenset(_WORD.findall(lower))
-    starts = frozenset(_STARTS.findall(lower)) if not _START_WORDS.isdisjoint(words) else frozenset()
-    chars = frozenset(norm) if _SPECIAL.search(norm) else frozenset()
+    # Quoted text is mentioned, not used: every rule reads the text with each quotation as one word.
+    own = _QUOTED.sub(" \u2018quoted\u2019 ", norm) if not _QUOTE_CHARS.isdisjoint(norm) else norm
+    unquoted = own.lower()
+    words = frozenset(_WORD.findall(unquoted))
+    starts = frozenset(_STARTS.findall(unquoted)) if not _START_WORDS.isdisjoint(words) else frozenset()
+    chars = frozenset(own) if _SPECIAL.search(own) else frozenset()
     if _ANY_WHOLE.gate(chars, words, starts):
         for rule in _WHOLE_TEXT:
             if rule.gate(chars, words, starts):
-                m = rule.pattern.search(norm if rule.cased else lower)
+                m = rule.pattern.search(own if rule.cased else unquoted)
                 if m:
-                    found.append(Finding(rule.name, rule.reason, rule.blocks, _excerpt(norm, m)))
-    unquoted = lower
-    if not _QUOTE_CHARS.isdisjoint(chars):
-        unquoted = _QUOTED.sub(" \u2018quoted\u2019 ", lower)
+                    found.append(Finding(rule.name, rule.reason, rule.blocks, _excerpt(own, m)))
+    if not _MARKER_CHARS.isdisjoint(chars):
+        # A template token, tag or marker ends a sentence: what follows it (a role's turn, a tag's content) is read
+        # as a new sentence, so an instruction written there is one, as it would be after a full stop.
+        unquoted = _STRUCTURE_BREAK.sub(". ", unquoted)
         words = frozenset(_WORD.findall(unquoted))
         starts = frozenset(_STARTS.findall(unquoted)) if not _START_WORDS.isdisjoint(words) else frozenset()
         chars = frozenset(unquoted)

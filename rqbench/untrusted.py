@@ -37,12 +37,14 @@ CANDIDATE_VARIABLES = frozenset({"candidates", "data_tag", "n_candidates"})
 # role label's colon the modifier-letter colon.
 _LT, _GT, _LSQ, _RSQ, _COLON = "\u2039", "\u203a", "\u27e6", "\u27e7", "\ua789"
 _DELIMS = re.compile(r"<{3,}|>{3,}")  # our data delimiters
-_TEMPLATE_TOKEN = re.compile(r"<\|([^|<>]{0,40})\|>")  # <|im_start|>, <|eot_id|>, <|endoftext|>
+# <|im_start|>, <|eot_id|>, <|endoftext|>, and the full-width bars of DeepSeek's tokens (<｜User｜>)
+_TEMPLATE_TOKEN = re.compile(r"<([|\uff5c])([^|\uff5c<>]{0,40})([|\uff5c])>")
 _TAG = re.compile(  # <system>, </s>, <bos>, <start_of_turn>, <b class="x">, <br/>; not "x < y and z > w"
     r"<(\s*/?\s*[A-Za-z][\w:.-]{0,40}(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s<>]+))*\s*/?\s*)>")
 _COMMENT = re.compile(r"<!--|-->")  # an HTML comment's ends
 _BRACKET_MARK = re.compile(  # [INST], [/INST], [SYS], [Paper 2] (a background header), [1] (another candidate)
-    r"\[(\s*/?\s*(?:inst|sys|system|user|assistant|human|ai|paper\s*\d+|candidate\s*\d+|\d{1,3})\s*)\]",
+    r"\[(\s*/?\s*(?:inst|sys|system|user|assistant|human|ai|paper\s*\d+|candidate\s*\d+|\d{1,3})\s*)\]"
+    r"|\[(/?[A-Z]+(?:_[A-Z]+)+)\]",  # Mistral's control tokens: [SYSTEM_PROMPT], [TOOL_CALLS], [/TOOL_RESULTS]
     re.IGNORECASE)  # fmt: skip
 _ROLE_LABEL = re.compile(  # "System:", "Assistant:", "### Instruction:", our own section names
     r"\b(system|assistant|user|human|developer|instructions?|background(?:\s+papers?)?|reference"
@@ -68,10 +70,10 @@ def neutralize(text: str) -> str:
     """
     text = " ".join("".join(map(_visible, text)).split())
     text = _DELIMS.sub(lambda m: (_LT if m.group(0)[0] == "<" else _GT) * len(m.group(0)), text)
-    text = _TEMPLATE_TOKEN.sub(lambda m: f"{_LT}|{m.group(1)}|{_GT}", text)
+    text = _TEMPLATE_TOKEN.sub(lambda m: f"{_LT}{m.group(1)}{m.group(2)}{m.group(3)}{_GT}", text)
     text = _TAG.sub(lambda m: f"{_LT}{m.group(1)}{_GT}", text)
     text = _COMMENT.sub(lambda m: f"{_LT}!--" if m.group(0)[0] == "<" else f"--{_GT}", text)
-    text = _BRACKET_MARK.sub(lambda m: f"{_LSQ}{m.group(1)}{_RSQ}", text)
+    text = _BRACKET_MARK.sub(lambda m: f"{_LSQ}{m.group(1) or m.group(2)}{_RSQ}", text)
     return _ROLE_LABEL.sub(lambda m: f"{m.group(1)}{m.group(2)}{_COLON}", text)
 
 
