@@ -1,12 +1,14 @@
 """Honest research questions through `rqbench validate`: how many are rejected, held for review, or pass.
 
 The sets:
-- ``mined dev`` and ``mined holdout``: ``honest_rqs_mined.jsonl``, questions
-  derived from the real papers in ``../shared/fixtures/latex`` (each row names
-  the paper and the passage) and our own questions about LLM, NLP and ML
+- ``mined <split>``: ``honest_rqs_mined.jsonl``, questions derived from the
+  real papers in ``../shared/fixtures/latex`` and the RQ-Bench paper (each row
+  names the paper and the passage) and our own questions about LLM, NLP and ML
   research that name tokens, chat templates, JSON schemas, field names, rubric
-  scales, code identifiers and maths. ``split`` says which: the holdout rows
-  were written after the gate's rules last changed, as a generalisation check;
+  scales, code identifiers and maths. ``split`` says when a row was written:
+  ``dev`` before the rules changed; ``holdout-1`` after the first change (its
+  figures then led to the second: it is tuned on now); ``holdout-2`` after the
+  last change, never used to change a rule: the generalisation check;
 - ``expert study``: the 20 research questions (author-anchored and gpt-5.5) of
   the paper's expert-study samples, read from
   ``../shared/fixtures/paper_examples/expert_vs_llm.jsonl`` at run time (never
@@ -46,9 +48,13 @@ FILLERS = [
 ]
 
 
-def mined(split: str) -> list[dict[str, str]]:
+def mined() -> dict[str, list[dict[str, str]]]:
+    """The mined rows by split, in the file's order."""
     rows = [json.loads(x) for x in (HERE / "honest_rqs_mined.jsonl").read_text(encoding="utf-8").splitlines() if x]
-    return [r for r in rows if r["split"] == split]
+    out: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        out.setdefault(r["split"], []).append(r)
+    return out
 
 
 def expert_study() -> list[dict[str, str]]:
@@ -102,7 +108,8 @@ def main() -> None:
     ap.add_argument("--show", default="rejected,flagged", help="which outcomes to list one by one (comma-separated)")
     args = ap.parse_args()
     show = set(args.show.split(","))
-    sets = {"mined dev": mined("dev"), "expert study": expert_study(), "mined holdout": mined("holdout"),
+    splits = mined()
+    sets = {"expert study": expert_study(), **{f"mined {k}": v for k, v in splits.items()},
             "honest_rqs.jsonl": older_set()}  # fmt: skip
     print(f"{'set':18s} {'n':>4s} {'rejected':>9s} {'flagged':>8s} {'passed':>7s}   rejected or flagged")
     listed = []

@@ -185,11 +185,13 @@ _STRUCTURE: tuple[_Rule, ...] = (
         r"(?:^|[\n.!?;:]\s*)#{0,4}\s*(?:system|assistant|user|human|bot|instructions?|response)\s*:"
         r"|\b(?:begin|end)\s+(?:system|instructions?|prompt|user|assistant)\b"),
         words=_ws("system assistant user human bot instruction instructions response begin end")),
+    # The judge's reply is JSON: one of its keys, quoted or inside braces or brackets, with a value (a number or
+    # true/false; '"scores": [ { "originality": int } ]' names the format and claims nothing). The same key
+    # and a number in prose ("relevance = 0 forces ...") is a score claim only where the text talks about itself.
     _Rule("reply_format", "claims a score in the judge's reply format", False, re.compile(
-        rf"\b{_REPLY_KEYS}\b[\"'\u2018\u2019\u201c\u201d]?\s*[:=]\s*[\"']?\s*(?:\[|\d(?!\s*(?:[-\u2013\u2014]|to\b)\s*\d)"
-        r"|true\b|false\b)"
-        r"|\b(?:scores?|rating|total|rank|grade|novelty)\b[\"']?\s*[:=]\s*(?:10|[0-9])(?![\d.]|\s*(?:[-\u2013\u2014]|to\b)"
-        r"\s*\d)"), words=_REPLY_WORDS),
+        rf"(?:[\"'\u2018\u201c]|[{{\[,]\s*){_REPLY_KEYS}[\"'\u2019\u201d]?\s*:\s*[\"']?\s*(?:\[\s*\d|\d|true\b|false\b)"
+        r"|(?:[\"'\u2018\u201c]|[{\[,]\s*)(?:scores?|rating|total|rank|grade|novelty)[\"'\u2019\u201d]?\s*:\s*\[?\s*\d"),
+        words=_REPLY_WORDS),
     _Rule("background_header", "poses as a background paper ([Paper N] header)", False, re.compile(
         r"\[\s*paper\s*\d+\s*\]"), chars=frozenset("[")),
     _Rule("html_comment", "contains an HTML comment (text a reader of the rendered page does not see)", False,
@@ -246,7 +248,8 @@ _CLAIMS: tuple[_Rule, ...] = (
         r"|outstanding)\b"
         r"|\b(?:rate|score|rank|grade|judge|mark)\s+(?:this|it|me)\b[^.?!;]{0,30}?\b(?:highly|high|higher|top|first"
         r"|3|three|10|perfect|maximum|max|full|best|above)\b"
-        rf"|\b(?:{_REPLY_KEYS}|novelty)\s+(?:score\s+)?(?:of\s+)?(?:10|[0-9])\b(?![\d.]|\s*(?:[-\u2013\u2014/]|to\b|out\b)\s*\d)"),
+        rf"|\b(?:{_REPLY_KEYS}|novelty|scores?|rating|total|grade)\s*(?:[:=]\s*|score\s+|of\s+)?(?:10|[0-9])\b"
+        r"(?![\d.]|\s*(?:[-\u2013\u2014/]|to\b|out\b)\s*\d)"),
         words=_SCORE_WORDS | _ws("originality novelty relevance addressing obviousness non_obviousness gap_addressing"),
         chars=frozenset("/")),
     _Rule("endorsement", "claims an endorsement by experts or reviewers", False, re.compile(
@@ -345,8 +348,8 @@ def _foreign(unquoted: str, words: list[str]) -> str | None:
 
 
 def _mixed_script_word(text: str) -> str | None:
-    """A word mixing Latin with Cyrillic or Greek letters: a homoglyph disguise."""
-    for word in re.findall(r"\w{3,}", text):
+    """A run of letters mixing Latin with Cyrillic or Greek: a homoglyph disguise ("β_i" is two runs: notation)."""
+    for word in re.findall(r"[^\W\d_]{3,}", text):
         if word.isascii():
             continue
         scripts = {_script(c) for c in word if c.isalpha()}
@@ -395,7 +398,7 @@ def _hidden(text: str) -> tuple[list[str], bool, bool]:
 
 # A quotation; one followed by ":" or "=" is a key of a record ('{"originality": 3}'), not a mention.
 _QUOTED = re.compile(
-    r"(?:\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|\u00ab[^\u00bb\n]{1,300}\u00bb"
+    r"(?:(?<![\w\"])\"[^\"\n]{1,300}\"(?![\w\"])|\u201c[^\u201d\n]{1,300}\u201d|\u00ab[^\u00bb\n]{1,300}\u00bb"
     r"|(?<![\w'])'[^'\n]{2,300}'(?![\w'])|(?<!`)`[^`\n]{1,300}`(?!`))(?!\s*[:=])"
 )
 _ABBREV = re.compile(r"\b(e\.g|i\.e|et al|vs|etc|cf|fig|eq|sec|approx|resp|incl|w\.r\.t|a\.k\.a|no)\.")

@@ -311,7 +311,7 @@ _ANY_ANGLE = re.compile(r"<([^<>\s][^<>\n]{0,40})>")
 _DOUBLE_BRACES = re.compile(r"\{\{([^{}]{1,80})\}\}")
 _LOREM = re.compile(r"[Ll]orem [Ii]psum")
 _QUOTATION = re.compile(
-    r"(?:\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|(?<![\w'\u2019])['\u2018][^'\u2018\u2019\n]{1,300}['\u2019](?![\w'\u2019])"
+    r"(?:(?<![\w\"])\"[^\"\n]{1,300}\"(?![\w\"])|\u201c[^\u201d\n]{1,300}\u201d|(?<![\w'\u2019])['\u2018][^'\u2018\u2019\n]{1,300}['\u2019](?![\w'\u2019])"
     r"|(?<!`)`[^`\n]{1,300}`(?!`))(?!\s*[:=])"
 )
 _KEY_ANY = re.compile(r"(?:^|[{\[,])\s{0,3}[\"']?([A-Za-z][A-Za-z_ ]{0,30}?)[\"']?\s{0,3}:")
@@ -512,14 +512,16 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
     start = _fragment_start(t, is_rq)
     if start:
         fail(Rule.fragment, f"it looks like a piece cut from a longer text ({start}): write it whole")
-    brackets = _bracket_problem(own)
+    # A submitted question is whole by the rules above (a capital, an interrogative opening, one "?"); a bracket
+    # inside it that does not pair up is notation ("[0.9, 1.0)") or a slip, shown safely either way.
+    brackets = None if sub else _bracket_problem(t)
     if brackets:
-        fail(Rule.fragment, f"it looks like a piece cut from a longer text ({brackets}): write it whole", review=True)
+        fail(Rule.fragment, f"it looks like a piece cut from a longer text ({brackets}): write it whole")
     if _ELLIPSIS_END.search(t) or (not t.endswith("?") and _ends_mid_sentence(t, ws)):
         fail(Rule.cut_off, "it stops mid-sentence: finish the sentence")
 
     # --- slots and stand-ins
-    ph, whole = _placeholder(t, sub)
+    ph, whole = _placeholder(own, sub) if sub else _placeholder(t, sub)
     if ph:
         fail(Rule.placeholder, f"it holds a placeholder ({ph}), not content: write the actual {what}", review=not whole)
     if _LIST_MARKER.match(t) or _KEY_LABEL.match(t) or _LINE_LIST.search(t):
@@ -548,7 +550,7 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
     if echo:
         fail(Rule.field_name_echo, f"it repeats the reply's field name {echo!r}: write only the {what} itself",
              review=True)  # fmt: skip
-    pe = _prompt_echo(t)
+    pe = _prompt_echo(t, sub)
     if pe:
         fail(Rule.prompt_echo, f"it repeats the instructions or the prompt's material ({pe}): write your own {what}",
              review=True)  # fmt: skip
@@ -694,11 +696,16 @@ def _field_echo(t: str) -> str | None:
     return None
 
 
-def _prompt_echo(t: str) -> str | None:
+def _prompt_echo(t: str, submitted: bool = False) -> str | None:
+    """Our prompts' material or labels; for an extracted item also six words in a row of their instructions.
+
+    A submitted question may share wording with our rubric when it asks about it; only the structure
+    our prompts wrap around material ("(section: ...)", "<<<", "BACKGROUND:") is an echo there.
+    """
     m = _RENDERED_MATERIAL.search(t) or _prompt_labels().search(t)
     if m:
         return repr(m.group(0).strip())
-    if _echoes_instructions(t):
+    if not submitted and _echoes_instructions(t):
         return f"{_ECHO_RUN} or more words in a row from a prompt template"
     return None
 
