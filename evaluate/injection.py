@@ -286,6 +286,8 @@ _CLAIMS: tuple[_Rule, ...] = (
         r"|\bcovering\s+(?:set|subset)\b|\bpairwise\s+scores?\b|\boverlap\s+scores?\b"), words=_OVERLAP_WORDS),
 )
 _SECOND_PERSON = re.compile(r"\byou\b|\byour\b")
+# A scale: two or more "number = label" pairs and nothing else ("1 = weak, 3 = strong"; "0: none; 3: central").
+_SCALE = re.compile(r"\s*(?:\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}?\s*[,;/]\s*)+\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}\s*$")
 
 
 def _union(rules: tuple[_Rule, ...]) -> _Rule:
@@ -509,6 +511,8 @@ def _screen(text: str) -> tuple[Finding, ...]:
                 found.append(Finding(rule.name, rule.reason, True, _excerpt(sentence.text, m)))
         if sentence.is_question and not (self_words and _SELF.search(sentence.text)):
             continue  # a question about something else: claims in it are its topic, not about itself
+        if _SCALE.match(sentence.text):
+            continue  # "1 = derivative, 5 = groundbreaking" defines a scale; it evaluates nothing
         for rule in claims:
             m = None if rule.name in fired else rule.pattern.search(sentence.text)
             if m:

@@ -314,6 +314,7 @@ _QUOTATION = re.compile(
     r"(?:(?<![\w\"])\"[^\"\n]{1,300}\"(?![\w\"])|\u201c[^\u201d\n]{1,300}\u201d|(?<![\w'\u2019])['\u2018][^'\u2018\u2019\n]{1,300}['\u2019](?![\w'\u2019])"
     r"|(?<!`)`[^`\n]{1,300}`(?!`))(?!\s*[:=])"
 )
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]][.!])\s+(?=[A-Z])")
 _KEY_ANY = re.compile(r"(?:^|[{\[,])\s{0,3}[\"']?([A-Za-z][A-Za-z_ ]{0,30}?)[\"']?\s{0,3}:")
 
 _KEY_VALUE_RUN = re.compile(
@@ -496,7 +497,7 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
     if is_rq:
         if not t.endswith("?"):
             fail(Rule.not_a_question, "it does not end with '?': write it as one question that ends with '?'")
-        elif not _clauses_open_with_question(own):
+        elif not (_clauses_open_with_question(own) or (sub and _clauses_open_with_question(_last_sentence(own)))):
             fail(
                 Rule.not_a_question,
                 "it reads as a statement with '?' added: ask it as a question (How, What, Which, Why, Does, Can, "
@@ -558,7 +559,7 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
     # --- is it prose at all
     if _letter_share(t) < MIN_LETTER_SHARE or 2 * len(_MATH.findall(t)) > n:
         fail(Rule.few_letters, f"it is mostly symbols, digits or [MATH]: write the {what} in words")
-    rp = _REPEATED_PUNCT.search(own)
+    rp = _repeated_punctuation(own, sub)
     if rp:
         fail(Rule.repeated_punctuation, f"it repeats punctuation ({rp.group(0)!r}): write a normal sentence",
              review=True)  # fmt: skip
@@ -643,6 +644,20 @@ def _template_slots() -> tuple[frozenset[str], frozenset[str]]:
         slots.update(m.group(1).split()[0].lower() for m in _ANY_ANGLE.finditer(text))
         variables.update(m.group(1).strip().lower() for m in _DOUBLE_BRACES.finditer(text))
     return frozenset(slots), frozenset(variables)
+
+
+def _last_sentence(t: str) -> str:
+    """What follows the last full stop or "!" that ends a sentence: the question after a submitted question's context."""
+    return _SENTENCE_END.split(t)[-1]
+
+
+def _repeated_punctuation(t: str, submitted: bool) -> re.Match[str] | None:
+    """A run of repeated punctuation; in a submitted question not one inside a token ("std::vector", "a..b")."""
+    for m in _REPEATED_PUNCT.finditer(t):
+        inside = m.start() > 0 and m.end() < len(t) and t[m.start() - 1].isalnum() and t[m.end()].isalnum()
+        if not (submitted and inside):
+            return m
+    return None
 
 
 def _unquoted(t: str) -> str:
