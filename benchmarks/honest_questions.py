@@ -6,9 +6,12 @@ The sets:
   names the paper and the passage) and our own questions about LLM, NLP and ML
   research that name tokens, chat templates, JSON schemas, field names, rubric
   scales, code identifiers and maths. ``split`` says when a row was written:
-  ``dev`` before the rules changed; ``holdout-1`` after the first change (its
-  figures then led to the second: it is tuned on now); ``holdout-2`` after the
-  last change, never used to change a rule: the generalisation check;
+  ``dev`` before the rules changed; ``holdout-1`` and ``holdout-2`` each after
+  a round of changes, whose figures then led to the next round (both are tuned
+  on now); ``holdout-3`` after the last round, by another method (one question
+  per title sampled from ``../shared/fixtures/s2_api``, every 25th title of the
+  sorted list, plus our own), never used to change a rule: the generalisation
+  check;
 - ``expert study``: the 20 research questions (author-anchored and gpt-5.5) of
   the paper's expert-study samples, read from
   ``../shared/fixtures/paper_examples/expert_vs_llm.jsonl`` at run time (never
