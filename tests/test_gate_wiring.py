@@ -369,3 +369,21 @@ def test_the_published_sample_passes_the_gate_when_read_with_load_dataset():
         pytest.skip(f"no published sample at {dataset}; run rqbench setup-sample")
     counts = check_release_with_load_dataset(dataset, datasets, from_row)
     assert counts["rqs"] == counts["instances"]
+
+
+def test_the_builder_holds_extracted_text_to_every_rule_while_a_submitted_question_is_its_subject(tmp_path):
+    """A question naming a chat-template marker: dropped from a build (parser or reply debris there), accepted and
+    not even flagged when submitted or generated (it reaches judges neutralised, readers escaped)."""
+    from rqbench.evaluate.generate import CheckedGenerationReply
+
+    named = "How do chat-template markers such as <|im_start|> shape what a model treats as a system turn?"
+    with pytest.raises(ValidationError, match="markup_debris"):
+        r.AuthorRQsReply.model_validate({"research_questions": [{"question": named, "cited_keys": ["k"]}]})
+    five = [GOOD_RQ.replace("semantically", w) for w in ("semantically", "nearly", "mostly", "often")] + [named]
+    assert r.SubmissionEntry(rq_id="x_rq0", research_questions=five).research_questions[4] == named
+    assert CheckedGenerationReply(gaps=["A gap."], research_questions=five).research_questions[4] == named
+    f = tmp_path / "sub.jsonl"
+    f.write_text(json.dumps({"kind": "metadata", "model": "m"}) + "\n"
+                 + json.dumps({"rq_id": "a_rq0", "research_questions": five}) + "\n")  # fmt: skip
+    rep = validate_submission(f, ["a_rq0"])
+    assert rep.ok and rep.problems == [] and rep.flagged_count == 0

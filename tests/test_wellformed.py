@@ -762,3 +762,128 @@ def test_a_megabyte_of_debris_is_checked_within_a_bound():
         elapsed = time.perf_counter() - t0
         assert elapsed < 30.0, f"{kind.value}: {elapsed:.1f}s for 1 MB"
         assert {Rule.too_long, Rule.json_debris, Rule.markup_debris} <= {f.rule for f in failures}
+
+
+# --------------------------------------------------------------------------
+# The submitted standard: refuse only what is not a question or not safe to show
+# --------------------------------------------------------------------------
+
+SUB = wf.Standard.submitted
+# What each rule does to a submitted question (docs/wellformed.md, "Refused, reviewed, or subject matter").
+# placeholder refuses a whole stand-in and reviews a slot of ours; the two rules never checked are subject matter.
+REFUSE = {"empty", "too_short", "too_long", "not_a_question", "several_questions", "fragment", "cut_off", "few_letters",
+          "repeated_words", "control_characters", "duplicate"}  # fmt: skip
+REVIEW = {"no_capital_start", "list_marker", "double_quote", "markup_debris", "field_name_echo", "prompt_echo",
+          "repeated_punctuation", "overlong_word", "line_break"}  # fmt: skip
+NEVER = {"json_debris", "key_value_run"}
+
+
+def test_every_rule_has_one_place_in_the_submitted_standard():
+    assert REFUSE | REVIEW | NEVER | {"placeholder"} == {r.value for r in Rule}
+    assert not (REFUSE & REVIEW or REFUSE & NEVER or REVIEW & NEVER)
+
+
+@pytest.mark.parametrize(("text", "kind", "rules"), JUNK, ids=[f"{k.value}-{i}" for i, (_, k, _) in enumerate(JUNK)])
+def test_submitted_failures_refuse_or_go_to_review_by_rule(text, kind, rules):
+    failures = wf.check(text, kind, SUB)
+    for f in failures:
+        assert f.rule.value not in NEVER, f
+        if f.rule.value in REFUSE:
+            assert f.refuses, f
+        elif f.rule.value in REVIEW:
+            assert f.severity is wf.Severity.review, f
+    # the extracted standard (the default) refuses every failure, as the builder needs
+    assert all(f.refuses for f in wf.check(text, kind))
+
+
+# Questions a submitter about LLM research writes (written for this test, after the rules were set): each
+# names what the extracted standard treats as debris, and each is a question a judge can read safely.
+SUBJECT_MATTER = [
+    ("Why does the <|eot_id|> token appear in the middle of long generations from fine-tuned Llama-3 models?",
+     "markup_debris"),
+    ('Does a schema that declares "required": ["answer"] make small models omit their reasoning?', "json_debris"),
+    ("Is the source_bound_score of narrowness judges stable across paraphrases of the same research question?",
+     "field_name_echo"),
+    ("How does the placement of the <video> token in the prompt affect temporal grounding in video LLMs?",
+     "placeholder"),
+    ("Can a transformer learn f(x) = x^2 \\bmod p from 1,000 examples without grokking delays?", "markup_debris"),
+    ("Do TODO markers left in a prompt make code models leave stubs in their output?", "placeholder"),
+    ('Does asking "Are you sure?" after a correct answer make chat models change it?', "several_questions"),
+    ("Large models memorise rare facts. Does deduplicating the corpus reduce that memorisation?", "not_a_question"),
+    ("Does $\\beta$ in DPO need retuning when the preference data are relabelled by a stronger model?",
+     "markup_debris"),
+]
+
+
+@pytest.mark.parametrize(("text", "extracted_rule"), SUBJECT_MATTER, ids=[r for _, r in SUBJECT_MATTER])
+def test_what_a_submitted_question_names_is_its_subject(text, extracted_rule):
+    assert wf.check(text, RQ, SUB) == []
+    assert extracted_rule in {f.rule.value for f in wf.check(text, RQ)}  # the builder still drops it
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("Does the <gap> identified in the background explain the failure of sparse attention on long inputs?",
+     "placeholder"),  # a slot of our own templates
+    ("How does {{background}} change the way attention sinks form in GPT-2 style models?", "placeholder"),
+    ("question: How do attention sinks arise in GPT-2 style models with learned biases?", "field_name_echo"),
+    ("Does sparse attention (section: Introduction) fail on long legal documents with many cross-references?",
+     "prompt_echo"),
+    ("Does the method of [@su2021roformer] extend to sequences longer than those seen in training?", "markup_debris"),
+    ("RQ1: How do attention sinks arise in GPT-2 style models with learned query biases?", "list_marker"),
+    ("how do attention sinks arise in GPT-2 style models with learned query biases?", "no_capital_start"),
+    ("How do attention sinks arise,, in GPT-2 style models with learned query biases?", "repeated_punctuation"),
+    ("Does the hash 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b identify the checkpoint used in the study?",
+     "overlong_word"),
+], ids=lambda x: x[:30])
+def test_echoes_of_our_own_pipeline_go_to_review_and_are_not_refused(text, rule):
+    failures = wf.check(text, RQ, SUB)
+    assert rule in {f.rule.value for f in wf.reviews(failures)}, failures
+    assert wf.refusals(failures) == [] and wf.is_wellformed(text, RQ, SUB)
+    assert not wf.is_wellformed(text, RQ)
+
+
+def test_a_quoted_slot_is_mentioned_and_a_quoted_key_is_a_key():
+    assert wf.check('Does showing each candidate as "[0] <text>" change how judges read it?', RQ, SUB) == []
+    assert wf.check('Does showing each candidate as [0] <text> change how judges read it?', RQ, SUB) != []
+    assert "field_name_echo" in {f.rule.value for f in wf.check('{"question": "How do sinks form in GPT-2?"}', RQ, SUB)}
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("Does it scale?", "too_short"),
+    ("The HyperTools toolbox provides a set of functions for plotting data?", "not_a_question"),
+    ("How do sinks form? Why do they persist in large language models?", "several_questions"),
+    ("How do attention sinks arise in GPT-2 style models with learned biases ...?", "cut_off"),
+    ("How do attention\u200b sinks arise in GPT-2 style models with learned biases?", "control_characters"),
+    ("N/A", "placeholder"),
+    ("Research question 1?", "placeholder"),
+    ("[MATH] [MATH] [MATH] [MATH] [MATH] [MATH] [MATH]?", "few_letters"),
+], ids=lambda x: x[:30])
+def test_what_is_not_a_question_or_not_safe_is_still_refused(text, rule):
+    failures = wf.check(text, RQ, SUB)
+    assert rule in {f.rule.value for f in wf.refusals(failures)}, failures
+    with pytest.raises(wf.NotWellformed) as info:
+        wf.require(text, RQ, SUB)
+    assert all(f.refuses for f in info.value.failures)  # the re-ask quotes only what refuses
+
+
+def test_require_under_the_submitted_standard_passes_what_goes_to_review():
+    text = "  RQ1: How do attention sinks arise in GPT-2 style models with learned query biases? "
+    assert wf.require(text, RQ, SUB) == text.strip()
+    with pytest.raises(wf.NotWellformed):
+        wf.require(text, RQ)
+    gate = wf.validator(RQ, SUB)
+    assert gate(text) == text.strip()
+
+
+def test_the_expert_study_rqs_pass_the_submitted_standard_clean(fixtures_dir):
+    assert {t: wf.check(t, RQ, SUB) for t in expert_texts(fixtures_dir) if wf.check(t, RQ, SUB)} == {}
+
+
+def test_question_reply_fields_cover_the_replies_that_carry_a_question():
+    from rqbench.records import AuthorRQsReply, GenerationReply, RQRecord, SubmissionEntry
+
+    item = AuthorRQsReply.model_fields["research_questions"].annotation.__args__[0]
+    carried = set(GenerationReply.model_fields) | set(AuthorRQsReply.model_fields) | set(item.model_fields)
+    carried |= set(SubmissionEntry.model_fields) | {"rq", "gt_rq"}
+    assert "rq" in RQRecord.model_fields
+    assert carried - {"rule_corrections"} <= wf.QUESTION_REPLY_FIELDS, carried - wf.QUESTION_REPLY_FIELDS
