@@ -161,7 +161,8 @@ _ADDRESS_WORDS = _ws("dear hey hi hello greetings attention psst memo reminder h
 _ROLE_NAMES = r"(?:system|user|assistant|model|human|developer|tool|ai|bot)"
 # A template token or tag, a bracketed marker, or our delimiters: prompt structure written out in the text.
 _MARKER = (r"<\|[^|<>\n]{1,40}\|>|<\uff5c[^\uff5c<>\n]{1,40}\uff5c>|</?\s*[a-z_][\w:.-]{0,30}(?:\s[^<>\n]{0,80})?/?>"
-           r"|\[/?\s*(?:inst|sys|system_prompt|[a-z]+_[a-z_]+)\s*\]|<<\s*/?\s*sys\s*>>|<!--|-->|<{3,}|>{3,}")  # fmt: skip
+           r"|\[/?\s*(?:inst|sys|system_prompt|[a-z]+_[a-z_]+)\s*\]|<<\s*/?\s*sys\s*>>"
+           r"|<!--|-->|<{3,}|>{3,}")  # fmt: skip
 _STRUCTURE_BREAK = re.compile(rf"(?:{_MARKER})(?:\s*{_ROLE_NAMES}\b\s*:?)?")
 _MARKER_CHARS = frozenset("<>[]")
 
@@ -187,7 +188,8 @@ _STRUCTURE: tuple[_Rule, ...] = (
     # and a number in prose ("relevance = 0 forces ...") is a score claim only where the text talks about itself.
     _Rule("reply_format", "claims a score in the judge's reply format", False, re.compile(
         rf"(?:[\"'\u2018\u201c]|[{{\[,]\s*){_REPLY_KEYS}[\"'\u2019\u201d]?\s*:\s*[\"']?\s*(?:\[\s*\d|\d|true\b|false\b)"
-        r"|(?:[\"'\u2018\u201c]|[{\[,]\s*)(?:scores?|rating|total|rank|grade|novelty)[\"'\u2019\u201d]?\s*:\s*\[?\s*\d"),
+        r"|(?:[\"'\u2018\u201c]|[{\[,]\s*)(?:scores?|rating|total|rank|grade|novelty)[\"'\u2019\u201d]?"
+        r"\s*:\s*\[?\s*\d"),
         words=_REPLY_WORDS),
     _Rule("background_header", "poses as a background paper ([Paper N] header)", False, re.compile(
         r"\[\s*paper\s*\d+\s*\]"), chars=frozenset("[")),
@@ -284,7 +286,8 @@ _CLAIMS: tuple[_Rule, ...] = (
 )
 _SECOND_PERSON = re.compile(r"\byou\b|\byour\b")
 # A scale: two or more "number = label" pairs and nothing else ("1 = weak, 3 = strong"; "0: none; 3: central").
-_SCALE = re.compile(r"\s*(?:\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}?\s*[,;/]\s*)+\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}\s*$")
+_SCALE = re.compile(r"\s*(?:\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}?\s*[,;/]\s*)+"
+                    r"\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}\s*$")
 
 
 def _union(rules: tuple[_Rule, ...]) -> _Rule:

@@ -306,12 +306,14 @@ _CITE_NUMBERS = re.compile(r"\[\d{1,3}(?:\s{0,3}[,\u2013-]\s{0,3}\d{1,3}){0,10}\
 _CITE_KEYS = re.compile(r"\[\s{0,3}@[^\s\]]{1,80}")
 
 # Under Standard.submitted: any "<...>" (a slot of ours is matched by its first word), a "{{name}}", lorem
-# ipsum, a quotation (one followed by ":" or "=" is a key, not a mention), and a key before a colon (underscores allowed: "research_questions:").
+# ipsum, a quotation (one followed by ":" or "=" is a key, not a mention; a straight quote opens and closes
+# only at a word's edge), and a key before a colon (underscores allowed: "research_questions:").
 _ANY_ANGLE = re.compile(r"<([^<>\s][^<>\n]{0,40})>")
 _DOUBLE_BRACES = re.compile(r"\{\{([^{}]{1,80})\}\}")
 _LOREM = re.compile(r"[Ll]orem [Ii]psum")
 _QUOTATION = re.compile(
-    r"(?:(?<![\w\"])\"[^\"\n]{1,300}\"(?![\w\"])|\u201c[^\u201d\n]{1,300}\u201d|(?<![\w'\u2019])['\u2018][^'\u2018\u2019\n]{1,300}['\u2019](?![\w'\u2019])"
+    r"(?:(?<![\w\"])\"[^\"\n]{1,300}\"(?![\w\"])|\u201c[^\u201d\n]{1,300}\u201d"
+    r"|(?<![\w'\u2019])['\u2018][^'\u2018\u2019\n]{1,300}['\u2019](?![\w'\u2019])"
     r"|(?<!`)`[^`\n]{1,300}`(?!`))(?!\s*[:=])"
 )
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]][.!])\s+(?=[A-Z])")
@@ -647,7 +649,7 @@ def _template_slots() -> tuple[frozenset[str], frozenset[str]]:
 
 
 def _last_sentence(t: str) -> str:
-    """What follows the last full stop or "!" that ends a sentence: the question after a submitted question's context."""
+    """What follows the last full stop or "!" that ends a sentence: a submitted question after its context."""
     return _SENTENCE_END.split(t)[-1]
 
 
@@ -821,7 +823,7 @@ def duplicates(texts: Iterable[str]) -> dict[int, int]:
 def check_many(
     texts: Sequence[str], kind: Kind | str, standard: Standard | str = Standard.extracted
 ) -> list[list[Failure]]:
-    """``check`` for each text of one list, plus ``duplicate`` (which refuses) for a text that repeats an earlier one."""
+    """``check`` on each text of one list, plus ``duplicate`` (which refuses) on a text that repeats an earlier one."""
     kind = Kind(kind)
     result = [check(t, kind, standard) for t in texts]
     for i, j in duplicates(texts).items():
