@@ -1,7 +1,7 @@
 """Screen submitted text for attempts to act on the judge, by structure rather than by topic.
 
 Submitted RQs are untrusted: they are pasted into judge prompts. The prompts
-delimit them and say they are data (``judges.base``); this screen is the second
+delimit them and say they are data (``criteria.requests``); this screen is the second
 line, run at submission time (and on generated RQs, which are re-asked).
 
 RQ-Bench's papers are CS papers, many about LLMs, so "prompt injection",
