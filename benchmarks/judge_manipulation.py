@@ -182,7 +182,7 @@ def validation_figures(questions: list[str]) -> None:
 
 
 async def inflation(judge: str, questions: list[str], kinds_wanted: set[str] | None, per_kind: int | None) -> None:
-    from rqbench.evaluate.judges.base import render
+    from rqbench.evaluate.criteria.requests import render
 
     from rqbench.llm import LLM, LLMCallFailed
     from rqbench.prompts import load_prompt_set

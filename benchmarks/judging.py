@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 from rqbench.evaluate.background import BackgroundPolicy, background_block
 from rqbench.evaluate.dataset import Benchmark
-from rqbench.evaluate.judges import METRICS, JudgeConfig
+from rqbench.evaluate.criteria import CRITERIA, JudgeConfig
 from rqbench.evaluate.judging import judge_submission, read_results
 from rqbench.evaluate.submission import load_submission, write_submission
 
@@ -69,7 +69,7 @@ def requests_for(n: int) -> list[list[dict[str, str]]]:
     msgs = []
     for i in range(n):
         cands = {"gt": f"{INSTANCE.gt_rq} (variant {i})"}
-        msgs.append(METRICS["novelty"].requests(judge, bench, INSTANCE, cands)[0].messages)
+        msgs.append(CRITERIA["novelty"].requests(judge, bench, INSTANCE, cands)[0].messages)
     return msgs
 
 
@@ -118,7 +118,7 @@ def tokens_per_instance(cfg, tmp: Path) -> dict[str, tuple[int, int, int]]:  # t
         llm = LLM(CallStore(tmp / f"{setting}.db"))
         llm.register(cfg)
         (path,) = judge_submission(bench, sub, [cfg.name], [setting], llm=llm, out_dir=tmp / "res",
-                                   metrics=["novelty"], progress=False, policy=BackgroundPolicy(budget_tokens=600))  # fmt: skip
+                                   criteria=["novelty"], progress=False, policy=BackgroundPolicy(budget_tokens=600))  # fmt: skip
         t = read_results(path).totals
         out[setting] = (t.calls, t.tokens_in, t.tokens_out)
     return out

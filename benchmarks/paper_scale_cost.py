@@ -96,12 +96,12 @@ def synthetic_set(n: int, rng: random.Random) -> tuple[Benchmark, Submission, li
                                      text_level="full", sections=body)  # fmt: skip
             lengths.append(sum(t for _, t in shape))
             ids.append(pid)
-        instances.append(EvaluationInstance(rq_id=f"2501.{i // 2:05d}_rq{i % 2}", gt_rq=prose.take(25) + "?",
+        instances.append(EvaluationInstance(rq_id=f"2501.{i // 2:05d}_rq{i % 2}", gt_rq=f"How does {prose.take(23)} change?",
                                             arxiv_id=f"2501.{i // 2:05d}", subfield="cs.CL",
                                             background_paper_ids=ids))  # fmt: skip
     bench = Benchmark(instances, papers, repo="synthetic/paper-scale", revision="v0")
     meta = SubmissionMetadata(model="synthetic-generator", provider="synthetic", prompt_variant="original")
-    entries = {i.rq_id: SubmissionEntry(rq_id=i.rq_id, research_questions=[f"Q{q} " + prose.take(25) + "?"
+    entries = {i.rq_id: SubmissionEntry(rq_id=i.rq_id, research_questions=[f"How does {prose.take(23)} change?"
                                                                            for q in range(5)])
                for i in instances}  # fmt: skip
     sub = Submission(Path("synthetic"), meta, entries, "b2:synthetic", ValidationReport(path="synthetic"))
@@ -114,7 +114,10 @@ def main() -> None:
     ap.add_argument("--rpm", type=int, default=1000, help="stated requests-per-minute limit (default 1000)")
     ap.add_argument("--tpm", type=int, default=4_000_000, help="stated tokens-per-minute limit (default 4,000,000)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
     args = ap.parse_args()
+    if args.smoke:
+        args.instances = 12
 
     import litellm
 

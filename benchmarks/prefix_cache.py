@@ -46,7 +46,7 @@ from rqbench.builder.parse import parse_paper
 from rqbench.evaluate import judging
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.dataset import Benchmark, load_benchmark
-from rqbench.evaluate.judges import JudgeConfig
+from rqbench.evaluate.criteria import JudgeConfig
 from rqbench.evaluate.schedule import InstanceScheduler
 from rqbench.evaluate.submission import Submission, ValidationReport
 
@@ -59,7 +59,7 @@ from rqbench.records import CitedPaper, EvaluationInstance, SectionText, Submiss
 
 HERE = Path(__file__).parent
 PROMPT_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
-METRICS = ["novelty", "narrowness"]
+CRITERIA = ["novelty", "narrowness"]
 
 
 class OldOrder:
@@ -131,7 +131,7 @@ def measured(args: argparse.Namespace) -> None:
     sub = submission_for(bench)
     policy = BackgroundPolicy(budget_tokens=args.background_tokens)
     print(f"1. llama.cpp (smollm2-135m, one request at a time): {source}; judged: {len(bench.instances)} instance(s), "
-          f"{', '.join(METRICS)}, standalone; background {args.background_tokens} tokens a call, replies cut at "
+          f"{', '.join(CRITERIA)}, standalone; background {args.background_tokens} tokens a call, replies cut at "
           f"{args.max_tokens} tokens")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp, LocalModelServer("smollm2-135m") as srv:
         cfg = srv.model_config(name="bench/smollm2-135m", temperature=0.0, max_tokens=args.max_tokens)
@@ -150,7 +150,7 @@ def measured(args: argparse.Namespace) -> None:
             t0 = time.perf_counter()
             try:
                 judging.judge_submission(bench, sub, [cfg.name], ["standalone"], llm=llm, out_dir=Path(tmp) / name,
-                                         metrics=METRICS, policy=policy, prompts=prompts, progress=False)  # fmt: skip
+                                         criteria=CRITERIA, policy=policy, prompts=prompts, progress=False)  # fmt: skip
             finally:
                 judging.InstanceScheduler = InstanceScheduler
             wall = time.perf_counter() - t0
@@ -198,7 +198,7 @@ def simulated(args: argparse.Namespace) -> None:
 
     bench, sub, _ = synthetic_set(args.sim_instances, random.Random(0))
     print(f"2. simulated provider, {args.slots} parallel slots, prefix cached once answered; {args.sim_instances} "
-          f"synthetic paper-scale instances, all metrics, standalone, concurrency {args.slots}:")  # fmt: skip
+          f"synthetic paper-scale instances, all criteria, standalone, concurrency {args.slots}:")  # fmt: skip
     judge = JudgeConfig(model="sim", label="sim", setting="standalone", prompts=load_prompt_set(),
                         policy=BackgroundPolicy(budget_tokens=1_000_000))  # fmt: skip
     shares, walls = {}, {}
@@ -207,7 +207,7 @@ def simulated(args: argparse.Namespace) -> None:
         judging.InstanceScheduler = scheduler
         t0 = time.perf_counter()
         try:
-            asyncio.run(judging._judge_one(bench, sub, judge, list(judging.ALL_METRICS), provider, args.slots,  # type: ignore[arg-type]
+            asyncio.run(judging._judge_one(bench, sub, judge, list(judging.ALL_CRITERIA), provider, args.slots,  # type: ignore[arg-type]
                                            progress=False, retry_failed=False))  # fmt: skip
         finally:
             judging.InstanceScheduler = InstanceScheduler

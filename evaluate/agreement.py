@@ -19,18 +19,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from rqbench.evaluate import criteria
 from rqbench.evaluate.bootstrap import Estimate, cluster_bootstrap_mean
-from rqbench.evaluate.metrics import (
-    Family,
-    ScoreOptions,
-    Verdict,
-    candidate_value,
-    family_of,
-    split_candidates,
-    verdict,
-)
+from rqbench.evaluate.metrics import ScoreOptions, Verdict, split_candidates, verdicts
 from rqbench.evaluate.shown_pair import RULE_NAME, shown_rqs, text_hash
 from rqbench.io import RecordError, id_label, read_jsonl
 from rqbench.records import Record, ResultsFile, parse_rq_id
@@ -306,14 +300,14 @@ def llm_picks(
     labels = [r.judge.label for r in results]
     if len(set(labels)) != len(labels):
         raise ValueError(f"two results files for one judge label among {labels}")
-    if family_of(dimension) is Family.overlap:
-        raise ValueError("overlap is not a pick dimension")
-    hib = family_of(dimension).higher_is_better
+    crit, dim = criteria.dimension(dimension)
+    if not crit.per_candidate:
+        raise ValueError(f"{dimension} is not a pick dimension")
     pairs: dict[tuple[str, str], Annotation] = {}
     for a in shown:
         if a.candidate_id is not None:
             pairs.setdefault((a.rq_id, a.candidate_id), a)
-    out: list[Annotation] = []
+    found: list[tuple[str, str, str, str, str, float, float]] = []  # (rq_id, cid, hash, label, origin, model, gt)
     for r in results:
         by_rq = {inst.rq_id: inst for inst in r.instances}
         for (rq_id, cid), a in pairs.items():
@@ -329,12 +323,18 @@ def llm_picks(
                 raise AnnotationError(f"{a.who}: {r.judge.label}'s results hold another text for the shown RQ {cid} "
                                       f"(hash {h}, shown {a.candidate_hash})")  # fmt: skip
             papers = inst.background_paper_ids
-            v = verdict(candidate_value(c, dimension, options, papers), candidate_value(gt, dimension, options, papers), hib)
-            if v is None:
-                continue
-            out.append(Annotation(rq_id=rq_id, evaluator=r.judge.label, winner=_WINNER_OF[v], group="llm",
-                                  dimension=dimension, candidate_id=cid, candidate_hash=h,
-                                  origin=f"{r.judge.label} ({r.judge.setting})"))  # fmt: skip
+            mine, theirs = (crit.candidate_value(x, dimension, options, papers) for x in (c, gt))
+            found.append((rq_id, cid, h, r.judge.label, f"{r.judge.label} ({r.judge.setting})",
+                          np.nan if mine is None else mine, np.nan if theirs is None else theirs))  # fmt: skip
+    # the model RQ against the GT, as the Pass@5 verdict compares Best@5 with it
+    outcome = verdicts(np.array([f[5] for f in found]), np.array([f[6] for f in found]), dim.higher_is_better)
+    out: list[Annotation] = []
+    for k, (rq_id, cid, h, label, origin, _, _) in enumerate(found):
+        v = next((v for v, hit in outcome.items() if hit[k] == 1.0), None)
+        if v is None:  # the GT or the shown RQ is unscored
+            continue
+        out.append(Annotation(rq_id=rq_id, evaluator=label, winner=_WINNER_OF[v], group="llm", dimension=dimension,
+                              candidate_id=cid, candidate_hash=h, origin=origin))  # fmt: skip
     return out
 
 

@@ -57,7 +57,7 @@ def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
     return Submission(Path("placeholder"), metadata, entries, "b2:estimate", ValidationReport(path="placeholder"))
 
 
-def _estimate(args, dry, bench, model, judges, settings, metrics, prompts, policy) -> str:  # type: ignore[no-untyped-def]
+def _estimate(args, dry, bench, model, judges, settings, criteria, prompts, policy) -> str:  # type: ignore[no-untyped-def]
     from rqbench.evaluate.generate import generate_submission
     from rqbench.evaluate.judging import judge_submission
     from rqbench.evaluate.submission import load_submission
@@ -71,12 +71,12 @@ def _estimate(args, dry, bench, model, judges, settings, metrics, prompts, polic
     else:
         sub = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial)
     judge_submission(bench, sub, judges, settings, llm=dry, seed=args.seed, orderings=args.orderings,
-                     out_dir=Path("unused"), metrics=metrics, prompts=prompts, policy=policy,
+                     out_dir=Path("unused"), criteria=criteria, prompts=prompts, policy=policy,
                      context_tokens=args.context_tokens, progress=False)  # fmt: skip
     return dry.estimate.line()
 
 
-def _plan(args, dry, full, bench, protocol, choice, model, settings, metrics, prompts, policy):  # type: ignore[no-untyped-def]
+def _plan(args, dry, full, bench, protocol, choice, model, settings, criteria, prompts, policy):  # type: ignore[no-untyped-def]
     """The run's protocol: what ``--dry-run`` prints and every results file records."""
     from rqbench.evaluate.metrics import CombineRule
     from rqbench.evaluate.protocol import RecordedGeneration, RunPlan, generator_use, judge_use
@@ -89,7 +89,7 @@ def _plan(args, dry, full, bench, protocol, choice, model, settings, metrics, pr
     else:
         meta = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial).metadata
         generation, variant = RecordedGeneration(meta), meta.prompt_variant
-    return RunPlan(protocol, uses, generation, variant, prompts, settings, metrics, args.orderings,
+    return RunPlan(protocol, uses, generation, variant, prompts, settings, criteria, args.orderings,
                    combine=CombineRule(args.combine), instances=len(bench.instances),
                    instances_total=len(full.instances), missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
 
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     choice = choose_judges(protocol, args.judge, OFFLINE_JUDGES)
     judges = choice.judges
     settings = SETTING_CHOICES[args.setting]
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
     model = args.model or default_model("generator")
     out = args.out or paths.results_dir()
     try:
@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
         prompts = load_prompt_set(args.prompts)
         policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
         dry = LLM(dry_run=True, batch=args.batch)
-        print(_estimate(args, dry, bench, model, judges, settings, metrics, prompts, policy), flush=True)
-        plan = _plan(args, dry, full, bench, protocol, choice, model, settings, metrics, prompts, policy)
+        print(_estimate(args, dry, bench, model, judges, settings, criteria, prompts, policy), flush=True)
+        plan = _plan(args, dry, full, bench, protocol, choice, model, settings, criteria, prompts, policy)
         print("\n".join(plan_lines(plan, bench)), flush=True)
     except (DatasetError, PromptError, SubmissionInvalid, ValueError) as exc:
         print(f"rqbench evaluate: {exc}", file=sys.stderr)
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"coverage {sub.report.covered}/{sub.report.expected} ({sub.report.coverage:.1%}): "
               f"{sub.report.failed} instance(s) failed generation")  # fmt: skip
     written = judge_submission(bench, sub, judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,
-                               out_dir=out, retry_failed=args.retry_failed, metrics=metrics, prompts=prompts,
+                               out_dir=out, retry_failed=args.retry_failed, criteria=criteria, prompts=prompts,
                                policy=policy, context_tokens=args.context_tokens, protocol=plan.record(),
                                concurrency=args.concurrency)  # fmt: skip
     print_results(written, args.orderings)

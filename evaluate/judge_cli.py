@@ -37,8 +37,9 @@ def add_judge_options(p: argparse.ArgumentParser, *, offline_judges: list[str]) 
     p.add_argument("--orderings", type=int, default=1,
                    help="comparative novelty: shuffled orderings per instance, for position bias (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the comparative candidate orders (default 0)")
-    p.add_argument("--metrics", default="novelty,narrowness,overlap",
-                   help="comma-separated judges to run (default: novelty,narrowness,overlap)")
+    p.add_argument("--criteria", default="novelty,narrowness,overlap",
+                   help="comma-separated criteria to judge (default: novelty,narrowness,overlap)")
+    p.add_argument("--metrics", dest="criteria", help=argparse.SUPPRESS)  # the flag's name before 0.2
     p.add_argument("--retry-failed", action="store_true", help="re-ask only calls whose reply failed")
     p.add_argument("--allow-partial", action="store_true", help="judge a submission that lacks some rq_ids")
 
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     protocol = args.protocol or default_protocol()
     choice = choose_judges(protocol, args.judge, OFFLINE_JUDGES)
     settings = SETTING_CHOICES[args.setting]
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
     try:
         full = load_benchmark(args.dataset, args.revision)
         bench = full.subset(args.limit)
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         uses = [judge_use(j, llm, context_tokens=args.context_tokens, fixed=policy) for j in choice.judges]
         plan = RunPlan(protocol, uses, RecordedGeneration(sub.metadata), sub.metadata.prompt_variant, prompts, settings,
-                       metrics, args.orderings, instances=len(bench.instances), instances_total=len(full.instances),
+                       criteria, args.orderings, instances=len(bench.instances), instances_total=len(full.instances),
                        missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
         lines = plan_lines(plan, bench)
     except ValueError as exc:
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         written = judge_submission(
             bench, sub, choice.judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,
             out_dir=out, retry_failed=args.retry_failed,
-            metrics=metrics, prompts=prompts, policy=policy, context_tokens=args.context_tokens,
+            criteria=criteria, prompts=prompts, policy=policy, context_tokens=args.context_tokens,
             protocol=plan.record(), concurrency=args.concurrency,
         )  # fmt: skip
     except (ValueError, FileNotFoundError) as exc:

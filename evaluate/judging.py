@@ -33,16 +33,16 @@ from typing import Any
 
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.dataset import Benchmark
-from rqbench.evaluate.judges import (
+from rqbench.evaluate.criteria import (
+    CRITERIA,
     GT_ID,
-    METRICS,
     SETTINGS,
     JudgeConfig,
     JudgeRequest,
-    metric_for_step,
+    candidate_id,
+    criterion_for_step,
     parse_reply,
 )
-from rqbench.evaluate.judges.base import candidate_id
 from rqbench.evaluate.protocol import ModelUse, RecordedGeneration, RunPlan, judge_use
 from rqbench.evaluate.schedule import InstanceScheduler
 from rqbench.evaluate.submission import Submission
@@ -68,7 +68,7 @@ from rqbench.records import (
 )
 
 GENERATION_FAILED = "generation_failed"
-ALL_METRICS = ("novelty", "narrowness", "overlap")
+ALL_CRITERIA: tuple[str, ...] = tuple(CRITERIA)
 
 
 def slug(text: str, max_len: int = 60) -> str:
@@ -138,7 +138,7 @@ def _apply(result: InstanceResult, outcomes: Sequence[_Outcome]) -> None:
             continue
         raws.append(o.raw)
         if o.reply is not None:
-            METRICS[o.req.metric].apply(o.req, o.reply, result)
+            CRITERIA[o.req.criterion].apply(o.req, o.reply, result)
             corrections += len(corrections_of(o.reply))
         else:
             failures.append(o.failure or f"{o.req.label()}: unknown failure")
@@ -170,13 +170,13 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
     out = results.model_copy(deep=True)
     for inst in out.instances:
         kept = [f for f in inst.failures if f.startswith(GENERATION_FAILED)]
-        for m in METRICS.values():
-            m.reset(inst)
+        for c in CRITERIA.values():
+            c.reset(inst)
         raws, inst.raw_replies, inst.failures, inst.rule_corrections = inst.raw_replies, [], kept, 0
         outcomes = []
         for raw in raws:
-            metric = metric_for_step(raw.step)
-            req = JudgeRequest(metric.name, raw.step, [], metric.reply_model_for(raw.step),
+            criterion = criterion_for_step(raw.step)
+            req = JudgeRequest(criterion.name, raw.step, [], criterion.reply_model_for(raw.step),
                                tuple(raw.candidate_order), raw.paper_id)  # fmt: skip
             if raw.text is None or raw.truncated:  # a reply cut at the budget stays cut: it is not reparsed
                 outcomes.append(_Outcome(req, raw, None, f"{req.label()}: {raw.error or 'no reply text'}"))
@@ -252,11 +252,11 @@ def _totals(
 
 
 def _inputs(reqs: Sequence[JudgeRequest]) -> dict[str, list[PaperCut]]:
-    """Per metric, what of each background paper its prompts carried (one entry per paper)."""
+    """Per criterion, what of each background paper its prompts carried (one entry per paper)."""
     out: dict[str, dict[str, PaperCut]] = {}
     for r in reqs:
         for cut in r.background:
-            out.setdefault(r.metric, {}).setdefault(cut.paper_id, cut)
+            out.setdefault(r.criterion, {}).setdefault(cut.paper_id, cut)
     return {m: list(cuts.values()) for m, cuts in out.items()}
 
 
@@ -264,7 +264,7 @@ async def _judge_one(
     bench: Benchmark,
     submission: Submission,
     judge: JudgeConfig,
-    metrics: Sequence[str],
+    criteria: Sequence[str],
     llm: LLM,
     concurrency: int,
     progress: bool,
@@ -286,7 +286,7 @@ async def _judge_one(
             return result
         cands = _candidates(inst.gt_rq, entry.research_questions)
         result = _new_instance(bench, rq_id, cands)
-        reqs = [r for m in metrics for r in METRICS[m].requests(judge, bench, inst, cands)]
+        reqs = [r for c in criteria for r in CRITERIA[c].requests(judge, bench, inst, cands)]
         result.background = _inputs(reqs)
         # instance by instance, one call per shared prefix first, so a prefix cache is warm for the rest
         outcomes = await scheduler.run(rank, reqs, lambda r: (r.step, r.shared_prefix), asked)
@@ -325,7 +325,7 @@ async def ajudge_submission(
     out_dir: str | Path,
     reparse: bool = False,
     retry_failed: bool = False,
-    metrics: Sequence[str] = ALL_METRICS,
+    criteria: Sequence[str] = ALL_CRITERIA,
     prompts: PromptSet | None = None,
     policy: BackgroundPolicy | None = None,
     context_tokens: int | None = None,
@@ -339,9 +339,9 @@ async def ajudge_submission(
     to its context window (``context_tokens``, if given). ``protocol`` is what the files record; by
     default the departures are worked out here, under the name ``custom``.
     """
-    bad = [s for s in settings if s not in SETTINGS] + [m for m in metrics if m not in METRICS]
+    bad = [s for s in settings if s not in SETTINGS] + [c for c in criteria if c not in CRITERIA]
     if bad:
-        raise ValueError(f"unknown settings or metrics {bad}; settings: {SETTINGS}, metrics: {sorted(METRICS)}")
+        raise ValueError(f"unknown settings or criteria {bad}; settings: {SETTINGS}, criteria: {sorted(CRITERIA)}")
     if orderings < 1:
         raise ValueError("orderings must be >= 1")
     prompts = prompts or load_prompt_set()
@@ -356,7 +356,7 @@ async def ajudge_submission(
     uses = [judge_use(spec, llm, context_tokens=context_tokens, fixed=policy) for spec in judge_specs]
     if protocol is None:
         protocol = RunPlan("custom", uses, RecordedGeneration(submission.metadata), submission.metadata.prompt_variant,
-                           prompts, settings, metrics, orderings).record()  # fmt: skip
+                           prompts, settings, criteria, orderings).record()  # fmt: skip
 
     def judge_config(use: ModelUse, setting: str) -> JudgeConfig:
         return JudgeConfig(model=use.name, label=use.label, setting=setting, prompts=prompts, policy=use.policy,  # type: ignore[arg-type]
@@ -368,7 +368,7 @@ async def ajudge_submission(
         async def every_judge() -> None:
             for use in uses:
                 for setting in settings:
-                    await _judge_one(benchmark, submission, judge_config(use, setting), metrics, llm, concurrency,
+                    await _judge_one(benchmark, submission, judge_config(use, setting), criteria, llm, concurrency,
                                      progress=False, retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
 
         await llm.fill_by_batches(every_judge)
@@ -383,7 +383,7 @@ async def ajudge_submission(
             t0, wall = time.time(), time.monotonic()
             if by_batch.seconds is not None:
                 t0 = by_batch.t0
-            instances = await _judge_one(benchmark, submission, judge, metrics, llm, concurrency, progress,
+            instances = await _judge_one(benchmark, submission, judge, criteria, llm, concurrency, progress,
                                          retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
             if llm.dry_run:
                 continue
@@ -402,7 +402,8 @@ async def ajudge_submission(
                 instances=instances,
                 totals=_totals(llm, cfg.name, t0, time.monotonic() - wall + by_batch.share(),
                                existing.totals if existing else None, by_batch.steps_of(setting, settings)),
-                settings={"background": pol.model_dump(), "metrics": list(metrics),
+                # "metrics" is the stored name of the criteria run (results files already published use it)
+                settings={"background": pol.model_dump(), "metrics": list(criteria),
                           "coverage": f"{len(instances)}/{len(benchmark.instances)}"},
                 protocol=protocol,
             )
@@ -437,7 +438,7 @@ def ordering_stats(results: ResultsFile) -> OrderingStats:
     """Position bias (mean total by shown position) and flip rates over an instance's orderings."""
     by_pos: dict[int, list[int]] = {}
     flips, n_inst, pair_flips, pairs = 0, 0, 0, 0
-    comparative = METRICS["novelty"].step_for("comparative")
+    comparative = CRITERIA["novelty"].step_for("comparative")
     for inst in results.instances:
         raws = [r for r in inst.raw_replies if r.step == comparative and r.error is None]
         cands = {c.candidate_id: c for c in inst.candidates}

@@ -19,14 +19,9 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rqbench.evaluate.bootstrap import Estimate, cluster_bootstrap, cluster_bootstrap_mean
-from rqbench.evaluate.metrics import (
-    NOVELTY_DIMS,
-    ScoreOptions,
-    Verdict,
-    pass_at_5,
-    score_vector,
-    split_candidates,
-)
+from rqbench.evaluate.criteria import CRITERIA, METRICS
+from rqbench.evaluate.metrics import ScoreOptions, Verdict, split_candidates
+from rqbench.evaluate.score_table import score_table
 from rqbench.records import InstanceResult, ResultsFile
 
 META_BOOT = 500
@@ -113,11 +108,15 @@ def _est(values: Sequence[float], clusters: Sequence[str]) -> Estimate | None:
 
 
 def _nonobv_verdicts(r: ResultsFile, opts: ScoreOptions) -> dict[str, Verdict]:
+    """Per instance, the Pass@5 non-obviousness verdict, from the win/tie/lose metrics' own functions."""
+    t = score_table(r, opts)
+    gt, model = t.gt["non_obviousness"], t.model["non_obviousness"]
+    hits = {v: METRICS[f"{v.value}_non_obviousness"].fn(gt, model) for v in Verdict}
     out = {}
-    for inst in r.instances:
-        v = pass_at_5(score_vector(inst, "non_obviousness", opts), True)
+    for i, rq_id in enumerate(t.rq_ids):
+        v = next((v for v, hit in hits.items() if hit[i] == 1.0), None)
         if v is not None:
-            out[inst.rq_id] = v
+            out[rq_id] = v
     return out
 
 
@@ -127,7 +126,7 @@ def _position(inst: InstanceResult) -> tuple[list[float], float | None]:
     for c in inst.candidates:
         runs = c.novelty_by_ordering
         if len(runs) >= 2:
-            keys = {tuple(getattr(s, d) for d in NOVELTY_DIMS) for s in runs}
+            keys = {tuple(getattr(s, d.name) for d in CRITERIA["novelty"].dimensions) for s in runs}
             same_scores.append(float(len(keys) == 1))
     k = min((len(c.rank_by_ordering) for c in inst.candidates), default=0)
     top = None

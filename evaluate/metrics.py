@@ -1,14 +1,14 @@
-"""The benchmark's metrics as pure functions over stored judge scores.
+"""What a metric is, and the array functions every metric is made of.
 
-Everything here reads records and returns numbers: no I/O, no LLM calls, no
-randomness. Each reported figure is declared once in ``METRICS`` as a
-``MetricSpec`` (name, per-instance function, direction, dimension, label) so the
-summary, the report tables and the leaderboard all read the same definition.
+A metric (a reported figure: ``best5_originality``, ``win_non_obviousness``,
+``overlap5``) is a ``MetricSpec`` declared by the criterion it belongs to
+(``evaluate/criteria/``); ``rqbench.evaluate.criteria.METRICS`` is the one list
+of them. Its ``fn`` is the only implementation of the figure: it maps a results
+file's score table for one dimension (the GT's value per instance, the model
+candidates' values per instance, NaN for unscored) to one value per instance,
+and the summary, the report and the leaderboard all run that function.
+Everything here is pure: arrays in, arrays out, no I/O, no randomness.
 
-A per-instance figure is computed from a ``ScoreVector``: the GT's value and the
-model's five values on one dimension, under one judge (or the judges' mean, for
-the ``mean_scores`` combine rule). Unscored candidates are ``None`` and are left
-out; an instance whose GT or all five model RQs are unscored has no figure.
 The choices the paper leaves open are named options (enums) documented in
 docs/metrics.md.
 """
@@ -16,47 +16,16 @@ docs/metrics.md.
 from __future__ import annotations
 
 import enum
-import math
-import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rqbench.records import (
-    NARROWNESS_DIMENSIONS,
-    NOVELTY_DIMENSIONS,
-    CandidateScores,
-    InstanceResult,
-    NoveltyScore,
-    OverlapReply,
-)
+import numpy as np
+
+from rqbench.records import CandidateScores, InstanceResult
 
 GT_ID = "gt"  # the candidate id of the ground-truth (author) RQ in every results instance
-MODEL_IDS = ("m0", "m1", "m2", "m3", "m4")
-NOVELTY_DIMS: tuple[str, ...] = ("relevance", *NOVELTY_DIMENSIONS)
-NARROWNESS_DIMS: tuple[str, ...] = NARROWNESS_DIMENSIONS
-DIMENSION_LABELS = {
-    "relevance": "relevance",
-    "originality": "originality",
-    "gap_addressing": "gap addressing",
-    "non_obviousness": "non-obviousness",
-    "source_bound_score": "source-boundedness",
-    "diagnostic_test_score": "diagnostic framing",
-    "overlap": "author-anchor overlap",
-}
 _TIE_TOL = 1e-9
-
-
-class Family(str, enum.Enum):
-    """Which rubric a dimension belongs to; decides the direction of "best"."""
-
-    novelty = "novelty"
-    narrowness = "narrowness"
-    overlap = "overlap"
-
-    @property
-    def higher_is_better(self) -> bool:
-        return self is not Family.narrowness
 
 
 class Verdict(str, enum.Enum):
@@ -90,24 +59,6 @@ class OrderingAggregation(str, enum.Enum):
 
     mean = "mean"
     first = "first"
-
-
-class SelectionRule(str, enum.Enum):
-    """Which of the five model RQs is "the best" when one RQ must be picked.
-
-    per_dimension: on each dimension, the RQ best on that dimension (Best@5 itself;
-        the rule of the novelty and narrowness tables). The agreement tables do not
-        use these rules: they judge the RQ an annotator was shown (``shown_pair``).
-    mean_novelty: the RQ with the highest mean of originality, gap addressing and
-        non-obviousness (the rule of the semantic-similarity analysis).
-    judge_rank: the model RQ the comparative judge ranked highest (first ordering).
-    Ties go to the rubric's own order (total, non-obviousness, originality, gap
-    addressing), then to the lowest index.
-    """
-
-    per_dimension = "per_dimension"
-    mean_novelty = "mean_novelty"
-    judge_rank = "judge_rank"
 
 
 class CombineRule(str, enum.Enum):
@@ -150,19 +101,6 @@ class ScoreOptions:
     orderings: OrderingAggregation = OrderingAggregation.mean
 
 
-@dataclass(frozen=True)
-class ScoreVector:
-    """One dimension on one instance: the GT's score and the model's five (None = unscored)."""
-
-    gt: float | None
-    model: tuple[float | None, ...]
-
-
-# --------------------------------------------------------------------------
-# From records to per-candidate scores
-# --------------------------------------------------------------------------
-
-
 def split_candidates(inst: InstanceResult) -> tuple[CandidateScores, list[CandidateScores]]:
     """The GT and the model's candidates, checking the stored order (GT first, then m0..m4)."""
     if not inst.candidates or inst.candidates[0].candidate_id != GT_ID:
@@ -175,315 +113,88 @@ def split_candidates(inst: InstanceResult) -> tuple[CandidateScores, list[Candid
     return inst.candidates[0], list(model)
 
 
-def _novelty_scores(c: CandidateScores, opts: ScoreOptions) -> list[NoveltyScore]:
-    if c.novelty_by_ordering:
-        if opts.orderings is OrderingAggregation.first:
-            return [c.novelty_by_ordering[0]]
-        return list(c.novelty_by_ordering)
-    return [c.novelty] if c.novelty is not None else []
-
-
-def novelty_value(c: CandidateScores, dim: str, opts: ScoreOptions = ScoreOptions()) -> float | None:
-    """A candidate's novelty score on ``dim`` (mean over orderings by default)."""
-    if dim not in NOVELTY_DIMS:
-        raise ValueError(f"unknown novelty dimension {dim!r}; expected one of {NOVELTY_DIMS}")
-    scores = _novelty_scores(c, opts)
-    if not scores:
-        return None
-    return sum(getattr(s, dim) for s in scores) / len(scores)
-
-
-def narrowness_value(
-    c: CandidateScores,
-    dim: str,
-    opts: ScoreOptions = ScoreOptions(),
-    paper_ids: Sequence[str] | None = None,
-) -> float | None:
-    """A candidate's narrowness on ``dim``, aggregated over its scored background papers."""
-    if dim not in NARROWNESS_DIMS:
-        raise ValueError(f"unknown narrowness dimension {dim!r}; expected one of {NARROWNESS_DIMS}")
-    keys = list(paper_ids) if paper_ids is not None else list(c.narrowness)
-    vals = [getattr(c.narrowness[k], dim) for k in keys if k in c.narrowness]
-    if not vals:
-        return None
-    agg = opts.narrowness
-    if agg is NarrownessAggregation.mean:
-        return sum(vals) / len(vals)
-    if agg is NarrownessAggregation.max:
-        return float(max(vals))
-    return float(min(vals))
-
-
-def family_of(dim: str) -> Family:
-    if dim in NOVELTY_DIMS:
-        return Family.novelty
-    if dim in NARROWNESS_DIMS:
-        return Family.narrowness
-    if dim == "overlap":
-        return Family.overlap
-    raise ValueError(f"unknown dimension {dim!r}")
-
-
-def candidate_value(c: CandidateScores, dim: str, opts: ScoreOptions, paper_ids: Sequence[str]) -> float | None:
-    if family_of(dim) is Family.novelty:
-        return novelty_value(c, dim, opts)
-    return narrowness_value(c, dim, opts, paper_ids)
-
-
-def score_vector(inst: InstanceResult, dim: str, opts: ScoreOptions = ScoreOptions()) -> ScoreVector:
-    """The GT's and the model's scores on one dimension of one instance.
-
-    For ``dim == "overlap"`` the model values are the judge's pairwise overlap
-    scores (GT vs each of the five) and the GT value is None.
-    """
-    if family_of(dim) is Family.overlap:
-        if inst.overlap is None:
-            return ScoreVector(gt=None, model=())
-        return ScoreVector(gt=None, model=tuple(float(s) for s in inst.overlap.pairwise_scores))
-    gt, model = split_candidates(inst)
-    papers = inst.background_paper_ids
-    return ScoreVector(
-        gt=candidate_value(gt, dim, opts, papers),
-        model=tuple(candidate_value(c, dim, opts, papers) for c in model),
-    )
-
-
-def mean_vector(vectors: Sequence[ScoreVector]) -> ScoreVector:
-    """The ``mean_scores`` combine rule: each candidate's score averaged over the judges that scored it."""
-    if not vectors:
-        return ScoreVector(gt=None, model=())
-    width = max(len(v.model) for v in vectors)
-
-    def avg(vals: list[float | None]) -> float | None:
-        got = [v for v in vals if v is not None]
-        return sum(got) / len(got) if got else None
-
-    model = tuple(avg([v.model[i] if i < len(v.model) else None for v in vectors]) for i in range(width))
-    return ScoreVector(gt=avg([v.gt for v in vectors]), model=model)
-
-
 # --------------------------------------------------------------------------
-# The metrics
+# The array functions metrics are made of (one row per instance; NaN = no value)
 # --------------------------------------------------------------------------
 
 
-def best_at_5(values: Sequence[float | None], higher_is_better: bool = True) -> float | None:
-    """Best@5: the best score among the scored model RQs (max, or min when lower is better)."""
-    got = [v for v in values if v is not None]
-    if not got:
-        return None
-    return max(got) if higher_is_better else min(got)
+def best(model: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """Best@5 per row over the scored candidates (max, or min when lower is better); NaN where none is scored."""
+    if model.shape[1] == 0:
+        return np.full(model.shape[0], np.nan)
+    return (np.fmax if higher_is_better else np.fmin).reduce(model, axis=1)
 
 
-def verdict(best: float | None, gt: float | None, higher_is_better: bool = True) -> Verdict | None:
-    """Pass@5: win if the best model RQ beats the GT on the dimension, tie if equal, else lose."""
-    if best is None or gt is None:
-        return None
-    if math.isclose(best, gt, rel_tol=0.0, abs_tol=_TIE_TOL):
-        return Verdict.tie
-    better = best > gt if higher_is_better else best < gt
-    return Verdict.win if better else Verdict.lose
-
-
-def pass_at_5(vec: ScoreVector, higher_is_better: bool = True) -> Verdict | None:
-    return verdict(best_at_5(vec.model, higher_is_better), vec.gt, higher_is_better)
-
-
-@dataclass(frozen=True)
-class Rates:
-    """Shares of win, tie and lose among scored verdicts; they sum to 1 when n > 0."""
-
-    win: float
-    tie: float
-    lose: float
-    n: int
-
-
-def verdict_rates(verdicts: Sequence[Verdict | None]) -> Rates:
-    got = [v for v in verdicts if v is not None]
-    n = len(got)
-    if n == 0:
-        return Rates(win=0.0, tie=0.0, lose=0.0, n=0)
-    return Rates(
-        win=sum(v is Verdict.win for v in got) / n,
-        tie=sum(v is Verdict.tie for v in got) / n,
-        lose=sum(v is Verdict.lose for v in got) / n,
-        n=n,
-    )
-
-
-def overlap_at_5(overlap: OverlapReply | None) -> float | None:
-    """Overlap@5 of one instance: the highest GT-overlap score among the five (0-4)."""
-    if overlap is None or not overlap.pairwise_scores:
-        return None
-    return float(max(overlap.pairwise_scores))
-
-
-def mean_std(values: Sequence[float | None]) -> tuple[float | None, float | None, int]:
-    """Mean and sample standard deviation (0 for one value) of the non-missing values."""
-    got = [float(v) for v in values if v is not None]
-    if not got:
-        return None, None, 0
-    return statistics.fmean(got), (statistics.stdev(got) if len(got) > 1 else 0.0), len(got)
+def verdicts(a: np.ndarray, b: np.ndarray, higher_is_better: bool) -> dict[Verdict, np.ndarray]:
+    """Per row, whether ``a`` wins against, ties with or loses to ``b`` (each a 0/1 float; NaN where either is
+    missing). Equal within 1e-9 is a tie; a win is the higher value, or the lower one when lower is better."""
+    valid = ~np.isnan(a) & ~np.isnan(b)
+    with np.errstate(invalid="ignore"):
+        tie = np.abs(a - b) <= _TIE_TOL
+        better = a > b if higher_is_better else a < b
+    hits = {Verdict.tie: tie, Verdict.win: ~tie & better, Verdict.lose: ~tie & ~better}
+    return {v: np.where(valid, hit.astype(float), np.nan) for v, hit in hits.items()}
 
 
 # --------------------------------------------------------------------------
-# Best-RQ selection (when one RQ of the five must be named)
-# --------------------------------------------------------------------------
-
-
-def _rubric_key(c: CandidateScores, opts: ScoreOptions) -> tuple[float, ...] | None:
-    vals = [novelty_value(c, d, opts) for d in ("non_obviousness", "originality", "gap_addressing")]
-    if any(v is None for v in vals):
-        return None
-    nonobv, orig, gap = vals  # type: ignore[misc]
-    return (nonobv + orig + gap, nonobv, orig, gap)
-
-
-def select_best(
-    inst: InstanceResult,
-    rule: SelectionRule,
-    *,
-    dim: str = "non_obviousness",
-    opts: ScoreOptions = ScoreOptions(),
-) -> int | None:
-    """Index (0..4) into the model's candidates of the RQ the rule picks; None if none is scored."""
-    _, model = split_candidates(inst)
-    if rule is SelectionRule.judge_rank:
-        best: tuple[int, int] | None = None
-        for i, c in enumerate(model):
-            if c.rank_by_ordering:
-                key = (c.rank_by_ordering[0], i)
-                if best is None or key < best:
-                    best = key
-        if best is not None:
-            return best[1]
-        rule = SelectionRule.mean_novelty  # no ranking stored: fall back to the rubric's order
-    if rule is SelectionRule.per_dimension:
-        fam = family_of(dim)
-        sign = 1.0 if fam.higher_is_better else -1.0
-        scored = []
-        for i, c in enumerate(model):
-            v = candidate_value(c, dim, opts, inst.background_paper_ids)
-            if v is not None:
-                tie_key = _rubric_key(c, opts) or ()
-                scored.append(((sign * v, *tie_key), -i))
-        return -max(scored)[1] if scored else None
-    keyed = [(k, -i) for i, c in enumerate(model) if (k := _rubric_key(c, opts)) is not None]
-    if not keyed:
-        return None
-    # mean of the three dimensions orders exactly like their total
-    return -max(keyed)[1]
-
-
-# --------------------------------------------------------------------------
-# The declarations the summary, tables and leaderboard read
+# The declaration of a metric
 # --------------------------------------------------------------------------
 
 Kind = Literal["score", "rate", "diagnostic"]
+MetricFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One reported figure: how to compute it per instance, and how to read it.
+    """One reported figure: how to compute it, and how to read it.
 
-    ``fn`` maps the ``ScoreVector`` of ``dimension`` on one instance to a number
-    (a rate is the mean of 0/1 indicators). ``reference_fn`` gives the GT's own
-    value where the figure has one (the author-anchored reference row).
-    ``higher_is_better`` is None where a figure has no direction (tie rates).
-    ``settings`` are the judge settings the figure is reported for: the paper
-    reports no mean comparative scores, only comparative rates.
+    ``fn(gt, model)`` takes the GT's values (shape ``(n,)``) and the model
+    candidates' values (``(n, width)``) on ``dimension``, NaN for unscored, and
+    returns one value per instance (NaN: no value; a rate is the mean of 0/1
+    indicators). ``reference``: the figure also has the GT's own value (the
+    author-anchored reference row). ``higher_is_better`` is None where a figure
+    has no direction (tie rates). ``settings`` are the judge settings the figure
+    is reported for: the paper reports no mean comparative scores, only rates.
     """
 
     name: str
-    fn: Callable[[ScoreVector], float | None]
+    fn: MetricFn
     higher_is_better: bool | None
     dimension: str
     label: str
     kind: Kind
     settings: tuple[str, ...] = ("standalone", "comparative")
-    reference_fn: Callable[[ScoreVector], float | None] | None = None
+    reference: bool = False
 
-    @property
-    def family(self) -> Family:
-        return family_of(self.dimension)
-
-
-def _best_fn(hib: bool) -> Callable[[ScoreVector], float | None]:
-    def fn(vec: ScoreVector) -> float | None:
-        return best_at_5(vec.model, hib)
-
-    return fn
+    def values(self, gt: np.ndarray, model: np.ndarray, reference: bool = False) -> np.ndarray:
+        """The per-instance values (NaN = none): ``fn``'s, or the GT's own for the reference row."""
+        if not reference:
+            return self.fn(gt, model)
+        if not self.reference:
+            raise ValueError(f"metric {self.name!r} has no reference value")
+        return gt
 
 
-def _rate_fn(outcome: Verdict, hib: bool) -> Callable[[ScoreVector], float | None]:
-    def fn(vec: ScoreVector) -> float | None:
-        v = pass_at_5(vec, hib)
-        return None if v is None else float(v is outcome)
+def best_of_five(dimension: str, label: str, higher_is_better: bool) -> MetricSpec:
+    """Best@5 on one dimension: the best scored model RQ per instance, with the GT's own score as reference."""
 
-    return fn
+    def fn(gt: np.ndarray, model: np.ndarray) -> np.ndarray:
+        return best(model, higher_is_better)
 
-
-def _gt_value(vec: ScoreVector) -> float | None:
-    return vec.gt
-
-
-def _overlap_fn(vec: ScoreVector) -> float | None:
-    return best_at_5(vec.model, True)
+    return MetricSpec(name=f"best5_{dimension}", fn=fn, higher_is_better=higher_is_better, dimension=dimension,
+                      label=f"Best@5 {label}" + ("" if higher_is_better else " (lower is better)"), kind="score",
+                      settings=("standalone",), reference=True)  # fmt: skip
 
 
-def _build_metrics() -> dict[str, MetricSpec]:
-    specs: list[MetricSpec] = []
-    for dim in (*NOVELTY_DIMS, *NARROWNESS_DIMS):
-        hib = family_of(dim).higher_is_better
-        label = DIMENSION_LABELS[dim]
-        specs.append(
-            MetricSpec(
-                name=f"best5_{dim}",
-                fn=_best_fn(hib),
-                higher_is_better=hib,
-                dimension=dim,
-                label=f"Best@5 {label}" + ("" if hib else " (lower is better)"),
-                kind="score",
-                settings=("standalone",),
-                reference_fn=_gt_value,
-            )
-        )
-        for outcome in Verdict:
-            direction = {Verdict.win: True, Verdict.tie: None, Verdict.lose: False}[outcome]
-            specs.append(
-                MetricSpec(
-                    name=f"{outcome.value}_{dim}",
-                    fn=_rate_fn(outcome, hib),
-                    higher_is_better=direction,
-                    dimension=dim,
-                    label=f"Pass@5 {outcome.value} rate, {label}",
-                    kind="rate",
-                )
-            )
-    specs.append(
-        MetricSpec(
-            name="overlap5",
-            fn=_overlap_fn,
-            higher_is_better=True,
-            dimension="overlap",
-            label="Overlap@5 (author-anchor overlap, 0-4)",
-            kind="diagnostic",
-        )
-    )
-    return {s.name: s for s in specs}
+def pass_rates(dimension: str, label: str, higher_is_better: bool) -> tuple[MetricSpec, ...]:
+    """Pass@5 win, tie and lose rates on one dimension: Best@5 against the GT, one verdict per instance."""
 
+    def rate(outcome: Verdict) -> MetricSpec:
+        def fn(gt: np.ndarray, model: np.ndarray) -> np.ndarray:
+            return verdicts(best(model, higher_is_better), gt, higher_is_better)[outcome]
 
-METRICS: dict[str, MetricSpec] = _build_metrics()
+        direction = {Verdict.win: True, Verdict.tie: None, Verdict.lose: False}[outcome]
+        return MetricSpec(name=f"{outcome.value}_{dimension}", fn=fn, higher_is_better=direction,
+                          dimension=dimension, label=f"Pass@5 {outcome.value} rate, {label}", kind="rate")  # fmt: skip
 
-
-def metric(name: str) -> MetricSpec:
-    try:
-        return METRICS[name]
-    except KeyError:
-        raise KeyError(f"unknown metric {name!r}; known: {', '.join(METRICS)}") from None
-
-
-def instance_value(spec: MetricSpec, inst: InstanceResult, opts: ScoreOptions = ScoreOptions()) -> float | None:
-    """A metric's value on one instance under one judge."""
-    return spec.fn(score_vector(inst, spec.dimension, opts))
+    return tuple(rate(v) for v in Verdict)

@@ -14,7 +14,7 @@ deepseek-v4-pro, combined], judge temperature [0] and reasoning [highest],
 generation sampling [the vendor's default] and reasoning [highest where the model
 has a setting], what the models read [background papers whole up to the
 context window], the generation prompt [original, A.4], the prompt set
-[rqbench-v1], judging settings [standalone and comparative], judges run [novelty,
+[rqbench-v1], judging settings [standalone and comparative], criteria judged [novelty,
 narrowness, overlap], comparative orderings [1], instances [all], and the
 combine rule [pooled: our reading, since the paper's equation is missing from
 our copy of it; see docs/fidelity.md].
@@ -53,10 +53,10 @@ PAPER_JUDGES = ("gemini/gemini-3.1-pro", "deepseek/deepseek-v4-pro")
 JUDGE_KEYS = {"gemini/gemini-3.1-pro": "GEMINI_API_KEY", "deepseek/deepseek-v4-pro": "DEEPSEEK_API_KEY"}
 JUDGE_TEMPERATURE = 0.0
 REASONING = HIGHEST_REASONING
-# A.4: the original prompt; §5.1: both settings, one call per comparison; §5: the three judges.
+# A.4: the original prompt; §5.1: both settings, one call per comparison; §5: the three criteria.
 PROMPT_VARIANT = "original"
 SETTINGS = ("standalone", "comparative")
-METRICS = ("novelty", "narrowness", "overlap")
+CRITERIA = ("novelty", "narrowness", "overlap")
 ORDERINGS = 1
 # The paper names a "two-judge combined" figure; its equation is missing from our text, and
 # pooling the instance x judge verdicts is our reading of it (docs/fidelity.md, M4).
@@ -184,7 +184,7 @@ class RunPlan:
     prompt_variant: str
     prompts: PromptSet
     settings: Sequence[str]
-    metrics: Sequence[str]
+    criteria: Sequence[str]
     orderings: int
     combine: CombineRule | None = None  # None: the run writes no combined figure (``rqbench judge``)
     instances: int | None = None  # instances the run covers
@@ -314,9 +314,9 @@ def departures(plan: RunPlan) -> list[Departure]:
     if tuple(s for s in SETTINGS if s in plan.settings) != SETTINGS:
         out.append(Departure(item="judging settings", ours=" and ".join(plan.settings) + " only",
                              paper="standalone and comparative", restore="--setting both"))  # fmt: skip
-    if tuple(m for m in METRICS if m in plan.metrics) != METRICS:
-        out.append(Departure(item="judges run", ours=", ".join(plan.metrics) + " only",
-                             paper=", ".join(METRICS), restore=f"--metrics {','.join(METRICS)}"))  # fmt: skip
+    if tuple(c for c in CRITERIA if c in plan.criteria) != CRITERIA:
+        out.append(Departure(item="criteria judged", ours=", ".join(plan.criteria) + " only",
+                             paper=", ".join(CRITERIA), restore=f"--criteria {','.join(CRITERIA)}"))  # fmt: skip
     if plan.orderings != ORDERINGS:
         out.append(Departure(item="comparative orderings", ours=f"{plan.orderings} shuffled orderings per instance",
                              paper="one call per comparison", restore="--orderings 1"))  # fmt: skip
@@ -369,7 +369,7 @@ def plan_lines(plan: RunPlan, bench: Benchmark | None = None) -> list[str]:
         cut = f"; {instances_cut(bench, u.policy)} of {len(bench.instances)} instances cut" if bench else ""
         lines.append(f"  input of {role} {u.label}: {u.policy.describe()}{cut}")
     order = "ordering" if plan.orderings == 1 else "orderings"
-    lines.append(f"  judging: {' and '.join(plan.settings)}; {', '.join(plan.metrics)}; "
+    lines.append(f"  judging: {' and '.join(plan.settings)}; {', '.join(plan.criteria)}; "
                  f"{plan.orderings} comparative {order}")  # fmt: skip
     labels = sorted({j.label for j in plan.judges})
     if plan.combine is not None and len(labels) >= 2:

@@ -1,41 +1,23 @@
-"""Columnar scores: a results file's per-instance ``ScoreVector``s as numpy arrays, and the metrics over them.
+"""Columnar scores: a results file's scores as numpy arrays, one table per file, read by every metric.
 
-``summarize`` reads each results file once into a ``ScoreTable`` (one row per
-instance; per dimension the GT's value and the model candidates' values, NaN
-for unscored) and computes every figure as array operations. The numbers are
-those of ``metrics.score_vector`` and the ``MetricSpec`` functions, bit for bit:
-candidate scores are the same integer sums divided by the same counts, the
-``mean_scores`` rule adds judges in the same order, and observations come out in
-the order the per-instance functions produced them (tests/test_summary_fast.py
-checks this against the per-instance path on random results).
+``summarize`` reads each results file once into a ``ScoreTable``: one row per
+instance and, per dimension of every criterion, the GT's value and the model
+candidates' values (NaN for unscored). Each criterion says how an instance
+becomes those values (``Criterion.table_values``), and each metric's declared
+function (``MetricSpec.fn``) computes its figure from them; nothing here knows a
+criterion or a metric by name.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from rqbench.evaluate.metrics import (
-    METRICS,
-    NARROWNESS_DIMS,
-    NOVELTY_DIMS,
-    MetricSpec,
-    NarrownessAggregation,
-    OrderingAggregation,
-    ScoreOptions,
-    Verdict,
-    split_candidates,
-)
-from rqbench.records import InstanceResult, ResultsFile
-
-DIMENSIONS: tuple[str, ...] = (*NOVELTY_DIMS, *NARROWNESS_DIMS, "overlap")
-_TIE_TOL = 1e-9
-_NAN = float("nan")
-_NOVELTY = operator.attrgetter(*NOVELTY_DIMS)
-_NARROWNESS = operator.attrgetter(*NARROWNESS_DIMS)
+from rqbench.evaluate.criteria import CRITERIA
+from rqbench.evaluate.metrics import ScoreOptions, split_candidates
+from rqbench.records import ResultsFile
 
 
 @dataclass
@@ -59,39 +41,6 @@ class ScoreTable:
         return np.flatnonzero(self.subfields == subfield)
 
 
-def _instance_values(inst: InstanceResult, opts: ScoreOptions) -> tuple[list[list[float]], list[float]]:
-    """Per candidate (GT first) the value on every novelty and narrowness dimension; and the overlap scores."""
-    gt, model = split_candidates(inst)
-    papers = inst.background_paper_ids
-    first = opts.orderings is OrderingAggregation.first
-    agg = opts.narrowness
-    out = []
-    for c in (gt, *model):
-        if c.novelty_by_ordering:
-            scores = c.novelty_by_ordering[:1] if first else c.novelty_by_ordering
-        else:
-            scores = [c.novelty] if c.novelty is not None else []
-        # integer scores: a sum over orderings divided by their count, as metrics.novelty_value computes it
-        if len(scores) == 1:
-            vals = [float(x) for x in _NOVELTY(scores[0])]
-        elif scores:
-            vals = [sum(col) / len(scores) for col in zip(*map(_NOVELTY, scores))]
-        else:
-            vals = [_NAN] * len(NOVELTY_DIMS)
-        marks = [_NARROWNESS(c.narrowness[k]) for k in papers if k in c.narrowness]
-        if not marks:
-            vals += [_NAN] * len(NARROWNESS_DIMS)
-        elif agg is NarrownessAggregation.mean:
-            vals += [sum(col) / len(marks) for col in zip(*marks)]
-        elif agg is NarrownessAggregation.max:
-            vals += [float(max(col)) for col in zip(*marks)]
-        else:
-            vals += [float(min(col)) for col in zip(*marks)]
-        out.append(vals)
-    overlap = [float(s) for s in inst.overlap.pairwise_scores] if inst.overlap is not None else []
-    return out, overlap
-
-
 def score_table(
     r: ResultsFile, opts: ScoreOptions, *, subfield: str | None = None, keep: str = "last"
 ) -> ScoreTable:
@@ -104,14 +53,15 @@ def score_table(
     index: dict[str, int] = {}
     arxiv: list[str] = []
     subs: list[str] = []
-    cand_vals: list[list[list[float]]] = []
-    overlaps: list[list[float]] = []
+    per_row: list[list[tuple[list[float], list[list[float]]]]] = []  # per row, per criterion: (gt, model slots)
     repeats = False
+    criteria = list(CRITERIA.values())
     for inst in r.instances:
         if subfield is not None and inst.subfield != subfield:
             continue
         try:
-            vals, ov = _instance_values(inst, opts)
+            gt, model = split_candidates(inst)
+            vals = [c.table_values(inst, gt, model, opts) for c in criteria]
         except ValueError as exc:
             raise ValueError(f"results of judge {r.judge.label!r} for {r.submission.model!r}: {exc}") from exc
         row = index.get(inst.rq_id)
@@ -122,60 +72,24 @@ def score_table(
             index[inst.rq_id] = len(arxiv)
             arxiv.append(inst.arxiv_id)
             subs.append(inst.subfield)
-            cand_vals.append(vals)
-            overlaps.append(ov)
+            per_row.append(vals)
         else:
-            arxiv[row], subs[row], cand_vals[row], overlaps[row] = inst.arxiv_id, inst.subfield, vals, ov
+            arxiv[row], subs[row], per_row[row] = inst.arxiv_id, inst.subfield, vals
     n = len(arxiv)
-    width = max((len(v) - 1 for v in cand_vals), default=0)
-    dims = len(NOVELTY_DIMS) + len(NARROWNESS_DIMS)
-    grid = np.full((n, width + 1, dims), np.nan)
-    for i, vals in enumerate(cand_vals):
-        grid[i, : len(vals)] = vals
-    gt = {d: grid[:, 0, j].copy() for j, d in enumerate(DIMENSIONS[:dims])}
-    model = {d: grid[:, 1:, j].copy() for j, d in enumerate(DIMENSIONS[:dims])}
-    ov_width = max((len(o) for o in overlaps), default=0)
-    ov = np.full((n, ov_width), np.nan)
-    for i, o in enumerate(overlaps):
-        ov[i, : len(o)] = o
-    gt["overlap"] = np.full(n, np.nan)
-    model["overlap"] = ov
-    return ScoreTable(list(index), arxiv, np.asarray(subs, dtype=object), gt, model, repeats)
-
-
-# --------------------------------------------------------------------------
-# The metrics on arrays
-# --------------------------------------------------------------------------
-
-
-def best(model: np.ndarray, higher_is_better: bool) -> np.ndarray:
-    """Best@5 per row over the scored candidates; NaN where none is scored."""
-    if model.shape[1] == 0:
-        return np.full(model.shape[0], np.nan)
-    return (np.fmax if higher_is_better else np.fmin).reduce(model, axis=1)
-
-
-def verdict_indicator(gt: np.ndarray, model: np.ndarray, outcome: Verdict, higher_is_better: bool) -> np.ndarray:
-    """1.0 where the Pass@5 verdict is ``outcome``, 0.0 where it is another, NaN where there is none."""
-    b = best(model, higher_is_better)
-    valid = ~np.isnan(b) & ~np.isnan(gt)
-    with np.errstate(invalid="ignore"):
-        tie = np.abs(b - gt) <= _TIE_TOL
-        better = b > gt if higher_is_better else b < gt
-    hit = {Verdict.tie: tie, Verdict.win: ~tie & better, Verdict.lose: ~tie & ~better}[outcome]
-    return np.where(valid, hit.astype(float), np.nan)
-
-
-def metric_values(spec: MetricSpec, gt: np.ndarray, model: np.ndarray, reference: bool = False) -> np.ndarray:
-    """A metric's per-row value (NaN = no value), as ``spec.fn`` (or ``spec.reference_fn``) gives it per instance."""
-    if reference:
-        if spec.kind != "score":
-            raise ValueError(f"metric {spec.name!r} has no reference value")
-        return gt
-    if spec.kind in ("score", "diagnostic"):
-        return best(model, bool(spec.higher_is_better) if spec.kind == "score" else True)
-    outcome = Verdict(spec.name.split("_", 1)[0])
-    return verdict_indicator(gt, model, outcome, spec.family.higher_is_better)
+    gt_cols: dict[str, np.ndarray] = {}
+    model_cols: dict[str, np.ndarray] = {}
+    for k, c in enumerate(criteria):
+        width = max((len(vals[k][1]) for vals in per_row), default=0)
+        grid = np.full((n, width + 1, len(c.dimensions)), np.nan)
+        for i, vals in enumerate(per_row):
+            g, slots = vals[k]
+            grid[i, 0] = g
+            if slots:
+                grid[i, 1 : len(slots) + 1] = slots
+        for j, d in enumerate(c.dimensions):
+            gt_cols[d.name] = grid[:, 0, j].copy()
+            model_cols[d.name] = grid[:, 1:, j].copy()
+    return ScoreTable(list(index), arxiv, np.asarray(subs, dtype=object), gt_cols, model_cols, repeats)
 
 
 def mean_over_judges(parts: Sequence[np.ndarray]) -> np.ndarray:
@@ -195,14 +109,3 @@ def mean_over_judges(parts: Sequence[np.ndarray]) -> np.ndarray:
         count += have
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-
-def _check_covered() -> None:
-    for spec in METRICS.values():
-        if spec.dimension not in DIMENSIONS:
-            raise ValueError(f"metric {spec.name!r}: dimension {spec.dimension!r} has no column in ScoreTable")
-        if spec.kind == "rate" and spec.name.split("_", 1)[0] not in {v.value for v in Verdict}:
-            raise ValueError(f"rate metric {spec.name!r} does not name its verdict (win_/tie_/lose_)")
-
-
-_check_covered()

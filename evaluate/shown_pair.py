@@ -26,7 +26,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rqbench.evaluate.metrics import ScoreOptions, novelty_value, split_candidates
+from rqbench.evaluate.criteria import CRITERIA
+from rqbench.evaluate.metrics import ScoreOptions, split_candidates
 from rqbench.hashing import content_hash
 from rqbench.records import InstanceResult, ResultsFile
 
@@ -68,7 +69,7 @@ def shown_candidate(per_judge: Sequence[InstanceResult], options: ScoreOptions =
         for c in model:
             if c.candidate_id not in order:
                 order.append(c.candidate_id)
-            vals = [novelty_value(c, d, options) for d in ORDER]
+            vals = [CRITERIA["novelty"].candidate_value(c, d, options) for d in ORDER]
             if all(v is not None for v in vals):
                 keys[c.candidate_id].append(tuple(vals))  # type: ignore[arg-type]
     if not keys:

@@ -47,7 +47,8 @@ from pydantic import BaseModel, Field
 
 from rqbench import paths
 from rqbench.evaluate.bootstrap import cluster_bootstrap_mean
-from rqbench.evaluate.metrics import ScoreOptions, novelty_value, split_candidates
+from rqbench.evaluate.criteria import CRITERIA
+from rqbench.evaluate.metrics import ScoreOptions, split_candidates
 from rqbench.io import atomic_open, read_jsonl
 from rqbench.records import CitedPaper, InstanceResult, ResultsFile
 
@@ -291,7 +292,7 @@ def select_by_mean_novelty(per_judge: Sequence[InstanceResult], options: ScoreOp
     for inst in per_judge:
         _, model = split_candidates(inst)
         for i, c in enumerate(model):
-            vals = [novelty_value(c, d, options) for d in _MEAN_DIMS]
+            vals = [CRITERIA["novelty"].candidate_value(c, d, options) for d in _MEAN_DIMS]
             if all(v is not None for v in vals):
                 sums[i].append([sum(vals) / 3, *vals])  # type: ignore[arg-type]
     if not sums:

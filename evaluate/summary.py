@@ -27,8 +27,9 @@ from pydantic import BaseModel, Field
 from threadpoolctl import threadpool_limits
 
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean_codes
-from rqbench.evaluate.metrics import METRICS, CombineRule, MetricSpec, ScoreOptions
-from rqbench.evaluate.score_table import ScoreTable, mean_over_judges, metric_values, score_table
+from rqbench.evaluate.criteria import METRICS
+from rqbench.evaluate.metrics import CombineRule, MetricSpec, ScoreOptions
+from rqbench.evaluate.score_table import ScoreTable, mean_over_judges, score_table
 from rqbench.io import read_model
 from rqbench.records import PromptSetRef, ResultsFile
 
@@ -73,7 +74,7 @@ class Provenance(BaseModel):
 
 
 class SummaryRow(BaseModel):
-    """One leaderboard/report row; ``figures`` is keyed by ``metrics.METRICS`` names."""
+    """One leaderboard/report row; ``figures`` is keyed by metric name (``rqbench.evaluate.criteria.METRICS``)."""
 
     row_kind: Literal["model", "reference"] = "model"
     model: str
@@ -287,12 +288,12 @@ def _observations(
     """Per-instance values of one figure for one judge (one view) or the combined rule, in the per-instance order."""
     if combine is CombineRule.mean_scores and len(views) > 1:
         union, gt, model, codes = _aligned(views, spec.dimension)
-        vals = metric_values(spec, gt, model, reference)
+        vals = spec.values(gt, model, reference)
         keep = ~np.isnan(vals)
         return vals[keep], codes[keep], [(union, keep)]
     values, clusters, cover = [], [], []
     for v in views:
-        vals = metric_values(spec, v.table.gt[spec.dimension][v.rows], v.table.model[spec.dimension][v.rows], reference)
+        vals = spec.values(v.table.gt[spec.dimension][v.rows], v.table.model[spec.dimension][v.rows], reference)
         keep = ~np.isnan(vals)
         values.append(vals[keep])
         clusters.append(v.codes[keep])
@@ -347,7 +348,7 @@ def _figures(
     figures: dict[str, Figure] = {}
     hits: dict[int, tuple[Sequence[str], np.ndarray]] = {}  # per rq_id list: rows with a value in some figure
     for name, spec in METRICS.items():
-        if setting not in spec.settings or (reference and spec.reference_fn is None):
+        if setting not in spec.settings or (reference and not spec.reference):
             continue
         values, codes, cover = _observations(spec, views, combine, reference)
         fig = _figure(values, codes, n_boot, seed)
@@ -547,14 +548,14 @@ def instance_values(
         views = [tables.view(g.judges[lab], None) for lab in sorted(g.judges)]
         union, gt, model, _ = _aligned(views, spec.dimension)
         if rule is CombineRule.mean_scores:
-            vals = metric_values(spec, gt, model)
+            vals = spec.values(gt, model)
         else:  # each judge's value, then their mean
             positions = [{v.table.rq_ids[i]: i for i in v.rows} for v in views]
             per_judge = []
             for v, pos in zip(views, positions):
                 at = np.fromiter((pos.get(rq, -1) for rq in union), dtype=np.int64, count=len(union))
-                x = metric_values(spec, v.table.gt[spec.dimension][np.maximum(at, 0)],
-                                  v.table.model[spec.dimension][np.maximum(at, 0)])  # fmt: skip
+                x = spec.values(v.table.gt[spec.dimension][np.maximum(at, 0)],
+                                v.table.model[spec.dimension][np.maximum(at, 0)])  # fmt: skip
                 per_judge.append(np.where(at >= 0, x, np.nan))
             vals = mean_over_judges(per_judge)
         per = {rq: float(x) for rq, x in zip(union, vals) if not np.isnan(x)}

@@ -19,7 +19,8 @@ from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, summary_rows
 from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRateRow
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.meta_eval import MetaEvalRow
-from rqbench.evaluate.metrics import DIMENSION_LABELS, NARROWNESS_DIMS, describe_combine_rule
+from rqbench.evaluate.criteria import CRITERIA, SETTINGS, ReportTable, dimension
+from rqbench.evaluate.metrics import describe_combine_rule
 from rqbench.evaluate.shown_pair import RULE
 from rqbench.evaluate.similarity import SimilarityRow
 from rqbench.evaluate.summary import COMBINED, Figure, SummaryRow
@@ -127,8 +128,9 @@ def _grid(
 # Tables from summary rows
 # --------------------------------------------------------------------------
 
-_NOV_COLS = [(d, DIMENSION_LABELS[d]) for d in ("non_obviousness", "originality", "gap_addressing")]
-_NAR_COLS = [(d, DIMENSION_LABELS[d]) for d in NARROWNESS_DIMS]
+def _columns(t: ReportTable) -> list[tuple[str, str]]:
+    """(dimension, label) for each of a declared table's dimensions."""
+    return [(d, dimension(d)[1].label) for d in t.dimensions]
 
 
 def _score_cell(r: SummaryRow, dim: str):
@@ -144,52 +146,58 @@ def _rate_cell(other: str):
     return cell
 
 
-def overlap_table(rows: Sequence[SummaryRow]) -> Table:
-    """Table 2: Overlap@5 per model and judge (from whichever setting carried the overlap replies)."""
+def best_of_table(rows: Sequence[SummaryRow], t: ReportTable) -> Table:
+    """One figure per model and judge, from whichever setting carried it (standalone first): Table 2's overlap."""
+    assert t.metric is not None
+    metric = t.metric
     picked: dict[tuple[str, str], SummaryRow] = {}
     for r in sorted(rows, key=lambda r: r.setting != "standalone"):
-        if r.row_kind == "model" and r.subfield is None and r.figure("overlap5") is not None:
+        if r.row_kind == "model" and r.subfield is None and r.figure(metric) is not None:
             picked.setdefault((_row_name(r), r.judge), r)
 
     def cell(r: SummaryRow, _):
-        f = r.figure("overlap5")
-        return fmt_score(f), [("overlap5", f)]
+        f = r.figure(metric)
+        return fmt_score(f), [(metric, f)]
 
-    return _grid(list(picked.values()), [("overlap", "Overlap@5")], cell, name="overlap",
-                 caption="Author-anchor overlap: mean ± std over instances of the best of five overlap scores (0-4). "
-                 "A diagnostic, not a quality score.", paper_table="Table 2")
-
-
-def novelty_scores_table(rows: Sequence[SummaryRow], subfield: str | None = None) -> Table:
-    """Table 3(a): standalone Best@5 novelty, mean ± std, with the GT reference row."""
-    return _grid(_select(rows, "standalone", subfield), _NOV_COLS, _score_cell, name=_n("novelty_standalone_scores", subfield),
-                 caption="Standalone novelty: mean ± std of each model's best-of-five score per dimension (0-3); "
-                 "the GT row is the author-anchored RQ's own score." + _sf(subfield), paper_table="Table 3(a)")
+    return _grid(list(picked.values()), [(metric, t.column)], cell, name=t.name, caption=t.caption,
+                 paper_table=t.paper_tables["any"])  # fmt: skip
 
 
-def novelty_rates_table(rows: Sequence[SummaryRow], setting: str, subfield: str | None = None) -> Table:
-    """Table 3(b) / Table 4: Pass@5 win (tie) rates, %, per judge and combined."""
-    return _grid([r for r in _select(rows, setting, subfield) if r.row_kind == "model"], _NOV_COLS, _rate_cell("tie"),
-                 name=_n(f"novelty_{setting}_rates", subfield),
-                 caption=f"{setting.capitalize()} novelty: Pass@5 win rate % [95% CI] (tie rate %) of the best of "
-                 "five model RQs against the GT." + _sf(subfield),
-                 paper_table="Table 3(b)" if setting == "standalone" else "Table 4")
+def scores_table(rows: Sequence[SummaryRow], t: ReportTable, subfield: str | None = None) -> Table:
+    """Standalone Best@5 per dimension, mean ± std, with the GT reference row (Tables 3(a), 7(a))."""
+    return _grid(_select(rows, "standalone", subfield), _columns(t), _score_cell, name=_n(t.name, subfield),
+                 caption=t.caption + _sf(subfield), paper_table=t.paper_tables["standalone"])  # fmt: skip
 
 
-def narrowness_scores_table(rows: Sequence[SummaryRow], subfield: str | None = None) -> Table:
-    """Table 7(a): standalone Best@5 (min) narrowness, lower is broader."""
-    return _grid(_select(rows, "standalone", subfield), _NAR_COLS, _score_cell, name=_n("narrowness_standalone_scores", subfield),
-                 caption="Standalone narrowness: mean ± std of each model's least narrow of five RQs (0-3, lower is "
-                 "broader); the GT row is the author-anchored RQ's own score." + _sf(subfield), paper_table="Table 7(a)")
+def rates_table(rows: Sequence[SummaryRow], t: ReportTable, setting: str, subfield: str | None = None) -> Table:
+    """Pass@5 win rate with the table's other rate in brackets, per judge and combined (Tables 3(b), 4, 7(b), 8)."""
+    caption = t.caption.replace("{setting}", setting).replace("{Setting}", setting.capitalize())
+    return _grid([r for r in _select(rows, setting, subfield) if r.row_kind == "model"], _columns(t),
+                 _rate_cell(t.other), name=_n(t.name.replace("{setting}", setting), subfield),
+                 caption=caption + _sf(subfield), paper_table=t.paper_tables[setting])  # fmt: skip
 
 
-def narrowness_rates_table(rows: Sequence[SummaryRow], setting: str, subfield: str | None = None) -> Table:
-    """Table 7(b) / Table 8: win (lose) rates; win = less narrow than the GT."""
-    return _grid([r for r in _select(rows, setting, subfield) if r.row_kind == "model"], _NAR_COLS, _rate_cell("lose"),
-                 name=_n(f"narrowness_{setting}_rates", subfield),
-                 caption=f"{setting.capitalize()} narrowness: win rate % [95% CI] (lose rate %); a win is a best RQ "
-                 "less narrow than the GT." + _sf(subfield),
-                 paper_table="Table 7(b)" if setting == "standalone" else "Table 8")
+def _paper_order(paper_table: str) -> tuple[int, str]:
+    """'Table 3(b)' -> (3, '(b)'): the paper's order of its tables."""
+    number = paper_table.removeprefix("Table ")
+    digits = "".join(ch for ch in number if ch.isdigit())
+    return int(digits or 0), number[len(digits):]
+
+
+def criterion_tables(rows: Sequence[SummaryRow], subfield: str | None = None) -> list[Table]:
+    """Every table the criteria declare, in the paper's order (only those kept per sub-field for a split)."""
+    made: list[tuple[str, Table]] = []
+    for c in CRITERIA.values():
+        for t in c.report_tables:
+            if subfield is not None and not t.by_subfield:
+                continue
+            if t.kind == "best_of":
+                made.append((t.paper_tables["any"], best_of_table(rows, t)))
+            elif t.kind == "scores":
+                made.append((t.paper_tables["standalone"], scores_table(rows, t, subfield)))
+            else:
+                made += [(t.paper_tables[s], rates_table(rows, t, s, subfield)) for s in SETTINGS]
+    return [table for _, table in sorted(made, key=lambda m: _paper_order(m[0]))]
 
 
 def prompt_variant_table(rows: Sequence[SummaryRow], judge: str | None = None) -> Table | None:
@@ -203,7 +211,7 @@ def prompt_variant_table(rows: Sequence[SummaryRow], judge: str | None = None) -
     if not multi:
         return None
     use = [r for r in use if r.model in multi]
-    cols = _NOV_COLS + _NAR_COLS
+    cols = [col for c in CRITERIA.values() for t in c.report_tables if t.kind == "scores" for col in _columns(t)]
     who = f"{judge} judge" if judge else "per judge"
     return _grid(use, cols, _score_cell, name="prompt_variants",
                  caption=f"Prompt variants ({who}, standalone): Best@5 novelty (higher is better) and "
@@ -446,20 +454,11 @@ def write_table(t: Table, out_dir: Path) -> list[Path]:
 
 def summary_tables(rows: Sequence[SummaryRow], *, by_subfield: bool = False) -> list[Table]:
     """Every table that comes from summary rows alone, in the paper's order."""
-    out = [overlap_table(rows), novelty_scores_table(rows)]
-    for setting in ("standalone", "comparative"):
-        out.append(novelty_rates_table(rows, setting))
-    out.append(narrowness_scores_table(rows))
-    for setting in ("standalone", "comparative"):
-        out.append(narrowness_rates_table(rows, setting))
+    out = criterion_tables(rows)
     pv = prompt_variant_table(rows)
     if pv is not None:
         out.append(pv)
     if by_subfield:
         for sf in sorted({r.subfield for r in rows if r.subfield is not None}):
-            out.append(novelty_scores_table(rows, sf))
-            out += [novelty_rates_table(rows, s, sf) for s in ("standalone", "comparative")]
-            out.append(narrowness_scores_table(rows, sf))
-            out += [narrowness_rates_table(rows, s, sf) for s in ("standalone", "comparative")]
+            out += criterion_tables(rows, sf)
     return [t for t in out if not t.display.empty]
-

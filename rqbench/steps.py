@@ -1,11 +1,13 @@
-"""The one registry of LLM steps: each step's reply model, prompt files and owner.
+"""The builder's and generation's LLM steps: each step's reply model, prompt files and owner.
 
 A step is one prompt of the method, asked of a model for one kind of reply. Its
 name picks the template pair ``<step>.system.md`` / ``<step>.user.md`` in a
 prompt set, goes into the cache key and the call log, and tags the request on
 the wire (``X-RQBench-Step``). The module that runs a step (its owner) looks the
-step up here by its own name for it, a build stage, a judge setting or a
-generation variant, instead of spelling the step name or the reply model itself.
+step up here by its own name for it, a build stage or a generation variant,
+instead of spelling the step name or the reply model itself. The judges' steps
+are declared by their criteria (``rqbench.evaluate.criteria``), each in its own
+module, with the same ``Step`` type.
 
 The reply model held here is the base one; an owner may narrow it (a build
 stage bounds long texts for grammar-constrained decoders, generation adds the
@@ -19,16 +21,11 @@ from dataclasses import dataclass
 from rqbench.records import (
     AuthorRQsReply,
     CitedContributionsReply,
-    ComparativeNarrownessReply,
-    ComparativeNoveltyReply,
     ContributionsReply,
     GapReply,
     GenerationReply,
     InfluenceReply,
-    OverlapReply,
     Reply,
-    StandaloneNarrownessReply,
-    StandaloneNoveltyReply,
     VerificationReply,
 )
 
@@ -40,7 +37,7 @@ class Step:
     name: str
     reply_model: type[Reply]
     owner: str  # the module that runs the step
-    key: str  # the owner's name for the step: a build stage, a judge setting ("any": both), a generation variant
+    key: str  # the owner's name for the step: a build stage, a generation variant, a judge setting ("any": both)
 
     @property
     def prompt_files(self) -> tuple[str, str]:
@@ -49,8 +46,6 @@ class Step:
 
 
 _GENERATE = "rqbench.evaluate.generate"
-_NOVELTY = "rqbench.evaluate.judges.novelty"
-_NARROWNESS = "rqbench.evaluate.judges.narrowness"
 
 STEPS: dict[str, Step] = {
     s.name: s
@@ -71,12 +66,6 @@ STEPS: dict[str, Step] = {
         Step("generation_revised_multi", GenerationReply, _GENERATE, "revised_multi"),
         Step("generation_strict", GenerationReply, _GENERATE, "strict"),
         Step("generation_strict_multi", GenerationReply, _GENERATE, "strict_multi"),
-        # the judges
-        Step("novelty_standalone", StandaloneNoveltyReply, _NOVELTY, "standalone"),
-        Step("novelty_comparative", ComparativeNoveltyReply, _NOVELTY, "comparative"),
-        Step("narrowness_standalone", StandaloneNarrownessReply, _NARROWNESS, "standalone"),
-        Step("narrowness_comparative", ComparativeNarrownessReply, _NARROWNESS, "comparative"),
-        Step("overlap", OverlapReply, "rqbench.evaluate.judges.overlap", "any"),
     )
 }
 

@@ -19,37 +19,19 @@ import io
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import pandas as pd
-from rqbench.evaluate.metrics import METRICS, describe_combine_rule
-from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
+
 from rqbench.demo import is_demo_model
+from rqbench.evaluate.criteria import CRITERIA, METRICS, Column
+from rqbench.evaluate.metrics import describe_combine_rule
+from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
 from rqbench.space.html_table import Cell, Header
 
-Group = Literal["model", "headline", "novelty", "narrowness", "overlap", "human agreement", "provenance"]
-GROUPS: tuple[Group, ...] = ("model", "headline", "novelty", "narrowness", "overlap", "human agreement", "provenance")
+# One group per criterion (its columns are the criterion's declared ones), around who and where from.
+GROUPS: tuple[str, ...] = ("model", "headline", *CRITERIA, "human agreement", "provenance")
 # The default view: who (model, setting, judge) and the headline figures; the other groups are one click away.
-DEFAULT_GROUPS: tuple[Group, ...] = ("model", "headline")
-
-
-@dataclass(frozen=True)
-class Column:
-    """One leaderboard column; ``metric`` names a ``METRICS`` entry for figure columns."""
-
-    label: str
-    group: Group
-    metric: str | None = None
-    percent: bool = False
-    higher_is_better: bool | None = None
-    headline: bool = False  # shown by the "headline" group whatever its own group
-
-
-def _metric_col(name: str, label: str, group: Group, *, headline: bool = False) -> Column:
-    spec = METRICS[name]
-    return Column(label=label, group=group, metric=name, percent=spec.kind == "rate",
-                  higher_is_better=spec.higher_is_better, headline=headline)  # fmt: skip
-
+DEFAULT_GROUPS: tuple[str, ...] = ("model", "headline")
 
 ID_COLUMNS: tuple[Column, ...] = (
     Column("Model", "model"),
@@ -59,23 +41,7 @@ ID_COLUMNS: tuple[Column, ...] = (
     Column("Judge", "model"),
 )
 
-FIGURE_COLUMNS: tuple[Column, ...] = (
-    _metric_col("best5_originality", "Best@5 originality", "novelty", headline=True),
-    _metric_col("best5_gap_addressing", "Best@5 gap addressing", "novelty", headline=True),
-    _metric_col("best5_non_obviousness", "Best@5 non-obviousness", "novelty", headline=True),
-    _metric_col("win_originality", "Win % originality", "novelty"),
-    _metric_col("tie_originality", "Tie % originality", "novelty"),
-    _metric_col("win_gap_addressing", "Win % gap addressing", "novelty"),
-    _metric_col("tie_gap_addressing", "Tie % gap addressing", "novelty"),
-    _metric_col("win_non_obviousness", "Win % non-obviousness", "novelty", headline=True),
-    _metric_col("tie_non_obviousness", "Tie % non-obviousness", "novelty", headline=True),
-    _metric_col("lose_non_obviousness", "Lose % non-obviousness", "novelty", headline=True),
-    _metric_col("best5_source_bound_score", "Best@5 source-boundedness ↓", "narrowness", headline=True),
-    _metric_col("best5_diagnostic_test_score", "Best@5 diagnostic framing ↓", "narrowness"),
-    _metric_col("lose_source_bound_score", "Lose % source-boundedness", "narrowness"),
-    _metric_col("lose_diagnostic_test_score", "Lose % diagnostic framing", "narrowness"),
-    _metric_col("overlap5", "Overlap@5", "overlap", headline=True),
-)
+FIGURE_COLUMNS: tuple[Column, ...] = tuple(col for c in CRITERIA.values() for col in c.columns)
 
 AGREEMENT_COLUMN = Column("Human agreement % (non-obviousness)", "human agreement", percent=True,
                           higher_is_better=True)  # fmt: skip

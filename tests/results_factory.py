@@ -156,3 +156,17 @@ def results(
         instances=instances,
         totals=totals or CallTotals(),
     )
+
+
+def metric_value(name: str, inst: InstanceResult, opts: Any = None) -> float | None:
+    """Metric ``name`` on one instance as the summary computes it: the score table, then the declared function."""
+    import numpy as np
+
+    from rqbench.evaluate.criteria import METRICS
+    from rqbench.evaluate.metrics import ScoreOptions
+    from rqbench.evaluate.score_table import score_table
+
+    spec = METRICS[name]
+    t = score_table(results([inst]), opts or ScoreOptions())
+    v = spec.fn(t.gt[spec.dimension], t.model[spec.dimension])[0]
+    return None if np.isnan(v) else float(v)

@@ -13,15 +13,9 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean
-from rqbench.evaluate.metrics import (
-    METRICS,
-    CombineRule,
-    MetricSpec,
-    ScoreOptions,
-    ScoreVector,
-    mean_vector,
-    score_vector,
-)
+from metric_oracle import ORACLE, ScoreVector, mean_vector, reference_value, score_vector
+from rqbench.evaluate.criteria import METRICS
+from rqbench.evaluate.metrics import CombineRule, MetricSpec, ScoreOptions
 from rqbench.evaluate.summary import (
     COMBINED,
     REFERENCE_MODEL,
@@ -75,8 +69,7 @@ def _observations(
     spec: MetricSpec, vecs: _Vectors, labels: Sequence[str], combine: CombineRule | None, reference: bool
 ) -> tuple[list[float], list[str], set[str]]:
     """Per-instance values of one figure for one judge (one label) or the combined rule."""
-    fn = spec.reference_fn if reference else spec.fn
-    assert fn is not None
+    fn = reference_value if reference else ORACLE[spec.name]
     values: list[float] = []
     clusters: list[str] = []
     covered: set[str] = set()
@@ -112,7 +105,7 @@ def _figures(
     figures: dict[str, Figure] = {}
     covered: set[str] = set()
     for name, spec in METRICS.items():
-        if setting not in spec.settings or (reference and spec.reference_fn is None):
+        if setting not in spec.settings or (reference and not spec.reference):
             continue
         values, clusters, cov = _observations(spec, vecs, labels, combine, reference)
         fig = _figure(values, clusters, n_boot, seed)
@@ -208,7 +201,7 @@ def _reference_rows(
             for f in files:
                 for inst in _instances(f, split):
                     if inst.rq_id not in per:
-                        dims = {s.dimension for s in METRICS.values() if s.reference_fn is not None}
+                        dims = {s.dimension for s in METRICS.values() if s.reference}
                         per[inst.rq_id] = (inst.arxiv_id, {d: score_vector(inst, d, options) for d in dims})
             vecs[label] = per
         if split is not None and not any(vecs.values()):
@@ -259,11 +252,11 @@ def reference_instance_values(
         for rq in sorted({rq for lab in labels for rq in vecs[lab]}):
             have = [vecs[lab][rq][1][spec.dimension] for lab in labels if rq in vecs[lab]]
             if rule is CombineRule.mean_scores:
-                v = spec.fn(mean_vector(have))
+                v = ORACLE[spec.name](mean_vector(have))
                 if v is not None:
                     per[rq] = v
             else:
-                vals = [x for h in have if (x := spec.fn(h)) is not None]
+                vals = [x for h in have if (x := ORACLE[spec.name](h)) is not None]
                 if vals:
                     per[rq] = sum(vals) / len(vals)
         sub = next(iter(g.judges.values())).submission

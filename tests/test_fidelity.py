@@ -343,15 +343,16 @@ def test_j6_candidates_reach_the_judge_as_fenced_data_with_their_words_intact():
 
 
 def test_j7_j8_standalone_one_a_call_comparative_all_in_one_seeded_order():
-    from rqbench.evaluate.judges import JudgeConfig, Metric
+    from rqbench.evaluate.criteria import JudgeConfig
+    from rqbench.evaluate.criteria.requests import group_candidates
 
     from rqbench.prompts import load_prompt_set
 
     ids = ["gt", "m0", "m1", "m2", "m3", "m4"]
     stand = JudgeConfig(model="m", label="m", setting="standalone", prompts=load_prompt_set())
     comp = JudgeConfig(model="m", label="m", setting="comparative", prompts=load_prompt_set(), seed=3)
-    assert Metric.group_candidates(stand, "r", ids) == [[c] for c in ids]
-    (group,) = Metric.group_candidates(comp, "r", ids)
+    assert group_candidates(stand, "r", ids) == [[c] for c in ids]
+    (group,) = group_candidates(comp, "r", ids)
     order = list(ids)
     random.Random("3:r:0").shuffle(order)
     assert group == order
@@ -391,20 +392,33 @@ def test_j16_one_comparative_call_per_instance_by_default():
 
 
 def test_m1_m3_m7_best_at_5_and_its_verdicts():
-    from rqbench.evaluate.metrics import best_at_5, verdict as pass_verdict
+    import numpy as np
 
-    assert best_at_5([1, 3, None, 2, 0]) == 3 and best_at_5([1, 3, None, 2, 0], higher_is_better=False) == 0
-    assert [pass_verdict(b, 2) for b in (3, 2, 1)] == ["win", "tie", "lose"]
-    assert pass_verdict(1, 2, higher_is_better=False) == "win"  # narrowness: less narrow than the GT wins
+    from rqbench.evaluate.criteria import METRICS
+
+    model = np.array([[1, 3, np.nan, 2, 0]] * 3, dtype=float)
+    gt = np.array([2.0, 3.0, 4.0])
+    assert METRICS["best5_originality"].fn(gt, model).tolist() == [3, 3, 3]
+    assert METRICS["best5_source_bound_score"].fn(gt, model).tolist() == [0, 0, 0]
+    outcome = {v: METRICS[f"{v}_originality"].fn(gt, model).tolist() for v in ("win", "tie", "lose")}
+    assert outcome == {"win": [1, 0, 0], "tie": [0, 1, 0], "lose": [0, 0, 1]}
+    # narrowness: less narrow (lower) than the GT wins
+    assert METRICS["win_source_bound_score"].fn(np.array([2.0]), model[:1]).tolist() == [1]
 
 
 def test_m2_best_at_5_is_reported_as_mean_and_sample_std():
     import statistics
 
-    from rqbench.evaluate.metrics import mean_std
+    from results_factory import cand, instance, results
 
-    m, s, n = mean_std([1, 2, 3, None])
-    assert (m, n) == (2, 3) and s == pytest.approx(statistics.stdev([1, 2, 3]))
+    from rqbench.evaluate.summary import summarize
+
+    best = [1, 2, 3]
+    made = results([instance(f"2501.0000{i}_rq0", cand("gt"), [cand(f"m{k}", (b, 0, 0)) for k in range(5)])
+                    for i, b in enumerate(best)])  # fmt: skip
+    (row,) = [r for r in summarize([made], n_boot=20) if r.row_kind == "model"]
+    fig = row.figure("best5_originality")
+    assert (fig.value, fig.n) == (2, 3) and fig.std == pytest.approx(statistics.stdev(best))
 
 
 def test_m4_a_combined_figure_exists_only_over_two_judges():
@@ -422,20 +436,18 @@ def test_m4_a_combined_figure_exists_only_over_two_judges():
 
 
 def test_m5_best5_means_are_standalone_only():
-    from rqbench.evaluate.metrics import METRICS
+    from rqbench.evaluate.criteria import METRICS
 
     best = [m for name, m in METRICS.items() if name.startswith("best5_")]
     assert best and all(m.settings == ("standalone",) for m in best)
 
 
 def test_m6_overlap_at_5_is_the_best_of_five():
-    from rqbench.evaluate.metrics import overlap_at_5
+    from results_factory import cand, instance, metric_value
 
-    from rqbench.records import OverlapReply
-
-    r = OverlapReply.model_validate({"pairwise_scores": [1, 2, 0, 2, 1], "covering_subset_indices": [1],
-                                     "covered": True})  # fmt: skip
-    assert overlap_at_5(r) == 2 and overlap_at_5(None) is None
+    with_reply = instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)], overlap=[1, 2, 0, 2, 1])
+    without = instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])
+    assert metric_value("overlap5", with_reply) == 2 and metric_value("overlap5", without) is None
 
 
 class _WordsEmbedder:

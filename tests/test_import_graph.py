@@ -117,11 +117,11 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_walk_sees_every_part_of_the_product():
     modules = product_modules()
     for name in ("rqbench", "rqbench.io", "rqbench.llm.client", "rqbench.builder.citations", "rqbench.builder.cite_syntax",
-                 "rqbench.evaluate.judges.base", "rqbench.space.stores", "rqbench.dataset_card.card"):  # fmt: skip
+                 "rqbench.evaluate.criteria.base", "rqbench.space.stores", "rqbench.dataset_card.card"):  # fmt: skip
         assert name in modules, name
     graph = import_graph()
     assert "rqbench.builder.cite_syntax" in graph["rqbench.builder.latex_text"]
-    assert "rqbench.evaluate.judges.base" in graph["rqbench.evaluate.judges"]  # a relative or package import counts
+    assert "rqbench.evaluate.criteria.base" in graph["rqbench.evaluate.criteria"]  # a relative or package import counts
 
 
 def test_imports_inside_functions_and_relative_imports_are_edges(tmp_path):

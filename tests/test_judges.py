@@ -8,8 +8,8 @@ from pathlib import Path
 
 import evaluate_factory as F
 import pytest
-from rqbench.evaluate.judges import METRICS, JudgeConfig, candidate_block, candidate_values, data_tag, shuffled
-from rqbench.evaluate.judges.base import render
+from rqbench.evaluate.criteria import CRITERIA, JudgeConfig, candidate_block, candidate_values, data_tag, shuffled
+from rqbench.evaluate.criteria.requests import render
 from rqbench.evaluate.judging import judge_submission, read_results
 
 from rqbench.llm import LLM
@@ -24,10 +24,10 @@ def judge(setting="standalone", seed=0, orderings=1) -> JudgeConfig:
     return JudgeConfig(model="x", label="x", setting=setting, prompts=PROMPTS, seed=seed, orderings=orderings)
 
 
-def run(srv, bench, sub, out, *, settings=("standalone",), metrics=("novelty",), llm=None, **kw):
+def run(srv, bench, sub, out, *, settings=("standalone",), criteria=("novelty",), llm=None, **kw):
     llm = llm or LLM()
     cfg = llm.register(srv.model_config())
-    paths = judge_submission(bench, sub, [cfg.name], list(settings), llm=llm, out_dir=out, metrics=list(metrics),
+    paths = judge_submission(bench, sub, [cfg.name], list(settings), llm=llm, out_dir=out, criteria=list(criteria),
                              progress=False, **kw)
     return [read_results(p) for p in paths]
 
@@ -88,7 +88,7 @@ def test_the_tag_is_stable_per_content_so_reruns_hit_the_cache():
     bench = F.benchmark(2)
     inst = bench.instances[0]
     cands = {"gt": inst.gt_rq, **{f"m{k}": q for k, q in enumerate(F.five(inst.rq_id))}}
-    for metric in METRICS.values():
+    for metric in CRITERIA.values():
         for setting in ("standalone", "comparative"):
             first = [r.messages for r in metric.requests(judge(setting), bench, inst, cands)]
             again = [r.messages for r in metric.requests(judge(setting), bench, inst, cands)]
@@ -111,15 +111,15 @@ def test_standalone_groups_one_candidate_per_call_and_comparative_all():
     bench = F.benchmark(2)
     inst = bench.instances[1]  # two background papers
     cands = {"gt": inst.gt_rq, **{f"m{k}": q for k, q in enumerate(F.five(inst.rq_id))}}
-    nov = METRICS["novelty"].requests(judge("standalone"), bench, inst, cands)
+    nov = CRITERIA["novelty"].requests(judge("standalone"), bench, inst, cands)
     assert [r.candidate_ids for r in nov] == [(c,) for c in cands]
-    comp = METRICS["novelty"].requests(judge("comparative", orderings=3), bench, inst, cands)
+    comp = CRITERIA["novelty"].requests(judge("comparative", orderings=3), bench, inst, cands)
     assert len(comp) == 3 and all(sorted(r.candidate_ids) == sorted(cands) for r in comp)
-    narrow = METRICS["narrowness"].requests(judge("standalone"), bench, inst, cands)
+    narrow = CRITERIA["narrowness"].requests(judge("standalone"), bench, inst, cands)
     assert len(narrow) == 12 and {r.paper_id for r in narrow} == set(inst.background_paper_ids)
-    narrow_c = METRICS["narrowness"].requests(judge("comparative"), bench, inst, cands)
+    narrow_c = CRITERIA["narrowness"].requests(judge("comparative"), bench, inst, cands)
     assert len(narrow_c) == 2 and all(len(r.candidate_ids) == 6 for r in narrow_c)
-    ov = METRICS["overlap"].requests(judge(), bench, inst, cands)
+    ov = CRITERIA["overlap"].requests(judge(), bench, inst, cands)
     assert len(ov) == 1 and ov[0].candidate_ids == tuple(f"m{k}" for k in range(5))
     assert inst.gt_rq in ov[0].messages[1]["content"].split("CANDIDATES")[0]
     # candidates are never labelled human or model
@@ -142,7 +142,7 @@ def test_each_judge_parses_its_replies(scripted_server, tmp_path):
     bench = F.benchmark(2)
     sub = F.submission(bench, tmp_path / "sub")
     (sa, cp) = run(scripted_server, bench, sub, tmp_path / "res", settings=("standalone", "comparative"),
-                   metrics=("novelty", "narrowness", "overlap"), seed=3, orderings=2)
+                   criteria=("novelty", "narrowness", "overlap"), seed=3, orderings=2)
     for rf in (sa, cp):
         for inst in rf.instances:
             assert inst.failures == []
@@ -200,7 +200,7 @@ def test_transport_failure_is_recorded_by_name(scripted_server, tmp_path):
     sub = F.submission(bench, tmp_path / "s")
     scripted_server.responder = F.judge_reply
     scripted_server.fault_plan = lambda n: Fault("status", status=401)  # not transient: fails at once
-    (rf,) = run(scripted_server, bench, sub, tmp_path / "r", metrics=("overlap",))
+    (rf,) = run(scripted_server, bench, sub, tmp_path / "r", criteria=("overlap",))
     assert rf.instances[0].overlap is None
     assert rf.instances[0].failures[0].startswith("overlap[m0,m1,m2,m3,m4]: AuthenticationError")
 
@@ -209,7 +209,7 @@ def test_reparse_makes_zero_calls_and_applies_todays_rules(scripted_server, tmp_
     scripted_server.responder = F.judge_reply
     bench = F.benchmark(2)
     sub = F.submission(bench, tmp_path / "s")
-    (rf,) = run(scripted_server, bench, sub, tmp_path / "r", metrics=("novelty", "overlap"))
+    (rf,) = run(scripted_server, bench, sub, tmp_path / "r", criteria=("novelty", "overlap"))
     n = len(scripted_server.requests)
     path = next((tmp_path / "r").glob("*.json"))
     # tamper with a stored reply: reparse must read the stored text, not call again

@@ -68,7 +68,7 @@ def test_judge_dry_run_counts_without_sending(build, judge_env, scripted_server,
     bench, root = build
     sub = F.submission(bench, tmp_path / "sub")
     out = tmp_path / "results"
-    assert main(["judge", str(sub.path), "--judge", judge_env, "--setting", "standalone", "--metrics", "novelty",
+    assert main(["judge", str(sub.path), "--judge", judge_env, "--setting", "standalone", "--criteria", "novelty",
                  "--dataset", str(root), "--out", str(out), "--dry-run"]) == 0
     assert "dry run: 18 calls to send" in capsys.readouterr().out  # 3 instances x 6 candidates
     assert scripted_server.requests == [] and not out.exists()
@@ -83,10 +83,10 @@ def test_invalid_or_partial_submissions_are_refused(build, judge_env, tmp_path, 
     assert main(["validate", str(f), "--dataset", str(root)]) == 1
     assert "no line for this rq_id" in capsys.readouterr().out
     assert main(["judge", str(f), "--judge", judge_env, "--dataset", str(root), "--out", str(tmp_path / "r"),
-                 "--metrics", "overlap", "--setting", "standalone"]) == 1
+                 "--criteria", "overlap", "--setting", "standalone"]) == 1
     assert "needs --allow-partial" in capsys.readouterr().err
     assert main(["judge", str(f), "--judge", judge_env, "--dataset", str(root), "--out", str(tmp_path / "r"),
-                 "--metrics", "overlap", "--setting", "standalone", "--allow-partial"]) == 0
+                 "--criteria", "overlap", "--setting", "standalone", "--allow-partial"]) == 0
     assert "coverage 2/3 (66.7%)" in capsys.readouterr().out
     (rf,) = [read_results(p) for p in (tmp_path / "r").glob("*.json")]
     assert len(rf.instances) == 2 and rf.instances_expected == 3
@@ -100,7 +100,7 @@ def test_generation_failures_become_recorded_instance_failures(build, judge_env,
 
     sub = F.submission(bench, tmp_path / "sub", failed={bench.rq_ids[1]})
     (path,) = judge_submission(bench, sub, [judge_env], ["standalone"], llm=LLM(), out_dir=tmp_path / "r",
-                               metrics=["novelty"], progress=False)
+                               criteria=["novelty"], progress=False)
     inst = read_results(path).instances[1]
     assert inst.failures == ["generation_failed: invalid_reply: scripted"]
     assert [c.candidate_id for c in inst.candidates] == ["gt"] and inst.candidates[0].novelty is None
@@ -110,7 +110,7 @@ def test_evaluate_runs_every_stage_with_an_estimate_first(build, judge_env, scri
     _, root = build
     out = tmp_path / "results"
     rc = main(["evaluate", "--model", judge_env, "--judge", judge_env, "--dataset", str(root), "--out", str(out),
-               "--setting", "standalone", "--metrics", "novelty,overlap", "--report-dir", str(tmp_path / "report")])
+               "--setting", "standalone", "--criteria", "novelty,overlap", "--report-dir", str(tmp_path / "report")])
     printed = capsys.readouterr().out
     assert rc == 0, printed
     assert printed.splitlines()[0].startswith("dry run: 24 calls to send")  # 3 generations + 3 x (6 + 1) judge calls
@@ -128,7 +128,7 @@ def test_one_real_local_model_judge_call(tmp_path):
     bench = F.benchmark(1)
     sub = F.submission(bench, tmp_path / "sub")
     (path,) = judge_submission(bench, sub, ["local"], ["standalone"], llm=LLM(), out_dir=tmp_path / "r",
-                               metrics=["overlap"], progress=False)
+                               criteria=["overlap"], progress=False)
     rf = read_results(path)
     inst = rf.instances[0]
     assert rf.judge.model == "local/smollm2-135m" and rf.totals.calls >= 1
@@ -160,7 +160,7 @@ def test_a_judge_reply_cut_at_the_budget_is_recorded_as_truncated_and_stays_so_o
     cfg = llm.register(scripted_server.model_config(max_tokens=64))
     sub = F.submission(bench, tmp_path / "sub")
     (path,) = judge_submission(bench, sub, [cfg.name], ["standalone"], llm=llm, out_dir=tmp_path / "r",
-                               metrics=["novelty"], progress=False)  # fmt: skip
+                               criteria=["novelty"], progress=False)  # fmt: skip
     n_requests = len(scripted_server.requests)
     assert n_requests == 3 * 6  # nothing re-asked
     rf = read_results(path)
@@ -178,7 +178,7 @@ def test_each_instance_records_what_of_each_background_paper_the_judge_read(buil
     bench, root = build
     sub = F.submission(bench, tmp_path / "sub")
     out = tmp_path / "r"
-    assert main(["judge", str(sub.path), "--judge", judge_env, "--setting", "standalone", "--metrics",
+    assert main(["judge", str(sub.path), "--judge", judge_env, "--setting", "standalone", "--criteria",
                  "novelty,narrowness", "--background-tokens", "120", "--dataset", str(root), "--out", str(out)]) == 0
     (rf,) = [read_results(p) for p in out.glob("*.json")]
     two = rf.instances[1]  # the instance with two background papers

@@ -150,3 +150,25 @@ def test_a_one_judge_run_has_no_combined_row_and_the_default_view_shows_its_judg
     assert "combined" not in set(table["Judge"])
     shown = lb.render(table, lb.View())
     assert set(shown["Judge"]) == {"judge-a"} and set(shown["Model"]) == {"solo-model", "author-anchored (GT)"}
+
+
+def test_a_metrics_declared_function_is_what_the_leaderboard_cell_shows(monkeypatch):
+    """One implementation per metric: swap a metric's declared function and the leaderboard cell follows."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from rqbench.evaluate.criteria import METRICS
+
+    res = [make_results("open-model", judge="judge-a", setting=s, bias=0.4) for s in ("standalone", "comparative")]
+    before = lb.build_table(summarize(res, n_boot=20))
+    model_rows = before["Type"] != "reference"
+    assert (before.loc[model_rows, "Best@5 originality"].dropna() != 0.25).any()
+
+    spec = METRICS["best5_originality"]
+    monkeypatch.setitem(METRICS, spec.name, replace(spec, fn=lambda gt, model: np.full(len(gt), 0.25)))
+    after = lb.build_table(summarize(res, n_boot=20))
+    cells = after.loc[after["Type"] != "reference", "Best@5 originality"].dropna()
+    assert len(cells) and (cells == 0.25).all()
+    # the reference row is the GT's own score, not the metric's function: it stays
+    assert after.loc[~model_rows, "Best@5 originality"].tolist() == before.loc[~model_rows, "Best@5 originality"].tolist()

@@ -1,4 +1,10 @@
-"""Hand-computed metric cases (tests/metric_cases/*.json) run by one parametrised test, plus direct checks."""
+"""Hand-computed metric cases (tests/metric_cases/*.json) run through the product's path and the oracle.
+
+Each case is one instance under one judge. The product's value is what the
+summary computes: the results file's score table, then the metric's declared
+function (``MetricSpec.fn``); the oracle's is the per-instance definition in
+tests/metric_oracle.py. Both must give the hand-computed number.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from results_factory import cand, instance, nov, simple_instance
+import numpy as np
+from metric_oracle import ORACLE, score_vector
+from results_factory import cand, instance, metric_value, nov, simple_instance
+from rqbench.evaluate.criteria import CRITERIA, METRICS
 from rqbench.evaluate.metrics import (
-    METRICS,
     NarrownessAggregation,
     OrderingAggregation,
     ScoreOptions,
-    ScoreVector,
-    SelectionRule,
     Verdict,
-    best_at_5,
-    instance_value,
-    mean_vector,
-    select_best,
-    verdict,
-    verdict_rates,
+    best,
+    verdicts,
 )
+from rqbench.evaluate.score_table import mean_over_judges
 
 CASES_DIR = Path(__file__).parent / "metric_cases"
 
@@ -72,12 +75,11 @@ def test_hand_computed_case(case_id, case):
     inst = _build(case)
     opts = _options(case)
     for name, want in case["expected"].items():
-        got = instance_value(METRICS[name], inst, opts)
-        assert got == (None if want is None else pytest.approx(want)), f"{case_id}: {name} = {got}, want {want}"
-    for key, want in case.get("select", {}).items():
-        rule, _, dim = key.partition(":")
-        got = select_best(inst, SelectionRule(rule), dim=dim or "non_obviousness", opts=opts)
-        assert got == want, f"{case_id}: select {key} = {got}, want {want}"
+        expected = None if want is None else pytest.approx(want)
+        got = metric_value(name, inst, opts)
+        assert got == expected, f"{case_id}: {name} = {got}, want {want}"
+        oracle = ORACLE[name](score_vector(inst, METRICS[name].dimension, opts))
+        assert oracle == expected, f"{case_id}: oracle {name} = {oracle}, want {want}"
 
 
 def test_cases_exist_for_every_metric_family():
@@ -86,27 +88,29 @@ def test_cases_exist_for_every_metric_family():
         assert any(n.startswith(prefix) for n in names), prefix
 
 
-def test_verdict_direction_and_rates():
-    assert verdict(2, 1, True) is Verdict.win
-    assert verdict(2, 1, False) is Verdict.lose
-    assert verdict(1.0, 1.0 + 1e-12) is Verdict.tie
-    assert verdict(None, 1) is None
-    r = verdict_rates([Verdict.win, Verdict.tie, Verdict.tie, Verdict.lose, None])
-    assert (r.win, r.tie, r.lose, r.n) == (0.25, 0.5, 0.25, 4)
-    assert verdict_rates([]).n == 0
+def test_verdicts_direction_and_ties():
+    a = np.array([2.0, 2.0, 1.0, np.nan, 1.0])
+    b = np.array([1.0, 1.0, 1.0 + 1e-12, 1.0, 3.0])
+    up = verdicts(a, b, True)
+    assert up[Verdict.win][:2].tolist() == [1.0, 1.0] and up[Verdict.tie][2] == 1.0 and up[Verdict.lose][4] == 1.0
+    down = verdicts(a, b, False)
+    assert down[Verdict.lose][0] == 1.0 and down[Verdict.win][4] == 1.0
+    assert all(np.isnan(v[3]) for v in up.values())  # no verdict where a value is missing
+    total = sum(np.nan_to_num(v) for v in up.values())
+    assert total.tolist() == [1.0, 1.0, 1.0, 0.0, 1.0]  # exactly one outcome per scored row
 
 
-def test_best_at_5_direction():
-    assert best_at_5([1, None, 3], True) == 3
-    assert best_at_5([1, None, 3], False) == 1
-    assert best_at_5([None, None]) is None
+def test_best_direction_and_unscored():
+    m = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]])
+    assert best(m, True)[0] == 3 and best(m, False)[0] == 1
+    assert np.isnan(best(m, True)[1])
+    assert np.isnan(best(np.zeros((2, 0)), True)).all()
 
 
-def test_mean_vector_averages_per_candidate_over_scoring_judges():
-    a = ScoreVector(gt=1.0, model=(3.0, None, 0.0))
-    b = ScoreVector(gt=2.0, model=(1.0, 2.0, None))
-    m = mean_vector([a, b])
-    assert m.gt == 1.5 and m.model == (2.0, 2.0, 0.0)
+def test_mean_over_judges_averages_each_cell_over_the_judges_that_have_it():
+    a = np.array([[3.0, np.nan, 0.0]])
+    b = np.array([[1.0, 2.0, np.nan]])
+    assert mean_over_judges([a, b]).tolist() == [[2.0, 2.0, 0.0]]
 
 
 def test_metric_specs_declare_direction_and_labels():
@@ -117,17 +121,16 @@ def test_metric_specs_declare_direction_and_labels():
     assert METRICS["best5_originality"].settings == ("standalone",)
     assert "comparative" in METRICS["win_originality"].settings
     assert all(s.label for s in METRICS.values())
+    assert set(METRICS) == set(ORACLE), "every metric has its per-instance definition in the oracle"
 
 
 def test_bad_candidate_order_is_a_clear_error():
     inst = simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5)
     inst.candidates = [inst.candidates[1], inst.candidates[0], *inst.candidates[2:]]
     with pytest.raises(ValueError, match=r"2501.00001_rq0: candidates\[0\].candidate_id must be 'gt'"):
-        instance_value(METRICS["best5_originality"], inst)
+        metric_value("best5_originality", inst)
 
 
 def test_unknown_dimension_is_a_clear_error():
-    from rqbench.evaluate.metrics import novelty_value
-
-    with pytest.raises(ValueError, match="unknown novelty dimension 'novelty'"):
-        novelty_value(cand("m0"), "novelty")
+    with pytest.raises(KeyError, match="criterion 'novelty' has no dimension 'novelty'"):
+        CRITERIA["novelty"].candidate_value(cand("m0"), "novelty", ScoreOptions())

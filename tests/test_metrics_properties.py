@@ -6,16 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from results_factory import cand, instance, results
-from rqbench.evaluate.metrics import (
-    METRICS,
-    NARROWNESS_DIMS,
-    NOVELTY_DIMS,
-    ScoreOptions,
-    NarrownessAggregation,
-    instance_value,
-    score_vector,
-)
+from metric_oracle import NARROWNESS_DIMS, NOVELTY_DIMS
+from results_factory import cand, instance, metric_value, results
+from rqbench.evaluate.criteria import CRITERIA, METRICS, dimension
+from rqbench.evaluate.metrics import NarrownessAggregation, ScoreOptions
 from rqbench.evaluate.summary import summarize
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -54,7 +48,7 @@ def test_standalone_figures_do_not_depend_on_candidate_order(inst, order):
     for name, spec in METRICS.items():
         if spec.dimension == "overlap":
             continue
-        assert instance_value(spec, a) == instance_value(spec, b), name
+        assert metric_value(name, a) == metric_value(name, b), name
 
 
 @SETTINGS
@@ -63,7 +57,7 @@ def test_each_instance_has_exactly_one_verdict_per_dimension(inst):
     gt, model = inst
     built = _build(gt, model)
     for dim in (*NOVELTY_DIMS, *NARROWNESS_DIMS):
-        vals = [instance_value(METRICS[f"{o}_{dim}"], built) for o in ("win", "tie", "lose")]
+        vals = [metric_value(f"{o}_{dim}", built) for o in ("win", "tie", "lose")]
         if all(v is None for v in vals):
             continue
         assert sorted(vals) == [0.0, 0.0, 1.0], (dim, vals)
@@ -75,11 +69,11 @@ def test_five_copies_of_the_gt_tie(gt, agg):
     built = instance("2501.00001_rq0", _cand("gt", gt), [_cand(f"m{i}", gt) for i in range(5)])
     opts = ScoreOptions(narrowness=agg)
     for dim in (*NOVELTY_DIMS, *NARROWNESS_DIMS):
-        tie = instance_value(METRICS[f"tie_{dim}"], built, opts)
+        tie = metric_value(f"tie_{dim}", built, opts)
         assert tie in (None, 1.0)
         if tie is not None:
-            vec = score_vector(built, dim, opts)
-            assert METRICS[f"best5_{dim}"].fn(vec) == vec.gt
+            gt = CRITERIA[dimension(dim)[0].name].candidate_value(built.candidates[0], dim, opts, ["p1"])
+            assert metric_value(f"best5_{dim}", built, opts) == gt
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

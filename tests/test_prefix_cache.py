@@ -12,7 +12,7 @@ import litellm
 import pytest
 from pydantic import BaseModel
 from rqbench.evaluate.background import background_block
-from rqbench.evaluate.judges import METRICS, SETTINGS, JudgeConfig
+from rqbench.evaluate.criteria import CRITERIA, SETTINGS, JudgeConfig
 from rqbench.evaluate.judging import _judge_one
 from rqbench.evaluate.schedule import InstanceScheduler, PrioritySlots
 
@@ -43,7 +43,7 @@ def _requests(bench, setting, orderings=3):
     judge = JudgeConfig(model="x", label="x", setting=setting, prompts=PROMPTS, orderings=orderings)
     inst = bench.instances[1]  # two background papers
     cands = {"gt": inst.gt_rq, **{f"m{i}": q for i, q in enumerate(F.five(inst.rq_id))}}
-    return inst, cands, [r for m in METRICS.values() for r in m.requests(judge, bench, inst, cands)]
+    return inst, cands, [r for m in CRITERIA.values() for r in m.requests(judge, bench, inst, cands)]
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
@@ -85,7 +85,7 @@ def test_the_system_text_of_a_step_is_the_same_for_every_instance_and_candidate(
         for inst in bench.instances:
             judge = JudgeConfig(model="x", label="x", setting=setting, prompts=PROMPTS)
             cands = {"gt": inst.gt_rq, **{f"m{i}": q for i, q in enumerate(F.five(inst.rq_id))}}
-            for m in METRICS.values():
+            for m in CRITERIA.values():
                 for r in m.requests(judge, bench, inst, cands):
                     systems[r.step].add(r.messages[0]["content"])
         assert all(len(s) == 1 for s in systems.values()), setting
@@ -210,11 +210,11 @@ def test_a_judging_run_sends_calls_instance_by_instance(tmp_path: Path):
     sub = F.submission(bench, tmp_path / "sub")
     llm = _RecordingLLM(slots=1)  # a one-slot model (llama.cpp) under the default run concurrency
     judge = JudgeConfig(model="x", label="x", setting="standalone", prompts=PROMPTS)
-    asyncio.run(_judge_one(bench, sub, judge, list(METRICS), llm, 8, progress=False, retry_failed=False))
+    asyncio.run(_judge_one(bench, sub, judge, list(CRITERIA), llm, 8, progress=False, retry_failed=False))
     by_instance = []
     for inst in bench.instances:
         cands = {"gt": inst.gt_rq, **{f"m{i}": q for i, q in enumerate(sub.entries[inst.rq_id].research_questions)}}
-        reqs = [r for m in METRICS.values() for r in m.requests(judge, bench, inst, cands)]
+        reqs = [r for m in CRITERIA.values() for r in m.requests(judge, bench, inst, cands)]
         by_instance.append(sorted(r.messages[-1]["content"][r.shared_chars :] for r in reqs))
     sent = [tail for _, tail in llm.calls]
     assert len(sent) == sum(len(s) for s in by_instance)

@@ -12,6 +12,7 @@ import socket
 import evaluate_factory as F
 import pytest
 from rqbench.evaluate import protocol as P
+from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
 from rqbench.evaluate.judging import read_results
 from rqbench.evaluate.metrics import describe_combine_rule
 
@@ -157,7 +158,7 @@ def test_offline_dry_run_lists_every_departure_with_the_flag_that_restores_it(bu
         (["--limit", "2"], "instances", "drop --limit"),
         (["--orderings", "2"], "comparative orderings", "--orderings 1"),
         (["--setting", "standalone"], "judging settings", "--setting both"),
-        (["--metrics", "novelty"], "judges run", "--metrics novelty,narrowness,overlap"),
+        (["--criteria", "novelty"], "criteria judged", "--criteria novelty,narrowness,overlap"),
         (["--prompt", "strict"], "generation prompt", "--prompt original"),
         (["--prompt", "revised"], "generation prompt", "--prompt original"),
         (["--combine", "mean_scores"], "combine rule", "--combine pooled"),
@@ -211,13 +212,13 @@ def test_results_files_record_the_protocol_and_its_departures(build, scripted_se
     spec = F.scripted_spec(scripted_server)
     sub = F.submission(bench, tmp_path / "sub")
     out = tmp_path / "r"
-    assert main(["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--metrics", "novelty",
+    assert main(["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--criteria", "novelty",
                  "--dataset", str(root), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     (rf,) = [read_results(p) for p in out.glob("*.json")]
     assert rf.protocol is not None and rf.protocol.name == "custom" and not rf.protocol.faithful
     items = [d.item for d in rf.protocol.departures]
-    assert items[:2] == ["judges", "combined figure"] and "judging settings" in items and "judges run" in items
+    assert items[:2] == ["judges", "combined figure"] and "judging settings" in items and "criteria judged" in items
     assert all(d.restore for d in rf.protocol.departures)
     assert f"{len(items)} departures from the paper's protocol:" in printed  # what was recorded was shown
     # the judge's background: whole papers under its (assumed) window, recorded per instance and metric
@@ -252,7 +253,7 @@ def test_the_prompt_allowance_holds_every_generation_and_judge_prompt_with_the_l
     values = {"papers": "", "background": "", "n_papers": "3", "ground_truth": longest,
               **candidate_values([longest] * 6)}  # the fenced block judges get: candidates, data_tag, n_candidates
     sizes = {}
-    for name in STEPS:
+    for name in [*STEPS, *JUDGE_STEPS]:
         if not (name.startswith(("generation_", "novelty_", "narrowness_")) or name == "overlap"):
             continue
         t = prompts[name]
@@ -272,6 +273,6 @@ def test_the_plan_of_a_library_call_is_worked_out_even_when_no_cli_gave_one(buil
     cfg = llm.register(scripted_server.model_config())
     sub = F.submission(bench, tmp_path / "sub")
     (path,) = judge_submission(bench, sub, [cfg.name], ["comparative"], llm=llm, out_dir=tmp_path / "r",
-                               metrics=["overlap"], progress=False)  # fmt: skip
+                               criteria=["overlap"], progress=False)  # fmt: skip
     rec = read_results(path).protocol
     assert rec is not None and rec.name == "custom" and rec.departures[0].item == "judges"

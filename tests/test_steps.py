@@ -1,4 +1,5 @@
-"""The step registry: complete against the packaged prompt set, and the one source its owners read."""
+"""The LLM steps: the registry (builder, generation) and the criteria's own declarations, complete against the
+packaged prompt set, and the one source their owners read."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import importlib
 import pytest
 from rqbench.builder import pipeline
 from rqbench.evaluate.generate import CheckedGenerationReply, generation_step
-from rqbench.evaluate.judges import SETTINGS, metric_for_step
+from rqbench.evaluate.criteria import CRITERIA, SETTINGS, criterion_for_step
+from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
 from scripted_replies import REPLIES
 
 from rqbench.prompts import DEFAULT_PROMPT_SET
@@ -15,28 +17,33 @@ from rqbench.records import Reply, reply_json_schema
 from rqbench.steps import STEPS, in_package, owned_by, owned_step, step
 
 
+ALL_STEPS = {**STEPS, **JUDGE_STEPS}
+
+
+def test_step_names_are_unique_across_the_registry_and_the_criteria():
+    assert not set(STEPS) & set(JUDGE_STEPS)
+
+
 def test_every_step_has_its_prompt_files_and_every_prompt_file_a_step():
     files = {p.name for p in DEFAULT_PROMPT_SET.iterdir() if p.suffix == ".md"}
-    wanted = {f for s in STEPS.values() for f in s.prompt_files}
+    wanted = {f for s in ALL_STEPS.values() for f in s.prompt_files}
     assert sorted(wanted - files) == [], "steps without their prompt files"
     assert sorted(files - wanted) == [], "prompt files that belong to no step"
 
 
 def test_every_step_names_a_reply_model_and_an_owner_that_exists():
-    for s in STEPS.values():
+    for s in ALL_STEPS.values():
         assert issubclass(s.reply_model, Reply), s.name
         importlib.import_module(s.owner)
 
 
 def test_unknown_names_are_errors_that_say_what_exists():
-    with pytest.raises(KeyError, match="no LLM step 'novelty'.*novelty_standalone"):
+    with pytest.raises(KeyError, match="no LLM step 'novelty'.*influence"):
         step("novelty")
     with pytest.raises(KeyError, match="owns no LLM step"):
         owned_by("rqbench.evaluate.summary")
     with pytest.raises(ValueError, match="owns 6 LLM steps"):
         owned_step("rqbench.evaluate.generate")
-    with pytest.raises(ValueError, match="share the name 'standalone'"):
-        in_package("rqbench.evaluate")
 
 
 def test_the_build_stages_read_their_steps_from_the_registry():
@@ -52,18 +59,18 @@ def test_the_build_stages_read_their_steps_from_the_registry():
         assert issubclass(stage_reply, s.reply_model) and stage_reply.__name__ == s.reply_model.__name__
 
 
-def test_the_judges_read_their_steps_from_the_registry():
-    judge_steps = [s for s in STEPS.values() if s.owner.startswith("rqbench.evaluate.judges.")]
-    assert {s.name for s in judge_steps} == {"novelty_standalone", "novelty_comparative", "narrowness_standalone",
-                                             "narrowness_comparative", "overlap"}  # fmt: skip
-    for s in judge_steps:
-        metric = metric_for_step(s.name)
-        assert type(metric).__module__ == s.owner
-        assert metric.reply_model_for(s.name) is s.reply_model
-        for setting in SETTINGS if s.key == "any" else (s.key,):
-            assert metric.step_for(setting) == s.name
-    with pytest.raises(KeyError, match="no judge owns step 'gaps'"):
-        metric_for_step("gaps")
+def test_each_criterion_declares_its_own_steps():
+    assert set(JUDGE_STEPS) == {"novelty_standalone", "novelty_comparative", "narrowness_standalone",
+                                "narrowness_comparative", "overlap"}  # fmt: skip
+    for c in CRITERIA.values():
+        for key, s in c.steps.items():
+            assert criterion_for_step(s.name) is c
+            assert s.owner == type(c).__module__ and s.key == key
+            assert c.reply_model_for(s.name) is s.reply_model
+            for setting in SETTINGS if key == "any" else (key,):
+                assert c.step_for(setting) == s.name
+    with pytest.raises(KeyError, match="no criterion asks step 'gaps'"):
+        criterion_for_step("gaps")
 
 
 def test_generation_reads_its_steps_from_the_registry():
@@ -78,4 +85,4 @@ def test_generation_reads_its_steps_from_the_registry():
 
 
 def test_the_scripted_responder_answers_every_step():
-    assert set(REPLIES) == set(STEPS)
+    assert set(REPLIES) == set(ALL_STEPS)

@@ -8,7 +8,8 @@ import pytest
 from results_factory import cand, instance, results
 from summary_reference import reference_instance_values, reference_summarize
 
-from rqbench.evaluate.metrics import METRICS, NarrownessAggregation, OrderingAggregation, ScoreOptions
+from rqbench.evaluate.criteria import METRICS
+from rqbench.evaluate.metrics import NarrownessAggregation, OrderingAggregation, ScoreOptions
 from rqbench.evaluate.summary import instance_values, summarize
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV")

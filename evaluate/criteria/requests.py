@@ -1,10 +1,9 @@
-"""What every judge shares: the frozen configuration, candidate grouping, delimiting, and parsing.
+"""What a judge call is made of: the judge's configuration, one request, its candidate order, its reply.
 
-A judge run is one model configuration in one setting. Each metric (novelty,
-narrowness, overlap) is a small ``Metric`` that says which step's prompt to
-fill, with which variables, and where a parsed reply's scores go. Standalone
-and comparative differ only in ``group_candidates``: one candidate a call, or
-all of them in one call in a seeded shuffled order.
+A judge is one model configuration in one setting (``JudgeConfig``). Every
+criterion builds its calls as ``JudgeRequest``s with the helpers here:
+standalone and comparative differ only in how candidates are grouped (one a
+call, or all in one call in a seeded shuffled order).
 
 Candidate text is untrusted. It reaches a prompt only through
 ``rqbench.untrusted.candidate_values``: neutralised, numbered, and fenced by a
@@ -18,22 +17,21 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
-from rqbench.evaluate.background import BackgroundPolicy
-from rqbench.evaluate.dataset import Benchmark
-from rqbench.evaluate.metrics import GT_ID
 
+from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.io import RecordError
 from rqbench.llm.client import parse_json_reply
 from rqbench.prompts import PromptSet
-from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, PaperCut, Reply
-from rqbench.steps import Step, owned_by, step
-from rqbench.untrusted import CANDIDATE_VARIABLES, candidate_values
+from rqbench.records import CandidateScores, InstanceResult, PaperCut, Reply
+from rqbench.untrusted import CANDIDATE_VARIABLES
 
 Setting = Literal["standalone", "comparative"]
 SETTINGS: tuple[Setting, ...] = ("standalone", "comparative")
+
+
 
 def candidate_id(index: int) -> str:
     """The model's i-th RQ: m0..m4 (the GT is ``gt``)."""
@@ -68,7 +66,7 @@ class JudgeConfig:
 class JudgeRequest:
     """One judge call: the messages, the reply model, and which candidates it scores in which order."""
 
-    metric: str
+    criterion: str
     step: str
     messages: list[dict[str, str]]
     reply_model: type[Reply]
@@ -122,73 +120,11 @@ def shared_user_chars(prompts: PromptSet, step: str, values: dict[str, str]) -> 
                                       **{k: v for k, v in values.items() if k in template.variables()})  # fmt: skip
 
 
-class Metric:
-    """One judged concept. Subclasses say which requests to build and where scores go.
-
-    Its steps and their reply models are the step registry's entries owned by the subclass's module.
-    """
-
-    name: ClassVar[str]
-
-    def requests(
-        self, judge: JudgeConfig, bench: Benchmark, inst: EvaluationInstance, candidates: dict[str, str]
-    ) -> list[JudgeRequest]:
-        raise NotImplementedError
-
-    def apply(self, req: JudgeRequest, reply: Reply, result: InstanceResult) -> None:
-        raise NotImplementedError
-
-    def reset(self, result: InstanceResult) -> None:
-        """Clear what this metric wrote (before a reparse)."""
-        raise NotImplementedError
-
-    # -- shared helpers ---------------------------------------------------
-    @property
-    def steps(self) -> dict[str, Step]:
-        """This metric's steps by setting ("any": the same step in both), from the step registry."""
-        return owned_by(type(self).__module__)
-
-    def step_for(self, setting: str) -> str:
-        steps = self.steps
-        chosen = steps.get(setting) or steps.get("any")
-        if chosen is None:
-            raise KeyError(f"metric {self.name!r} has no step for setting {setting!r}")
-        return chosen.name
-
-    def reply_model_for(self, name: str) -> type[Reply]:
-        s = step(name)
-        if s.owner != type(self).__module__:
-            raise KeyError(f"step {name!r} is not a step of metric {self.name!r}")
-        return s.reply_model
-
-    @staticmethod
-    def group_candidates(judge: JudgeConfig, rq_id: str, ids: Sequence[str], ordering: int = 0) -> list[list[str]]:
-        """Standalone: one group per candidate. Comparative: one group, order drawn from the seed."""
-        if judge.setting == "standalone":
-            return [[c] for c in ids]
-        return [shuffled(ids, judge.seed, rq_id, ordering)]
-
-    def build(
-        self,
-        judge: JudgeConfig,
-        inst: EvaluationInstance,
-        step: str,
-        groups: Sequence[Sequence[str]],
-        candidates: dict[str, str],
-        values: dict[str, str],
-        *,
-        paper_id: str | None = None,
-        ordering: int = 0,
-        background: Sequence[PaperCut] = (),
-    ) -> list[JudgeRequest]:
-        out = []
-        for group in groups:
-            texts = [candidates[c] for c in group]
-            filled = {**values, **candidate_values(texts)}
-            msgs = render(judge.prompts, step, filled)
-            out.append(JudgeRequest(self.name, step, msgs, self.reply_model_for(step), tuple(group), paper_id,
-                                    ordering, tuple(background), shared_user_chars(judge.prompts, step, filled)))  # fmt: skip
-        return out
+def group_candidates(judge: JudgeConfig, rq_id: str, ids: Sequence[str], ordering: int = 0) -> list[list[str]]:
+    """Standalone: one group per candidate. Comparative: one group, in the order drawn from the seed."""
+    if judge.setting == "standalone":
+        return [[c] for c in ids]
+    return [shuffled(ids, judge.seed, rq_id, ordering)]
 
 
 def candidate_map(result: InstanceResult) -> dict[str, CandidateScores]:
