@@ -554,10 +554,11 @@ def _submit_over_http(space, path: Path, name: str) -> dict:
 
     with httpx.Client(base_url=space.url, timeout=60) as h:
         uploaded = h.post("/gradio_api/upload", files={"files": (path.name, path.read_bytes())}).json()[0]
-        fn = next(d["id"] for d in h.get("/config").json()["dependencies"] if d.get("api_name") == "do_submit")
+        fn = next(d["id"] for d in h.get("/config").json()["dependencies"] if d.get("api_name") == "submit")
         session = uuid.uuid4().hex
-        body = json.dumps({"data": [{"path": uploaded, "meta": {"_type": "gradio.FileData"}, "orig_name": path.name},
-                                    name], "fn_index": fn, "trigger_id": None, "session_hash": session})  # fmt: skip
+        files = [{"path": uploaded, "meta": {"_type": "gradio.FileData"}, "orig_name": path.name}]
+        body = json.dumps({"data": [files, name, False], "fn_index": fn, "trigger_id": None,
+                           "session_hash": session})  # fmt: skip
         assert h.post("/gradio_api/queue/join", content=body, headers={"content-type": "application/json"}).is_success
         with h.stream("GET", f"/gradio_api/queue/data?session_hash={session}") as stream:
             for line in stream.iter_lines():
