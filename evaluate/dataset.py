@@ -215,14 +215,17 @@ def load_benchmark(ref: str | Path | None = None, revision: str | None = None, *
     if p.exists():
         p = p.resolve()
         if (p / "records").is_dir() or (p / "instances.jsonl").exists():
-            if revision:
+            if revision and not revision.startswith("build:"):
                 raise DatasetError(f"{p} is a build folder; it has no revisions (drop --revision)")
-            return _load_build(p)
+            bench = _load_build(p)
+            if revision and revision != bench.revision:  # a request queued against this build, since rebuilt
+                raise DatasetError(f"{p} now holds {bench.revision}, not {revision}: the build changed since")
+            return bench
         if (p / ".git").exists():
             folder, resolved = _materialize(p, revision)
             return _load_parquet_tree(Path(folder), str(p), resolved, split)
         if (p / "data").is_dir():
-            if revision:
+            if revision and revision != "folder":
                 raise DatasetError(f"{p} is a plain folder, not a repository; it has no revisions (drop --revision)")
             return _load_parquet_tree(p, str(p), "folder", split)
         raise DatasetError(f"{p}: neither a build folder (records/*.jsonl) nor a dataset repository (data/<config>/)")

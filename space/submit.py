@@ -42,6 +42,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from rqbench.evaluate.submission import ENTRIES_FILE, METADATA_FILE
 from rqbench.space.records import SubmissionRequest, utcnow
 from rqbench.space.safety import AttemptLimiter, printable, redact, unstorable_characters
 from rqbench.space.stores import SpaceStores
@@ -54,7 +55,7 @@ ALLOWED_SUFFIXES = (".jsonl", ".json")
 # The page's checkbox, named by every problem a refused partial submission gets there.
 PARTIAL_BOX = "Allow a partial submission"
 PARTIAL_REMEDY_PAGE = f'a partial submission needs the "{PARTIAL_BOX}" box ticked'
-FOLDER_FILES = ("metadata.json", "submission.jsonl")  # rqbench.evaluate.submission's METADATA_FILE, ENTRIES_FILE
+FOLDER_FILES = (METADATA_FILE, ENTRIES_FILE)  # a submission folder's two files
 
 
 @dataclass(frozen=True)
@@ -150,8 +151,9 @@ class SubmitOutcome:
                     "reviews them before anything is judged or published."
                 )
             else:
+                partial = ", a partial submission: its coverage is shown beside every score" if r.partial else ""
                 text = (
-                    f"Queued: request {r.request_id} for {r.metadata.model} ({r.instances} instances), "
+                    f"Queued: request {r.request_id} for {r.metadata.model} ({r.instances} instances{partial}), "
                     f"status {r.status}. The worker recomputes every score."
                 )
             if self.warnings:
@@ -184,7 +186,7 @@ def _problem_line(p: Any, *, name_file: bool = False) -> str:
     """``line N, field F (rq_id R): message``: the upload's temporary path means nothing to the uploader, but
     with two files uploaded (``name_file``) the file's own name says which of them the line is in."""
     where = []
-    if name_file and getattr(p, "file", None):
+    if name_file and getattr(p, "file", None) and Path(p.file).name in FOLDER_FILES:
         where.append(Path(p.file).name)
     if getattr(p, "line", None) is not None:
         where.append(f"line {p.line}")

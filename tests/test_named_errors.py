@@ -105,6 +105,22 @@ def test_an_unknown_hub_revision_lists_the_hubs_tags(monkeypatch):
         load_benchmark("org/rq-bench", "v9")
 
 
+def test_a_build_folder_takes_only_its_own_revision(tmp_path):
+    """A request queued against a build folder records ``build:<id>``; the worker reads it back unless rebuilt."""
+    import evaluate_factory as F
+
+    from rqbench.evaluate.dataset import DatasetError, load_benchmark
+
+    F.write_build(F.benchmark(2), tmp_path / "build")
+    bench = load_benchmark(tmp_path / "build")
+    assert bench.revision.startswith("build:")
+    assert load_benchmark(tmp_path / "build", bench.revision).rq_ids == bench.rq_ids
+    with pytest.raises(DatasetError, match=r"now holds build:\w+, not build:other: the build changed since"):
+        load_benchmark(tmp_path / "build", "build:other")
+    with pytest.raises(DatasetError, match=r"is a build folder; it has no revisions \(drop --revision\)"):
+        load_benchmark(tmp_path / "build", "v1.0.0")
+
+
 # -- the arXiv API without a network --------------------------------------------------------------------------
 
 

@@ -46,6 +46,34 @@ def write_folder(folder: Path, rq_ids, model: str = "team/model-x", *, kind: boo
     return folder
 
 
+def test_the_worked_example_in_the_docs_is_a_complete_valid_submission(tmp_path, capsys):
+    """docs/evaluate.md's example, as printed: valid against a dataset with its two rq_ids, without a warning."""
+    from rqbench.evaluate.dataset import Benchmark
+    from rqbench.evaluate.submission import validate_submission
+    from rqbench.records import EvaluationInstance
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "evaluate.md").read_text(encoding="utf-8")
+    section = doc.split("### 2. A complete small submission", 1)[1].split("### 3.", 1)[0]
+    meta, entries = re.findall(r"```json\n(.*?)```", section, re.S)
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "metadata.json").write_text(meta)
+    (folder / "submission.jsonl").write_text(entries)
+    ids = ["2501.00001_rq0", "2501.00002_rq0"]
+    insts = [EvaluationInstance(rq_id=r, gt_rq="How far does the method carry?", arxiv_id=r.split("_")[0],
+                                subfield="cs.CL", background_paper_ids=["p0"]) for r in ids]  # fmt: skip
+    F.write_build(Benchmark(insts, {"p0": F.paper("p0")}, "doc", "v"), tmp_path / "build")
+    report = validate_submission(folder, ids)
+    assert report.ok and report.problems == [] and report.flagged == [], [str(p) for p in report.problems]
+    assert report.metadata.knowledge_cutoff.isoformat() == "2024-06-30" and report.metadata.model_type == "open"
+    # and the commands the section lists, from validate to the request id
+    assert main(["submit", str(folder), "--dataset", str(tmp_path / "build"), "--name", "acme", "--store",
+                 str(tmp_path / "store"), "--out", str(tmp_path / "sub.jsonl")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "request " in out and "acme/rq-writer-7b, 2 instance(s) with five RQs, status pending" in out
+    assert validate_submission(tmp_path / "sub.jsonl", ids).submission_hash == report.submission_hash
+
+
 # -- the local store --------------------------------------------------------------------------------------------
 
 

@@ -72,7 +72,7 @@ def build(config: "SpaceConfig") -> SubmitTab:
                        label="Submissions are closed", interactive=False)  # fmt: skip
         else:
             gr.Markdown(
-                f"Upload a submission for **{config.target.repo}@{config.target.revision}** "
+                f"Upload a submission for `{config.target.repo}@{config.target.revision}` "
                 f"({len(config.target.rq_ids)} instances), in either form: the folder `rqbench generate` writes "
                 "(select its `metadata.json` and `submission.jsonl` together), or one JSON Lines file whose first "
                 'line is the metadata record (`"kind": "metadata"`) followed by one line per rq_id with five research '
