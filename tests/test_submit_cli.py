@@ -214,8 +214,9 @@ def test_the_documented_path_from_generation_to_a_leaderboard_row(space, tmp_pat
         rid = re.search(r"request (\w+) queued in the Space", capsys.readouterr().out).group(1)
         assert main(["worker", "--list", "--store", str(space.store_dir)]) == 0
         assert rid in capsys.readouterr().out
-        assert main(["worker", "--once", "--store", str(space.store_dir), "--dataset",
-                     str(space.build), "--judge", spec, "--setting", "standalone"]) == 0  # fmt: skip
+        # two configurations of one judge at one address: labels alike for their first 80 characters
+        assert main(["worker", "--once", "--store", str(space.store_dir), "--dataset", str(space.build),
+                     "--judge", spec, "--judge", spec + ",temperature=0.5", "--setting", "standalone"]) == 0  # fmt: skip
         out = capsys.readouterr().out
     assert f"request {rid}: finished" in out
     assert space.stores.requests.get(rid).status == "finished"
@@ -224,3 +225,5 @@ def test_the_documented_path_from_generation_to_a_leaderboard_row(space, tmp_pat
     assert any(r.model == model for r in data.rows), [r.model for r in data.rows]
     results, problems = space.stores.results.load()
     assert problems == [] and all(r.submission.contact == "" for r in results)
+    mine = [r for r in results if r.submission.model == model]
+    assert len(mine) == 2 and len({r.judge.label for r in mine}) == 2  # each judge's file reached the store
