@@ -103,6 +103,18 @@ def config_from_args(args: argparse.Namespace):
     )
 
 
+def _network_absent(exc: BaseException) -> bool:
+    """Whether ``exc`` or one of its causes is the HTTP client's NetworkUnavailable."""
+    from rqbench.builder.http import NetworkUnavailable
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, NetworkUnavailable):
+            return True
+        cause = cause.__cause__
+    return False
+
+
 def run(args: argparse.Namespace) -> int:
     from rqbench.builder.pipeline import run_build
     from rqbench.builder.sourcing import PapersInputError, check_papers_input
@@ -123,10 +135,26 @@ def run(args: argparse.Namespace) -> int:
     except (ValidationError, PapersInputError) as exc:
         print(f"rqbench build: {exc}", file=sys.stderr)
         return 2
+    from rqbench.builder.arxiv_api import ArxivError
+    from rqbench.builder.http import HttpError
+    from rqbench.builder.s2_api import S2Error
+
+    from rqbench.llm import LLM
+
+    llm = LLM(dry_run=config.dry_run)
+    if not config.dry_run:
+        print(llm.run_note(), flush=True)
     try:
-        manifest = run_build(config)
+        manifest = run_build(config, llm)
     except PapersInputError as exc:  # a paper folder's metadata.json, read only once the build reaches it
         print(f"rqbench build: {exc}", file=sys.stderr)
+        return 2
+    except (ArxivError, S2Error, HttpError) as exc:  # an API that cannot be reached or refuses: named, no traceback
+        print(f"rqbench build: {exc}", file=sys.stderr)
+        if _network_absent(exc):
+            print("rqbench build: offline, build from LaTeX sources on disk instead: --papers DIR, a folder with "
+                  "one folder of LaTeX sources per paper (an id file needs arXiv too); finished stages are kept, so "
+                  "a rerun with the network back resumes", file=sys.stderr)  # fmt: skip
         return 2
     if config.dry_run:
         dry = manifest.settings["dry_run"]

@@ -7,16 +7,23 @@ exponential backoff on 429, 5xx, timeouts and dropped connections, and
 :class:`HttpError` with the method, URL, status and the start of the body; request
 headers (which may carry an API key) are never logged or put in messages.
 
+When the very first request of a client cannot reach its host at all (the name
+does not resolve, the connection is refused, the network is unreachable), the
+network is taken to be absent: :class:`NetworkUnavailable` names the host and the
+class of error at once, instead of retrying for a minute.
+
 An optional on-disk cache of successful responses lets a long crawl resume after
 a crash without asking the server twice for what it already answered.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -48,6 +55,36 @@ class HttpError(RuntimeError):
         status_txt = f"HTTP {status}" if status is not None else "no response"
         excerpt = f"; body: {body[:BODY_EXCERPT]!r}" if body else ""
         super().__init__(f"{where}: {status_txt}: {message}{excerpt}")
+
+
+class NetworkUnavailable(HttpError):
+    """The first request to a host found no way there: no name resolution, a refused connection, no route."""
+
+    def __init__(self, method: str, url: str, host: str, reason: str, detail: str):
+        self.host, self.reason = host, reason
+        super().__init__(method, url, None, f"cannot reach {host}: {reason} ({detail}); the network looks absent "
+                         "or the host is down, so the request was not retried")  # fmt: skip
+
+
+_UNREACHABLE_ERRNOS = {errno.ENETUNREACH: "the network is unreachable", errno.EHOSTUNREACH: "no route to the host"}
+
+
+def unreachable_reason(exc: BaseException) -> str | None:
+    """What says the host cannot be reached at all, from an httpx error's chain of causes; None for anything else
+    (a timeout, a dropped connection, a broken body), which may pass and is worth a retry."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, socket.gaierror):
+            return "its name could not be resolved (DNS)"
+        if isinstance(cause, ConnectionRefusedError):
+            return "the connection was refused"
+        if isinstance(cause, OSError) and cause.errno in _UNREACHABLE_ERRNOS:
+            return _UNREACHABLE_ERRNOS[cause.errno]
+        inner = [a for a in getattr(cause, "args", ()) if isinstance(a, BaseException)]
+        cause = cause.__cause__ or cause.__context__ or (inner[0] if inner else None)
+    return None
 
 
 def env_float(name: str, default: float) -> float:
@@ -98,6 +135,7 @@ class PoliteClient:
         self._sleep = sleep
         self._clock = clock
         self._last_start: float | None = None
+        self.responses = 0  # answers received (any status): after one, an unreachable host is worth retrying
         self.requests_sent = 0
         self.cache_hits = 0
         all_headers = {"User-Agent": USER_AGENT}
@@ -179,6 +217,7 @@ class PoliteClient:
             try:
                 resp = self._http.request(method, url, params=params, json=json_body)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
+                self._fail_fast(exc, method, url)
                 if attempt >= self.max_retries:
                     raise HttpError(
                         method, url, None, f"{type(exc).__name__}: {exc} (after {attempt + 1} tries)"
@@ -186,6 +225,7 @@ class PoliteClient:
                 self._backoff(attempt, None, type(exc).__name__, url, method)
                 attempt += 1
                 continue
+            self.responses += 1
             shown = str(resp.request.url)
             if resp.status_code in ok or resp.status_code in passthrough:
                 log.debug("%s %s -> %d", method, shown, resp.status_code)
@@ -197,6 +237,16 @@ class PoliteClient:
                 continue
             tries = f" after {attempt + 1} tries" if attempt else ""
             raise HttpError(method, shown, resp.status_code, f"unexpected status{tries}", _text(resp))
+
+    def _fail_fast(self, exc: Exception, method: str, url: str) -> None:
+        """Raise NetworkUnavailable when no request of this client was ever answered and ``exc`` says the host
+        cannot be reached at all; return (so the caller retries) otherwise."""
+        if self.responses:
+            return
+        reason = unreachable_reason(exc)
+        if reason is not None:
+            host = httpx.URL(url).host or url
+            raise NetworkUnavailable(method, url, host, reason, f"{type(exc).__name__}: {exc}") from exc
 
     # ------------------------------------------------------------- helpers
 
@@ -236,6 +286,7 @@ class PoliteClient:
             self.requests_sent += 1
             try:
                 with self._http.stream("GET", url) as resp:
+                    self.responses += 1
                     if resp.status_code == 200:
                         with atomic_open(dest, "wb") as fh:
                             for chunk in resp.iter_bytes():
@@ -249,6 +300,7 @@ class PoliteClient:
                         continue
                     raise HttpError("GET", url, resp.status_code, "download failed", _text(resp))
             except (httpx.TimeoutException, httpx.TransportError) as exc:
+                self._fail_fast(exc, "GET", url)
                 if attempt >= self.max_retries:
                     raise HttpError("GET", url, None, f"{type(exc).__name__}: {exc} (after {attempt + 1} tries)") from exc
                 self._backoff(attempt, None, type(exc).__name__, url, "GET")

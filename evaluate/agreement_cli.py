@@ -19,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rqbench.evaluate.report_cli import add_score_options, pick_submission, score_options
+from rqbench.evaluate.report_cli import add_score_options, demo_text, pick_submission, provenance_lines, score_options
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -64,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
     revised = rep.prompt_variant != "original"
     made = tables.agreement_tables(rep, suffix=f"_{rep.prompt_variant}" if revised else "",
                                    paper=("11", "12") if revised else ("5", "9"))
+    provenance = ["Every LLM judge's number in this table comes from these results files:", *provenance_lines(files)]
     for t in made:
-        tables.write_table(t, args.out)
+        tables.write_table(t, args.out, provenance, demo_text(files))
     (args.out / "agreement.json").write_text(rep.model_dump_json(indent=1), encoding="utf-8")
     print(f"wrote {len(made)} agreement tables for {rep.model} ({rep.instances} instances) to {args.out}")
     return 0

@@ -15,6 +15,7 @@ an error naming the file, the row and the field.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from rqbench.io import RecordError, read_json_lines
 from rqbench.records import CitedPaper, EvaluationInstance
 
 M = TypeVar("M", bound=BaseModel)
+log = logging.getLogger(__name__)
 
 
 class DatasetError(RecordError):
@@ -138,12 +140,66 @@ def _load_parquet_tree(root: Path, repo: str, revision: str, split: str) -> Benc
 
 def _materialize(repo: str | Path, revision: str | None) -> tuple[Path, str]:
     try:
-        from rqbench.dataset_card.repo import materialize
+        from rqbench.dataset_card.repo import TargetError, materialize
     except ImportError as exc:
         raise DatasetError(f"cannot read dataset repository {repo}: rqbench.dataset_card.repo is unavailable ({exc})")
-    folder, resolved = materialize(repo, revision)
+    try:
+        folder, resolved = materialize(repo, revision)
+    except TargetError as exc:  # an unknown revision (with the tags there are), a folder that cannot be pinned
+        raise DatasetError(f"{exc}; --revision takes a tag of the repository, or leave it out for the latest") from exc
+    except Exception as exc:
+        named = hub_error(str(repo), revision, exc)
+        if named is None:
+            raise
+        raise named from exc
     # record the tag the user asked for; without one, the commit it resolved to
     return Path(folder), revision or resolved or "unpinned"
+
+
+LOCAL_COPY_HINT = ("use a local copy instead: --dataset DIR, a published dataset repository (what 'rqbench publish "
+                   "--to DIR' writes, or a clone of the Hub repository made where the network is) or a build folder; "
+                   "without --dataset the offline sample is used ('rqbench setup-sample' makes it)")  # fmt: skip
+
+
+def hub_error(repo: str, revision: str | None, exc: BaseException) -> DatasetError | None:
+    """A Hub download's failure as a named DatasetError (None: not one of the Hub's), saying what to do about it."""
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    at = f" at revision {revision!r}" if revision else ""
+    if isinstance(exc, (LocalEntryNotFoundError, OfflineModeIsEnabled)):
+        from huggingface_hub import constants
+
+        why = ("HF_HUB_OFFLINE is set" if constants.HF_HUB_OFFLINE
+               else str(exc).splitlines()[0].removeprefix("Got: ") or type(exc).__name__)  # fmt: skip
+        return DatasetError(f"dataset {repo}: the Hugging Face Hub cannot be reached ({why}), and no copy of it{at} "
+                            f"is cached on this machine; {LOCAL_COPY_HINT}")  # fmt: skip
+    if isinstance(exc, RevisionNotFoundError):
+        return DatasetError(f"dataset {repo}: revision {revision!r} not found on the Hub (tags: "
+                            f"{_hub_tags(repo)}); --revision takes one of them, or leave it out for the latest")  # fmt: skip
+    if isinstance(exc, RepositoryNotFoundError):
+        return DatasetError(f"dataset {repo}: no such dataset repository on the Hugging Face Hub, or it is private or "
+                            "gated (set HF_TOKEN to read one your account may see)")  # fmt: skip
+    if isinstance(exc, HfHubHTTPError):
+        return DatasetError(f"dataset {repo}{at}: the Hugging Face Hub refused the download ({exc})")
+    return None
+
+
+def _hub_tags(repo: str) -> str:
+    """The tags of a Hub dataset repository, for an error message ('unknown' when they cannot be read either)."""
+    from huggingface_hub import HfApi
+
+    try:
+        refs = HfApi().list_repo_refs(repo, repo_type="dataset")
+    except Exception as exc:  # the message is already an error's; a second failure only makes the list unknown
+        log.debug("cannot list the tags of %s: %s", repo, exc)
+        return "unknown"
+    return ", ".join(sorted(t.name for t in refs.tags)) or "none"
 
 
 def load_benchmark(ref: str | Path | None = None, revision: str | None = None, *, split: str = "test") -> Benchmark:
@@ -159,14 +215,17 @@ def load_benchmark(ref: str | Path | None = None, revision: str | None = None, *
     if p.exists():
         p = p.resolve()
         if (p / "records").is_dir() or (p / "instances.jsonl").exists():
-            if revision:
+            if revision and not revision.startswith("build:"):
                 raise DatasetError(f"{p} is a build folder; it has no revisions (drop --revision)")
-            return _load_build(p)
+            bench = _load_build(p)
+            if revision and revision != bench.revision:  # a request queued against this build, since rebuilt
+                raise DatasetError(f"{p} now holds {bench.revision}, not {revision}: the build changed since")
+            return bench
         if (p / ".git").exists():
             folder, resolved = _materialize(p, revision)
             return _load_parquet_tree(Path(folder), str(p), resolved, split)
         if (p / "data").is_dir():
-            if revision:
+            if revision and revision != "folder":
                 raise DatasetError(f"{p} is a plain folder, not a repository; it has no revisions (drop --revision)")
             return _load_parquet_tree(p, str(p), "folder", split)
         raise DatasetError(f"{p}: neither a build folder (records/*.jsonl) nor a dataset repository (data/<config>/)")

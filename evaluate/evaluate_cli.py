@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     llm = LLM(retry_failed=args.retry_failed, batch=args.batch)
+    print(llm.run_note(), flush=True)
     allow_partial = args.allow_partial
     sub_path = args.submission
     if sub_path is None:

@@ -16,12 +16,13 @@ def prompt_variants() -> list[str]:
     return [k for k in owned_by("rqbench.evaluate.generate") if not k.endswith("_multi")]
 
 
-def add_dataset_options(p: argparse.ArgumentParser) -> None:
-    """--dataset/--revision/--limit, shared by generate, validate, judge and evaluate."""
+def add_dataset_options(p: argparse.ArgumentParser, *, limit: bool = True) -> None:
+    """--dataset/--revision/--limit, shared by generate, validate, judge and evaluate (submit: no --limit)."""
     p.add_argument("--dataset", default=None,
                    help="a build folder, a dataset repository folder, or a Hub id (default: the offline sample)")
     p.add_argument("--revision", default=None, help="dataset version tag, e.g. v1.0.0 (default: the latest)")
-    p.add_argument("--limit", type=int, default=None, help="only the first N instances (trial runs)")
+    if limit:
+        p.add_argument("--limit", type=int, default=None, help="only the first N instances (trial runs)")
 
 
 def add_llm_options(p: argparse.ArgumentParser) -> None:
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     model = args.model or default_model("generator")
     policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
     llm = LLM(dry_run=args.dry_run, batch=args.batch)
+    if not args.dry_run:
+        print(llm.run_note(), flush=True)
     try:
         folder = generate_submission(bench, model, args.prompt, llm=llm, out=args.out, prompts=prompts, policy=policy,
                                      context_tokens=args.context_tokens, concurrency=args.concurrency,

@@ -117,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"rqbench judge: the paper's judges need {' and '.join(blocking)}; set them, name judges with --judge, "
               "or use --protocol custom", file=sys.stderr)  # fmt: skip
         return 2
+    if not args.dry_run:
+        print(llm.run_note(), flush=True)
     try:
         written = judge_submission(
             bench, sub, choice.judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,

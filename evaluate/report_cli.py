@@ -144,14 +144,33 @@ def _similarity(results, args: argparse.Namespace, opts: ScoreOptions):
     return tables.similarity_table(rows, missing=missing)
 
 
-def demo_note(results) -> str:  # type: ignore[no-untyped-def]
-    """report.md's opening note when a demo model (``rqbench.demo``) generated or judged any of its figures;
-    empty otherwise. The same words as the Space's banner."""
+def demo_text(results) -> str:  # type: ignore[no-untyped-def]
+    """The plain words of the demo note (empty when no demo model generated or judged these results): the same
+    words as the Space's banner."""
     from rqbench.demo import banner_text
 
     names = {n for r in results for n in (r.submission.model, r.judge.label)}
-    text = banner_text(names, lead="Figures in this report come from")
+    return banner_text(names, lead="Figures in this report come from")
+
+
+def demo_note(results) -> str:  # type: ignore[no-untyped-def]
+    """report.md's opening note when a demo model (``rqbench.demo``) generated or judged any of its figures;
+    empty otherwise."""
+    text = demo_text(results)
     return f"> **Demo output, not results.** {text}\n\n" if text else ""
+
+
+def provenance_lines(results) -> list[str]:  # type: ignore[no-untyped-def]
+    """Per results file: the submission, judge, setting, prompt set (name and hash) and dataset revision behind
+    the numbers. report.md lists them; every CSV and LaTeX table opens with them."""
+    lines = []
+    for r in sorted(results, key=lambda r: (r.submission.model, r.submission.prompt_variant, r.judge.label,
+                                            r.judge.setting)):  # fmt: skip
+        ps = r.judge.prompt_set
+        lines.append(f"{r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, "
+                     f"{r.judge.setting}, prompt set {ps.name} ({ps.hash}), dataset {r.dataset_repo}@"
+                     f"{r.dataset_revision}")  # fmt: skip
+    return lines
 
 
 def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
@@ -174,10 +193,7 @@ def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
                      "from the paper's protocol" + (":" if n else ""))  # fmt: skip
         lines += [f"  - {d.line()}" for d in rec.departures]
     lines += ["", "Every number below comes from these results files:", ""]
-    for r in sorted(results, key=lambda r: (r.submission.model, r.judge.label, r.judge.setting)):
-        ps = r.judge.prompt_set
-        lines.append(f"- {r.submission.model}: judge {r.judge.label}, {r.judge.setting}, prompt set {ps.name} "
-                     f"({ps.hash}), dataset {r.dataset_repo}@{r.dataset_revision}")  # fmt: skip
+    lines += [f"- {line}" for line in provenance_lines(results)]
     return "\n".join(lines) + "\n"
 
 
@@ -233,8 +249,10 @@ def run(args: argparse.Namespace) -> int:
             all_tables.append(sim)
 
     written = []
+    provenance = ["Every number in this table comes from these results files (report.md has the protocol):",
+                  *provenance_lines(results)]  # fmt: skip
     for t in all_tables:
-        written += tables.write_table(t, out)
+        written += tables.write_table(t, out, provenance, demo_text(results))
     note = demo_note(results)
     (out / "report.md").write_text(
         "# RQ-Bench report\n\n" + note + protocol_section(results) + "\n"

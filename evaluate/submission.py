@@ -82,7 +82,9 @@ __all__ = [
     "load_submission",
     "scan_for_injection",
     "submission_hash",
+    "single_file_text",
     "validate_submission",
+    "write_single_file",
     "write_submission",
 ]
 
@@ -96,6 +98,8 @@ MAX_RQ_ID_CHARS = 200
 METADATA_FILE = "metadata.json"
 ENTRIES_FILE = "submission.jsonl"
 ENTRY_FIELDS = ("rq_id", "research_questions", "gaps", "failure")
+# How a partial submission is allowed where the report is read: a command-line flag here, a checkbox on the Space.
+PARTIAL_REMEDY_FLAG = "a partial submission needs --allow-partial"
 
 
 class Problem(BaseModel):
@@ -649,16 +653,39 @@ def _gather_lines(path: Path, out: _Collector, max_bytes: int) -> tuple[list[_Li
     if not path.exists() and not path.is_symlink():
         out.add("missing", "no such file or folder", str(path))
         return [], []
+    if path.name == METADATA_FILE:  # one half of the folder form, read as if it were the single-file form
+        out.add("metadata", f"this is the {METADATA_FILE} of a submission folder; give the folder ({path.parent}), "
+                f"which holds it and {ENTRIES_FILE}, or the single-file form", str(path))  # fmt: skip
+        return [], []
     lines = _json_lines(path, out, max_bytes)
     metas = [ln for ln in lines if ln.data.get("kind") == "metadata"]
+    if not metas and lines and lines[0].number == 1 and _looks_like_metadata(lines[0].data):
+        first = lines[0]
+        kind = first.data.get("kind")
+        said = "has no" if kind is None else f"has \"kind\": {_shown(json.dumps(kind), 40)} instead of"
+        out.add("metadata", f'line 1 looks like the metadata record but {said} "kind": "metadata"; add it (the '
+                "single-file form's first line is the metadata record, marked by that field)", first.file, 1, "kind")
+        first.data = {**first.data, "kind": "metadata"}  # its other fields are still checked as metadata
+        metas = [first]
     entries = [ln for ln in lines if ln.data.get("kind") != "metadata"]
     if not metas and out.first_refused.get(str(path)) == 1:
         out.add("metadata", "no usable metadata record: line 1 could not be read (its problem is listed)", str(path), 1)
     elif not metas and lines:
-        out.add("metadata", 'no metadata record (a first line with "kind": "metadata")', str(path), 1)
+        beside = path.parent / METADATA_FILE
+        folder = (f"; this file sits beside {METADATA_FILE}: give the folder ({path.parent}) instead"
+                  if path.name == ENTRIES_FILE and beside.is_file() else "")  # fmt: skip
+        out.add("metadata", f'no metadata record (a first line with "kind": "metadata"){folder}', str(path), 1)
     elif metas and lines and metas[0] is not lines[0]:
         out.add("metadata", "the metadata record must be the first line", metas[0].file, metas[0].number)
     return metas, entries
+
+
+_METADATA_ONLY_FIELDS = frozenset(SubmissionMetadata.model_fields) - {"kind"} - set(ENTRY_FIELDS)
+
+
+def _looks_like_metadata(data: dict[str, Any]) -> bool:
+    """A line meant as the metadata record: no entry field, and a field only metadata has (model, provider...)."""
+    return not any(k in data for k in ENTRY_FIELDS) and any(k in _METADATA_ONLY_FIELDS for k in data)
 
 
 def validate_submission(
@@ -670,6 +697,7 @@ def validate_submission(
     injection: Literal["reject", "flag"] = "reject",
     max_problems_per_rule: int = DEFAULT_MAX_PROBLEMS_PER_RULE,
     time_budget_s: float | None = None,
+    partial_remedy: str = PARTIAL_REMEDY_FLAG,
 ) -> ValidationReport:
     """Check a submission folder or file against the dataset's rq_ids; every problem, in one pass.
 
@@ -678,7 +706,9 @@ def validate_submission(
     Lines whose rq_id is unknown or repeated are rejected as such and their RQs
     are not screened (they will never be judged). With ``time_budget_s`` (a
     request handler's bound), checking stops at the first entry line past the
-    budget with a ``time_budget`` error naming that line.
+    budget with a ``time_budget`` error naming that line. ``partial_remedy`` is what a
+    refused partial submission's problems say to do, worded for where they are read
+    (the command line's flag by default; the Space names its checkbox).
     """
     path = Path(path)
     deadline = None if time_budget_s is None else time.monotonic() + time_budget_s
@@ -718,12 +748,14 @@ def validate_submission(
         if entry is not None:
             entries.append(entry)
     partial_severity: Literal["error", "warning"] = "warning" if allow_partial else "error"
-    hint = "" if allow_partial else " (a partial submission needs --allow-partial)"
+    hint = "" if allow_partial else f" ({partial_remedy})"
     failed = [e for e in entries if e.failure is not None]
     for e in failed:
         out.add("generation_failed", f"generation failed: {e.failure}{hint}", str(path), first_line[e.rq_id],
                 "failure", e.rq_id, severity=partial_severity)  # fmt: skip
-    if expected is not None and not stopped:  # lines past the stop were not read: say nothing about them
+    # lines past the stop were not read, and with no entry line read at all a listed problem already says why:
+    # say nothing about the rq_ids they would have held
+    if expected is not None and not stopped and (entry_lines or not out.n_errors):
         for rq_id in expected:
             if rq_id not in first_line:
                 out.add("missing_rq_id", f"no line for this rq_id{hint}", str(path), None, "rq_id", rq_id,
@@ -766,6 +798,21 @@ def load_submission(
         raise SubmissionInvalid(report)
     return Submission(Path(path), report.metadata, {e.rq_id: e for e in report.entries}, report.submission_hash,
                       report)  # fmt: skip
+
+
+def single_file_text(metadata: SubmissionMetadata, entries: Iterable[SubmissionEntry]) -> str:
+    """The single-file form of a submission: the metadata record (``"kind": "metadata"``) on line 1, then one
+    entry per line. Packing a folder this way keeps its submission hash, which is computed from the records."""
+    lines = [metadata.model_dump_json()] + [e.model_dump_json() for e in entries]
+    return "\n".join(lines) + "\n"
+
+
+def write_single_file(path: str | Path, metadata: SubmissionMetadata, entries: Iterable[SubmissionEntry]) -> Path:
+    """Write the single-file form (what the Space takes) atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, single_file_text(metadata, entries))
+    return path
 
 
 def write_submission(folder: str | Path, metadata: SubmissionMetadata, entries: Iterable[SubmissionEntry]) -> Path:

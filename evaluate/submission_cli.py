@@ -50,11 +50,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.model_dump(mode="json", exclude={"entries"}), indent=1))
     else:
-        for problem in report.problems:
-            print(problem)
-        for item in report.flagged:
-            print(item)
-        if report.flagged_count > len(report.flagged):
-            print(f"... and {report.flagged_count - len(report.flagged)} more flagged RQ(s)")
-        print(report.summary())
+        print_report(report)
     return 0 if report.ok else 1
+
+
+def print_report(report) -> None:  # type: ignore[no-untyped-def]
+    """Every problem and flagged RQ, then the summary line (also what ``rqbench submit`` prints)."""
+    for problem in report.problems:
+        print(problem)
+    for item in report.flagged:
+        print(item)
+    if report.flagged_count > len(report.flagged):
+        print(f"... and {report.flagged_count - len(report.flagged)} more flagged RQ(s)")
+    print(report.summary())

@@ -436,19 +436,31 @@ def tex_escape(text: str) -> str:
     return "".join(_TEX_SPECIAL.get(ch, ch) for ch in text)
 
 
-def to_latex(t: Table) -> str:
+def to_latex(t: Table, demo_note: str = "") -> str:
+    """The table as LaTeX; a ``demo_note`` ends its caption, so a demo figure never travels without it."""
     df = t.display.reset_index()
-    return df.to_latex(index=False, caption=tex_escape(f"{t.caption} ({t.paper_table})"), label=f"tab:{t.name}",
+    caption = f"{t.caption} ({t.paper_table})" + (f" Demo output, not results. {demo_note}" if demo_note else "")
+    return df.to_latex(index=False, caption=tex_escape(caption), label=f"tab:{t.name}",
                        escape=True, column_format="l" + "c" * (len(df.columns) - 1))
 
 
-def write_table(t: Table, out_dir: Path) -> list[Path]:
-    """Write ``<name>.md``, ``<name>.csv`` (tidy numbers with CIs) and ``<name>.tex``."""
+def comment_lines(marker: str, lines: Sequence[str]) -> str:
+    """``lines`` as comment lines opening a file (``# `` for CSV, ``% `` for LaTeX), each kept to one line."""
+    return "".join(f"{marker}{' '.join(line.split())}\n" for line in lines)
+
+
+def write_table(t: Table, out_dir: Path, provenance: Sequence[str] = (), demo_note: str = "") -> list[Path]:
+    """Write ``<name>.md``, ``<name>.csv`` (tidy numbers with CIs) and ``<name>.tex``.
+
+    The CSV and LaTeX files open with comment lines (``#``, ``%``) holding ``provenance`` (what report.md says
+    the numbers come from) and the ``demo_note``; pandas reads such a CSV with ``comment="#"``.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     md, csv, tex = (out_dir / f"{t.name}{ext}" for ext in (".md", ".csv", ".tex"))
+    head = ([f"Demo output, not results. {demo_note}"] if demo_note else []) + list(provenance)
     md.write_text(to_markdown(t), encoding="utf-8")
-    t.data.to_csv(csv, index=False)
-    tex.write_text(to_latex(t), encoding="utf-8")
+    csv.write_text(comment_lines("# ", head) + t.data.to_csv(index=False), encoding="utf-8")
+    tex.write_text(comment_lines("% ", head) + to_latex(t, demo_note), encoding="utf-8")
     return [md, csv, tex]
 
 

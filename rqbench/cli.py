@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "publish": ("rqbench.dataset_card.publish", "publish a build as a versioned Hugging Face dataset"),
     "generate": ("rqbench.evaluate.generate_cli", "generate five RQs per instance with any model"),
     "validate": ("rqbench.evaluate.submission_cli", "validate a submission file or folder"),
+    "submit": ("rqbench.space.submit_cli", "validate a submission and send it to a Space or the local store"),
     "judge": ("rqbench.evaluate.judge_cli", "score a submission with LLM judges"),
     "report": ("rqbench.evaluate.report_cli", "tables and plots from results files"),
     "evaluate": ("rqbench.evaluate.evaluate_cli", "generate-or-load, judge, score and report in one run"),

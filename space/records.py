@@ -35,6 +35,8 @@ class SubmissionRequest(Record):
     dataset_repo: str
     dataset_revision: str
     instances: int = Field(ge=0, description="Instances with five RQs in the upload.")
+    partial: bool = Field(default=False, description="Accepted as a partial submission: some rq_ids are missing or "
+                          "failed, and the worker judges the rest (coverage is shown beside every score).")
     status: RequestStatus = "pending"
     reason: str = Field(default="", description="Why a request failed; empty otherwise.")
     submitted_at: datetime

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 
 from rqbench import paths
+from rqbench.hashing import content_hash
 from rqbench.io import RecordError, write_atomic
 from rqbench.records import ResultsFile
 
@@ -153,9 +154,16 @@ def _parse(repo: FileRepo, path: str, data: bytes, model: type[M]) -> M:
 
 
 def _safe_name(text: str) -> str:
-    """A path component from a user or model name: letters, digits, '-', '_', '.' only."""
-    out = "".join(c if c.isalnum() or c in "-_." else "_" for c in text.strip())
-    return out.strip("._")[:80] or "unnamed"
+    """A path component from a user or model name: letters, digits, '-', '_', '.' only.
+
+    A name longer than 80 such characters is cut and ends with a hash of the whole name, so two long
+    names that share their first 80 characters (two configurations of one judge served at the same
+    address) never share a path and overwrite each other.
+    """
+    out = "".join(c if c.isalnum() or c in "-_." else "_" for c in text.strip()).strip("._")
+    if len(out) > 80:
+        out = out[:69] + "-" + content_hash(text)[3:13]
+    return out or "unnamed"
 
 
 class RequestsStore:

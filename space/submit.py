@@ -12,6 +12,13 @@ name ownership hold per account. Offline there is no sign-in: the user is the
 name typed in the form, unverified, so anyone can type another name and get
 around both; the Submit tab says so.
 
+Both forms of a submission are accepted: the single file (the metadata record
+on line 1, then the entries), or a submission folder's two files uploaded
+together (``metadata.json`` and ``submission.jsonl``, what ``rqbench generate``
+writes), which are checked as the folder they came from and stored packed into
+the single-file form. Problems are worded for the page: a partial submission
+names the "Allow a partial submission" box, not a command-line flag.
+
 A submission whose RQs the manipulation screen flagged (``report.flagged``: a
 claim, markup, another language) is queued with status ``review`` and the
 reasons; the worker leaves it until a maintainer approves it
@@ -26,6 +33,8 @@ from __future__ import annotations
 
 import logging
 import re
+import shutil
+import tempfile
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +42,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from rqbench.evaluate.submission import ENTRIES_FILE, METADATA_FILE
 from rqbench.space.records import SubmissionRequest, utcnow
 from rqbench.space.safety import AttemptLimiter, printable, redact, unstorable_characters
 from rqbench.space.stores import SpaceStores
@@ -42,6 +52,10 @@ from rqbench.records import SubmissionMetadata
 log = logging.getLogger(__name__)
 
 ALLOWED_SUFFIXES = (".jsonl", ".json")
+# The page's checkbox, named by every problem a refused partial submission gets there.
+PARTIAL_BOX = "Allow a partial submission"
+PARTIAL_REMEDY_PAGE = f'a partial submission needs the "{PARTIAL_BOX}" box ticked'
+FOLDER_FILES = (METADATA_FILE, ENTRIES_FILE)  # a submission folder's two files
 
 
 @dataclass(frozen=True)
@@ -78,6 +92,47 @@ class BenchmarkTarget:
     rq_ids: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Upload:
+    """What was uploaded, as one submission: the single file, or a folder's two files gathered into a folder."""
+
+    path: Path
+    folder_form: bool
+
+
+def gather_upload(files: Sequence[Path], work: Path) -> tuple[Upload | None, list[str]]:
+    """One file is the single-file form; two are a submission folder's ``metadata.json`` and ``submission.jsonl``,
+    copied into ``work`` under those names so the validator reads them as the folder. Anything else: why not.
+    A single file is copied into ``work`` too, so the validator sees nothing the uploader did not send."""
+    names = [f.name for f in files]
+    meta_name, entries_name = FOLDER_FILES
+    work.mkdir(parents=True, exist_ok=True)
+    if len(files) == 1:
+        if names[0] == meta_name:
+            return None, [f"{meta_name} is half of a submission folder: upload it together with {entries_name} "
+                          "(select both files), or upload the single-file form"]  # fmt: skip
+        shutil.copyfile(files[0], work / names[0])
+        return Upload(work / names[0], folder_form=False), []
+    if len(files) == 2:
+        metas = [f for f in files if f.name == meta_name] or [f for f in files if f.suffix.lower() == ".json"]
+        entries = [f for f in files if f not in metas]
+        if len(metas) == 1 and len(entries) == 1:
+            shutil.copyfile(metas[0], work / meta_name)
+            shutil.copyfile(entries[0], work / entries_name)
+            return Upload(work, folder_form=True), []
+    return None, [f"{len(files)} files uploaded ({', '.join(names)}); upload one file (the single-file form) or a "
+                  f"submission folder's two files together ({meta_name} and {entries_name})"]  # fmt: skip
+
+
+def upload_paths(upload: str | Path | Sequence[str | Path] | None) -> list[Path]:
+    """The page's upload (one path, a list of them, or nothing) as a list of paths."""
+    if upload is None:
+        return []
+    if isinstance(upload, (str, Path)):
+        return [Path(upload)]
+    return [Path(p) for p in upload]
+
+
 @dataclass
 class SubmitOutcome:
     accepted: bool
@@ -96,14 +151,24 @@ class SubmitOutcome:
                     "reviews them before anything is judged or published."
                 )
             else:
+                partial = ", a partial submission: its coverage is shown beside every score" if r.partial else ""
                 text = (
-                    f"Queued: request {r.request_id} for {r.metadata.model} ({r.instances} instances), "
+                    f"Queued: request {r.request_id} for {r.metadata.model} ({r.instances} instances{partial}), "
                     f"status {r.status}. The worker recomputes every score."
                 )
             if self.warnings:
                 text += f"\nWarnings ({len(self.warnings)}):\n" + "\n".join(f"- {w}" for w in self.warnings)
             return printable(text)
         return printable(f"Rejected ({len(self.errors)} problem(s)):\n" + "\n".join(f"- {e}" for e in self.errors))
+
+    def summary(self) -> dict[str, Any]:
+        """The outcome as data, for a client of the Space's API (``rqbench submit --space``): the same text as the
+        page's, plus the request id and status to follow."""
+        r = self.request if self.accepted else None
+        return {"accepted": self.accepted, "request_id": r.request_id if r else None, "status": r.status if r else None,
+                "model": printable(r.metadata.model) if r else None, "instances": r.instances if r else None,
+                "errors": [printable(e) for e in self.errors], "warnings": [printable(w) for w in self.warnings],
+                "message": self.message()}  # fmt: skip
 
 
 def account_created_at(api: Any, username: str) -> datetime | None:
@@ -117,9 +182,12 @@ def account_created_at(api: Any, username: str) -> datetime | None:
     return raw if raw.tzinfo else raw.replace(tzinfo=timezone.utc)
 
 
-def _problem_line(p: Any) -> str:
-    """``line N, field F (rq_id R): message``: the upload's temporary path means nothing to the uploader."""
+def _problem_line(p: Any, *, name_file: bool = False) -> str:
+    """``line N, field F (rq_id R): message``: the upload's temporary path means nothing to the uploader, but
+    with two files uploaded (``name_file``) the file's own name says which of them the line is in."""
     where = []
+    if name_file and getattr(p, "file", None) and Path(p.file).name in FOLDER_FILES:
+        where.append(Path(p.file).name)
     if getattr(p, "line", None) is not None:
         where.append(f"line {p.line}")
     if getattr(p, "field", None):
@@ -146,21 +214,32 @@ def model_key(name: str) -> str:
     return " ".join(re.split(r"[\W_]+", folded)).strip() or folded.strip()
 
 
-def _validation_lines(report: Any) -> list[str]:
+def _validation_lines(report: Any, *, name_file: bool = False) -> list[str]:
     """One line per validation error (warnings do not block a submission)."""
-    return [_problem_line(p) for p in report.errors]
+    return [_problem_line(p, name_file=name_file) for p in report.errors]
 
 
 Validator = Callable[..., Any]
 
 
 def _default_validator(
-    path: Path, expected: Sequence[str], *, allow_partial: bool, max_bytes: int, time_budget_s: float | None = None
-) -> Any:
+    path: Path, expected: Sequence[str], *, allow_partial: bool, max_bytes: int, time_budget_s: float | None = None,
+    partial_remedy: str = PARTIAL_REMEDY_PAGE,
+) -> Any:  # fmt: skip
     from rqbench.evaluate.submission import validate_submission
 
     return validate_submission(path, list(expected), allow_partial=allow_partial, max_bytes=max_bytes,
-                               time_budget_s=time_budget_s)  # fmt: skip
+                               time_budget_s=time_budget_s, partial_remedy=partial_remedy)  # fmt: skip
+
+
+def _stored_bytes(upload: Upload, report: Any) -> bytes:
+    """What goes to the submissions store: the single file as uploaded, a folder packed into the single-file form
+    (the form the worker reads; packing keeps the submission hash)."""
+    if not upload.folder_form:
+        return upload.path.read_bytes()
+    from rqbench.evaluate.submission import single_file_text
+
+    return single_file_text(report.metadata, report.entries).encode("utf-8")
 
 
 class SubmitFlow:
@@ -254,31 +333,48 @@ class SubmitFlow:
         return problems
 
     # -- the flow ---------------------------------------------------------------
-    def submit(self, path: str | Path | None, who: Submitter) -> SubmitOutcome:
+    def submit(
+        self, upload: str | Path | Sequence[str | Path] | None, who: Submitter, *, allow_partial: bool = False
+    ) -> SubmitOutcome:
+        """Check an upload (the single file, or a folder's two files) and queue it; ``allow_partial`` is the
+        page's "Allow a partial submission" box (the policy may allow partial submissions for everyone)."""
+        with tempfile.TemporaryDirectory(prefix="rqbench-upload-") as work:
+            return self._submit(upload_paths(upload), who, allow_partial or self.policy.allow_partial, Path(work))
+
+    def _submit(self, files: list[Path], who: Submitter, allow_partial: bool, work: Path) -> SubmitOutcome:
         now = self.clock()
-        if path is None:
-            return SubmitOutcome(False, ["choose a file to upload"])
-        path = Path(path)
+        if not files:
+            return SubmitOutcome(False, ["choose a file to upload: the single-file form, or a submission folder's "
+                                         "metadata.json and submission.jsonl together"])  # fmt: skip
         problems = self._account_problems(who, now) or self._name_problems(who)
         if problems:
             return SubmitOutcome(False, problems)
         if not self.attempts.allow(who.username):
             wait = self.attempts.retry_in(who.username)
             return SubmitOutcome(False, [f"too many upload attempts; try again in {wait / 60:.0f} minutes"])
-        problems = self._file_problems(path)
+        problems = [f"{f.name}: {p}" if len(files) > 1 else p for f in files for p in self._file_problems(f)]
+        total = sum(f.stat().st_size for f in files)
+        if not problems and total > self.policy.max_bytes:
+            problems = [f"the files are {total:,} bytes together, over the limit of {self.policy.max_bytes:,}"]
         if problems:
             return SubmitOutcome(False, problems)
+        upload, problems = gather_upload(files, work / "upload")
+        if upload is None:
+            return SubmitOutcome(False, problems)
         try:
-            report = self.validator(path, self.target.rq_ids, allow_partial=self.policy.allow_partial,
-                                    max_bytes=self.policy.max_bytes,
-                                    time_budget_s=self.policy.validation_budget_s)  # fmt: skip
+            report = self.validator(upload.path, self.target.rq_ids, allow_partial=allow_partial,
+                                    max_bytes=self.policy.max_bytes, time_budget_s=self.policy.validation_budget_s,
+                                    partial_remedy=PARTIAL_REMEDY_PAGE)  # fmt: skip
         except Exception as exc:  # the validator must report, not raise; say so plainly if it does
-            log.exception("validator raised on %s", path.name)
+            log.exception("validator raised on %s", upload.path.name)
             return SubmitOutcome(False, [f"the validator failed on this file: {redact(type(exc).__name__)}"])
-        problems = _validation_lines(report)
+        problems = _validation_lines(report, name_file=upload.folder_form)
         meta: SubmissionMetadata | None = getattr(report, "metadata", None)
         if meta is None and not problems:
             problems.append("line 1: the metadata line is missing")
+        if meta is None and not upload.folder_form:
+            problems.append("the single-file form opens with the metadata record; a submission folder's files "
+                            "(metadata.json and submission.jsonl) are uploaded together, both selected at once")  # fmt: skip
         if problems:
             return SubmitOutcome(False, problems)
         assert meta is not None
@@ -286,7 +382,7 @@ class SubmitFlow:
         problems = self._queue_problems(who, meta, digest, now)
         if problems:
             return SubmitOutcome(False, problems)
-        raw = path.read_bytes()
+        raw = _stored_bytes(upload, report)
         stored = self.stores.submissions.put(digest, who.username, raw)
         flagged = list(getattr(report, "flagged", []) or [])
         n_flagged = max(int(getattr(report, "flagged_count", 0) or 0), len(flagged))
@@ -299,6 +395,7 @@ class SubmitFlow:
             dataset_repo=self.target.repo,
             dataset_revision=self.target.revision,
             instances=report.covered,
+            partial=report.expected is not None and report.covered < report.expected,
             status="review" if n_flagged else "pending",
             submitted_at=now,
             updated_at=now,

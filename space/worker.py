@@ -63,6 +63,12 @@ class WorkerReport:
     reason: str = ""
 
 
+def queued(requests: Sequence[SubmissionRequest]) -> list[SubmissionRequest]:
+    """The requests a worker will judge, in the order it takes them: those a crash left running (resumed), then
+    the pending ones, oldest first (``requests`` as ``RequestsStore.all`` gives them, oldest first)."""
+    return [r for status in ("running", "pending") for r in requests if r.status == status]
+
+
 class Worker:
     """Drains the requests store; ``run_once`` handles at most one request."""
 
@@ -82,12 +88,7 @@ class Worker:
 
     def next_request(self) -> SubmissionRequest | None:
         """A request a crash left running comes first (resumed), then the oldest pending one."""
-        reqs = self.stores.requests.all()
-        for status in ("running", "pending"):
-            for r in reqs:  # all() is oldest first
-                if r.status == status:
-                    return r
-        return None
+        return next(iter(queued(self.stores.requests.all())), None)
 
     def _save(self, req: SubmissionRequest, **changes) -> SubmissionRequest:
         req = req.model_copy(update={**changes, "updated_at": utcnow()})
@@ -216,7 +217,7 @@ def evaluate_judge(
             bench = loader(req.dataset_repo, req.dataset_revision)
         else:
             bench = load_benchmark(dataset or req.dataset_repo, revision=None if dataset else req.dataset_revision)
-        submission = load_submission(sub_path, bench.rq_ids, allow_partial=allow_partial)
+        submission = load_submission(sub_path, bench.rq_ids, allow_partial=allow_partial or req.partial)
         paths = judge_submission(
             bench, submission, list(judges), list(settings), llm=llm or LLM(), seed=seed, orderings=orderings,
             out_dir=sub_path.parent / "results", progress=progress,

@@ -1,5 +1,11 @@
 """``rqbench worker``: judge pending leaderboard submissions, once or on a schedule; review flagged ones.
 
+It can be tried safely: ``--list`` shows the queue in the order the worker takes
+it, ``--dry-run`` prices each queued request (calls, tokens, cost, through the
+LLM layer's estimator; nothing is sent and no status changes), and ``--limit N``
+judges at most N requests and stops. Each request judged prints its run id, so
+``rqbench calls --run ID`` shows what it cost.
+
 A submission whose RQs the manipulation screen flagged waits with status
 ``review``. ``--review`` lists them with the reasons; ``--approve ID`` lets one
 be judged and published, ``--reject ID --note TEXT`` fails it. Each decision
@@ -11,7 +17,9 @@ from __future__ import annotations
 import argparse
 import getpass
 import signal
+import tempfile
 import threading
+from collections import Counter
 from pathlib import Path
 
 from rqbench import paths
@@ -27,7 +35,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", type=Path, default=None, help="local store folder (default: RQB_HOME/space)")
     p.add_argument("--dataset", default=None, help="read the benchmark from here instead of each request's repo")
     p.add_argument("--orderings", type=int, default=1, help="shuffled orderings per comparative call")
-    p.add_argument("--allow-partial", action="store_true", help="judge submissions that cover only some instances")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="judge submissions that cover only some instances (those accepted as partial always are)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="judge at most N requests, then stop (with --once: at most N of those waiting)")
+    trial = p.add_argument_group("look before judging (no judging, no status change)")
+    trial.add_argument("--list", action="store_true",
+                       help="the requests waiting to be judged, in the order the worker takes them")
+    trial.add_argument("--dry-run", action="store_true",
+                       help="the calls, tokens and cost each waiting request would take (up to --limit of them)")
     review = p.add_argument_group("review of flagged submissions (no judging)")
     review.add_argument("--review", action="store_true", help="list the requests held for review, with the reasons")
     review.add_argument("--approve", metavar="REQUEST_ID", default=None, help="let a flagged request be judged")
@@ -65,28 +81,137 @@ def review_command(args: argparse.Namespace, stores) -> int:
     return 0
 
 
+SHOWN_OPTIONS = ("temperature", "reasoning_effort", "max_tokens")  # never api_base, keys or other addresses
+
+
+def shown_judges(judges: list[str]) -> str:
+    """The judges as a log line may name them: the model and its sampling options, never an address or a key."""
+    from rqbench.llm.catalog import parse_model_spec
+
+    out = []
+    for spec in judges:
+        name, options = parse_model_spec(spec)
+        safe = ",".join(f"{k}={v}" for k, v in options.items() if k in SHOWN_OPTIONS)
+        out.append(f"{name}@{safe}" if safe else name)
+    return ", ".join(out)
+
+
+def request_line(r) -> str:  # type: ignore[no-untyped-def]
+    """One queued request as ``--list`` shows it (never its contact)."""
+    partial = ", partial" if r.partial else ""
+    resumed = " (left running by a stopped worker: resumed first)" if r.status == "running" else ""
+    return (f"{r.request_id}  {r.metadata.model}  from {r.user}  {r.instances} instance(s){partial}  {r.status}"
+            f"{resumed}  submitted {r.submitted_at:%Y-%m-%d %H:%M} UTC  dataset {r.dataset_repo}@{r.dataset_revision}")
+
+
+def list_command(stores) -> int:  # type: ignore[no-untyped-def]
+    """--list: the queue in the worker's order, then what waits for review and how many are done."""
+    from rqbench.space.worker import queued
+
+    every = stores.requests.all()
+    waiting = queued(every)
+    print(f"{len(waiting)} request(s) waiting to be judged in {stores.backend}, in the order the worker takes them:")
+    for n, r in enumerate(waiting, 1):
+        print(f"  {n}. {request_line(r)}")
+    counts = Counter(r.status for r in every)
+    if counts["review"]:
+        print(f"{counts['review']} held for review (rqbench worker --review lists them with the reasons)")
+    print(f"{counts['finished']} finished, {counts['failed']} failed")
+    return 0
+
+
+def dry_run_command(args: argparse.Namespace, stores, judges: list[str],  # type: ignore[no-untyped-def]
+                    settings: list[str]) -> int:
+    """--dry-run: each waiting request judged in dry-run mode (nothing sent, no status changed), then the total."""
+    from rqbench.space.worker import evaluate_judge, queued
+
+    from rqbench.llm.client import LLM
+    from rqbench.llm.estimate import Estimate
+
+    waiting = queued(stores.requests.all())[: args.limit]
+    estimates = []
+    print(f"dry run over {len(waiting)} waiting request(s) in {stores.backend}; judges {shown_judges(judges)}, "
+          f"settings {', '.join(settings)}")  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="rqbench-worker-dry-") as tmp:
+        for r in waiting:
+            llm = LLM(dry_run=True)
+            raw = stores.submissions.get(r.submission_file)
+            if raw is None:
+                print(f"request {r.request_id} ({r.metadata.model}): its raw submission {r.submission_file} is "
+                      "missing from the store; the worker would fail it")  # fmt: skip
+                continue
+            sub_path = Path(tmp) / r.request_id / "submission.jsonl"
+            sub_path.parent.mkdir(parents=True)
+            sub_path.write_bytes(raw)
+            judge = evaluate_judge(judges, settings, llm=llm, dataset=args.dataset, orderings=args.orderings,
+                                   allow_partial=args.allow_partial)  # fmt: skip
+            try:
+                judge(r, sub_path)
+            except Exception as exc:  # what would fail the request when judged: said, and the next one priced
+                print(f"request {r.request_id} ({r.metadata.model}): the worker would fail it: "
+                      f"{type(exc).__name__}: {redacted(exc)}")  # fmt: skip
+                continue
+            estimates.append(llm.estimate)
+            print(f"request {r.request_id} ({r.metadata.model}, {r.instances} instance(s)): {llm.estimate.line()}")
+    if len(estimates) > 1:
+        print(f"all {len(estimates)} priced requests: {Estimate.total(estimates).line()}")
+    return 0
+
+
+def redacted(exc: Exception) -> str:
+    from rqbench.space.safety import redact
+
+    return redact(str(exc))[:500]
+
+
 def run(args: argparse.Namespace) -> int:
     from rqbench.space.stores import SpaceStores
     from rqbench.space.worker import Worker, evaluate_judge
 
+    from rqbench.llm.client import LLM
+
+    if args.limit is not None and args.limit < 1:
+        print("rqbench worker: --limit must be at least 1")
+        return 2
     stores = SpaceStores.from_env(args.store)
     if args.review or args.approve or args.reject:
         return review_command(args, stores)
+    if args.list:
+        return list_command(stores)
     judges = args.judge or ["local", "local@temperature=0.7"]
     settings = ["standalone", "comparative"] if args.setting == "both" else [args.setting]
-    judge = evaluate_judge(judges, settings, dataset=args.dataset, orderings=args.orderings,
-                           allow_partial=args.allow_partial, progress=True)  # fmt: skip
+    if args.dry_run:
+        return dry_run_command(args, stores, judges, settings)
+
+    def judge(req, sub_path):  # type: ignore[no-untyped-def]
+        llm = LLM()  # one per request: its run id is the request's in the call log
+        print(f"request {req.request_id} ({req.metadata.model}): judging, {llm.run_note()}", flush=True)
+        return evaluate_judge(judges, settings, llm=llm, dataset=args.dataset, orderings=args.orderings,
+                              allow_partial=args.allow_partial, progress=True)(req, sub_path)  # fmt: skip
+
     worker = Worker(stores, judge, work_dir=paths.home() / "space-work")
-    print(f"worker {worker.worker_id}: store {stores.backend}; judges {', '.join(j.split('@')[0] for j in judges)}")
-    if args.once:
-        n = 0
-        while (rep := worker.run_once()) is not None:
-            n += 1
-            tail = f": {rep.reason}" if rep.reason else ""
-            print(f"request {rep.request_id}: {rep.status}{tail}")
-        print(f"{n} request(s) handled")
-        return 0
+    print(f"worker {worker.worker_id}: store {stores.backend}; judges {shown_judges(judges)}")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if args.once or args.limit is not None:
+        n = 0
+        while args.limit is None or n < args.limit:
+            rep = worker.run_once()
+            if rep is None:
+                if args.once or stop.wait(args.interval):
+                    break
+                continue
+            n += 1
+            tail = f": {rep.reason}" if rep.reason else ""
+            print(f"request {rep.request_id}: {rep.status}{tail}", flush=True)
+        left = len(queued_now(stores))
+        print(f"{n} request(s) handled; {left} still waiting" + (" (rqbench worker --list)" if left else ""))
+        return 0
     worker.run(interval_s=args.interval, stop=stop)
     return 0
+
+
+def queued_now(stores) -> list:  # type: ignore[no-untyped-def]
+    from rqbench.space.worker import queued
+
+    return queued(stores.requests.all())

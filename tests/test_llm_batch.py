@@ -230,7 +230,7 @@ def test_a_batch_line_cut_at_the_budget_is_truncated_as_in_a_direct_call(build, 
         return F.judge_reply(req)
 
     scripted_server.responder = cut_one
-    args = ["judge", str(sub.path), "--judge", env, "--setting", "standalone", "--metrics", "novelty",
+    args = ["judge", str(sub.path), "--judge", env, "--setting", "standalone", "--criteria", "novelty",
             "--dataset", str(root)]  # fmt: skip
     assert main([*args, "--out", str(tmp_path / "direct")]) == 0
     monkeypatch.setenv("RQB_HOME", str(tmp_path / "home-batch"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sqlite3
@@ -249,6 +250,39 @@ def test_calls_cli_prints_a_summary(tmp_path, scripted_server, capsys):
     assert "scripted/test" in out and "novelty_standalone" in out
     line = [ln for ln in out.splitlines() if "scripted/test" in ln][0].split()
     assert line[2:4] == ["1", "1"]  # one request, one cache hit
+
+
+def test_calls_cli_filters_by_run_and_time_lists_runs_and_adds_up(tmp_path, scripted_server, capsys):
+    """Issue 23, item 5: a job's printed run id finds its calls; --since keeps a window; the total row adds up."""
+    from rqbench.cli import main
+    from rqbench.llm.calls_cli import parse_since
+
+    scripted_server.responder = lambda req: GOOD
+    first = make_llm(tmp_path, scripted_server)
+    ask(first)
+    second = LLM(CallStore(tmp_path / "calls.db"), run_id="second-run")
+    second.register(scripted_server.model_config())
+    ask(second)  # a cache hit
+    ask(second, [*MESSAGES[:1], {"role": "user", "content": "[0] Does Y hold?"}])
+    assert first.run_note() == f"run id {first.run_id} (rqbench calls --run {first.run_id} lists its calls)"
+    db = ["--db", str(tmp_path / "calls.db")]
+
+    def rows(*args: str) -> list[list[str]]:
+        assert main(["calls", *db, *args]) == 0
+        return [ln.split() for ln in capsys.readouterr().out.splitlines()]
+
+    table = rows("--run", "second-run")
+    assert [r[:4] for r in table if r[0] in ("scripted/test", "total")] == [["scripted/test", "novelty_standalone",
+                                                                             "1", "1"], ["total", "all", "1", "1"]]
+    assert [r[:4] for r in rows() if r[0] == "total"] == [["total", "all", "2", "1"]]
+    runs = rows("--runs")
+    assert runs[0][0] == "run_id" and [r[0] for r in runs[1:]] == ["second-run", first.run_id]  # newest first
+    assert runs[1][5:8] == ["1", "1", "0"] and runs[1][-1] == "scripted/test"
+    assert [r[0] for r in rows("--since", "1h") if r[0] == "total"] == ["total"]
+    assert rows("--since", "2999-01-01") == [["no", "calls", "logged", "in", str(tmp_path / "calls.db")]]
+    assert parse_since("90m", now=10_000.0) == 10_000.0 - 5400 and parse_since("2d", now=0.0) == -172800.0
+    with pytest.raises(argparse.ArgumentTypeError, match="neither a span"):
+        parse_since("yesterday")
 
 
 def test_retry_failed_asks_the_reask_afresh_too(tmp_path, scripted_server):

@@ -107,7 +107,8 @@ def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
     want = next(r for r in rows if r.model == "openai/gpt-5.5" and r.judge == "combined" and r.setting == "comparative"
                 and r.subfield is None).figure("win_non_obviousness")
     with (out / "novelty_comparative_rates.csv").open() as fh:
-        got = [r for r in csv.DictReader(fh) if r["row"] == "openai/gpt-5.5" and r["column"] == "combined: win_non_obviousness"]
+        body = [line for line in fh if not line.startswith("#")]  # the provenance header is comment lines
+        got = [r for r in csv.DictReader(body) if r["row"] == "openai/gpt-5.5" and r["column"] == "combined: win_non_obviousness"]
     assert len(got) == 1 and float(got[0]["value"]) == pytest.approx(want.value)
     assert float(got[0]["ci_low"]) <= want.value <= float(got[0]["ci_high"])
     summary = json.loads((out / "summary.json").read_text())
@@ -190,9 +191,56 @@ def test_the_report_names_judge_prompt_set_and_dataset_revision_of_every_results
     assert files
     for r in files:
         ps = r.judge.prompt_set
-        line = (f"- {r.submission.model}: judge {r.judge.label}, {r.judge.setting}, prompt set {ps.name} ({ps.hash}), "
+        line = (f"- {r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, {r.judge.setting}, "
+                f"prompt set {ps.name} ({ps.hash}), "
                 f"dataset {r.dataset_repo}@{r.dataset_revision}")
         assert line in report, line
+
+
+def test_every_csv_and_latex_table_opens_with_the_same_provenance_as_report_md(tmp_path, capsys):
+    """Item 6 of issue 23: a table copied out of the report still says which judge, setting, prompt set and
+    dataset revision its numbers come from, and pandas reads the CSV past the header."""
+    import pandas as pd
+
+    from rqbench.records import ResultsFile
+
+    res = tmp_path / "results"
+    _write_one_judge(res)
+    out = tmp_path / "report"
+    assert main(["report", str(res), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
+    report = (out / "report.md").read_text()
+    files = [ResultsFile.model_validate_json(f.read_text()) for f in sorted(res.glob("*.json"))]
+    lines = []
+    for r in files:
+        ps = r.judge.prompt_set
+        lines.append(f"{r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, {r.judge.setting}, "
+                     f"prompt set {ps.name} "
+                     f"({ps.hash}), dataset {r.dataset_repo}@{r.dataset_revision}")
+    assert all(f"- {line}" in report for line in lines)
+    csvs, texs = sorted(out.glob("*.csv")), sorted(out.glob("*.tex"))
+    assert len(csvs) >= 8 and len(csvs) == len(texs)
+    for path, marker in [(c, "# ") for c in csvs] + [(t, "% ") for t in texs]:
+        text = path.read_text()
+        head = [ln[len(marker):] for ln in text.splitlines() if ln.startswith(marker)]
+        assert all(line in head for line in lines), path.name
+        assert "Demo output" not in text, path.name  # hosted judges and models: no demo note
+    table = pd.read_csv(out / "novelty_standalone_scores.csv", comment="#")
+    assert list(table.columns) == ["row", "column", "value", "ci_low", "ci_high", "std", "n"] and len(table) > 0
+
+
+def test_demo_figures_carry_the_demo_note_into_every_csv_and_latex_caption(tmp_path, capsys):
+    res = tmp_path / "results"
+    _write_one_judge(res, judge=("local/smollm2-135m", "local/smollm2-135m"))
+    out = tmp_path / "report"
+    assert main(["report", str(res), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
+    for path in out.glob("*.csv"):
+        assert path.read_text().startswith("# Demo output, not results. Figures in this report come from "
+                                           "local/smollm2-135m"), path.name
+    tex = (out / "novelty_standalone_scores.tex").read_text()
+    assert tex.startswith("% Demo output, not results.")
+    caption = tex.split("\\caption{", 1)[1].split("\n", 1)[0]
+    assert "Demo output, not results. Figures in this report come from local/smollm2-135m" in caption
+    assert "are not results" in caption
 
 
 def test_a_one_judge_report_has_no_combined_row_label_or_plot(tmp_path, capsys):

@@ -364,6 +364,36 @@ def test_submission_errors_then_queue_then_worker_row(space, page, test_output_d
     assert page.errors == []
 
 
+def test_a_folders_two_files_and_the_partial_box_on_the_page(space, page, test_output_dir):
+    """Issue 23, item 2: the folder rqbench generate writes, uploaded as its two files; a partial one names the
+    page's box (never a command-line flag) and is queued once the box is ticked."""
+    folder = space.root / "folder-upload"
+    folder.mkdir()
+    (folder / "metadata.json").write_text(json.dumps({"model": "folder-model", "model_type": "open"}, indent=2))
+    (folder / "submission.jsonl").write_text("".join(
+        json.dumps({"rq_id": r, "research_questions": [f"Which factor {i} explains instance {k} for folder-model?"
+                                                       for i in range(5)]}) + "\n"
+        for k, r in enumerate(space.rq_ids[:3])))  # fmt: skip
+    page.goto(space.url)
+    open_tab(page, "Submit")
+    page.locator("#sub-name input, #sub-name textarea").first.fill("folder-tester")
+    page.locator("#sub-file input[type=file]").set_input_files([str(folder / "metadata.json"),
+                                                                str(folder / "submission.jsonl")])  # fmt: skip
+    page.locator("#sub-button").click()
+    result = page.locator("#sub-result textarea")
+    text = wait_text(result, r"Rejected")
+    assert 'a partial submission needs the "Allow a partial submission" box ticked' in text
+    assert "--allow-partial" not in text and "Extra data" not in text and "no metadata record" not in text
+    page.screenshot(path=str(test_output_dir / "submit-folder-partial-refused.png"))
+    page.locator("#sub-partial input[type=checkbox]").check()
+    page.locator("#sub-button").click()
+    wait_text(result, r"Queued: request")
+    (req,) = [r for r in space.stores.requests.all() if r.user == "folder-tester"]
+    assert req.partial and req.instances == 3 and req.metadata.model == "folder-model"
+    page.screenshot(path=str(test_output_dir / "submit-folder-partial-queued.png"))
+    assert page.errors == []
+
+
 def test_browse_opens_on_the_first_rq_with_papers_and_every_judges_scores(space, page, test_output_dir):
     """Item 3: no empty pickers or tables; the GT, the papers, each model's five RQs with scores and reasons."""
     from rqbench.space.browse import first_rq, index_instances
@@ -554,10 +584,11 @@ def _submit_over_http(space, path: Path, name: str) -> dict:
 
     with httpx.Client(base_url=space.url, timeout=60) as h:
         uploaded = h.post("/gradio_api/upload", files={"files": (path.name, path.read_bytes())}).json()[0]
-        fn = next(d["id"] for d in h.get("/config").json()["dependencies"] if d.get("api_name") == "do_submit")
+        fn = next(d["id"] for d in h.get("/config").json()["dependencies"] if d.get("api_name") == "submit")
         session = uuid.uuid4().hex
-        body = json.dumps({"data": [{"path": uploaded, "meta": {"_type": "gradio.FileData"}, "orig_name": path.name},
-                                    name], "fn_index": fn, "trigger_id": None, "session_hash": session})  # fmt: skip
+        files = [{"path": uploaded, "meta": {"_type": "gradio.FileData"}, "orig_name": path.name}]
+        body = json.dumps({"data": [files, name, False], "fn_index": fn, "trigger_id": None,
+                           "session_hash": session})  # fmt: skip
         assert h.post("/gradio_api/queue/join", content=body, headers={"content-type": "application/json"}).is_success
         with h.stream("GET", f"/gradio_api/queue/data?session_hash={session}") as stream:
             for line in stream.iter_lines():

@@ -15,8 +15,10 @@ from rqbench.evaluate.submission import (
     SubmissionInvalid,
     load_submission,
     scan_for_injection,
+    single_file_text,
     submission_hash,
     validate_submission,
+    write_single_file,
     write_submission,
 )
 
@@ -110,6 +112,63 @@ def test_metadata_rules(tmp_path):
     folder.mkdir()
     (folder / "submission.jsonl").write_text(entry_line(IDS[0]) + "\n")
     assert any(p.code == "metadata" and "metadata.json" in p.message for p in validate_submission(folder, [IDS[0]]).problems)
+
+
+def test_a_metadata_line_without_its_kind_is_one_error_that_says_so(tmp_path):
+    """Issue 23: leaving out "kind" gave 11 errors, 8 of them "Extra inputs are not permitted"."""
+    meta = {"model": "org/m", "provider": "org", "model_type": "open", "knowledge_cutoff": "2025-01-01",
+            "parameters": {"temperature": 0.7}, "prompt_variant": "original", "contact": "a@b.c", "notes": "n"}
+    f = tmp_path / "sub.jsonl"
+    write_jsonl(f, [json.dumps(meta), *(entry_line(i) for i in IDS)])
+    rep = validate_submission(f, IDS)
+    assert codes(rep) == [("metadata", 1, "kind")]
+    assert rep.errors[0].message.startswith('line 1 looks like the metadata record but has no "kind": "metadata"; '
+                                            "add it")
+    assert rep.covered == 3 and rep.metadata is not None and rep.metadata.model == "org/m"
+    # a wrong value is the same one error, naming the value; the line's other fields are still checked
+    write_jsonl(f, [json.dumps({**meta, "kind": "meta", "model_type": "weights"}), *(entry_line(i) for i in IDS)])
+    rep = validate_submission(f, IDS)
+    assert codes(rep) == [("metadata", 1, "kind"), ("field", 1, "model_type")]
+    assert 'has "kind": "meta" instead of "kind": "metadata"' in rep.errors[0].message
+    # a first line with an entry's field and no rq_id is an entry missing its rq_id, not metadata
+    write_jsonl(f, [json.dumps({"research_questions": five("x")}), *(entry_line(i) for i in IDS)])
+    got = codes(validate_submission(f, IDS))
+    assert ("rq_id", 1, "rq_id") in got and ("metadata", 1, None) in got and ("metadata", 1, "kind") not in got
+
+
+def test_half_of_a_folder_given_alone_says_to_give_the_folder(tmp_path):
+    folder = write_submission(tmp_path / "sub", SubmissionMetadata(model="m"),
+                              [SubmissionEntry(rq_id=i, research_questions=five(i)) for i in IDS])
+    rep = validate_submission(folder / "metadata.json", IDS)
+    assert [(p.code, p.message) for p in rep.problems] == [
+        ("metadata", f"this is the metadata.json of a submission folder; give the folder ({folder}), which holds it "
+                     "and submission.jsonl, or the single-file form")]  # one error, no "not JSON (Extra data)"
+    rep = validate_submission(folder / "submission.jsonl", IDS)
+    assert [p.message for p in rep.errors] == [
+        f'no metadata record (a first line with "kind": "metadata"); this file sits beside metadata.json: give the '
+        f"folder ({folder}) instead"]
+
+
+def test_a_refused_partial_submission_names_the_remedy_where_it_is_read(tmp_path):
+    f = tmp_path / "sub.jsonl"
+    write_jsonl(f, [meta_line(), entry_line(IDS[0])])
+    page = 'a partial submission needs the "Allow a partial submission" box ticked'
+    rep = validate_submission(f, IDS, partial_remedy=page)
+    assert [p.message for p in rep.errors] == [f"no line for this rq_id ({page})"] * 2
+    assert not any("--allow-partial" in p.message for p in rep.problems)
+
+
+def test_a_folder_packed_into_the_single_file_form_keeps_its_hash(tmp_path):
+    meta = SubmissionMetadata(model="org/m", model_type="closed", contact="a@b.c")
+    entries = [SubmissionEntry(rq_id=IDS[0], failure="truncated: cut"),
+               *(SubmissionEntry(rq_id=i, research_questions=five(i), gaps=["A gap in the evidence."]) for i in IDS[1:])]
+    folder = validate_submission(write_submission(tmp_path / "sub", meta, entries), IDS, allow_partial=True)
+    packed = write_single_file(tmp_path / "out" / "packed.jsonl", folder.metadata, folder.entries)
+    first = json.loads(packed.read_text().splitlines()[0])
+    assert first["kind"] == "metadata" and first["contact"] == "a@b.c"
+    single = validate_submission(packed, IDS, allow_partial=True)
+    assert single.ok and single.submission_hash == folder.submission_hash and single.failed == 1
+    assert single_file_text(single.metadata, single.entries) == packed.read_text()  # packing is stable
 
 
 def test_encoding_and_size(tmp_path):
@@ -429,6 +488,19 @@ def test_validate_cli_names_crafted_input_without_a_traceback(tmp_path, capsys, 
     assert main(["validate", str(f), "--no-dataset"]) == 1
     out = capsys.readouterr()
     assert needle in out.out and "Traceback" not in out.err and "INVALID" in out.out, out
+
+
+def test_validate_cli_says_once_that_the_kind_is_missing(tmp_path, capsys):
+    from rqbench.cli import main
+
+    f = tmp_path / "sub.jsonl"
+    write_jsonl(f, [json.dumps({"model": "org/m", "model_type": "open"}), entry_line(IDS[0])])
+    assert main(["validate", str(f), "--no-dataset"]) == 1
+    out = capsys.readouterr()
+    errors = [ln for ln in out.out.splitlines() if ln.startswith("error:")]
+    assert errors == [f'error: {f}:1 [kind]: line 1 looks like the metadata record but has no "kind": "metadata"; add '
+                      "it (the single-file form's first line is the metadata record, marked by that field)"]
+    assert "Extra inputs" not in out.out and "Traceback" not in out.err
 
 
 def test_validate_cli_caps_problems_and_prints_flags(tmp_path, capsys):

@@ -84,7 +84,7 @@ def test_file_type_size_and_binary_checks(tmp_path, stores, clock):
     binary = tmp_path / "b.jsonl"
     binary.write_bytes(b'{"kind": "metadata"}\x00\x01')
     assert "binary" in flow.submit(binary, Submitter("a")).errors[0]
-    assert flow.submit(None, Submitter("a")).errors == ["choose a file to upload"]
+    assert flow.submit(None, Submitter("a")).errors[0].startswith("choose a file to upload")
 
 
 def test_one_submission_per_user_per_day(tmp_path, flow, clock):
@@ -327,3 +327,71 @@ def test_upload_gate_on_the_hub_wants_a_live_sign_in_for_uploads():
     assert _call_gate(hub, headers=length, body_chunks=[b"abc"], session=live)[:2] == (200, "ok")
     # the rest of the Space (page events) stays open to everyone
     assert _call_gate(hub, path="/gradio_api/queue/join", headers=length, body_chunks=[b"abc"])[0] == 200
+
+
+# -- both forms of a submission, and the partial-submission box (issue 23, item 2) ----------------------------
+
+
+def write_folder(folder: Path, model: str = "org/model-x", rq_ids=RQ_IDS) -> Path:
+    """A submission folder as ``rqbench generate`` writes it: metadata.json (indented, no "kind") + submission.jsonl."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "metadata.json").write_text(json.dumps({"model": model, "model_type": "open"}, indent=2))
+    lines = [{"rq_id": r, "research_questions": [f"What would {model} ask about instance {k}, angle {i}?"
+                                                 for i in range(5)]} for k, r in enumerate(rq_ids)]
+    (folder / "submission.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return folder
+
+
+def test_a_folders_two_files_uploaded_together_are_one_submission_stored_packed(tmp_path, flow, stores):
+    from rqbench.evaluate.submission import validate_submission
+
+    folder = write_folder(tmp_path / "sub")
+    out = flow.submit([folder / "submission.jsonl", folder / "metadata.json"], Submitter("alice"))  # any order
+    assert out.accepted, out.errors
+    req = out.request
+    assert req.instances == 3 and not req.partial
+    assert req.submission_hash == validate_submission(folder, RQ_IDS).submission_hash
+    stored = tmp_path / "stored.jsonl"
+    stored.write_bytes(stores.submissions.get(req.submission_file))
+    first = json.loads(stored.read_text().splitlines()[0])
+    assert first["kind"] == "metadata" and first["model"] == "org/model-x"  # the single-file form the worker reads
+    again = validate_submission(stored, RQ_IDS)
+    assert again.ok and again.submission_hash == req.submission_hash
+
+
+def test_one_half_of_a_folder_or_too_many_files_get_one_message_each(tmp_path, flow):
+    folder = write_folder(tmp_path / "sub")
+    out = flow.submit(folder / "metadata.json", Submitter("alice"))
+    assert out.errors == ["metadata.json is half of a submission folder: upload it together with submission.jsonl "
+                          "(select both files), or upload the single-file form"]  # not 15 "not JSON (Extra data)"
+    out = flow.submit([folder / "submission.jsonl"], Submitter("alice"))
+    assert out.errors[0] == 'line 1: no metadata record (a first line with "kind": "metadata")'
+    assert "uploaded together, both selected at once" in out.errors[-1] and len(out.errors) == 2
+    extra = tmp_path / "notes.jsonl"
+    extra.write_text("{}\n")
+    out = flow.submit([folder / "metadata.json", folder / "submission.jsonl", extra], Submitter("alice"))
+    assert out.errors == ["3 files uploaded (metadata.json, submission.jsonl, notes.jsonl); upload one file (the "
+                          "single-file form) or a submission folder's two files together (metadata.json and "
+                          "submission.jsonl)"]
+
+
+def test_a_bad_line_in_a_folder_upload_names_the_file_it_is_in(tmp_path, flow):
+    folder = write_folder(tmp_path / "sub")
+    (folder / "metadata.json").write_text(json.dumps({"model": "m", "model_type": "weights"}))
+    out = flow.submit([folder / "metadata.json", folder / "submission.jsonl"], Submitter("alice"))
+    assert not out.accepted
+    assert any(e.startswith("metadata.json, line 1, field model_type: ") for e in out.errors), out.errors
+
+
+def test_a_partial_submission_names_the_pages_box_and_is_queued_when_it_is_ticked(tmp_path, flow, stores):
+    partial = write_submission(tmp_path / "p.jsonl", rq_ids=RQ_IDS[:2])
+    out = flow.submit(partial, Submitter("alice"))
+    assert out.errors == [f"field rq_id, rq_id {RQ_IDS[2]}: no line for this rq_id (a partial submission needs the "
+                          '"Allow a partial submission" box ticked)']
+    assert "--allow-partial" not in out.message()
+    out = flow.submit(partial, Submitter("alice"), allow_partial=True)
+    assert out.accepted and out.request.partial and out.request.instances == 2
+    assert stores.requests.get(out.request.request_id).partial
+    summary = out.summary()
+    assert summary["accepted"] and summary["request_id"] == out.request.request_id and summary["status"] == "pending"
+    assert any("no line for this rq_id" in w for w in summary["warnings"])

@@ -188,6 +188,77 @@ def test_worker_cli_once(tmp_path, monkeypatch, capsys):
     assert datetime.now(timezone.utc) >= stores.requests.get(req.request_id).updated_at
 
 
+def _build_folder(tmp_path, bench) -> Path:
+    build = tmp_path / "build" / "records"
+    build.mkdir(parents=True)
+    (build / "instances.jsonl").write_text("".join(i.model_dump_json() + "\n" for i in bench.instances))
+    (build / "cited_papers.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in bench.papers.values()))
+    return tmp_path / "build"
+
+
+def test_worker_can_be_tried_safely_list_dry_run_limit_and_run_ids(tmp_path, monkeypatch, capsys):
+    """Issue 23, item 5: --list shows the queue, --dry-run prices it without a call or a status change, --limit 1
+    judges one request; each judged request prints its run id, which ``rqbench calls --run`` then shows."""
+    import re
+
+    from rqbench.cli import main
+    from rqbench.evaluate.dataset import load_benchmark
+
+    build = _build_folder(tmp_path, make_bench())
+    stores = SpaceStores.local(tmp_path / "store")
+    r1, r2 = queue(tmp_path, stores, load_benchmark(build), [("alice", "model-one"), ("bob", "model-two")])
+    store_args = ["--store", str(tmp_path / "store")]
+    assert main(["worker", "--list", *store_args]) == 0
+    out = capsys.readouterr().out
+    assert "2 request(s) waiting to be judged" in out
+    assert out.index(f"1. {r1.request_id}  model-one  from alice  2 instance(s)  pending") < out.index(
+        f"2. {r2.request_id}  model-two  from bob")
+    assert "0 finished, 0 failed" in out
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-for-loopback")
+    with ScriptedServer(judge_reply) as srv:
+        spec = f"openai/scripted@api_base={srv.api_base},json_mode=json_object_schema,max_retries=0"
+        judge_args = ["--dataset", str(build), "--judge", spec, "--setting", "standalone"]
+        assert main(["worker", "--dry-run", *store_args, *judge_args]) == 0
+        out = capsys.readouterr().out
+        assert srv.requests == [] and {r.status for r in stores.requests.all()} == {"pending"}
+        priced = [ln for ln in out.splitlines() if ln.startswith("request ")]
+        assert [ln.split()[1] for ln in priced] == [r1.request_id, r2.request_id]
+        calls = [int(re.search(r"dry run: (\d+) calls to send", ln).group(1)) for ln in priced]
+        assert calls[0] == calls[1] > 0  # two instances, standalone novelty, narrowness and overlap each
+        assert f"all 2 priced requests: dry run: {sum(calls)} calls to send" in out
+        assert srv.api_base not in out and "test-key" not in out  # the judge is named without its address
+
+        assert main(["worker", "--once", "--limit", "1", *store_args, *judge_args]) == 0
+        out = capsys.readouterr().out
+        sent = len(srv.requests)
+    assert 0 < sent <= calls[0]
+    run_id = re.search(rf"request {r1.request_id} \(model-one\): judging, run id (\w+) \(rqbench calls --run", out)
+    assert run_id, out
+    assert f"request {r1.request_id}: finished" in out and "1 request(s) handled; 1 still waiting" in out
+    assert stores.requests.get(r1.request_id).status == "finished"
+    assert stores.requests.get(r2.request_id).status == "pending"
+    assert main(["calls", "--run", run_id.group(1)]) == 0
+    table = capsys.readouterr().out
+    total = [ln for ln in table.splitlines() if ln.startswith("total")]
+    # the total row reads "total  all  <requests> ..."
+    assert "openai/scripted" in table and total and int(total[0].split()[2]) == sent
+
+
+def test_a_request_accepted_as_partial_is_judged_on_what_it_has(tmp_path, stores, bench):
+    flow = SubmitFlow(stores, BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids)))
+    one = Benchmark(bench.instances[:1], bench.papers, bench.repo, bench.revision)
+    out = flow.submit(write_submission(tmp_path / "p.jsonl", one, "half-model"), Submitter("alice"), allow_partial=True)
+    assert out.accepted and out.request.partial
+    with ScriptedServer(judge_reply) as srv:
+        llm = LLM()
+        llm.register(srv.model_config("scripted/judge-a"))
+        rep = worker_for(stores, tmp_path, llm, ["scripted/judge-a"], bench).run_once()  # no allow_partial given
+    assert rep.status == "finished", rep.reason
+    results, _ = stores.results.load()
+    assert {len(r.instances) for r in results} == {1} and {r.instances_expected for r in results} == {2}
+
+
 def test_concurrent_submissions_are_each_queued_once_and_judged_once(tmp_path, stores, bench):
     """Eight users submit at the same moment: eight requests, none lost, each judged exactly once."""
     import threading

@@ -172,6 +172,10 @@ class LLM:
         self._direct_models: set[str] = set()  # batch mode, but no batch endpoint
         self._log_hits = True
 
+    def run_note(self) -> str:
+        """The line a job prints when it starts, so its calls can be found in the call log afterwards."""
+        return f"run id {self.run_id} (rqbench calls --run {self.run_id} lists its calls)"
+
     # -- model resolution ----------------------------------------------------
     def model(self, spec: str) -> ModelConfig:
         """Resolve ``local``, ``local/<id>`` or a litellm name; the local server starts lazily."""

@@ -197,6 +197,18 @@ class Estimate:
         """Input tokens at the full rate."""
         return self.tokens_in - self.tokens_in_cached
 
+    @classmethod
+    def total(cls, parts: Sequence["Estimate"], *, batch: bool = False) -> "Estimate":
+        """The sum of several dry runs (one per queued request, say)."""
+        out = cls(batch=batch)
+        for e in parts:
+            for name in ("calls", "cached", "tokens_in", "tokens_in_cached", "tokens_out_max", "cost_usd",
+                         "cost_naive_usd", "cost_batch_usd", "cost_unknown_calls"):  # fmt: skip
+                setattr(out, name, getattr(out, name) + getattr(e, name))
+            for step, n in e.by_step.items():
+                out.by_step[step] = out.by_step.get(step, 0) + n
+        return out
+
     def add(self, step: str, tokens_in: int, tokens_cached: int, tokens_out: int, rates: Rates | None,
             batchable: bool) -> None:  # fmt: skip
         """Count one call to send."""

@@ -281,6 +281,28 @@ class CallStore:
             cols = [c[0] for c in cur.description]
             return [dict(zip(cols, row)) for row in cur.fetchall()]
 
+    def runs(self, *, since: float | None = None) -> list[dict[str, Any]]:
+        """Per run id, newest first: when it started and ended, requests sent, cache hits, failures, cost, models.
+
+        What a job printed as its run id (``LLM.run_note``) can be found here afterwards."""
+        clause, args = ("WHERE ts >= ?", [since]) if since is not None else ("", [])
+        q = f"""SELECT run_id, MIN(ts) AS first_ts, MAX(ts) AS last_ts,
+                   SUM(cache='miss') AS requests, SUM(cache='hit') AS cache_hits,
+                   SUM(status NOT IN ('ok')) AS failures,
+                   SUM(cost_usd) FILTER (WHERE cache='miss') AS cost_usd
+               FROM calls {clause} GROUP BY run_id ORDER BY MIN(ts) DESC"""
+        with self._lock:
+            cur = self._db.execute(q, args)
+            cols = [c[0] for c in cur.description]
+            rows = [dict(zip(cols, row)) for row in cur.fetchall()]
+            models: dict[str | None, list[str]] = {}
+            for run_id, model in self._db.execute(f"SELECT DISTINCT run_id, model FROM calls {clause} ORDER BY model",
+                                                  args):  # fmt: skip
+                models.setdefault(run_id, []).append(model)
+        for r in rows:  # a model spec may hold commas (name@key=value,...): listed with "; "
+            r["models"] = "; ".join(models.get(r["run_id"], []))
+        return rows
+
     def count_requests(self, *, run_id: str | None = None, since: float | None = None) -> int:
         return int(sum(r["requests"] or 0 for r in self.summary(run_id=run_id, since=since)))
 

@@ -1,5 +1,12 @@
 """The Submit tab: upload a submission through ``SubmitFlow`` and watch the request queue.
 
+The upload takes either form of a submission: the single file, or a submission
+folder's ``metadata.json`` and ``submission.jsonl`` selected together. The
+"Allow a partial submission" box is what the page's problems name for a
+submission that lacks rq_ids. The Submit event is also the Space's API
+(``api_name="submit"``: files, name, allow partial -> message, queue, outcome),
+which ``rqbench submit --space URL`` calls through ``gradio_client``.
+
 Everything sent back to the page goes through ``printable``: a lone surrogate
 typed or uploaded anywhere becomes U+FFFD in the reply instead of an encoding
 error that would break the event stream. One validation runs at a time.
@@ -12,7 +19,15 @@ from typing import TYPE_CHECKING
 import gradio as gr
 import pandas as pd
 from rqbench.space.safety import printable, redact
-from rqbench.space.submit import REQUEST_COLUMNS, SubmitFlow, Submitter, account_created_at, requests_table
+from rqbench.space.submit import (
+    PARTIAL_BOX,
+    REQUEST_COLUMNS,
+    SubmitFlow,
+    SubmitOutcome,
+    Submitter,
+    account_created_at,
+    requests_table,
+)
 from rqbench.space.tabs.common import demo_banner, identity
 
 if TYPE_CHECKING:
@@ -57,29 +72,39 @@ def build(config: "SpaceConfig") -> SubmitTab:
                        label="Submissions are closed", interactive=False)  # fmt: skip
         else:
             gr.Markdown(
-                f"Upload a JSON Lines submission for **{config.target.repo}@{config.target.revision}** "
-                f"({len(config.target.rq_ids)} instances): a metadata line, then one line per rq_id with "
-                f"five research questions. Limit: {config.policy.max_bytes // (1024 * 1024)} MB, "
+                f"Upload a submission for `{config.target.repo}@{config.target.revision}` "
+                f"({len(config.target.rq_ids)} instances), in either form: the folder `rqbench generate` writes "
+                "(select its `metadata.json` and `submission.jsonl` together), or one JSON Lines file whose first "
+                'line is the metadata record (`"kind": "metadata"`) followed by one line per rq_id with five research '
+                "questions (`rqbench submit FOLDER --out FILE` packs a folder into it). "
+                f"Limit: {config.policy.max_bytes // (1024 * 1024)} MB, "
                 f"{config.policy.per_user_per_day} submission per user per day. Scores are always "
                 "recomputed by the worker. " + identity_note(config)
             )
         sub_name = gr.Textbox(label="Your name (offline: names are not verified)", visible=not config.on_hub,
                               elem_id="sub-name")  # fmt: skip
-        upload = gr.File(label="Submission (.jsonl)", file_types=[".jsonl", ".json"], type="filepath",
+        upload = gr.File(label="Submission: one .jsonl file, or metadata.json and submission.jsonl together",
+                         file_types=[".jsonl", ".json"], file_count="multiple", type="filepath",
                          elem_id="sub-file")  # fmt: skip
+        partial = gr.Checkbox(label=f"{PARTIAL_BOX} (some rq_ids missing or failed; the coverage is shown beside "
+                              "every score)", value=False, elem_id="sub-partial")  # fmt: skip
         submit_btn = gr.Button("Submit", variant="primary", elem_id="sub-button",
                                interactive=config.target is not None)  # fmt: skip
         submit_out = gr.Textbox(label="Result", lines=6, interactive=False, elem_id="sub-result")
+        outcome = gr.JSON(visible=False, elem_id="sub-outcome")  # the same outcome as data, for API clients
         req_refresh = gr.Button("Refresh queue", elem_id="req-refresh")
         req_table = gr.Dataframe(headers=REQUEST_COLUMNS, label="Requests", interactive=False,
                                  elem_id="requests-table", datatype="str")  # fmt: skip
 
-    def do_submit(path, name, profile: gr.OAuthProfile | None):
+    def closed(text: str) -> tuple[str, pd.DataFrame, dict]:
+        return text, requests_rows(), SubmitOutcome(False, [text]).summary()
+
+    def do_submit(paths, name, allow_partial, profile: gr.OAuthProfile | None):
         if flow is None:
-            return "No benchmark is loaded; submissions are closed.", requests_rows()
+            return closed("No benchmark is loaded; submissions are closed.")
         user, problem = identity(config, profile, name)
         if user is None:
-            return problem, requests_rows()
+            return closed(problem)
         created = None
         if config.on_hub and config.hub_api is not None:
             try:
@@ -88,16 +113,20 @@ def build(config: "SpaceConfig") -> SubmitTab:
                 log.warning("account age lookup failed for %s: %s", user, redact(str(exc)))
         who = Submitter(username=user, signed_in=config.on_hub, account_created=created)
         try:
-            message = flow.submit(path, who).message()
+            result = flow.submit(paths, who, allow_partial=bool(allow_partial))
         except Exception as exc:  # a store outage, say: the submitter gets a reason, the log the traceback
             log.exception("submission from %r failed", printable(user))
-            message = (f"The submission could not be processed ({type(exc).__name__}); nothing was queued. "
-                       "Try again later.")
-        return printable(redact(message)), requests_rows()
+            return closed(f"The submission could not be processed ({type(exc).__name__}); nothing was queued. "
+                          "Try again later.")  # fmt: skip
+        summary = result.summary()
+        summary["message"] = printable(redact(summary["message"]))
+        summary["errors"] = [printable(redact(e)) for e in summary["errors"]]
+        return summary["message"], requests_rows(), summary
 
     def requests_rows():
         return queue_rows(config)
 
-    submit_btn.click(do_submit, [upload, sub_name], [submit_out, req_table], concurrency_limit=1)
+    submit_btn.click(do_submit, [upload, sub_name, partial], [submit_out, req_table, outcome], concurrency_limit=1,
+                     api_name="submit")  # fmt: skip
     req_refresh.click(requests_rows, None, req_table)
     return SubmitTab(req_table)
