@@ -9,7 +9,12 @@ import threading
 import time
 import unicodedata
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from rqbench.llm.config import public_label
+
+if TYPE_CHECKING:
+    from rqbench.records import ResultsFile
 
 # Environment variables whose values must never appear on a page or in a log line.
 SECRET_ENV = re.compile(r"(TOKEN|API_KEY|SECRET|PASSWORD)$")
@@ -17,12 +22,45 @@ SECRET_ENV = re.compile(r"(TOKEN|API_KEY|SECRET|PASSWORD)$")
 TOKEN_SHAPES = re.compile(r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,})\b")
 
 
+# A model spec with options, ``name@key=value,...`` (values run to a space, a quote, ';' or ')').
+MODEL_SPEC = re.compile(r"(?<![\w.@/-])([\w][\w./:-]*@\w+=[^\s,;)'\"]*(?:,\w+=[^\s,;)'\"]*)*)")
+
+
+def hide_model_options(text: str) -> str:
+    """Every model spec in ``text`` with only its public options (``public_label``)."""
+    return MODEL_SPEC.sub(lambda m: public_label(m.group(1)), text)
+
+
 def redact(text: str) -> str:
-    """``text`` with every secret from the environment, and anything shaped like an API token, replaced."""
+    """``text`` with every secret from the environment, anything shaped like an API token, and every option
+    of a model spec that says how the model is reached (``api_base``, retries, ...) replaced or dropped."""
     for name, value in os.environ.items():
         if SECRET_ENV.search(name) and value and len(value) >= 6:
             text = text.replace(value, f"<{name} hidden>")
-    return TOKEN_SHAPES.sub("<token hidden>", text)
+    return TOKEN_SHAPES.sub("<token hidden>", hide_model_options(text))
+
+
+def _public_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return hide_model_options(value)
+    if isinstance(value, dict):
+        return {k: _public_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_public_strings(v) for v in value]
+    return value
+
+
+def public_results(results: ResultsFile) -> ResultsFile:
+    """A results file as it may be published or shown: the judge under its public label, and the run's
+    settings and protocol notes (which quote the judge specs) with model specs' private options dropped.
+    The judged instances, raw replies included, are left exactly as they are."""
+    label = public_label(results.judge.label)
+    protocol = results.protocol
+    if protocol is not None:
+        protocol = protocol.model_validate(_public_strings(protocol.model_dump(mode="json")))
+    update = {"judge": results.judge.model_copy(update={"label": label}), "protocol": protocol,
+              "settings": _public_strings(results.settings)}  # fmt: skip
+    return results.model_copy(update=update)
 
 
 class AttemptLimiter:

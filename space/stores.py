@@ -16,22 +16,35 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 
 from rqbench import paths
 from rqbench.io import RecordError, write_atomic
-from rqbench.records import ResultsFile
+from rqbench.records import JudgeSpec, ResultsFile
 
 log = logging.getLogger(__name__)
+
+RESULT_SETTINGS: tuple[str, ...] = get_args(JudgeSpec.model_fields["setting"].annotation)
 
 M = TypeVar("M", bound=BaseModel)
 
 
 class StoreError(RuntimeError):
     """A stored file could not be read as the record it should hold."""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A stored file that could not be read as its record: its path in the store and why, for a page or a log."""
+
+    path: str
+    problem: str
+
+    def __str__(self) -> str:
+        return self.problem
 
 
 class FileRepo(Protocol):
@@ -174,14 +187,28 @@ class RequestsStore:
     def get(self, request_id: str) -> SubmissionRequest | None:
         return _load(self.repo, self.path_for(request_id), SubmissionRequest)
 
-    def all(self) -> list[SubmissionRequest]:
-        out = []
+    def load(self) -> tuple[list[SubmissionRequest], list[Unreadable]]:
+        """Every readable request, oldest first, and each request file that could not be read (never dropped
+        silently: one damaged file must not take the queue, the page or the worker down with it)."""
+        out, problems = [], []
         for p in self.repo.list("requests/"):
-            if p.endswith(".json"):
+            if not p.endswith(".json"):
+                continue
+            try:
                 req = _load(self.repo, p, SubmissionRequest)
-                if req is not None:
-                    out.append(req)
-        return sorted(out, key=lambda r: (r.submitted_at, r.request_id))
+            except StoreError as exc:
+                problems.append(Unreadable(p, str(exc)))
+                continue
+            except OSError as exc:  # a file the disk cannot give back is named, like a damaged one
+                problems.append(Unreadable(p, f"{self.repo.name}/{p}: cannot be read ({exc.strerror or exc})"))
+                continue
+            if req is not None:
+                out.append(req)
+        return sorted(out, key=lambda r: (r.submitted_at, r.request_id)), problems
+
+    def all(self) -> list[SubmissionRequest]:
+        """The readable requests, oldest first; ``load`` also names the unreadable ones."""
+        return self.load()[0]
 
 
 class ResultsStore:
@@ -207,22 +234,40 @@ class ResultsStore:
     def paths(self) -> list[str]:
         return [p for p in self.repo.list(self.prefix) if p.endswith(".json")]
 
+    @staticmethod
+    def named_as_results(path: str) -> bool:
+        """Whether a file's name says it holds results (``…__<setting>.json``, as the worker and
+        ``rqbench judge`` name them): such a file must be a whole results file, whatever it holds now."""
+        return path.endswith(tuple(f"__{s}.json" for s in RESULT_SETTINGS))
+
     def load(self) -> tuple[list[ResultsFile], list[str]]:
         """Every readable results file, and a line per file that could not be read (never silently dropped).
 
-        JSON files of another kind (reports, manifests) beside them are passed over.
+        A file named as a results file, or one that says it is one (its ``kind``), must parse as one:
+        emptied to ``{}``, truncated or hand-edited, it is listed with its path and field. JSON files of
+        another kind (reports, manifests) beside them are passed over.
         """
         good, problems = [], []
         for p in self.paths():
-            data = self.repo.read(p)
+            where = f"{self.repo.name}/{p}"
+            try:
+                data = self.repo.read(p)
+            except OSError as exc:
+                problems.append(f"{where}: cannot be read ({exc.strerror or exc})")
+                continue
             if data is None:
                 continue
+            named = self.named_as_results(p)
             try:
-                kind = json.loads(data).get("kind")
-            except (json.JSONDecodeError, AttributeError) as exc:
-                problems.append(f"{self.repo.name}/{p}: not a JSON object ({exc})")
+                decoded = json.loads(data)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                problems.append(f"{where}: not JSON: cut short or damaged ({exc})")
                 continue
-            if kind != "rqbench.results":
+            kind = decoded.get("kind") if isinstance(decoded, dict) else None
+            if kind != "rqbench.results" and not named:
+                continue
+            if not isinstance(decoded, dict) or not decoded:
+                problems.append(f"{where}: empty or not a JSON object where a results file should be")
                 continue
             try:
                 good.append(_parse(self.repo, p, data, ResultsFile))

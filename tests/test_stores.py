@@ -167,8 +167,11 @@ def test_broken_file_is_reported_with_path_and_field(tmp_path):
     assert len(problems) == 1 and "broken.json" in problems[0] and "judge.setting" in problems[0]
     (tmp_path / "requests").mkdir()
     (tmp_path / "requests" / "x.json").write_text('{"kind": "rqbench.request"}')
+    assert s.requests.all() == []  # one damaged request never takes the queue down with it
+    (bad,) = s.requests.load()[1]
+    assert bad.path == "requests/x.json" and "SubmissionRequest" in str(bad) and str(tmp_path) in str(bad)
     with pytest.raises(StoreError, match=r"requests/x.json.*SubmissionRequest"):
-        s.requests.all()
+        s.requests.get("x")
 
 
 def test_store_paths_cannot_escape(tmp_path):
