@@ -56,3 +56,13 @@ def worker_for(stores: SpaceStores, tmp_path: Path, llm, judges, bench: Benchmar
                **kw) -> Worker:  # fmt: skip
     judge = evaluate_judge(judges, list(settings), llm=llm, loader=lambda repo, rev: bench)
     return Worker(stores, judge, work_dir=tmp_path / "work", **kw)
+
+
+def write_build(root: Path, bench: Benchmark) -> Path:
+    """``bench`` as a build folder (``records/instances.jsonl``, ``records/cited_papers.jsonl``), which
+    ``rqbench worker --dataset`` reads."""
+    records = root / "records"
+    records.mkdir(parents=True, exist_ok=True)
+    (records / "instances.jsonl").write_text("".join(i.model_dump_json() + "\n" for i in bench.instances))
+    (records / "cited_papers.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in bench.papers.values()))
+    return root

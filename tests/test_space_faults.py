@@ -16,7 +16,7 @@ from rqbench.space.stores import SpaceStores
 from rqbench.space.ui import SpaceConfig, build_app
 from scripted_replies import reply as judge_reply
 from small_disk import small_disk  # noqa: F401  (a fixture)
-from space_queue import make_bench, queue, target_of, worker_for, write_submission
+from space_queue import make_bench, queue, target_of, worker_for, write_build, write_submission
 
 from rqbench.llm import LLM
 from rqbench.llm.store import CallStore
@@ -85,16 +85,13 @@ def test_a_damaged_request_file_is_named_and_the_page_and_submitting_go_on(tmp_p
         assert stores.requests.repo.read(path) == data
 
 
-def test_the_worker_fails_a_damaged_request_by_name_and_judges_the_rest(tmp_path, bench, capsys):
+def test_the_worker_fails_a_damaged_request_by_name_and_judges_the_rest(tmp_path, bench, capsys, monkeypatch):
     from rqbench.cli import main
 
-    build = tmp_path / "build" / "records"
-    build.mkdir(parents=True)
-    (build / "instances.jsonl").write_text("".join(i.model_dump_json() + "\n" for i in bench.instances))
-    (build / "cited_papers.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in bench.papers.values()))
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-for-loopback")
     from rqbench.evaluate.dataset import load_benchmark
 
-    loaded = load_benchmark(tmp_path / "build")
+    loaded = load_benchmark(write_build(tmp_path / "build", bench))
     stores = SpaceStores.local(tmp_path / "store")
     r1, r2 = queue(tmp_path, stores, loaded, [("alice", "model-one"), ("bob", "model-two")])
     bad = damage_requests(stores, r1.request_id)
@@ -104,14 +101,8 @@ def test_the_worker_fails_a_damaged_request_by_name_and_judges_the_rest(tmp_path
     assert all(f"unreadable request file: {tmp_path / 'store'}/{p}" in out for p in bad), out
     with ScriptedServer(judge_reply) as srv:
         spec = f"openai/scripted@api_base={srv.api_base},json_mode=json_object_schema,max_retries=0"
-        import os
-
-        os.environ["OPENAI_API_KEY"] = "test-key-for-loopback"
-        try:
-            rc = main(["worker", "--once", *store, "--dataset", str(tmp_path / "build"), "--judge", spec,
-                       "--setting", "standalone"])  # fmt: skip
-        finally:
-            del os.environ["OPENAI_API_KEY"]
+        rc = main(["worker", "--once", *store, "--dataset", str(tmp_path / "build"), "--judge", spec,
+                   "--setting", "standalone"])  # fmt: skip
     assert rc == 0
     out = capsys.readouterr().out
     for path in bad:
