@@ -175,12 +175,12 @@ def test_the_queue_survives_its_worker_killed_at_random_points(tmp_path, capsys)
             while risky and proc.is_alive() and stored_requests(store)[risky[0]]["status"] == "running":
                 time.sleep(0.01)
             if kills % 2 == 0:  # by the clock: often while the worker starts or between requests
-                deadline = time.monotonic() + rng.uniform(0.05, 1.5)
+                deadline = time.monotonic() + rng.uniform(0.05, 1.0)
                 while time.monotonic() < deadline and proc.is_alive():
                     time.sleep(0.01)
             else:  # by the judge traffic: mid-request
                 deadline = time.monotonic() + 60
-                target = len(srv.requests) + rng.randint(1, 30)
+                target = len(srv.requests) + rng.randint(1, 15)  # a request makes about 22
                 while len(srv.requests) < target and proc.is_alive() and time.monotonic() < deadline:
                     time.sleep(0.005)
                 time.sleep(rng.uniform(0.0, 0.05))
