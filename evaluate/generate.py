@@ -40,6 +40,7 @@ from rqbench import wellformed
 from rqbench.io import write_atomic
 from rqbench.llm.catalog import grammar_constrained, is_local, parse_model_spec, resolve_generator
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
+from rqbench.llm.config import public_label
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records.common import MAX_RQ_CHARS, gate_type
 from rqbench.records import (
@@ -180,7 +181,7 @@ async def agenerate(
         return None
     entries = [e for e, _ in done if e is not None]
     metadata = SubmissionMetadata(
-        model=base.name,
+        model=public_label(base.name),  # the row's public name: a spec's private options (api_base, ...) stay out
         provider=_provider(model),
         model_type="open" if cfg.local else "unknown",
         parameters={

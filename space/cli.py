@@ -24,14 +24,35 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="write a ready-to-push Space folder (app.py, README.md, requirements.txt, the package)")  # fmt: skip
 
 
+def package_dependencies() -> list[str]:
+    """The package's own runtime dependencies, as ``pyproject.toml`` lists them (``[project].dependencies``);
+    from the installed distribution's metadata where the checkout's file is not beside the package."""
+    pyproject = ROOT / "pyproject.toml"
+    if pyproject.is_file():
+        import tomllib
+
+        return list(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"])
+    from importlib.metadata import requires
+
+    return [r for r in requires("rq-bench") or [] if "extra ==" not in r]
+
+
+def requirements_txt() -> str:
+    """The exported Space's ``requirements.txt``: exactly the package's dependency list, so it cannot drift."""
+    head = ("# The Space's runtime dependencies: [project].dependencies of RQ-Bench's pyproject.toml, written by\n"
+            "# `rqbench space --export` (the rqbench package itself is vendored beside app.py).\n")  # fmt: skip
+    return head + "".join(f"{dep}\n" for dep in package_dependencies())
+
+
 def export_space(dest: Path) -> Path:
     """A folder laid out as a Hugging Face Space repository, with the package vendored beside app.py."""
     if dest.exists() and any(dest.iterdir()):
         raise FileExistsError(f"{dest} exists and is not empty; choose a new folder")
     dest.mkdir(parents=True, exist_ok=True)
     here = Path(__file__).resolve().parent
-    for name in ("app.py", "README.md", "requirements.txt"):
+    for name in ("app.py", "README.md"):
         shutil.copy2(here / name, dest / name)
+    (dest / "requirements.txt").write_text(requirements_txt(), encoding="utf-8")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "testing")  # rqbench/testing: test support only
     for src, target in PACKAGES.items():
         if (ROOT / src).is_dir():

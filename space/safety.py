@@ -1,7 +1,9 @@
-"""What keeps secrets out of pages and logs, and what limits how much and how fast one user can push at the Space."""
+"""What keeps secrets out of pages and logs, what keeps a name from passing for another, and what limits how
+much and how fast one user can push at the Space."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -9,7 +11,12 @@ import threading
 import time
 import unicodedata
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from rqbench.llm.config import public_label
+
+if TYPE_CHECKING:
+    from rqbench.records import ResultsFile
 
 # Environment variables whose values must never appear on a page or in a log line.
 SECRET_ENV = re.compile(r"(TOKEN|API_KEY|SECRET|PASSWORD)$")
@@ -17,12 +24,45 @@ SECRET_ENV = re.compile(r"(TOKEN|API_KEY|SECRET|PASSWORD)$")
 TOKEN_SHAPES = re.compile(r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,})\b")
 
 
+# A model spec with options, ``name@key=value,...`` (values run to a space, a quote, ';' or ')').
+MODEL_SPEC = re.compile(r"(?<![\w.@/-])([\w][\w./:-]*@\w+=[^\s,;)'\"]*(?:,\w+=[^\s,;)'\"]*)*)")
+
+
+def hide_model_options(text: str) -> str:
+    """Every model spec in ``text`` with only its public options (``public_label``)."""
+    return MODEL_SPEC.sub(lambda m: public_label(m.group(1)), text)
+
+
 def redact(text: str) -> str:
-    """``text`` with every secret from the environment, and anything shaped like an API token, replaced."""
+    """``text`` with every secret from the environment, anything shaped like an API token, and every option
+    of a model spec that says how the model is reached (``api_base``, retries, ...) replaced or dropped."""
     for name, value in os.environ.items():
         if SECRET_ENV.search(name) and value and len(value) >= 6:
             text = text.replace(value, f"<{name} hidden>")
-    return TOKEN_SHAPES.sub("<token hidden>", text)
+    return TOKEN_SHAPES.sub("<token hidden>", hide_model_options(text))
+
+
+def _public_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return hide_model_options(value)
+    if isinstance(value, dict):
+        return {k: _public_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_public_strings(v) for v in value]
+    return value
+
+
+def public_results(results: ResultsFile) -> ResultsFile:
+    """A results file as it may be published or shown: the judge under its public label, and the run's
+    settings and protocol notes (which quote the judge specs) with model specs' private options dropped.
+    The judged instances, raw replies included, are left exactly as they are."""
+    label = public_label(results.judge.label)
+    protocol = results.protocol
+    if protocol is not None:
+        protocol = protocol.model_validate(_public_strings(protocol.model_dump(mode="json")))
+    update = {"judge": results.judge.model_copy(update={"label": label}), "protocol": protocol,
+              "settings": _public_strings(results.settings)}  # fmt: skip
+    return results.model_copy(update=update)
 
 
 class AttemptLimiter:
@@ -75,6 +115,73 @@ def unstorable_characters(text: str) -> str | None:
                     "Co": "a private-use character", "Cn": "an unassigned code point"}[cat]  # fmt: skip
             return f"{kind} (U+{ord(c):04X}) at position {i + 1}"
     return None
+
+
+# Characters that draw nothing, or draw as a space, without being a control or format character: Hangul
+# fillers, the braille blank, combining joiners and variation selectors (Default_Ignorable_Code_Point in
+# Unicode's DerivedCoreProperties, less the Cf/Cc categories ``unstorable_characters`` already refuses).
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0") | frozenset(
+    chr(c) for c in [*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)]
+)
+
+
+def name_problem(text: str, *, what: str, max_chars: int) -> str | None:
+    """Why ``text`` cannot be a public name (a model's or a user's): empty, longer than ``max_chars``, an
+    invisible, bidirectional-control, control or unassigned character, or a space other than U+0020; or None.
+    """
+    if not text.strip():
+        return f"the {what} is empty"
+    if len(text) > max_chars:
+        return f"the {what} is {len(text):,} characters long; at most {max_chars}"
+    if text != text.strip():
+        return f"the {what} starts or ends with a space"
+    why = unstorable_characters(text)
+    if why is None:
+        for i, c in enumerate(text):
+            if c in _INVISIBLE:
+                why = f"an invisible character (U+{ord(c):04X}) at position {i + 1}"
+            elif unicodedata.category(c) in ("Zs", "Zl", "Zp") and c != " ":
+                why = f"a space other than the plain space (U+{ord(c):04X}) at position {i + 1}"
+            if why:
+                break
+    if why is None:
+        return None
+    return f"the {what} contains {why}; use visible letters, digits and punctuation only"
+
+
+@functools.lru_cache(maxsize=16384)
+def _homoglyphs(char: str) -> tuple[str, ...]:
+    """What Unicode's confusables data (confusable_homoglyphs' copy) says ``char`` can pass for."""
+    from confusable_homoglyphs import confusables
+
+    found = confusables.is_confusable(char, greedy=True, preferred_aliases=[])
+    return tuple(h["c"] for f in found or () for h in f["homoglyphs"])
+
+
+@functools.lru_cache(maxsize=16384)
+def _prototype(char: str) -> str:
+    """The character (or sequence) ``char`` is confusable with in Unicode's table, the same for every member
+    of one set of look-alikes: Cyrillic 'А' -> 'A', '1' and 'I' -> 'l', 'm' -> 'rn'. The table maps each
+    look-alike to one prototype, so a character with several look-alikes is itself the prototype."""
+    seen = _homoglyphs(char)
+    if len(seen) != 1:
+        return char
+    other = seen[0]
+    if len(other) > 1 or len(_homoglyphs(other)) > 1:
+        return other
+    return min(char, other, key=ord)  # a pair: either could be the prototype, so both take the same one
+
+
+def confusable_fold(text: str) -> str:
+    """``text`` with every character replaced by its confusables prototype (Unicode TR39's skeleton idea):
+    two names that read the same on a page fold to the same string."""
+    return "".join(_prototype(c) for c in text)
+
+
+def confusable_key(name: str) -> str:
+    """The form under which two names read as one: compatibility-folded, confusables-folded before and after
+    case folding (so 'ModeI' with a capital I and 'Mode1' meet 'Model', and 'MODEL' meets 'model')."""
+    return confusable_fold(confusable_fold(unicodedata.normalize("NFKC", name)).casefold())
 
 
 class BodyTooLarge(Exception):

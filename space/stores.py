@@ -2,10 +2,13 @@
 
 Two backends behind one small file interface (``FileRepo``): a local folder
 (the offline default, under ``rqbench.paths.space_store_dir()``) and Hugging
-Face dataset repositories reached through ``huggingface_hub.HfApi``, as Hub
-leaderboards do. The typed stores on top are written once, so both backends
-run the same code and the same tests. Raw uploads go to a private repository;
-only results (scores) go to the public one.
+Face dataset repositories, made through ``huggingface_hub.HfApi`` and read and
+written with git (``GitRepo``), as Hub leaderboards keep theirs. Every write
+to a shared repository is one commit; one refused because another writer
+pushed first is retried on top of theirs, so two Space replicas, or a Space
+and its worker, never lose each other's files. The typed stores on top are
+written once, so both backends run the same code and the same tests. Raw
+uploads go to a private repository; only results (scores) go to the public one.
 """
 
 from __future__ import annotations
@@ -13,10 +16,15 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable
+import random
+import subprocess
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
@@ -24,15 +32,28 @@ from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError, write_atomic
-from rqbench.records import ResultsFile
+from rqbench.records import JudgeSpec, ResultsFile
 
 log = logging.getLogger(__name__)
+
+RESULT_SETTINGS: tuple[str, ...] = get_args(JudgeSpec.model_fields["setting"].annotation)
 
 M = TypeVar("M", bound=BaseModel)
 
 
 class StoreError(RuntimeError):
     """A stored file could not be read as the record it should hold."""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A stored file that could not be read as its record: its path in the store and why, for a page or a log."""
+
+    path: str
+    problem: str
+
+    def __str__(self) -> str:
+        return self.problem
 
 
 class FileRepo(Protocol):
@@ -94,47 +115,186 @@ class LocalRepo:
         return n
 
 
-class HubRepo:
-    """A Hub dataset repository; every write is one commit with a message."""
+class StoreWriteError(RuntimeError):
+    """A write a shared store did not take after every retry (the remote kept refusing, or is unreachable)."""
 
-    def __init__(self, api: Any, repo_id: str, *, private: bool, create: bool = True):
-        self.api = api
-        self.repo_id = repo_id
-        self.name = f"hf://datasets/{repo_id}"
-        self.private = private
-        if create:
-            api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
 
+class GitRepo:
+    """A dataset repository reached with git: a local clone, every write one commit pushed to the remote.
+
+    Several writers share the remote (two Space replicas, a Space and its worker). A push the remote
+    refuses because another writer's commit landed first is retried on top of theirs: fetch, reset to the
+    remote's head, reapply this write (a whole file written or removed), push again, with a growing,
+    jittered pause, up to ``max_attempts`` times. A push cut off half-way is checked against the remote
+    after a fetch: if the commit landed, the write is done; if not, it is retried. So no writer loses
+    another's file, and a write either lands whole or raises ``StoreWriteError`` naming the file.
+
+    Reads come from the clone, brought up to the remote's head when it is older than ``fetch_after_s``.
+    Processes that share a clone folder take turns (a lock file); threads of one process, a lock.
+    """
+
+    def __init__(
+        self,
+        remote: str,
+        clone_dir: str | Path,
+        *,
+        name: str | None = None,
+        branch: str = "main",
+        max_attempts: int = 8,
+        fetch_after_s: float = 2.0,
+        auth_header: str | None = None,
+        sleep: Any = time.sleep,
+    ):
+        self.remote = remote
+        self.clone_dir = Path(clone_dir)
+        self.name = name or remote
+        self.branch = branch
+        self.max_attempts = max_attempts
+        self.fetch_after_s = fetch_after_s
+        self.sleep = sleep
+        self._env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}
+        if auth_header:  # passed through the environment: never on a command line, in a URL or in an error
+            self._env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="http.extraHeader", GIT_CONFIG_VALUE_0=auth_header)
+        self._thread_lock = threading.Lock()
+        self._fetched_at = float("-inf")
+        with self._locked():
+            self._open()
+
+    # -- git -------------------------------------------------------------------
+    def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(["git", "-C", str(self.clone_dir), *args], env=self._env, capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+        if check and done.returncode != 0:
+            raise StoreWriteError(f"{self.name}: git {args[0]} failed: {done.stderr.strip()[-500:]}")
+        return done
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        import fcntl
+
+        self.clone_dir.parent.mkdir(parents=True, exist_ok=True)
+        with self._thread_lock, open(self.clone_dir.parent / f".{self.clone_dir.name}.lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            yield
+
+    def _open(self) -> None:
+        """Clone the remote once (an empty remote gives an empty clone), then follow it."""
+        if not (self.clone_dir / ".git").is_dir():
+            self.clone_dir.mkdir(parents=True, exist_ok=True)
+            self._git("init", "-q", "-b", self.branch)
+            self._git("remote", "add", "origin", self.remote)
+        self._git("config", "user.name", "rqbench-space")
+        self._git("config", "user.email", "rqbench-space@localhost")
+        self._sync()
+
+    def _remote_head(self) -> str | None:
+        """Fetch; the remote branch's commit, or None while the remote has no commit yet."""
+        done = self._git("fetch", "-q", "origin", self.branch, check=False)
+        self._fetched_at = time.monotonic()
+        if done.returncode != 0:
+            if "couldn't find remote ref" in done.stderr or "could not find remote ref" in done.stderr.lower():
+                return None
+            raise StoreWriteError(f"{self.name}: cannot fetch from the remote: {done.stderr.strip()[-500:]}")
+        return self._git("rev-parse", "FETCH_HEAD").stdout.strip()
+
+    def _sync(self) -> str | None:
+        """The clone set to the remote's head (anything local and unpushed is dropped: writes push or retry)."""
+        head = self._remote_head()
+        if head is not None:
+            self._git("reset", "-q", "--hard", head)
+            self._git("clean", "-q", "-f", "-d")
+        return head
+
+    def _fresh(self) -> None:
+        if time.monotonic() - self._fetched_at >= self.fetch_after_s:
+            self._sync()
+
+    def _commit_and_push(self, apply: Any, message: str, what: str) -> None:
+        """Apply a change to a clone at the remote's head, commit, push; on refusal fetch, reapply, retry."""
+        last = ""
+        for attempt in range(1, self.max_attempts + 1):
+            self._sync()
+            apply()
+            self._git("add", "-A")
+            if self._git("diff", "--cached", "--quiet", check=False).returncode == 0:
+                return  # the remote already holds exactly this
+            self._git("commit", "-q", "-m", message)
+            mine = self._git("rev-parse", "HEAD").stdout.strip()
+            pushed = self._git("push", "-q", "origin", f"HEAD:refs/heads/{self.branch}", check=False)
+            if pushed.returncode == 0:
+                return
+            last = _push_refusal(pushed.stderr)
+            head = self._remote_head()  # cut off after the remote took it?
+            if head is not None and self._git("merge-base", "--is-ancestor", mine, head, check=False).returncode == 0:
+                return
+            log.info("%s: push of %s refused (attempt %d): %s", self.name, what, attempt, last)
+            self.sleep(min(5.0, 0.05 * 2 ** (attempt - 1)) * (0.5 + random.random()))
+        raise StoreWriteError(f"{self.name}: {what} could not be pushed after {self.max_attempts} attempts ({last})")
+
+    # -- FileRepo --------------------------------------------------------------
     def read(self, path: str) -> bytes | None:
-        from huggingface_hub.errors import EntryNotFoundError
-
-        try:
-            local = self.api.hf_hub_download(self.repo_id, _check_path(path), repo_type="dataset")
-        except EntryNotFoundError:
-            return None
-        return Path(local).read_bytes()
+        f = self.clone_dir / _check_path(path)
+        with self._locked():
+            self._fresh()
+            return f.read_bytes() if f.is_file() else None
 
     def write(self, path: str, data: bytes, message: str) -> None:
-        self.api.upload_file(
-            path_or_fileobj=data,
-            path_in_repo=_check_path(path),
-            repo_id=self.repo_id,
-            repo_type="dataset",
-            commit_message=message,
-        )
+        target = self.clone_dir / _check_path(path)
+
+        def apply() -> None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+        with self._locked():
+            self._commit_and_push(apply, message, path)
 
     def list(self, prefix: str = "") -> list[str]:
-        files = self.api.list_repo_files(self.repo_id, repo_type="dataset")
-        return sorted(f for f in files if f.startswith(prefix) and not f.startswith(".") and f != "README.md")
+        with self._locked():
+            self._fresh()
+            files = self._git("ls-files", "-z").stdout.split("\0")
+        return sorted(f for f in files if f and f.startswith(prefix) and not f.rsplit("/", 1)[-1].startswith(".")
+                      and f != "README.md")  # fmt: skip
 
     def delete(self, paths: Iterable[str], message: str) -> int:
-        from huggingface_hub import CommitOperationDelete
-
-        ops = [CommitOperationDelete(path_in_repo=_check_path(p)) for p in paths]
-        if not ops:
+        wanted = [_check_path(p) for p in paths]
+        if not wanted:
             return 0
-        self.api.create_commit(self.repo_id, ops, commit_message=message, repo_type="dataset")
-        return len(ops)
+        gone: list[str] = []
+
+        def apply() -> None:
+            gone.clear()
+            for p in wanted:
+                f = self.clone_dir / p
+                if f.is_file():
+                    f.unlink()
+                    gone.append(p)
+
+        with self._locked():
+            self._commit_and_push(apply, message, f"deleting {len(wanted)} file(s)")
+        return len(gone)
+
+
+def _push_refusal(stderr: str) -> str:
+    """What the remote said when it refused a push (its own lines, then git's verdict), in one short line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    said = [ln for ln in lines if ln.startswith(("remote:", "!", "fatal:"))] or lines[-2:]
+    return "; ".join(said)[-400:]
+
+
+class HubRepo(GitRepo):
+    """A Hub dataset repository, made (private or public) through ``HfApi`` and then read and written with git
+    over its URL (``{api.endpoint}/datasets/{repo_id}``), so concurrent writers retry instead of losing writes."""
+
+    def __init__(self, api: Any, repo_id: str, *, private: bool, clone_root: str | Path, create: bool = True,
+                 **git_options: Any):  # fmt: skip
+        if create:
+            api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        self.api, self.repo_id, self.private = api, repo_id, private
+        endpoint = str(getattr(api, "endpoint", None) or "https://huggingface.co").rstrip("/")
+        token = getattr(api, "token", None)
+        header = f"Authorization: Bearer {token}" if token and endpoint.startswith("http") else None
+        super().__init__(f"{endpoint}/datasets/{repo_id}", Path(clone_root) / repo_id, name=f"hf://datasets/{repo_id}",
+                         auth_header=header, **git_options)  # fmt: skip
 
 
 def _dump(record: BaseModel) -> bytes:
@@ -182,14 +342,28 @@ class RequestsStore:
     def get(self, request_id: str) -> SubmissionRequest | None:
         return _load(self.repo, self.path_for(request_id), SubmissionRequest)
 
-    def all(self) -> list[SubmissionRequest]:
-        out = []
+    def load(self) -> tuple[list[SubmissionRequest], list[Unreadable]]:
+        """Every readable request, oldest first, and each request file that could not be read (never dropped
+        silently: one damaged file must not take the queue, the page or the worker down with it)."""
+        out, problems = [], []
         for p in self.repo.list("requests/"):
-            if p.endswith(".json"):
+            if not p.endswith(".json"):
+                continue
+            try:
                 req = _load(self.repo, p, SubmissionRequest)
-                if req is not None:
-                    out.append(req)
-        return sorted(out, key=lambda r: (r.submitted_at, r.request_id))
+            except StoreError as exc:
+                problems.append(Unreadable(p, str(exc)))
+                continue
+            except OSError as exc:  # a file the disk cannot give back is named, like a damaged one
+                problems.append(Unreadable(p, f"{self.repo.name}/{p}: cannot be read ({exc.strerror or exc})"))
+                continue
+            if req is not None:
+                out.append(req)
+        return sorted(out, key=lambda r: (r.submitted_at, r.request_id)), problems
+
+    def all(self) -> list[SubmissionRequest]:
+        """The readable requests, oldest first; ``load`` also names the unreadable ones."""
+        return self.load()[0]
 
 
 class ResultsStore:
@@ -215,22 +389,40 @@ class ResultsStore:
     def paths(self) -> list[str]:
         return [p for p in self.repo.list(self.prefix) if p.endswith(".json")]
 
+    @staticmethod
+    def named_as_results(path: str) -> bool:
+        """Whether a file's name says it holds results (``…__<setting>.json``, as the worker and
+        ``rqbench judge`` name them): such a file must be a whole results file, whatever it holds now."""
+        return path.endswith(tuple(f"__{s}.json" for s in RESULT_SETTINGS))
+
     def load(self) -> tuple[list[ResultsFile], list[str]]:
         """Every readable results file, and a line per file that could not be read (never silently dropped).
 
-        JSON files of another kind (reports, manifests) beside them are passed over.
+        A file named as a results file, or one that says it is one (its ``kind``), must parse as one:
+        emptied to ``{}``, truncated or hand-edited, it is listed with its path and field. JSON files of
+        another kind (reports, manifests) beside them are passed over.
         """
         good, problems = [], []
         for p in self.paths():
-            data = self.repo.read(p)
+            where = f"{self.repo.name}/{p}"
+            try:
+                data = self.repo.read(p)
+            except OSError as exc:
+                problems.append(f"{where}: cannot be read ({exc.strerror or exc})")
+                continue
             if data is None:
                 continue
+            named = self.named_as_results(p)
             try:
-                kind = json.loads(data).get("kind")
-            except (json.JSONDecodeError, AttributeError) as exc:
-                problems.append(f"{self.repo.name}/{p}: not a JSON object ({exc})")
+                decoded = json.loads(data)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                problems.append(f"{where}: not JSON: cut short or damaged ({exc})")
                 continue
-            if kind != "rqbench.results":
+            kind = decoded.get("kind") if isinstance(decoded, dict) else None
+            if kind != "rqbench.results" and not named:
+                continue
+            if not isinstance(decoded, dict) or not decoded:
+                problems.append(f"{where}: empty or not a JSON object where a results file should be")
                 continue
             try:
                 good.append(_parse(self.repo, p, data, ResultsFile))
@@ -331,11 +523,14 @@ class SpaceStores:
                    backend=f"local folder {base}")  # fmt: skip
 
     @classmethod
-    def hub(cls, api: Any, owner: str, *, prefix: str = "rq-bench") -> SpaceStores:
-        """Dataset repos ``owner/prefix-{requests,results,submissions,annotations}``; only results are public."""
+    def hub(cls, api: Any, owner: str, *, prefix: str = "rq-bench", clone_root: str | Path | None = None,
+            **git_options: Any) -> SpaceStores:  # fmt: skip
+        """Dataset repos ``owner/prefix-{requests,results,submissions,annotations}``; only results are public.
+        Each is cloned under ``clone_root`` (default ``RQB_HOME/space-clones``) and written with git."""
+        root = Path(clone_root) if clone_root else paths.home() / "space-clones"
 
         def repo(kind: str, private: bool) -> HubRepo:
-            return HubRepo(api, f"{owner}/{prefix}-{kind}", private=private)
+            return HubRepo(api, f"{owner}/{prefix}-{kind}", private=private, clone_root=root, **git_options)
 
         return cls(
             RequestsStore(repo("requests", True)),

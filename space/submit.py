@@ -35,7 +35,6 @@ import logging
 import re
 import shutil
 import tempfile
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -44,7 +43,7 @@ from typing import Any
 
 from rqbench.evaluate.submission import ENTRIES_FILE, METADATA_FILE
 from rqbench.space.records import SubmissionRequest, utcnow
-from rqbench.space.safety import AttemptLimiter, printable, redact, unstorable_characters
+from rqbench.space.safety import AttemptLimiter, confusable_key, name_problem, printable, redact
 from rqbench.space.stores import SpaceStores
 
 from rqbench.records import SubmissionMetadata
@@ -72,6 +71,8 @@ class SubmitPolicy:
     # wordings, every RQ screened) took 4.6 s of CPU (docs/space.md). The budget stops a slower run.
     validation_budget_s: float = 60.0
     max_name_chars: int = 80
+    # Hub model ids run to 96 characters a part; a longer name pushes the queue's columns off the page.
+    max_model_name_chars: int = 100
 
 
 @dataclass(frozen=True)
@@ -208,9 +209,10 @@ MAX_FLAGS_KEPT = 20
 
 
 def model_key(name: str) -> str:
-    """The form under which two model names are the same name: compatibility-folded, case-folded, and
-    every run of characters other than letters and digits read as one space ("Org/Model-X" = "org model x")."""
-    folded = unicodedata.normalize("NFKC", name).casefold()
+    """The form under which two model names are the same name: folded by Unicode's confusables table and
+    case (``safety.confusable_key``: Cyrillic 'А' reads as 'A', 'Mode1' as 'Model'), and every run of
+    characters other than letters and digits read as one space ("Org/Model-X" = "org model x")."""
+    folded = confusable_key(name)
     return " ".join(re.split(r"[\W_]+", folded)).strip() or folded.strip()
 
 
@@ -276,15 +278,10 @@ class SubmitFlow:
 
     def _name_problems(self, who: Submitter) -> list[str]:
         """The user name is stored and shown: it must be plain text of a sensible length."""
-        name = who.username
-        if not name.strip():
+        if not who.username.strip():
             return ["type a name first"]
-        why = unstorable_characters(name)
-        if why is not None:
-            return [f"your name contains {why}; use letters, digits and punctuation only"]
-        if len(name) > self.policy.max_name_chars:
-            return [f"your name is {len(name)} characters long; at most {self.policy.max_name_chars}"]
-        return []
+        why = name_problem(who.username, what="name you typed", max_chars=self.policy.max_name_chars)
+        return [why] if why else []
 
     def _account_problems(self, who: Submitter, now: datetime) -> list[str]:
         if not self.policy.require_sign_in:
@@ -378,6 +375,9 @@ class SubmitFlow:
         if problems:
             return SubmitOutcome(False, problems)
         assert meta is not None
+        why = name_problem(meta.model, what="model name", max_chars=self.policy.max_model_name_chars)
+        if why:
+            return SubmitOutcome(False, [f"line 1, field model: {why}"])
         digest = report.submission_hash
         problems = self._queue_problems(who, meta, digest, now)
         if problems:

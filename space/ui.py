@@ -24,7 +24,7 @@ from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
 from rqbench.space import annotate as an
 from rqbench.space import browse, tabs
 from rqbench.space import leaderboard as lb
-from rqbench.space.safety import UploadGate, redact
+from rqbench.space.safety import UploadGate, public_results, redact
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitPolicy
 from rqbench.space.tabs.common import banner_update
@@ -87,7 +87,8 @@ class SpaceData:
         listing = tuple(self.config.stores.results.paths())
         fresh = time.monotonic() - self._read_at < max_age_s
         if listing != self._listing or not fresh:
-            self._read = self.config.stores.results.load()
+            results, problems = self.config.stores.results.load()
+            self._read = ([public_results(r) for r in results], problems)  # judges by their public labels only
             self._listing, self._read_at = listing, time.monotonic()
         return self._read
 
@@ -116,6 +117,16 @@ class SpaceData:
             self.index = browse.index_instances(results)
             self._key = key
             return self
+
+    def unreadable(self) -> list[str]:
+        """Every stored file the page could not read (results from the last read, requests now), by path."""
+        try:
+            bad_requests = [str(u) for u in self.config.stores.requests.load()[1]]
+        except Exception as exc:  # an outage of the requests store: say so, and keep serving the rest
+            log.warning("requests store unreadable: %s", exc)
+            bad_requests = [f"{self.config.stores.requests.repo.name}: the requests store cannot be listed "
+                            f"({type(exc).__name__})"]  # fmt: skip
+        return [*self.problems, *bad_requests]
 
     def model_names(self) -> set[str]:
         """Every generator name and judge label behind the figures shown (for the demo-model banner)."""
@@ -174,9 +185,11 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             link = link or browser.opening()
             pickers = link if link is not None else (base[-1], gr.Dropdown(), gr.Dropdown())
             selected = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
-            return (*base[:-1], *pickers, selected, tabs.submit.queue_rows(config))
+            rows, unreadable = tabs.submit.queue_rows(config), data.unreadable()
+            return (*base[:-1], *pickers, selected, rows, tabs.about.unreadable_update(unreadable))
 
-        demo.load(page_load, board.controls, [*load_outputs, browser.paper, browser.rq, strip, queue.requests])
+        demo.load(page_load, board.controls,
+                  [*load_outputs, browser.paper, browser.rq, strip, queue.requests, about.unreadable])  # fmt: skip
     return demo
 
 

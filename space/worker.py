@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rqbench.space.records import SubmissionRequest, utcnow
-from rqbench.space.safety import redact
-from rqbench.space.stores import SpaceStores
+from rqbench.space.safety import public_results, redact
+from rqbench.space.stores import SpaceStores, StoreError, Unreadable
 
 from rqbench.records import ResultsFile
 
@@ -52,7 +52,8 @@ def check_results(results: Sequence[ResultsFile]) -> list[str]:
         if r.instances and not any(_instance_scored(i) for i in r.instances):
             failures = sorted({f for i in r.instances for f in i.failures})
             detail = "; ".join(failures[:3]) or "no instance was scored"
-            reasons.append(f"judge {r.judge.label} ({r.judge.setting}) scored no instance: {detail}")
+            label = public_results(r).judge.label
+            reasons.append(f"judge {label} ({r.judge.setting}) scored no instance: {detail}")
     return reasons
 
 
@@ -70,7 +71,12 @@ def queued(requests: Sequence[SubmissionRequest]) -> list[SubmissionRequest]:
 
 
 class Worker:
-    """Drains the requests store; ``run_once`` handles at most one request."""
+    """Drains the requests store; ``run_once`` handles at most one request.
+
+    Within one pass (``new_pass``; ``run`` starts one per poll, and a fresh worker is one pass) a request
+    whose outcome could not be stored, or a request file that cannot be read, is reported once and then
+    passed over, so a full disk or one damaged file never stalls the rest of the queue.
+    """
 
     def __init__(
         self,
@@ -85,10 +91,20 @@ class Worker:
         self.work_dir = Path(work_dir)
         self.worker_id = worker_id or uuid.uuid4().hex[:8]
         self.max_attempts = max_attempts
+        self._passed: set[str] = set()  # request ids and request-file paths reported without a stored outcome
 
-    def next_request(self) -> SubmissionRequest | None:
-        """A request a crash left running comes first (resumed), then the oldest pending one."""
-        return next(iter(queued(self.stores.requests.all())), None)
+    def new_pass(self) -> None:
+        """Take up again what this pass passed over (the next poll: the disk may have room again)."""
+        self._passed.clear()
+
+    def next_request(self) -> SubmissionRequest | Unreadable | None:
+        """An unreadable request file first (reported, never judged), then the queue in ``queued`` order: a
+        request a crash left running (resumed), then the oldest pending one."""
+        reqs, damaged = self.stores.requests.load()
+        for bad in damaged:
+            if bad.path not in self._passed:
+                return bad
+        return next((r for r in queued(reqs) if r.request_id not in self._passed), None)
 
     def _save(self, req: SubmissionRequest, **changes) -> SubmissionRequest:
         req = req.model_copy(update={**changes, "updated_at": utcnow()})
@@ -96,21 +112,73 @@ class Worker:
         self.stores.requests.put(req)
         return req
 
-    def process(self, req: SubmissionRequest) -> WorkerReport:
+    def _unrecorded(self, req: SubmissionRequest, what: str, exc: BaseException) -> WorkerReport:
+        """The request store could not take this request's new status: say so by name, leave the stored
+        request as it was (taken up again on a later pass), and go on with the queue."""
+        self._passed.add(req.request_id)
+        reason = redact(f"{what}; the request store {self.stores.requests.repo.name} could not record it "
+                        f"({storage_problem(exc)}), so the request stays {req.status} and is taken up again on "
+                        "the next pass")[:1000]  # fmt: skip
+        log.error("request %s: %s", req.request_id, reason)
+        return WorkerReport(req.request_id, req.status, reason)
+
+    def _unreadable(self, bad: Unreadable) -> WorkerReport:
+        self._passed.add(bad.path)
+        reason = redact(f"the request file cannot be read, so it is not judged: {bad.problem}; it is left as it "
+                        "is for a maintainer to repair or remove")[:1000]  # fmt: skip
+        log.error("request file %s: %s", bad.path, reason)
+        return WorkerReport(Path(bad.path).stem, "failed", reason)
+
+    def _publish(self, results: Sequence[ResultsFile], stored: list[str]) -> None:
+        """Write each results file under its public label; ``stored`` collects the paths written."""
+        for r in results:
+            public = public_results(r)
+            path = self.stores.results.path_for(public)
+            try:
+                self.stores.results.put(public)
+            except OSError as exc:
+                raise RequestFailed(f"results file {path} could not be written to {self.stores.results.repo.name} "
+                                    f"({storage_problem(exc)})") from exc  # fmt: skip
+            stored.append(path)
+
+    def _withdraw(self, req: SubmissionRequest, stored: list[str]) -> str:
+        """Remove what a failed attempt published, so a failed request shows no half set of results."""
+        if not stored:
+            return ""
+        try:
+            self.stores.results.repo.delete(stored, f"withdraw results of failed request {req.request_id}")
+        except Exception as exc:  # the failure is still recorded; the reason says what is left behind
+            log.error("request %s: could not withdraw %s: %s", req.request_id, stored, exc)
+            return f"; {len(stored)} results file(s) written before the failure could not be withdrawn"
+        return f"; the {len(stored)} results file(s) written before the failure were withdrawn"
+
+    def process(self, req: SubmissionRequest | Unreadable) -> WorkerReport:
+        if isinstance(req, Unreadable):
+            return self._unreadable(req)
         if req.held_for_review:  # flagged and never approved: back to the review queue, nothing judged
-            req = self._save(req, status="review", worker="")
+            try:
+                req = self._save(req, status="review", worker="")
+            except OSError as exc:
+                return self._unrecorded(req, "held for review", exc)
             log.warning("request %s is flagged and not approved; left for review", req.request_id)
             return WorkerReport(req.request_id, req.status, "held for review")
         resumed = req.status == "running"
         if req.attempts >= self.max_attempts:
-            req = self._save(req, status="failed", reason=f"gave up after {req.attempts} attempts (the worker "
-                             "stopped while judging each time)", worker="")  # fmt: skip
+            reason = (f"gave up after {req.attempts} attempts (the worker stopped while judging each time)")
+            try:
+                req = self._save(req, status="failed", reason=reason, worker="")
+            except OSError as exc:
+                return self._unrecorded(req, reason, exc)
             return WorkerReport(req.request_id, req.status, req.reason)
-        req = self._save(req, status="running", started_at=req.started_at or utcnow(), attempts=req.attempts + 1,
-                         worker=self.worker_id, reason="")  # fmt: skip
-        log.info("%s request %s (%s)", "resuming" if resumed else "starting", req.request_id, req.metadata.model)
-        raw = self.stores.submissions.get(req.submission_file)
         try:
+            req = self._save(req, status="running", started_at=req.started_at or utcnow(), attempts=req.attempts + 1,
+                             worker=self.worker_id, reason="")  # fmt: skip
+        except OSError as exc:
+            return self._unrecorded(req, "not started", exc)
+        log.info("%s request %s (%s)", "resuming" if resumed else "starting", req.request_id, req.metadata.model)
+        stored: list[str] = []
+        try:
+            raw = self.stores.submissions.get(req.submission_file)
             if raw is None:
                 raise RequestFailed(f"the raw submission {req.submission_file} is missing from the store")
             folder = self.work_dir / req.request_id
@@ -121,14 +189,25 @@ class Worker:
             reasons = check_results(results)
             if reasons:
                 raise RequestFailed("; ".join(reasons))
-            stored = [self.stores.results.put(r) for r in results]
+            self._publish(results, stored)
         except Exception as exc:  # any failure ends this request, with its reason, and never the worker
-            reason = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
-            reason = redact(reason)[:1000]
+            if isinstance(exc, RequestFailed):
+                reason = str(exc)
+            elif isinstance(exc, OSError):
+                reason = f"{type(exc).__name__}: {storage_problem(exc)}"
+            else:
+                reason = f"{type(exc).__name__}: {exc}"
+            reason = redact(reason + self._withdraw(req, stored))[:1000]
             log.warning("request %s failed: %s", req.request_id, reason)
-            req = self._save(req, status="failed", reason=reason, worker="")
+            try:
+                req = self._save(req, status="failed", reason=reason, worker="")
+            except OSError as exc2:
+                return self._unrecorded(req, f"failed: {reason}", exc2)
             return WorkerReport(req.request_id, req.status, req.reason)
-        req = self._save(req, status="finished", results_files=stored, worker="")
+        try:
+            req = self._save(req, status="finished", results_files=stored, worker="")
+        except OSError as exc:
+            return self._unrecorded(req, f"judged ({len(stored)} results files written)", exc)
         log.info("request %s finished: %d results files", req.request_id, len(stored))
         return WorkerReport(req.request_id, req.status)
 
@@ -139,6 +218,7 @@ class Worker:
     def run(self, *, interval_s: float, stop: threading.Event, drain: bool = True) -> None:
         """Poll every ``interval_s`` seconds until ``stop`` is set; ``drain`` handles all waiting requests per poll."""
         while not stop.is_set():
+            self.new_pass()
             try:
                 while self.run_once() is not None and drain and not stop.is_set():
                     pass
@@ -147,12 +227,22 @@ class Worker:
             stop.wait(interval_s)
 
 
+def storage_problem(exc: BaseException) -> str:
+    """An I/O error in words, without the hidden temporary file it hit (``No space left on device``)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror[0].lower() + exc.strerror[1:]
+    return str(exc) or type(exc).__name__
+
+
 class ReviewError(ValueError):
     """A review decision that cannot apply: no such request, or one that is not waiting for review."""
 
 
 def _for_review(stores: SpaceStores, request_id: str) -> SubmissionRequest:
-    req = stores.requests.get(request_id)
+    try:
+        req = stores.requests.get(request_id)
+    except StoreError as exc:
+        raise ReviewError(f"request {request_id} cannot be read: {exc}") from exc
     if req is None:
         raise ReviewError(f"no request {request_id!r} in {stores.backend}")
     if req.status != "review":

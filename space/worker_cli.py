@@ -60,12 +60,15 @@ def review_command(args: argparse.Namespace, stores) -> int:
         print("error: --approve and --reject name one decision; give one of them")
         return 2
     if args.review:
-        held = [r for r in stores.requests.all() if r.status == "review"]
+        requests, unreadable = stores.requests.load()
+        held = [r for r in requests if r.status == "review"]
         for r in held:
             print(f"{r.request_id}  {r.metadata.model}  from {r.user}  {r.flagged_count} RQ(s) flagged")
             for line in r.flags:
                 print(f"    {line}")
         print(f"{len(held)} request(s) held for review in {stores.backend}")
+        for bad in unreadable:  # damaged files are named, never a traceback
+            print(f"unreadable request file: {bad}")
         return 0
     by = args.by or getpass.getuser()
     try:

@@ -1,12 +1,15 @@
 """The Space's stores: one test body, run against the local folder and the Hub backend.
 
-The Hub backend talks to a fake ``HfApi`` that keeps files in memory and records
-every call, so the exact Hub operations are checked without a network.
+The Hub backend is the real one (``HubRepo``: repositories made through ``HfApi``, then read and written
+with git). A fake ``HfApi`` stands in for the Hub's API: its ``endpoint`` is a local folder, and
+``create_repo`` makes a bare git repository there with the Hub's first commit, so every read and write
+goes through real git. Concurrent writers and half-way pushes are in ``tests/test_git_stores.py``.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,59 +21,52 @@ from rqbench.records import ResultsFile, SubmissionMetadata
 from rqbench.testing.synthetic import make_results
 
 
-class FakeHfApi:
-    """The slice of ``huggingface_hub.HfApi`` the stores call, with the same signatures."""
+def git(*args: str, cwd: Path | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
-    def __init__(self, tmp: Path):
-        self.tmp = tmp
-        self.repos: dict[str, dict[str, bytes]] = {}
+
+class FakeHfApi:
+    """The slice of ``huggingface_hub.HfApi`` the stores call (``create_repo``, ``endpoint``, ``token``); each
+    dataset repository is a bare git repository under ``root`` holding the Hub's initial commit."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.endpoint = root.as_uri()
+        self.token = "hf_fake_token_never_sent_over_file_urls"
         self.private: dict[str, bool] = {}
         self.calls: list[tuple[str, str]] = []
 
     def create_repo(self, repo_id, *, repo_type=None, private=None, exist_ok=False, token=None):
         assert repo_type == "dataset"
         self.calls.append(("create_repo", repo_id))
-        if repo_id in self.repos and not exist_ok:
-            raise RuntimeError("exists")
-        self.repos.setdefault(repo_id, {})
+        bare = self.root / "datasets" / repo_id
+        if bare.exists():
+            if not exist_ok:
+                raise RuntimeError("exists")
+            return
         self.private[repo_id] = bool(private)
+        bare.mkdir(parents=True)
+        git("init", "-q", "--bare", "-b", "main", str(bare))
+        seed = self.root / "seed" / repo_id
+        seed.mkdir(parents=True)
+        git("init", "-q", "-b", "main", cwd=seed)
+        (seed / ".gitattributes").write_text("*.parquet filter=lfs diff=lfs merge=lfs -text\n")
+        git("add", "-A", cwd=seed)
+        git("-c", "user.name=hub", "-c", "user.email=hub@localhost", "commit", "-q", "-m", "initial commit", cwd=seed)
+        git("push", "-q", str(bare), "main", cwd=seed)
 
-    def upload_file(self, *, path_or_fileobj, path_in_repo, repo_id, repo_type=None, commit_message=None, token=None):
-        assert repo_type == "dataset" and commit_message
-        assert isinstance(path_or_fileobj, bytes)
-        self.calls.append(("upload_file", f"{repo_id}:{path_in_repo}"))
-        self.repos[repo_id][path_in_repo] = path_or_fileobj
-
-    def list_repo_files(self, repo_id, *, repo_type=None, revision=None, token=None):
-        self.calls.append(("list_repo_files", repo_id))
-        return [".gitattributes", *self.repos[repo_id]]
-
-    def hf_hub_download(self, repo_id, filename, *, repo_type=None, revision=None, token=None):
-        from huggingface_hub.errors import EntryNotFoundError
-
-        self.calls.append(("hf_hub_download", f"{repo_id}:{filename}"))
-        if filename not in self.repos[repo_id]:
-            raise EntryNotFoundError(f"{filename} not in {repo_id}")
-        local = self.tmp / repo_id / filename
-        local.parent.mkdir(parents=True, exist_ok=True)
-        local.write_bytes(self.repos[repo_id][filename])
-        return str(local)
-
-    def create_commit(self, repo_id, operations, *, commit_message, repo_type=None, token=None):
-        from huggingface_hub import CommitOperationDelete
-
-        self.calls.append(("create_commit", repo_id))
-        for op in operations:
-            assert isinstance(op, CommitOperationDelete)
-            del self.repos[repo_id][op.path_in_repo]
+    def files(self, repo_id: str) -> list[str]:
+        """What the remote repository holds now (read with git, not through the store under test)."""
+        out = git("ls-tree", "-r", "--name-only", "main", cwd=self.root / "datasets" / repo_id)
+        return sorted(f for f in out.splitlines() if f != ".gitattributes")
 
 
 @pytest.fixture(params=["local", "hub"])
 def stores(request, tmp_path) -> SpaceStores:
     if request.param == "local":
         return SpaceStores.local(tmp_path / "store")
-    api = FakeHfApi(tmp_path / "hub-cache")
-    s = SpaceStores.hub(api, "org")
+    api = FakeHfApi(tmp_path / "hub")
+    s = SpaceStores.hub(api, "org", clone_root=tmp_path / "clones")
     s.api = api  # type: ignore[attr-defined]
     return s
 
@@ -139,8 +135,8 @@ def test_annotations_append_export_delete(stores):
 
 
 def test_hub_backend_keeps_raw_uploads_private(tmp_path):
-    api = FakeHfApi(tmp_path)
-    s = SpaceStores.hub(api, "org")
+    api = FakeHfApi(tmp_path / "hub")
+    s = SpaceStores.hub(api, "org", clone_root=tmp_path / "clones", fetch_after_s=0)
     assert api.private == {
         "org/rq-bench-requests": True,
         "org/rq-bench-results": False,
@@ -149,9 +145,11 @@ def test_hub_backend_keeps_raw_uploads_private(tmp_path):
     }
     s.submissions.put("b2:abc", "alice", b"x")
     s.results.put(make_results("m", n_instances=1))
-    assert list(api.repos["org/rq-bench-submissions"]) == ["submissions/alice/abc.jsonl"]
-    assert all(p.startswith("results/") for p in api.repos["org/rq-bench-results"])
-    assert not any("submissions" in p for p in api.repos["org/rq-bench-results"])
+    assert api.files("org/rq-bench-submissions") == ["submissions/alice/abc.jsonl"]
+    assert api.files("org/rq-bench-results") and all(p.startswith("results/") for p in api.files("org/rq-bench-results"))
+    assert not any("submissions" in p for p in api.files("org/rq-bench-results"))
+    assert s.results.repo.name == "hf://datasets/org/rq-bench-results"
+    assert "hf_fake" not in s.results.repo.remote  # the token travels in a header, never in the URL
 
 
 def test_broken_file_is_reported_with_path_and_field(tmp_path):
@@ -167,8 +165,11 @@ def test_broken_file_is_reported_with_path_and_field(tmp_path):
     assert len(problems) == 1 and "broken.json" in problems[0] and "judge.setting" in problems[0]
     (tmp_path / "requests").mkdir()
     (tmp_path / "requests" / "x.json").write_text('{"kind": "rqbench.request"}')
+    assert s.requests.all() == []  # one damaged request never takes the queue down with it
+    (bad,) = s.requests.load()[1]
+    assert bad.path == "requests/x.json" and "SubmissionRequest" in str(bad) and str(tmp_path) in str(bad)
     with pytest.raises(StoreError, match=r"requests/x.json.*SubmissionRequest"):
-        s.requests.all()
+        s.requests.get("x")
 
 
 def test_store_paths_cannot_escape(tmp_path):

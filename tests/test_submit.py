@@ -395,3 +395,56 @@ def test_a_partial_submission_names_the_pages_box_and_is_queued_when_it_is_ticke
     summary = out.summary()
     assert summary["accepted"] and summary["request_id"] == out.request.request_id and summary["status"] == "pending"
     assert any("no line for this rq_id" in w for w in summary["warnings"])
+LOOKALIKES = [
+    "Аcme/Мodel-Х",  # Cyrillic А, М, Х
+    "Acme/Μodel-Χ",  # Greek Mu and Chi
+    "АСМЕ/МОDЕL-Х",  # Cyrillic capitals, Latin D and L
+    "Ａｃｍｅ/Ｍｏｄｅｌ-Ｘ",  # fullwidth
+    "Acme/ModeI-X",  # a capital I for the l
+    "Acme/Mode1-X",  # a digit one for the l
+    "acme model_x",
+]
+
+
+@pytest.mark.parametrize("name", LOOKALIKES)
+def test_a_look_alike_model_name_belongs_to_the_first_account(tmp_path, flow, clock, name):
+    from rqbench.space.submit import model_key
+
+    assert model_key(name) == model_key("Acme/Model-X")
+    assert flow.submit(write_submission(tmp_path / "a.jsonl", "Acme/Model-X"), Submitter("alice")).accepted
+
+    def other_rqs(lines):
+        lines[1]["research_questions"][0] = "Which different first question would this model ask entirely?"
+
+    clock["t"] = NOW + timedelta(days=2)
+    taken = flow.submit(write_submission(tmp_path / "b.jsonl", name, tweak=other_rqs), Submitter("mallory"))
+    assert not taken.accepted and "belongs to another account" in taken.errors[0], taken.errors
+
+
+def test_distinct_model_names_stay_distinct():
+    from rqbench.space.submit import model_key
+
+    names = ["Acme/Model-X", "Acme/Model-Y", "acme/model-x2", "llama-3.1", "llama-31", "Qwen2.5-7B", "gpt-5.5"]
+    assert len({model_key(n) for n in names}) == len(names)
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("Acme/Model\u200b-X", "invisible format character (U+200B)"),
+        ("\u202eX-ledoM/emcA", "invisible format character (U+202E)"),
+        ("Acme/Model-X\u2066", "invisible format character (U+2066)"),
+        ("Acme/\u3164Model-X", "invisible character (U+3164)"),
+        ("Acme/Model\ufe0f-X", "invisible character (U+FE0F)"),
+        ("Acme/Model\u00a0X", "a space other than the plain space (U+00A0)"),
+        (" Acme/Model-X", "starts or ends with a space"),
+        ("A" * 101, "101 characters long; at most 100"),
+        ("A" * 10_000, "10,000 characters long"),
+    ],
+)
+def test_a_model_name_that_could_deceive_or_overflow_the_page_is_refused(tmp_path, flow, stores, name, why):
+    path = write_submission(tmp_path / "a.jsonl", tweak=lambda lines: lines[0].update(model=name))
+    out = flow.submit(path, Submitter("alice"))
+    assert not out.accepted and stores.requests.all() == []
+    assert out.errors[0].startswith("line 1, field model: the model name") and why in out.errors[0], out.errors
+    out.message().encode("utf-8")

@@ -18,31 +18,10 @@ from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitFlow, Submitter
 from rqbench.space.worker import Worker, evaluate_judge
 from scripted_replies import reply as judge_reply
+from space_queue import make_bench, queue, worker_for, write_submission
 
 from rqbench.llm import LLM
-from rqbench.records import CitedPaper, EvaluationInstance, SectionText
 from rqbench.testing.scripted_server import ScriptedServer
-
-
-def make_bench(n: int = 2) -> Benchmark:
-    insts, papers = [], {}
-    for i in range(n):
-        pid = f"2401.{20000 + i}"
-        papers[pid] = CitedPaper(paper_id=pid, title=f"Background {i}", abstract=f"We study method {i}.",
-                                 text_level="full", sections=[SectionText(section="Method", text=f"Method {i}.")])  # fmt: skip
-        insts.append(EvaluationInstance(rq_id=f"2501.{10000 + i}_rq0", gt_rq=f"How far does method {i} carry?",
-                                        arxiv_id=f"2501.{10000 + i}", subfield="cs.CL",
-                                        background_paper_ids=[pid]))  # fmt: skip
-    return Benchmark(insts, papers, "local/test-bench", "v1")
-
-
-def write_submission(path: Path, bench: Benchmark, model: str) -> Path:
-    lines = [{"kind": "metadata", "model": model, "model_type": "open"}]
-    for inst in bench.instances:
-        lines.append({"rq_id": inst.rq_id, "research_questions": [f"Which question {k} would {model} ask on {inst.rq_id}?"
-                                                                   for k in range(5)]})  # fmt: skip
-    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    return path
 
 
 @pytest.fixture
@@ -53,21 +32,6 @@ def bench():
 @pytest.fixture
 def stores(tmp_path):
     return SpaceStores.local(tmp_path / "store")
-
-
-def queue(tmp_path, stores, bench, users_models):
-    flow = SubmitFlow(stores, BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids)))
-    reqs = []
-    for user, model in users_models:
-        out = flow.submit(write_submission(tmp_path / f"{model}.jsonl", bench, model), Submitter(user))
-        assert out.accepted, out.errors
-        reqs.append(out.request)
-    return reqs
-
-
-def worker_for(stores, tmp_path, llm, judges, bench, **kw):
-    judge = evaluate_judge(judges, ["standalone", "comparative"], llm=llm, loader=lambda repo, rev: bench)
-    return Worker(stores, judge, work_dir=tmp_path / "work", **kw)
 
 
 def test_pending_requests_finish_in_order_and_reach_the_leaderboard(tmp_path, stores, bench):
@@ -387,3 +351,34 @@ def test_published_results_never_carry_the_contact(tmp_path, stores, bench):
     written = list((tmp_path / "work").rglob("results/*.json"))  # what ``judge_submission`` wrote, as ``evaluate`` does
     assert written and not any(b"owner@example.org" in f.read_bytes() for f in written)
     assert all(r.submission.contact == "" for r in stores.results.load()[0])
+
+
+def test_a_judges_options_never_reach_the_queue_the_results_or_a_page(tmp_path, stores, bench, monkeypatch):
+    """docs/space.md's promise: a judge is shown by its public label, never by how it is reached."""
+    from rqbench.space.safety import redact
+
+    from rqbench.llm.config import public_label
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-for-loopback")
+    r1, r2 = queue(tmp_path, stores, bench, [("alice", "model-one"), ("bob", "model-two")])
+    dead = "openai/scripted@api_base=http://127.0.0.1:9/v1,max_retries=0,timeout_s=5,temperature=0.7"
+    assert public_label(dead) == "openai/scripted@temperature=0.7"
+    rep = worker_for(stores, tmp_path, LLM(), [dead], bench, settings=("standalone",)).run_once()
+    assert rep.request_id == r1.request_id and rep.status == "failed"
+    assert "judge openai/scripted@temperature=0.7 (standalone) scored no instance" in rep.reason, rep.reason
+    for secret in ("api_base", "127.0.0.1:9", "max_retries", "timeout_s"):
+        assert secret not in rep.reason and secret not in stores.requests.get(r1.request_id).reason
+    with ScriptedServer(judge_reply) as srv:
+        spec = f"openai/scripted@api_base={srv.api_base},json_mode=json_object_schema,max_retries=0,temperature=0.7"
+        rep = worker_for(stores, tmp_path, LLM(), [spec], bench, settings=("standalone",)).run_once()
+    assert rep.request_id == r2.request_id and rep.status == "finished", rep.reason
+    (path,) = stores.requests.get(r2.request_id).results_files
+    assert "api_base" not in path and "127.0.0.1" not in path
+    raw = stores.results.repo.read(path).decode()
+    assert "api_base" not in raw and srv.api_base not in raw and "max_retries" not in raw
+    (published,) = stores.results.load()[0]
+    assert published.judge.label == "openai/scripted@json_mode=json_object_schema,temperature=0.7"
+    # any text a page shows passes through redact, which keeps the label and drops the rest
+    said = f"judge {spec} (standalone) failed; also local@temperature=0.7 and a@b.org"
+    assert redact(said) == ("judge openai/scripted@json_mode=json_object_schema,temperature=0.7 (standalone) "
+                            "failed; also local@temperature=0.7 and a@b.org")  # fmt: skip

@@ -76,6 +76,20 @@ class ModelConfig(BaseModel):
         }
 
 
+# The spec options that change what a model says (``ModelConfig.cache_identity``): a judge's public
+# label keeps them, since they tell two configurations of one model apart. Every other option says how
+# the model is reached (api_base, retries, timeouts, concurrency, rates) and stays private.
+PUBLIC_OPTIONS = ("temperature", "max_tokens", "reasoning_effort", "json_mode")
+
+
+def public_label(spec: str) -> str:
+    """``spec`` as a public page may show it: the model name and only the options in ``PUBLIC_OPTIONS``
+    (``openai/m@api_base=http://10.0.0.2/v1,temperature=0.7`` -> ``openai/m@temperature=0.7``)."""
+    name, _, opts = spec.partition("@")
+    kept = [part for part in opts.split(",") if part.partition("=")[0].strip() in PUBLIC_OPTIONS]
+    return name + ("@" + ",".join(p.strip() for p in kept) if kept else "")
+
+
 # Offline defaults where plain ``local`` does not work: at temperature 0 the 135M model repeats one
 # question five times (measured on the sample: 0 of 3 replies valid), at 0.8 it gave 4 of 4.
 OFFLINE_ROLE_DEFAULTS: dict[str, str] = {"generator": "local@temperature=0.8"}

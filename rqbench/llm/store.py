@@ -3,16 +3,20 @@
 Responses are stored as JSON text, keyed by a content hash of what changes the
 output (see ``cache_key``). Each finished call is committed at once, so a crash
 loses nothing already paid for. Schema changes are named, append-only
-migrations recorded in ``_migrations``.
+migrations recorded in ``_migrations``. A write the disk refuses (full, an I/O
+error) is a ``CallLogError`` naming the file, so a run stops there instead of
+paying for replies it could not keep.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,6 +116,16 @@ def m004_response_finish_reason(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE responses ADD COLUMN finish_reason TEXT")
 
 
+class CallLogError(OSError):
+    """The call log could not be written: ``errno`` is ENOSPC for a full disk, else EIO; the message names
+    the file and what was being written."""
+
+    @classmethod
+    def from_sqlite(cls, path: Path, what: str, exc: sqlite3.Error) -> CallLogError:
+        full = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "full" in str(exc)
+        return cls(errno.ENOSPC if full else errno.EIO, f"the call log {path} could not {what} ({exc})")
+
+
 @dataclass(frozen=True)
 class CachedResponse:
     key: str
@@ -129,13 +143,25 @@ class CallStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.OperationalError as exc:
+            raise CallLogError.from_sqlite(self.path, "be opened", exc) from exc
         self._migrate()
 
-    def _migrate(self) -> None:
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[None]:
+        """The lock, around a write whose refusal by the disk becomes a ``CallLogError`` saying ``what``."""
         with self._lock:
+            try:
+                yield
+            except sqlite3.OperationalError as exc:  # disk full, I/O error, read-only file system, locked
+                raise CallLogError.from_sqlite(self.path, what, exc) from exc
+
+    def _migrate(self) -> None:
+        with self._writing("record its schema"):
             self._db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied REAL)")
             done = {r[0] for r in self._db.execute("SELECT name FROM _migrations")}
             for name, fn in MIGRATIONS:
@@ -191,7 +217,7 @@ class CallStore:
         tokens_cache_write: int | None = None,
         finish_reason: str | None = None,
     ) -> None:
-        with self._lock:
+        with self._writing("cache a reply (it was received and paid for, but is not kept)"):
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, model, step, request, text, tokens_in, tokens_out, cost_usd,"
                 " created, tokens_cached, tokens_cache_write, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -200,7 +226,7 @@ class CallStore:
             )  # fmt: skip
 
     def forget(self, key: str) -> None:
-        with self._lock:
+        with self._writing("drop a cached reply"):
             self._db.execute("DELETE FROM responses WHERE key=?", (key,))
 
     # -- log ---------------------------------------------------------------
@@ -223,7 +249,7 @@ class CallStore:
         tokens_cache_write: int | None = None,
         batch_id: str | None = None,
     ) -> None:
-        with self._lock:
+        with self._writing("log a call"):
             self._db.execute(
                 "INSERT INTO calls (ts, run_id, step, model, key, cache, status, attempt, tokens_in, tokens_out,"
                 " cost_usd, latency_s, error, tokens_cached, tokens_cache_write, batch_id)"
@@ -320,7 +346,7 @@ class CallStore:
     ) -> None:
         """A new batch and its (key, model, step, body, request) rows, in one transaction."""
         now = time.time()
-        with self._lock:
+        with self._writing("record a batch"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.execute(
@@ -342,7 +368,7 @@ class CallStore:
         if not fields or set(fields) - allowed:
             raise ValueError(f"batch_update: fields must be among {sorted(allowed)}, got {sorted(fields)}")
         cols = ", ".join(f"{k} = ?" for k in fields)
-        with self._lock:
+        with self._writing("update a batch"):
             self._db.execute(f"UPDATE batches SET {cols}, updated = ? WHERE local_id = ?",
                              (*fields.values(), time.time(), local_id))  # fmt: skip
 
@@ -367,7 +393,7 @@ class CallStore:
             return [dict(zip(cols, r)) for r in cur.fetchall()]
 
     def batch_request_done(self, local_id: str, key: str, state: str, error: str | None) -> None:
-        with self._lock:
+        with self._writing("record a batch request"):
             self._db.execute("UPDATE batch_requests SET state = ?, error = ? WHERE local_id = ? AND key = ?",
                              (state, error, local_id, key))  # fmt: skip
 

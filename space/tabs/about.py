@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import gradio as gr
+from rqbench.space.safety import printable, redact
 from rqbench.space.tabs.common import demo_banner
 
 if TYPE_CHECKING:
@@ -29,9 +30,17 @@ model named in `RQB_DEMO_MODELS`: those figures are not results.
 
 @dataclass
 class AboutTab:
-    """The banner, which the page load fills."""
+    """The banner and the list of stored files the Space could not read, which the page load fills."""
 
     banner: gr.HTML
+    unreadable: gr.Textbox
+
+
+def unreadable_update(lines: list[str]) -> gr.Textbox:
+    """The stored files that could not be read, each with its path and why (hidden when there are none)."""
+    text = "\n".join(printable(redact(line)) for line in lines)
+    return gr.Textbox(value=text, visible=bool(lines),
+                      label=f"Stored files this Space could not read ({len(lines)}): every other row is shown")  # fmt: skip
 
 
 def build(config: "SpaceConfig", notes: str = "") -> AboutTab:
@@ -41,4 +50,6 @@ def build(config: "SpaceConfig", notes: str = "") -> AboutTab:
         gr.Markdown(ABOUT)
         text = f"Store: {config.stores.backend}. {config.dataset_note}" + (f"\n{notes}" if notes else "")
         gr.Textbox(value=text, label="This Space", interactive=False, elem_id="about-space")
-    return AboutTab(banner)
+        unreadable = gr.Textbox(label="Stored files this Space could not read", visible=False, interactive=False,
+                                lines=3, max_lines=20, elem_id="about-unreadable")  # fmt: skip
+    return AboutTab(banner, unreadable)

@@ -54,8 +54,14 @@ def identity_note(config: "SpaceConfig") -> str:
 
 
 def queue_rows(config: "SpaceConfig") -> pd.DataFrame:
-    """Every request in the store with its status and failure or review reason (never a contact)."""
-    return pd.DataFrame(requests_table(config.stores), columns=REQUEST_COLUMNS)
+    """Every readable request in the store with its status and failure or review reason (never a contact);
+    an unreadable request file is named on the About tab, and a store outage leaves the queue empty."""
+    try:
+        rows = requests_table(config.stores)
+    except Exception as exc:  # the rest of the page (and the submit reply) must still be sent
+        log.warning("the request queue cannot be read: %s", redact(str(exc)))
+        rows = []
+    return pd.DataFrame(rows, columns=REQUEST_COLUMNS)
 
 
 def build(config: "SpaceConfig") -> SubmitTab:
