@@ -244,6 +244,16 @@ def _read_metadata(folder: Path) -> dict:
     return data
 
 
+def _date_basis(meta: dict, remote: dict) -> str | None:
+    """How a local folder's first-version date is known: its metadata.json (which may name the basis it
+    copied, as the one ``fetch_latex`` writes does), else arXiv's record; None when neither gives a date."""
+    if meta.get("published"):
+        return meta.get("published_source") or "metadata_file"
+    if remote.get("published"):
+        return "arxiv_api"
+    return None
+
+
 def local_folder_papers(
     root: Path,
     *,
@@ -277,6 +287,7 @@ def local_folder_papers(
         fields: dict = {"arxiv_id": pid, "version": ver, "primary_category": default_category, **base, **meta}
         fields["source"] = "local"
         fields["arxiv_id"] = pid
+        fields["published_source"] = _date_basis(meta, base) if fields.get("published") else None
         if not fields.get("title") or not fields.get("abstract"):
             title, abstract = peek_title_abstract(f)
             fields["title"] = fields.get("title") or title or f.name

@@ -121,6 +121,7 @@ def _new_instance(bench: Benchmark, rq_id: str, candidates: dict[str, str]) -> I
         rq_id=rq_id,
         arxiv_id=inst.arxiv_id,
         subfield=inst.subfield,
+        paper_published=inst.paper_published,
         background_paper_ids=list(inst.background_paper_ids),
         candidates=[CandidateScores(candidate_id=c, text=t) for c, t in candidates.items()],
     )
