@@ -29,8 +29,10 @@ def test_generate_validate_judge_end_to_end(build, judge_env, scripted_server, t
     _, root = build
     spec = judge_env
     sub = tmp_path / "sub"
-    assert main(["generate", "--model", spec, "--dataset", str(root), "--out", str(sub)]) == 0
+    assert main(["generate", "--model", spec + ",cutoff=2025-03", "--dataset", str(root), "--out", str(sub)]) == 0
     assert "3/3 instances with five RQs" in capsys.readouterr().out
+    meta = json.loads((sub / "metadata.json").read_text())
+    assert meta["knowledge_cutoff"] == "2025-03-31" and "cutoff" not in meta["model"]  # stated, not part of the name
     assert main(["validate", str(sub), "--dataset", str(root)]) == 0
     assert "valid: 0 error(s)" in capsys.readouterr().out
     n_gen = len(scripted_server.requests)
