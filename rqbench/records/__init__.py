@@ -16,7 +16,15 @@ to models, and so of the cache keys.
 - ``results``: results files
 """
 
-from rqbench.records.build import BuildManifest, GateDrop, MalformedCount, SkipRecord, StageRun
+from rqbench.records.build import (
+    BuildManifest,
+    GateDrop,
+    MalformedCount,
+    SkipRecord,
+    SourceWindow,
+    StageRun,
+    month_of,
+)
 from rqbench.records.common import (
     ARXIV_ID_RE,
     MAX_LONG_TEXT,
@@ -150,6 +158,7 @@ __all__ = [
     "SectionText",
     "SkipRecord",
     "SourcePaper",
+    "SourceWindow",
     "StageRun",
     "StandaloneNarrownessReply",
     "StandaloneNoveltyReply",
@@ -162,6 +171,7 @@ __all__ = [
     "corrections_of",
     "gate_fields",
     "gate_type",
+    "month_of",
     "parse_rq_id",
     "ranking_from_scores",
     "reply_json_schema",
