@@ -262,3 +262,33 @@ def test_publish_makes_the_union_the_next_minor_version_and_refuses_a_wrong_base
     assert len(sample["rq_ids"]) == 4 and "v0.1.0's sample (2 ids)" in sample["joined"]
     with pytest.raises(PublishRefused, match="the build extends v0.1.0, but the newest release .* is v0.2.0"):
         publish(rolling("b3", make_records(1, 1, first=9), base_fp), None, target, settings)
+
+
+def test_a_rolling_arxiv_query_asks_the_windows_days_and_keeps_papers_newer_than_the_release(tmp_path, fixtures_dir,
+                                                                                             monkeypatch):  # fmt: skip
+    """The query path of a monthly refresh, on arXiv's recorded entries: one request per day of the window."""
+    from datetime import datetime, timedelta, timezone
+
+    from rqbench.builder.pipeline import BuildConfig, source_stage
+    from rqbench.records import SourceWindow
+
+    recorded = fixtures_dir / "arxiv_api" / "arxiv.py_fixtures"
+    feed = (recorded / "q_testing_s0_m10_bc5a6c384fe9.xml").read_bytes()
+    empty = (recorded / "id_0000.0000_s0_m100_8b51d9633a68.xml").read_bytes()  # a real reply with no entry
+    posted = {date(2025, 2, 11): FEB, date(2025, 3, 7): MAR}  # the entries' first-version days
+    window = SourceWindow(since_release="v0.1.0", dataset="d", after=datetime(2025, 2, 11, 17, 23, 52, tzinfo=timezone.utc))
+    config = BuildConfig(out=tmp_path, arxiv_query="cat:cs.SE", window=window, date_to=date(2025, 3, 10))
+    days = [config.date_from + timedelta(days=n) for n in range((config.date_to - config.date_from).days + 1)]
+    assert (days[0], len(days)) == (date(2025, 2, 11), 28)
+    with ReplayServer() as srv:
+        for d in days:
+            params = {"search_query": f"cat:cs.SE AND submittedDate:[{d:%Y%m%d}0000 TO {d:%Y%m%d}2359]",
+                      "id_list": "", "sortBy": "submittedDate", "sortOrder": "ascending", "start": 0, "max_results": 500}
+            srv.add("GET", f"/api/query?{urlencode(params)}",
+                    content=pick_entries(feed, [posted[d]]) if d in posted else empty)  # fmt: skip
+        monkeypatch.setenv("RQB_ARXIV_API_URL", f"{srv.url}/api")
+        monkeypatch.setenv("RQB_ARXIV_INTERVAL_S", "0")
+        got = source_stage({}, inputs=config.inputs_record(), work_dir=str(tmp_path / "slices"), progress=False)
+        assert len(srv.requests) == len(days) and srv.unmatched == []
+    # 2502.07719 is the release's newest paper itself (not newer): only the March paper is sourced
+    assert [(s.arxiv_id, s.paper.first_version()) for s in got] == [(MAR, (date(2025, 3, 7), "arxiv_api"))]
