@@ -188,6 +188,7 @@ def parse_entry(entry: ET.Element, where: str) -> SourcePaper:
         raise ArxivError(f"{where} ({arxiv_id}): entry has no primary category")
     categories = [primary] + [c for c in dict.fromkeys(cats) if c != primary]
     authors = [n for a in entry.findall("atom:author", NS) if (n := _text(a.find("atom:name", NS)))]
+    published = _when(_text(entry.find("atom:published", NS)), f"{where} ({arxiv_id}) <published>")
     try:
         return SourcePaper(
             arxiv_id=arxiv_id,
@@ -197,8 +198,9 @@ def parse_entry(entry: ET.Element, where: str) -> SourcePaper:
             authors=authors,
             primary_category=primary,
             categories=categories,
-            published=_when(_text(entry.find("atom:published", NS)), f"{where} ({arxiv_id}) <published>"),
+            published=published,
             updated=_when(_text(entry.find("atom:updated", NS)), f"{where} ({arxiv_id}) <updated>"),
+            published_source="arxiv_api" if published else None,
             doi=_text(entry.find("arxiv:doi", NS)),
             journal_ref=_text(entry.find("arxiv:journal_ref", NS)),
             source="arxiv",

@@ -2,8 +2,12 @@
 
     rqbench build --arxiv-query 'cat:cs.*' --from 2025-01-01 --to 2026-04-10 --out DIR
     rqbench build --papers DIR_OR_ID_FILE --out DIR [--allow-abstract-only]
+    rqbench build --arxiv-query 'cat:cs.*' --since-release latest --dataset ORG/rq-bench --out DIR
 
-A rerun resumes: finished work is kept and no LLM call is paid twice.
+A rerun resumes: finished work is kept and no LLM call is paid twice. A rolling
+build (``--since-release``, ``--window``) sources only the papers of its window;
+``rqbench publish`` then makes the next minor version holding the release's rows
+and the new ones.
 """
 
 from __future__ import annotations
@@ -33,6 +37,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--arxiv-query", help="online: an arXiv search query, e.g. 'cat:cs.*'")
     src.add_argument("--from", dest="date_from", type=_date, help="online: first submission date (YYYY-MM-DD)")
     src.add_argument("--to", dest="date_to", type=_date, help="online: last submission date (YYYY-MM-DD)")
+    roll = parser.add_argument_group("rolling releases")
+    roll.add_argument("--since-release", metavar="vX.Y.Z|latest",
+                      help="source only papers newer than the newest paper of this release of --dataset (with "
+                      "--arxiv-query, the query starts on that paper's day and ends --to, else yesterday)")
+    roll.add_argument("--window", metavar="YYYY-MM", help="source only papers first posted in this month")
+    roll.add_argument("--dataset", help="with --since-release: the published dataset (a local repository or a Hub id)")
+    roll.add_argument("--arxiv-metadata", action="store_true",
+                      help="look up folders of --papers named by arXiv ids on arXiv (their dates and titles); a "
+                      "window implies it")
     parser.add_argument("--out", type=Path, required=True, help="the build folder (created; a rerun resumes it)")
     parser.add_argument("--stage", choices=STAGE_ORDER, help="run (or rerun) only this stage")
     parser.add_argument("--limit", type=int, help="at most N source papers")
@@ -70,7 +83,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")  # fmt: skip
 
 
-def config_from_args(args: argparse.Namespace):
+def config_from_args(args: argparse.Namespace, window=None):  # type: ignore[no-untyped-def]
     from rqbench.builder.pipeline import LLM_STAGES, BuildConfig
 
     models = {role: getattr(args, f"model_{role}") for role in ROLES if getattr(args, f"model_{role}")}
@@ -82,6 +95,8 @@ def config_from_args(args: argparse.Namespace):
         arxiv_query=args.arxiv_query,
         date_from=args.date_from,
         date_to=args.date_to,
+        window=window,
+        arxiv_metadata=args.arxiv_metadata,
         limit=args.limit,
         stage=args.stage,
         workers=args.workers,
@@ -118,12 +133,23 @@ def _network_absent(exc: BaseException) -> bool:
 def run(args: argparse.Namespace) -> int:
     from rqbench.builder.pipeline import run_build
     from rqbench.builder.sourcing import PapersInputError, check_papers_input
+    from rqbench.dataset_card.repo import TargetError
 
     if args.papers is not None and args.arxiv_query is not None:
         print("rqbench build: give --papers (offline) or --arxiv-query (online), not both", file=sys.stderr)
         return 2
-    if args.arxiv_query is not None and (args.date_from is None or args.date_to is None):
-        print("rqbench build: --arxiv-query needs --from and --to", file=sys.stderr)
+    rolling = args.since_release is not None or args.window is not None
+    if (args.dataset is not None) != (args.since_release is not None):
+        print("rqbench build: --since-release and --dataset go together (the release, and where it lives)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if args.arxiv_query is not None and not rolling and (args.date_from is None or args.date_to is None):
+        print("rqbench build: --arxiv-query needs --from and --to (or a window: --since-release, --window)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if rolling and args.date_from is not None:
+        print("rqbench build: a window (--since-release, --window) sets where the query starts; drop --from",
+              file=sys.stderr)  # fmt: skip
         return 2
     if args.papers is not None and not args.papers.exists():
         print(f"rqbench build: --papers {args.papers} does not exist", file=sys.stderr)
@@ -131,10 +157,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.papers is not None:
             check_papers_input(args.papers)  # an empty folder, a FIFO, a binary or malformed id file
-        config = config_from_args(args)
-    except (ValidationError, PapersInputError) as exc:
+        window = resolve_window(args) if rolling else None
+        config = config_from_args(args, window)
+    except (ValidationError, PapersInputError, ValueError, TargetError) as exc:
         print(f"rqbench build: {exc}", file=sys.stderr)
         return 2
+    if window is not None:
+        days = f" (arXiv days {config.date_from} to {config.date_to})" if config.arxiv_query else ""
+        print(f"window: {window.describe()}{days}", file=sys.stderr)
     from rqbench.builder.arxiv_api import ArxivError
     from rqbench.builder.http import HttpError
     from rqbench.builder.s2_api import S2Error
@@ -168,4 +198,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"{counts.get('rqs', 0)} RQs from {counts.get('papers', 0)} papers "
           f"({counts.get('unique_cited_papers', 0)} cited papers); dropped: {dropped}; "
           f"{calls} LLM calls in all; build folder {config.out}")  # fmt: skip
+    if window is not None and window.since_release:
+        print(f"publish it as the next minor version after {window.since_release}, holding both: "
+              f"rqbench publish {config.out} --to/--repo {window.dataset}")
     return 0
+
+
+def resolve_window(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The rolling build's window, read from the release it follows; ValueError (RollingError) with the reason."""
+    from rqbench.dataset_card.rolling import source_window
+
+    return source_window(args.dataset, args.since_release, args.window)

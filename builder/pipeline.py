@@ -46,6 +46,7 @@ from rqbench.records import (
     Record,
     SkipRecord,
     SourcePaper,
+    SourceWindow,
     StageRun,
 )
 from rqbench.steps import in_package
@@ -98,6 +99,12 @@ class BuildConfig(BaseModel):
     arxiv_query: str | None = Field(default=None, description="Online: an arXiv search query (cat:cs.* ...).")
     date_from: date | None = None
     date_to: date | None = None
+    window: SourceWindow | None = Field(
+        default=None, description="A rolling build's papers: newer than a release's newest, and/or one month."
+    )
+    arxiv_metadata: bool = Field(
+        default=False, description="Look up folders named by arXiv ids on arXiv (their dates); a window implies it."
+    )
     limit: int | None = Field(default=None, ge=1)
     stage: str | None = Field(default=None, description="Run or rerun only this stage.")
     workers: int = Field(default=1, ge=1, description="Processes for the parsing stages.")
@@ -128,6 +135,10 @@ class BuildConfig(BaseModel):
     def _inputs(self) -> BuildConfig:
         if (self.papers is None) == (self.arxiv_query is None):
             raise ValueError("give exactly one of papers (offline) or arxiv_query (online)")
+        if self.window is not None and self.arxiv_query is not None and self.date_from is None:
+            # the window's days: from the release's newest paper (or the month's first day) to date_to, else
+            # the month's end or yesterday, whichever comes first
+            self.date_from, self.date_to = self.window.query_dates(datetime.now(timezone.utc).date(), self.date_to)
         if self.stage is not None and self.stage not in STAGE_ORDER:
             raise ValueError(f"unknown stage {self.stage!r}; stages: {', '.join(STAGE_ORDER)}")
         bad = set(self.max_tokens) - set(LLM_STAGES)
@@ -149,7 +160,7 @@ class BuildConfig(BaseModel):
         return self.models.get(stage) or self.models.get(STAGE_ROLES[stage]) or default_model(STAGE_ROLES[stage])
 
     def inputs_record(self) -> dict[str, Any]:
-        return {
+        inputs: dict[str, Any] = {
             "papers": str(self.papers) if self.papers else None,
             "arxiv_query": self.arxiv_query,
             "date_from": self.date_from.isoformat() if self.date_from else None,
@@ -157,6 +168,12 @@ class BuildConfig(BaseModel):
             "limit": self.limit,
             "cited_sources": str(self.cited_sources) if self.cited_sources else None,
         }
+        # only when set, so the inputs (and ids) of builds without them stay as they were
+        if self.window is not None:
+            inputs["window"] = self.window.model_dump(mode="json")
+        if self.arxiv_metadata:
+            inputs["arxiv_metadata"] = True
+        return inputs
 
     def settings_record(self) -> dict[str, Any]:
         return {
@@ -189,17 +206,29 @@ class BuildConfig(BaseModel):
 
 
 def source_stage(item: dict[str, Any], *, inputs: dict[str, Any], work_dir: str, progress: bool) -> list[SourcedPaper]:
-    from rqbench.builder.sourcing import source_papers
+    """The target papers; in a rolling build only those of its window (``select_window``), and folders named by
+    arXiv ids are looked up on arXiv for their dates (as with ``--arxiv-metadata``)."""
+    from contextlib import nullcontext
 
-    found = source_papers(
-        work_dir=Path(work_dir),
-        progress=progress,
-        papers=Path(inputs["papers"]) if inputs["papers"] else None,
-        arxiv_query=inputs["arxiv_query"],
-        date_from=date.fromisoformat(inputs["date_from"]) if inputs["date_from"] else None,
-        date_to=date.fromisoformat(inputs["date_to"]) if inputs["date_to"] else None,
-        limit=inputs["limit"],
-    )
+    from rqbench.builder.arxiv_api import ArxivClient
+    from rqbench.builder.sourcing import select_window, source_papers
+
+    window = SourceWindow.model_validate(inputs["window"]) if inputs.get("window") else None
+    folder = inputs["papers"] is not None and Path(inputs["papers"]).is_dir()
+    lookup = folder and (window is not None or bool(inputs.get("arxiv_metadata")))
+    with ArxivClient() if lookup else nullcontext() as client:
+        found = source_papers(
+            work_dir=Path(work_dir),
+            progress=progress,
+            papers=Path(inputs["papers"]) if inputs["papers"] else None,
+            arxiv_query=inputs["arxiv_query"],
+            date_from=date.fromisoformat(inputs["date_from"]) if inputs["date_from"] else None,
+            date_to=date.fromisoformat(inputs["date_to"]) if inputs["date_to"] else None,
+            limit=inputs["limit"],
+            client=client,
+        )
+    if window is not None:
+        found = select_window(found, window)
     return [SourcedPaper(arxiv_id=p.arxiv_id, paper=p, folder=str(f) if f else None) for p, f in found]
 
 

@@ -17,6 +17,9 @@ Rules (method.md "Record", and the build folder contract):
   problem statement or headline fails, or that keeps no contribution, gets no
   RQs. Every text refused, here or in a stage, is a ``GateDrop`` in
   ``gate_drops`` or in a skip's ``dropped``;
+- an RQ and its instance carry the source paper's first-version date and how it is
+  known (``SourcePaper.first_version``: arXiv's ``published``, or a local folder's
+  metadata.json); a paper with neither keeps both empty, never a guessed date;
 - the verification verdict stays a label on the RQ; nothing is dropped for it;
 - a cited paper carries the contributions the ``cited_contributions`` stage found
   for it, with their source (``extracted`` or ``abstract``); none when that
@@ -183,6 +186,7 @@ def assemble(
             continue
         out.gate_drops += drops + gap_drops
         verdicts = verify_by[pid].verdicts if pid in verify_by else []
+        published, published_source = paper.first_version()
         kept: list[RQRecord] = []
         dropped_here = 0
         for position, rq in enumerate(rq_result.rqs):
@@ -214,6 +218,8 @@ def assemble(
                     rq_id=rq_id,
                     rq=rq.question,
                     arxiv_id=pid,
+                    paper_published=published,
+                    paper_published_source=published_source,
                     subfield=paper.primary_category,
                     novelty_type=contrib.novelty_type,
                     problem_statement=contrib.problem_statement,
@@ -227,6 +233,8 @@ def assemble(
                 )
             )
             out.instances.append(EvaluationInstance(rq_id=rq_id, gt_rq=rq.question, arxiv_id=pid,
+                                                    paper_published=published,
+                                                    paper_published_source=published_source,
                                                     subfield=paper.primary_category,
                                                     background_paper_ids=background))  # fmt: skip
             for p in linked:

@@ -35,7 +35,7 @@ from rqbench import paths
 from rqbench.builder.arxiv_api import ArxivClient, build_query, date_window_clause, parse_arxiv_id, split_window
 from rqbench.builder.latex_source import match_brace
 from rqbench.io import RecordError, UnreadableInput, read_capped, read_jsonl, write_jsonl
-from rqbench.records import SourcePaper
+from rqbench.records import SourcePaper, SourceWindow
 
 log = logging.getLogger(__name__)
 
@@ -244,6 +244,16 @@ def _read_metadata(folder: Path) -> dict:
     return data
 
 
+def _date_basis(meta: dict, remote: dict) -> str | None:
+    """How a local folder's first-version date is known: its metadata.json (which may name the basis it
+    copied, as the one ``fetch_latex`` writes does), else arXiv's record; None when neither gives a date."""
+    if meta.get("published"):
+        return meta.get("published_source") or "metadata_file"
+    if remote.get("published"):
+        return "arxiv_api"
+    return None
+
+
 def local_folder_papers(
     root: Path,
     *,
@@ -277,6 +287,7 @@ def local_folder_papers(
         fields: dict = {"arxiv_id": pid, "version": ver, "primary_category": default_category, **base, **meta}
         fields["source"] = "local"
         fields["arxiv_id"] = pid
+        fields["published_source"] = _date_basis(meta, base) if fields.get("published") else None
         if not fields.get("title") or not fields.get("abstract"):
             title, abstract = peek_title_abstract(f)
             fields["title"] = fields.get("title") or title or f.name
@@ -457,6 +468,24 @@ def source_papers(
     finally:
         if own_client:
             client.close()
+
+
+Sourced = list[tuple[SourcePaper, Path | None]]
+
+
+def select_window(found: Sourced, window: SourceWindow) -> Sourced:
+    """The sourced papers a rolling build takes (``SourceWindow.admits``); PapersInputError naming any paper
+    without a first-version date, which cannot be placed in a window and is never given one."""
+    undated = [p.arxiv_id for p, _ in found if p.published is None]
+    if undated:
+        shown = ", ".join(undated[:10]) + (f" and {len(undated) - 10} more" if len(undated) > 10 else "")
+        raise PapersInputError(
+            f"{window.describe()}: {len(undated)} sourced paper(s) have no first-version date ({shown}); give each "
+            "folder a metadata.json with 'published', or name it by its arXiv id so arXiv is asked"
+        )
+    kept = [(p, f) for p, f in found if window.admits(p)]
+    log.info("%s: %d of %d sourced papers", window.describe(), len(kept), len(found))
+    return kept
 
 
 def default_query(categories: str | Iterable[str] = "cs.*") -> str:

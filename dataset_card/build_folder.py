@@ -75,7 +75,7 @@ def _read_json(path: Path, *, required: bool) -> Any:
         raise BuildError(f"{path}: not JSON: {exc.msg} (line {exc.lineno})") from exc
 
 
-def _manual_sample(path: Path) -> tuple[list[str], dict[str, Any]]:
+def read_manual_sample(path: Path) -> tuple[list[str], dict[str, Any]]:
     """The manual check's ids: a JSON list of ids, or an object with ``rq_ids`` (plus its protocol)."""
     data = _read_json(path, required=False)
     if data is None:
@@ -103,7 +103,7 @@ def load_build(root: str | Path) -> Build:
     except ValidationError as exc:
         raise BuildError.from_validation(exc, path=root / "manifest.json") from exc
     funnel = _read_json(root / "funnel.json", required=False) or {}
-    ids, info = _manual_sample(root / "manual_validation_sample.json")
+    ids, info = read_manual_sample(root / "manual_validation_sample.json")
     build = Build(
         root=root,
         rqs=read_jsonl(rec / "rqs.jsonl", RQRecord),

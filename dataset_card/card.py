@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from rqbench.dataset_card.features import CONFIG_RECORDS, DEFAULT_CONFIG, config_features
 from rqbench.dataset_card.field_docs import FIELD_DOCS
 from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, Spread, size_category, summary_rows
-from rqbench.dataset_card.versions import ReleaseInfo, Version
+from rqbench.dataset_card.versions import ReleaseAdditions, ReleaseInfo, Version
 from rqbench.records import BuildManifest
 
 TEMPLATE = Path(__file__).with_name("template.md")
@@ -245,12 +245,33 @@ def changelog_entries(card_text: str | None) -> list[str]:
     return [line for line in body.splitlines() if _ENTRY_RE.match(line)]
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def additions_text(added: ReleaseAdditions) -> str:
+    """The changelog's account of what a release added: the base it extends, the months, the counts by rule."""
+    months = "; ".join(f"{m}: {_plural(c.get('papers', 0), 'paper')}, {c.get('rqs', 0)} RQs"
+                       for m, c in added.months.items()) or "none"  # fmt: skip
+    if added.extends:
+        parts = [f"Extends v{added.extends.removeprefix('v')} with its rows unchanged.", f"Added {months}."]
+    else:
+        parts = [f"Built whole; papers by first-version month: {months}."]
+    if added.removed_by_rule:
+        parts.append("Papers removed by keep rule: " + ", ".join(f"{r} {n}" for r, n in added.removed_by_rule.items())
+                     + ".")
+    if added.rqs_dropped:
+        parts.append("RQs dropped: " + ", ".join(f"{r} {n}" for r, n in added.rqs_dropped.items()) + ".")
+    return " ".join(p for p in parts if p)
+
+
 def changelog_entry(release: ReleaseInfo, stats: DatasetStats) -> str:
     notes = f" {release.notes.strip()}" if release.notes.strip() else ""
+    added = f" {additions_text(release.added)}" if release.added is not None else ""
     return (
         f"- **v{release.version}** ({release.published_at.date().isoformat()}): build `{release.build_id}`, "
         f"{stats.rqs} RQs from {stats.papers} papers, {stats.unique_cited_papers} cited papers; "
-        f"schema `{release.schema_fingerprint}`.{notes}"
+        f"schema `{release.schema_fingerprint}`.{added}{notes}"
     )
 
 

@@ -12,6 +12,9 @@ FIELD_DOCS: dict[str, str] = {
     "RQRecord.rq_id": "`<arxiv_id>_rq<index>`, index = position in the paper's RQ list.",
     "RQRecord.rq": "The author-anchored research question.",
     "RQRecord.arxiv_id": "The source paper M.",
+    "RQRecord.paper_published": "M's first-version date (arXiv v1, UTC day, ISO 8601); null when unknown.",
+    "RQRecord.paper_published_source": "How paper_published is known: `arxiv_api` (arXiv's `published`) or "
+    "`metadata_file` (the metadata.json of a local LaTeX folder with no arXiv record); null when the date is unknown.",
     "RQRecord.subfield": "M's arXiv primary category.",
     "RQRecord.novelty_type": "The kind of novelty M claims (closed set, see the records module).",
     "RQRecord.problem_statement": "M's problem, as extracted.",
@@ -44,6 +47,8 @@ FIELD_DOCS: dict[str, str] = {
     "SourcePaper.authors": "Author names.",
     "SourcePaper.published": "First arXiv version date (ISO 8601).",
     "SourcePaper.updated": "Latest arXiv version date (ISO 8601).",
+    "SourcePaper.published_source": "How `published` is known: `arxiv_api` or `metadata_file` (see the `rqs` "
+    "field paper_published_source); null when there is no date.",
     "SourcePaper.doi": "DOI, if any.",
     "SourcePaper.journal_ref": "arXiv journal reference, if any.",
     "SourcePaper.s2_paper_id": "Semantic Scholar paper id.",
@@ -63,6 +68,10 @@ FIELD_DOCS: dict[str, str] = {
     "EvaluationInstance.rq_id": "The RQ this instance evaluates against.",
     "EvaluationInstance.gt_rq": "The author-anchored RQ (ground-truth reference).",
     "EvaluationInstance.arxiv_id": "The source paper M.",
+    "EvaluationInstance.paper_published": "M's first-version date (arXiv v1, UTC day, ISO 8601); null when unknown. "
+    "Its month is the instance's release window.",
+    "EvaluationInstance.paper_published_source": "How paper_published is known: `arxiv_api` or `metadata_file`; "
+    "null when the date is unknown.",
     "EvaluationInstance.subfield": "M's arXiv primary category.",
     "EvaluationInstance.background_paper_ids": "The papers a model reads (ids in `cited_papers`).",
 }

@@ -8,6 +8,14 @@ through ``publish()``, which refuses, each with its own message:
 - a build whose records do not validate or contradict each other;
 - a schema change (any config's features differ from the newest release's)
   without a major version bump.
+
+A build made ``--since-release vX.Y.Z`` (a rolling build: its manifest's
+``inputs.window``) is published as the union of that release's rows and its
+own (``rolling.union_build``), by default as the next minor version; it is
+refused unless vX.Y.Z is the newest release of the target and holds the data
+the build was made from. Every release records what it added (``added`` in
+release.json: the months of its new papers, or of all its papers when built
+whole, and the build's counts by keep rule), which the card's changelog lists.
 """
 
 from __future__ import annotations
@@ -28,9 +36,11 @@ from rqbench.dataset_card.card import CardSettings
 from rqbench.dataset_card.features import all_features, features_dict, schema_differences
 from rqbench.dataset_card.release import assemble
 from rqbench.dataset_card.repo import Target, TargetError, target_for
-from rqbench.dataset_card.versions import RELEASE_FILE, ReleaseInfo, Version, VersionError
+from rqbench.dataset_card.rolling import RollingError, additions, read_release, union_build
+from rqbench.dataset_card.versions import RELEASE_FILE, ReleaseAdditions, ReleaseInfo, Version, VersionError
 
 from rqbench.io import RecordError
+from rqbench.records import SourceWindow
 
 
 class PublishRefused(RuntimeError):
@@ -106,21 +116,73 @@ def check_build_valid(build_dir: Path) -> Build:
     return build
 
 
-def publish(build_dir: str | Path, version: str | Version, target: Target, settings: CardSettings,
+def build_window(build: Build) -> SourceWindow | None:
+    """The source window a build was made with (its manifest's ``inputs.window``); None for a whole build."""
+    raw = build.manifest.inputs.get("window")
+    return SourceWindow.model_validate(raw) if raw else None
+
+
+def default_version(target: Target, window: SourceWindow | None) -> Version:
+    """A rolling build's version when none is given: the next minor of the newest release."""
+    existing = target.versions()
+    if window is None or window.since_release is None or not existing:
+        raise PublishRefused("give --version X.Y.Z (only a build made with --since-release defaults to the next "
+                             "minor version of the newest release)")  # fmt: skip
+    return max(existing).next_minor()
+
+
+def rolling_union(build: Build, window: SourceWindow, target: Target, newest: Version | None,
+                  root: Path) -> tuple[Build, ReleaseAdditions]:  # fmt: skip
+    """The union a rolling build publishes, and what it adds; refused unless the base is the target's newest
+    release and holds the data the build was made from, or when the union's records contradict each other."""
+    base_version = Version.parse(window.since_release or "")
+    if newest != base_version:
+        raise PublishRefused(f"the build extends {base_version.tag}, but the newest release in {target.describe()} is "
+                             f"{newest.tag if newest else 'none'}; rebuild with --since-release "
+                             f"{newest.tag if newest else 'vX.Y.Z'} so no release's papers are left out")  # fmt: skip
+    try:
+        base = read_release(target, base_version)
+    except RollingError as exc:
+        raise PublishRefused(str(exc)) from exc
+    if base.info.data_fingerprint != window.base_data_fingerprint:
+        raise PublishRefused(f"{base_version.tag} in {target.describe()} is not the release the build was made from "
+                             f"(its data fingerprint is {base.info.data_fingerprint}, the build's window names "
+                             f"{window.base_data_fingerprint}); rebuild against this repository")  # fmt: skip
+    union = union_build(base, build, root)
+    # the union's files are staged and gone after this: name it by what it joins
+    problems = [p.replace(str(union.root), f"<{base_version.tag} + {build.root}>") for p in check_build(union)]
+    if problems:
+        shown = "\n  ".join(problems[:20])
+        raise PublishRefused(f"the union of {base_version.tag} and {build.root} does not hold together "
+                             f"({len(problems)} problems):\n  {shown}")  # fmt: skip
+    return union, additions(build.papers, build.rqs, build.funnel, build.manifest, base_version.tag)
+
+
+def publish(build_dir: str | Path, version: str | Version | None, target: Target, settings: CardSettings,
             *, notes: str = "", build: Build | None = None) -> Published:
-    """Validate, stage, commit and tag one release (see the module docstring for what is refused)."""
-    v = version if isinstance(version, Version) else Version.parse(version)
+    """Validate, stage, commit and tag one release (see the module docstring for what is refused).
+
+    ``version`` None: the next minor version, for a build made with ``--since-release`` only.
+    """
     build_dir = Path(build_dir)
     build = build or check_build_valid(build_dir)
+    window = build_window(build)
+    v = default_version(target, window) if version is None else \
+        version if isinstance(version, Version) else Version.parse(version)  # fmt: skip
     newest = check_version(target, v)
     check_schema(target, v, newest)
     existing_card = target.read_text("README.md")
     stage = paths.home() / "staging" / f"publish-{uuid.uuid4().hex[:10]}"
     try:
-        release, stats = assemble(build, v, stage, settings, existing_card=existing_card, notes=notes)
+        if window is not None and window.since_release is not None:
+            build, added = rolling_union(build, window, target, newest, stage / "union-build")
+        else:
+            added = additions(build.papers, build.rqs, build.funnel, build.manifest, None)  # built whole: all of it
+        release, stats = assemble(build, v, stage / "tree", settings, existing_card=existing_card, notes=notes,
+                                  added=added)
         message = (f"RQ-Bench {v.tag}: {stats.rqs} RQs, {stats.papers} papers, {stats.unique_cited_papers} "
                    f"cited papers (build {release.build_id})")
-        commit = target.publish_tree(stage, v, message)
+        commit = target.publish_tree(stage / "tree", v, message)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return Published(version=v, commit=commit, target=target.describe(), release=release)
@@ -131,7 +193,9 @@ def publish(build_dir: str | Path, version: str | Version, target: Target, setti
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("build_dir", type=Path, help="a build folder (records/, manifest.json, ...)")
-    parser.add_argument("--version", required=True, help="the release version X.Y.Z (tagged vX.Y.Z)")
+    parser.add_argument("--version", default=None,
+                        help="the release version X.Y.Z (tagged vX.Y.Z); a build made with --since-release defaults "
+                        "to the next minor version and is published holding the release's rows and its own")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--repo", help="push to this Hub dataset repo ORG/NAME (token from HF_TOKEN or the login)")
     where.add_argument("--to", type=Path, default=None,

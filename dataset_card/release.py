@@ -26,7 +26,7 @@ from rqbench.dataset_card.features import CONFIG_RECORDS, all_features, config_f
     schema_fingerprint, to_row
 from rqbench.dataset_card.splits import DEV_FRACTION, DEV_SEED, dev_papers
 from rqbench.dataset_card.stats import DatasetStats, compute_stats
-from rqbench.dataset_card.versions import RELEASE_FILE, ReleaseInfo, Version
+from rqbench.dataset_card.versions import RELEASE_FILE, ReleaseAdditions, ReleaseInfo, Version
 from rqbench.hashing import content_hash
 from rqbench.records import parse_rq_id
 
@@ -85,6 +85,7 @@ def assemble(
     existing_card: str | None = None,
     notes: str = "",
     published_at: datetime | None = None,
+    added: ReleaseAdditions | None = None,
 ) -> tuple[ReleaseInfo, DatasetStats]:
     """Write the release tree of ``build`` into the empty folder ``out``; the card is validated there."""
     out = Path(out)
@@ -119,6 +120,7 @@ def assemble(
         dev_rule={"seed": DEV_SEED, "fraction": DEV_FRACTION, "unit": "paper", "dev_papers": dev},
         sample=settings.sample,
         notes=notes,
+        added=added,
     )
     stats = compute_stats(build.rqs, build.papers, build.cited_papers, build.instances, build.manifest,
                           build.manual_sample, build.manual_sample_info)

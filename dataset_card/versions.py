@@ -58,6 +58,10 @@ class Version:
     def next_patch(self) -> "Version":
         return Version(self.major, self.minor, self.patch + 1)
 
+    def next_minor(self) -> "Version":
+        """The version a rolling release takes: the same schema, more data."""
+        return Version(self.major, self.minor + 1, 0)
+
     def _key(self) -> tuple[int, int, int]:
         return (self.major, self.minor, self.patch)
 
@@ -77,6 +81,19 @@ class Version:
         return f"Version({self})"
 
 
+class ReleaseAdditions(BaseModel):
+    """What a release added, for the card's changelog: the months of its new papers (every paper, for a release
+    built whole), and its build's counts."""
+
+    extends: str | None = Field(default=None, description="The release whose rows it keeps (a rolling minor "
+                                "version), else None (built whole).")
+    months: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="First-version month (YYYY-MM, or 'undated') -> papers and RQs added."
+    )
+    removed_by_rule: dict[str, int] = Field(default_factory=dict, description="Papers each applied keep rule removed.")
+    rqs_dropped: dict[str, int] = Field(default_factory=dict, description="RQs the build dropped, by reason.")
+
+
 class ReleaseInfo(BaseModel):
     """What one published revision holds, as written to ``release.json``."""
 
@@ -94,3 +111,5 @@ class ReleaseInfo(BaseModel):
     dev_rule: dict[str, Any]
     sample: bool = False
     notes: str = ""
+    added: ReleaseAdditions | None = Field(default=None, description="What this release added; None in releases "
+                                           "published before it was recorded.")

@@ -22,6 +22,7 @@ from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options, 
 from rqbench.evaluate.judge_cli import SETTING_CHOICES, add_judge_options, print_results
 
 from rqbench import paths
+from rqbench.llm.catalog import split_cutoff
 from rqbench.llm.config import default_model
 
 # ``rqbench evaluate``'s offline judges: the embedded model configured two ways, so a combined figure exists.
@@ -29,7 +30,8 @@ OFFLINE_JUDGES = ["local", "local@temperature=0.7"]
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="generator model (default: the generator role's model)")
+    p.add_argument("--model", default=None, help="generator model (default: the generator role's model); "
+                   "NAME@cutoff=YYYY-MM records its knowledge cutoff in the submission")
     p.add_argument("--prompt", choices=prompt_variants(), default="original",
                    help="generation prompt variant (default: original, the paper's)")
     p.add_argument("--combine", choices=["pooled", "mean_scores"], default="pooled",
@@ -110,7 +112,11 @@ def run(args: argparse.Namespace) -> int:
     judges = choice.judges
     settings = SETTING_CHOICES[args.setting]
     criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
-    model = args.model or default_model("generator")
+    try:
+        model, cutoff = split_cutoff(args.model or default_model("generator"))
+    except ValueError as exc:
+        print(f"rqbench evaluate: {exc}", file=sys.stderr)
+        return 2
     out = args.out or paths.results_dir()
     try:
         full = load_benchmark(args.dataset, args.revision)
@@ -139,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
     if sub_path is None:
         sub_path = paths.home() / "submissions" / f"{slug(model)}-{args.prompt}"
         generate_submission(bench, model, args.prompt, llm=llm, out=sub_path, prompts=prompts, policy=policy,
-                            context_tokens=args.context_tokens, concurrency=args.concurrency)  # fmt: skip
+                            context_tokens=args.context_tokens, concurrency=args.concurrency,
+                            knowledge_cutoff=cutoff)  # fmt: skip
         allow_partial = True  # our own generation: failed instances are recorded, and shown as coverage
     try:
         sub = load_submission(sub_path, bench.rq_ids, allow_partial=allow_partial)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -132,9 +132,13 @@ async def agenerate(
     concurrency: int = 8,
     contact: str = "",
     notes: str = "",
+    knowledge_cutoff: date | None = None,
     progress: bool = True,
 ) -> Path | None:
     """Generate and write the submission folder; None in a dry run (nothing written).
+
+    ``knowledge_cutoff`` (``--model NAME@cutoff=YYYY-MM``) goes into the metadata as stated; without it
+    the metadata has none and the summary uses the model catalog's, where it has one.
 
     ``policy`` fixes the background budget; by default it is ``input_policy`` of the model (its
     context window, or ``context_tokens``, minus the reply budget and the prompt allowance).
@@ -193,6 +197,7 @@ async def agenerate(
             "prompt_set": prompts.ref(),
             "dataset": f"{bench.repo}@{bench.revision}",
         },
+        knowledge_cutoff=knowledge_cutoff,
         prompt_variant=variant,
         date=datetime.now(timezone.utc),
         contact=contact,

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rqbench.llm.catalog import split_cutoff
 from rqbench.llm.config import default_model
 
 
@@ -42,7 +43,9 @@ def add_llm_options(p: argparse.ArgumentParser) -> None:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="litellm model name or 'local' (default: the generator role's model)")
+    p.add_argument("--model", default=None, help="litellm model name or 'local' (default: the generator role's model); "
+                   "NAME@cutoff=YYYY-MM records the model's knowledge cutoff in the submission (default: none, and "
+                   "the summary uses the model catalog's where it has one)")
     p.add_argument("--prompt", choices=prompt_variants(), default="original",
                    help="prompt variant: original (the paper's, A.4), revised (A.8), strict (original plus a rule of "
                    "our own: no method or answer in the question)")
@@ -67,15 +70,15 @@ def run(args: argparse.Namespace) -> int:
     except (DatasetError, PromptError) as exc:
         print(f"rqbench generate: {exc}", file=sys.stderr)
         return 2
-    model = args.model or default_model("generator")
     policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
     llm = LLM(dry_run=args.dry_run, batch=args.batch)
     if not args.dry_run:
         print(llm.run_note(), flush=True)
     try:
+        model, cutoff = split_cutoff(args.model or default_model("generator"))
         folder = generate_submission(bench, model, args.prompt, llm=llm, out=args.out, prompts=prompts, policy=policy,
                                      context_tokens=args.context_tokens, concurrency=args.concurrency,
-                                     contact=args.contact, notes=args.notes)  # fmt: skip
+                                     contact=args.contact, notes=args.notes, knowledge_cutoff=cutoff)  # fmt: skip
     except ValueError as exc:
         print(f"rqbench generate: {exc}", file=sys.stderr)
         return 2

@@ -7,7 +7,9 @@ DEEPSEEK_API_KEY is set) the paper's two judges, ``custom`` the embedded model.
 Every run prints its settings and each departure from the paper's protocol with
 the flag that restores it, and records them in its results files. ``--reparse``
 rescores stored replies without a call; ``--retry-failed`` re-asks only what
-failed; ``--dry-run`` counts calls, tokens and cost first.
+failed; ``--only-new`` judges only what the earlier results of the same judge
+lack (the instances a new release added) and merges them into one file;
+``--dry-run`` counts calls, tokens and cost first.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("submission", type=Path, help="a submission folder or JSONL file")
     p.add_argument("--out", type=Path, default=None, help="results folder (default: RQB_HOME/results)")
     p.add_argument("--reparse", action="store_true", help="rescore the stored raw replies; no call is made")
+    p.add_argument("--only-new", action="store_true",
+                   help="extend this generator's earlier results in --out (same judge, setting, prompt set and run "
+                   "settings): judge only the instances they lack, e.g. those a new release added, and merge")
     add_judge_options(p, offline_judges=OFFLINE_JUDGES)
     add_dataset_options(p)
     add_llm_options(p)
@@ -59,6 +64,10 @@ def print_results(written: list[Path], orderings: int) -> None:
     for path in written:
         rf = read_results(path)
         print(f"{path}\n  {run_line(rf)}")
+        carried = rf.settings.get("carried")
+        if carried:
+            print(f"  only new: {carried['judged_now']} instance(s) judged now, {carried['instances']} kept from "
+                  f"{carried['from_file']} (judged on {carried['from_revision']}), which this file replaces")
         if rf.judge.setting == "comparative" and orderings > 1:
             print(f"  position bias: {ordering_stats(rf).line()}")
 
@@ -73,6 +82,10 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 
+    if args.only_new and args.reparse:
+        print("rqbench judge: --only-new judges what earlier results lack; --reparse rescores stored replies: pick one",
+              file=sys.stderr)  # fmt: skip
+        return 2
     protocol = args.protocol or default_protocol()
     choice = choose_judges(protocol, args.judge, OFFLINE_JUDGES)
     settings = SETTING_CHOICES[args.setting]
@@ -124,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
             bench, sub, choice.judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,
             out_dir=out, retry_failed=args.retry_failed,
             criteria=criteria, prompts=prompts, policy=policy, context_tokens=args.context_tokens,
-            protocol=plan.record(), concurrency=args.concurrency,
+            protocol=plan.record(), concurrency=args.concurrency, only_new=args.only_new,
         )  # fmt: skip
     except (ValueError, FileNotFoundError) as exc:
         print(f"rqbench judge: {exc}", file=sys.stderr)

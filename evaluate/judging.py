@@ -16,6 +16,15 @@ Results files are written atomically (temporary file + ``os.replace``).
 Totals come from the call log of this run (requests sent, cache hits, tokens
 and cost of the requests sent), added to those of the run that wrote the file
 before, so a rerun does not erase what the file cost.
+
+``only_new`` (``rqbench judge --only-new``) extends earlier results instead of
+judging everything: the newest results file in the output folder of the same
+generator, judge, setting, prompt set and run settings (``earlier_results``)
+keeps every instance it holds whose texts are still those of the dataset and the
+submission (``carried_instances``); only the rest (say, the instances a new
+release added) are judged, through ``LLM.ask`` as always, and the merged file
+replaces the earlier one, its totals added up and ``settings["carried"]``
+saying what was kept from which revision.
 """
 
 from __future__ import annotations
@@ -121,6 +130,7 @@ def _new_instance(bench: Benchmark, rq_id: str, candidates: dict[str, str]) -> I
         rq_id=rq_id,
         arxiv_id=inst.arxiv_id,
         subfield=inst.subfield,
+        paper_published=inst.paper_published,
         background_paper_ids=list(inst.background_paper_ids),
         candidates=[CandidateScores(candidate_id=c, text=t) for c, t in candidates.items()],
     )
@@ -269,6 +279,7 @@ async def _judge_one(
     concurrency: int,
     progress: bool,
     retry_failed: bool,
+    skip: frozenset[str] = frozenset(),
 ) -> list[InstanceResult]:
     # the slots the model really has: the LLM layer serialises calls beyond its max_concurrency (llama.cpp: 1),
     # and the scheduler's order only holds for the calls it lets through
@@ -293,7 +304,7 @@ async def _judge_one(
         _apply(result, outcomes)
         return result
 
-    rq_ids = [i.rq_id for i in bench.instances if i.rq_id in submission.entries]
+    rq_ids = [i.rq_id for i in bench.instances if i.rq_id in submission.entries and i.rq_id not in skip]
     bar = tqdm(total=len(rq_ids), desc=f"judge {judge.label} {judge.setting}", unit="rq", disable=not progress)
     tasks = {rq_id: asyncio.ensure_future(one(rank, rq_id)) for rank, rq_id in enumerate(rq_ids)}
     for t in tasks.values():
@@ -303,6 +314,55 @@ async def _judge_one(
     finally:
         bar.close()
     return list(done)
+
+
+# --------------------------------------------------------------------------
+# --only-new: extend earlier results
+# --------------------------------------------------------------------------
+
+
+def _run_settings(policy: BackgroundPolicy, criteria: Sequence[str]) -> dict[str, Any]:
+    # "metrics" is the stored name of the criteria run (results files already published use it)
+    return {"background": policy.model_dump(), "metrics": list(criteria)}
+
+
+def earlier_results(out_dir: Path, benchmark: Benchmark, submission: Submission, judge: JudgeSpec,
+                    run_settings: dict[str, Any]) -> tuple[Path, ResultsFile] | None:  # fmt: skip
+    """The newest results file in ``out_dir`` that ``--only-new`` may extend: the same dataset repository,
+    generator (model and prompt variant), judge configuration (model, label, setting, sampling, seed,
+    orderings, prompt set) and run settings (background policy, criteria); None when there is none."""
+    found: list[tuple[datetime, Path, ResultsFile]] = []
+    for path in sorted(Path(out_dir).glob(f"*__{slug(judge.label)}__{judge.setting}.json")):  # results_path's names
+        rf = read_results(path)
+        same = (rf.dataset_repo == benchmark.repo and rf.judge == judge
+                and (rf.submission.model, rf.submission.prompt_variant) == (submission.metadata.model,
+                                                                            submission.metadata.prompt_variant)
+                and {k: rf.settings.get(k) for k in run_settings} == run_settings)  # fmt: skip
+        if same:
+            found.append((rf.created_at, path, rf))
+    if not found:
+        return None
+    _, path, rf = max(found, key=lambda t: t[0])
+    return path, rf
+
+
+def carried_instances(earlier: ResultsFile, benchmark: Benchmark, submission: Submission) -> dict[str, InstanceResult]:
+    """The earlier instance results that still stand: the instance is in the dataset with the same GT and
+    background papers, and the submission's entry is the one judged (same five RQs, or the same failure)."""
+    out: dict[str, InstanceResult] = {}
+    wanted = set(benchmark.rq_ids)
+    for result in earlier.instances:
+        entry = submission.entries.get(result.rq_id)
+        if result.rq_id not in wanted or entry is None:
+            continue
+        inst = benchmark.instance(result.rq_id)
+        texts = {c.candidate_id: c.text for c in result.candidates}
+        judged = [texts.get(candidate_id(i)) for i in range(len(entry.research_questions))]
+        if (texts.get(GT_ID) != inst.gt_rq or result.background_paper_ids != list(inst.background_paper_ids)
+                or judged != list(entry.research_questions) or len(texts) != 1 + len(entry.research_questions)):
+            continue  # fmt: skip
+        out[result.rq_id] = result.model_copy(update={"paper_published": inst.paper_published})
+    return out
 
 
 def judge_submission(*args: Any, **kwargs: Any) -> list[Path]:
@@ -332,6 +392,7 @@ async def ajudge_submission(
     protocol: ProtocolRecord | None = None,
     concurrency: int = 8,
     progress: bool = True,
+    only_new: bool = False,
 ) -> list[Path]:
     """The async body of ``judge_submission`` (for callers already inside an event loop).
 
@@ -362,6 +423,21 @@ async def ajudge_submission(
         return JudgeConfig(model=use.name, label=use.label, setting=setting, prompts=prompts, policy=use.policy,  # type: ignore[arg-type]
                            seed=seed, orderings=orderings if setting == "comparative" else 1)  # fmt: skip
 
+    def spec_record(use: ModelUse, setting: str) -> JudgeSpec:
+        cfg, judge = use.config, judge_config(use, setting)
+        return JudgeSpec(model=parse_model_spec(cfg.name)[0], label=cfg.name, setting=setting,  # type: ignore[arg-type]
+                         temperature=cfg.temperature, reasoning_effort=cfg.reasoning_effort, seed=seed,
+                         orderings=judge.orderings, prompt_set=PromptSetRef(**prompts.ref()))  # fmt: skip
+
+    # --only-new: per judge and setting, the earlier results it extends and the instances they keep
+    earlier: dict[tuple[int, str], tuple[Path, ResultsFile] | None] = {
+        (id(use), setting): earlier_results(out, benchmark, submission, spec_record(use, setting),
+                                            _run_settings(judge_config(use, setting).policy, criteria)) if only_new else None
+        for use in uses for setting in settings
+    }  # fmt: skip
+    carried = {key: carried_instances(found[1], benchmark, submission) if found else {}
+               for key, found in earlier.items()}  # fmt: skip
+
     by_batch = _BatchPhase(time.time(), time.monotonic(), len(uses) * len(settings))
     if llm.batch and not llm.dry_run:
         # every judge and setting at once: one batch per model, then the passes below run from the cache
@@ -369,7 +445,8 @@ async def ajudge_submission(
             for use in uses:
                 for setting in settings:
                     await _judge_one(benchmark, submission, judge_config(use, setting), criteria, llm, concurrency,
-                                     progress=False, retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
+                                     progress=False, retry_failed=llm.retry_failed or retry_failed,
+                                     skip=frozenset(carried[id(use), setting]))  # fmt: skip
 
         await llm.fill_by_batches(every_judge)
         by_batch.seconds = time.monotonic() - by_batch.wall0
@@ -379,35 +456,37 @@ async def ajudge_submission(
             judge = judge_config(use, setting)
             label, pol = cfg.name, judge.policy
             path = results_path(out, submission, label, setting)
-            existing = read_results(path) if path.exists() else None
+            before, kept = earlier[id(use), setting], carried[id(use), setting]
+            existing = read_results(path) if path.exists() else (before[1] if before else None)
             t0, wall = time.time(), time.monotonic()
             if by_batch.seconds is not None:
                 t0 = by_batch.t0
-            instances = await _judge_one(benchmark, submission, judge, criteria, llm, concurrency, progress,
-                                         retry_failed=llm.retry_failed or retry_failed)  # fmt: skip
+            judged = await _judge_one(benchmark, submission, judge, criteria, llm, concurrency, progress,
+                                      retry_failed=llm.retry_failed or retry_failed, skip=frozenset(kept))  # fmt: skip
             if llm.dry_run:
                 continue
-            name, _ = parse_model_spec(cfg.name)
-            spec_record = JudgeSpec(model=name, label=label, setting=setting, temperature=cfg.temperature,  # type: ignore[arg-type]
-                                    reasoning_effort=cfg.reasoning_effort, seed=seed, orderings=judge.orderings,
-                                    prompt_set=PromptSetRef(**prompts.ref()))  # fmt: skip
+            by_id = {**kept, **{i.rq_id: i for i in judged}}
+            instances = [by_id[i.rq_id] for i in benchmark.instances if i.rq_id in by_id]
+            carry_note = {"carried": {"instances": len(kept), "from_revision": before[1].dataset_revision,
+                                      "from_file": before[0].name, "judged_now": len(judged)}} if before else {}
             results = ResultsFile(
                 dataset_repo=benchmark.repo,
                 dataset_revision=benchmark.revision,
                 submission_hash=submission.hash,
                 submission=submission.metadata,
-                judge=spec_record,
+                judge=spec_record(use, setting),
                 created_at=datetime.now(timezone.utc),
                 instances_expected=len(benchmark.instances),
                 instances=instances,
                 totals=_totals(llm, cfg.name, t0, time.monotonic() - wall + by_batch.share(),
                                existing.totals if existing else None, by_batch.steps_of(setting, settings)),
-                # "metrics" is the stored name of the criteria run (results files already published use it)
-                settings={"background": pol.model_dump(), "metrics": list(criteria),
-                          "coverage": f"{len(instances)}/{len(benchmark.instances)}"},
+                settings={**_run_settings(pol, criteria), "coverage": f"{len(instances)}/{len(benchmark.instances)}",
+                          **carry_note},
                 protocol=protocol,
             )
             written.append(write_results(path, results))
+            if before is not None and before[0] != path:
+                before[0].unlink()  # the merged file holds all of it: every instance, raw reply and total
     return written
 
 

@@ -31,6 +31,7 @@ from rqbench.evaluate.criteria import METRICS
 from rqbench.evaluate.metrics import CombineRule, MetricSpec, ScoreOptions
 from rqbench.evaluate.score_table import ScoreTable, mean_over_judges, score_table
 from rqbench.io import read_model
+from rqbench.llm.catalog import resolved_cutoff
 from rqbench.records import PromptSetRef, ResultsFile
 
 COMBINED = "combined"
@@ -63,6 +64,9 @@ class Provenance(BaseModel):
     submission_date: datetime | None = None
     model_type: str | None = None
     knowledge_cutoff: date | None = None
+    knowledge_cutoff_source: str | None = Field(
+        default=None, description="'submission' (its metadata states it), else the model catalog's source document."
+    )
     earliest_source_date: date | None = None
     contaminated: bool | None = Field(
         default=None,
@@ -390,11 +394,12 @@ def _provenance(
     prov.submission_hash = first.submission_hash
     prov.submission_date = sub.date
     prov.model_type = sub.model_type
-    prov.knowledge_cutoff = sub.knowledge_cutoff
+    cutoff, prov.knowledge_cutoff_source = resolved_cutoff(sub.model, sub.knowledge_cutoff)
+    prov.knowledge_cutoff = cutoff
     prov.earliest_source_date = min(dates) if dates else None
-    if sub.knowledge_cutoff is not None and dates:
-        prov.contaminated = sub.knowledge_cutoff > min(dates)
-        prov.contaminated_share = sum(d < sub.knowledge_cutoff for d in dates) / len(dates)
+    if cutoff is not None and dates:
+        prov.contaminated = cutoff > min(dates)
+        prov.contaminated_share = sum(d < cutoff for d in dates) / len(dates)
     return prov
 
 

@@ -47,11 +47,13 @@ def contribution(i: int) -> str:
     return f"A routing rule from paper {i} for long inputs."
 
 
-def make_records(n_papers: int = 3, rqs_per_paper: int = 2, *, tag: str = "") -> dict[str, list]:
-    """Papers 2501.0000i with ``rqs_per_paper`` RQs each; RQ j of paper i cites c{i}a and, for j odd, c{i}b."""
+def make_records(n_papers: int = 3, rqs_per_paper: int = 2, *, tag: str = "", first: int = 0,
+                 published: datetime = datetime(2025, 1, 2, tzinfo=timezone.utc)) -> dict[str, list]:
+    """Papers 2501.0000i (i from ``first``) with ``rqs_per_paper`` RQs each; RQ j of paper i cites c{i}a and, for
+    j odd, c{i}b; every paper first posted at ``published``."""
     rqs, papers, cited, instances = [], [], [], []
     levels = [TextLevel.full, TextLevel.abstract, TextLevel.title]
-    for i in range(n_papers):
+    for i in range(first, first + n_papers):
         arxiv_id = f"2501.{i:05d}"
         sub = SUBFIELDS[i % len(SUBFIELDS)]
         cids = [f"c{i}a", f"c{i}b"]
@@ -73,7 +75,8 @@ def make_records(n_papers: int = 3, rqs_per_paper: int = 2, *, tag: str = "") ->
             background = cids if j % 2 else cids[:1]
             rq = f"How does factor {j} of paper {i}{tag} change the outcome?"
             rqs.append(RQRecord(
-                rq_id=rq_id, rq=rq, arxiv_id=arxiv_id, subfield=sub,
+                rq_id=rq_id, rq=rq, arxiv_id=arxiv_id, subfield=sub, paper_published=published.date(),
+                paper_published_source="arxiv_api",
                 novelty_type=NoveltyType.new_method if i % 2 == 0 else NoveltyType.empirical_finding,
                 problem_statement=problem(i), main_idea_headline=headline(i),
                 contributions=[contribution(i)], ideas=[idea(i)],
@@ -87,10 +90,11 @@ def make_records(n_papers: int = 3, rqs_per_paper: int = 2, *, tag: str = "") ->
                     reasoning="The paper's method answers it.", model="local/smollm2-135m"),
             ))
             instances.append(EvaluationInstance(rq_id=rq_id, gt_rq=rq, arxiv_id=arxiv_id, subfield=sub,
+                                                paper_published=published.date(), paper_published_source="arxiv_api",
                                                 background_paper_ids=background))
         papers.append(PaperRecord(
             paper=SourcePaper(arxiv_id=arxiv_id, title=f"Paper {i}", primary_category=sub, categories=[sub],
-                              published=datetime(2025, 1, 2, tzinfo=timezone.utc),
+                              published=published, published_source="arxiv_api",
                               external_ids={"DOI": f"10.1/{i}"} if i == 0 else {}),
             problem_statement=problem(i), main_idea_headline=headline(i),
             novelty_type=NoveltyType.new_method if i % 2 == 0 else NoveltyType.empirical_finding,

@@ -58,6 +58,24 @@ def split_feed(xml: bytes, per_page: int, *, entries: slice | None = None) -> li
     return pages
 
 
+def pick_entries(xml: bytes, ids: list[str]) -> bytes:
+    """A recorded arXiv feed holding only the recorded entries of ``ids`` (in that order), as arXiv answers an
+    ``id_list`` lookup: one page, totalResults the entries kept. Entries are real; none is written here."""
+    ET.register_namespace("", ATOM["atom"])
+    ET.register_namespace("arxiv", ATOM["arxiv"])
+    ET.register_namespace("opensearch", ATOM["opensearch"])
+    root = ET.fromstring(xml)
+    found = root.findall("atom:entry", ATOM)
+    for e in found:
+        root.remove(e)
+    by_id = {e.find("atom:id", ATOM).text.split("/abs/", 1)[-1].rsplit("v", 1)[0]: e for e in found}
+    chosen = [by_id[i] for i in ids]
+    for tag, value in (("totalResults", len(chosen)), ("startIndex", 0), ("itemsPerPage", len(chosen))):
+        root.find(f"opensearch:{tag}", ATOM).text = str(value)
+    root.extend(chosen)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
 def _norm_query(query: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(parse_qsl(query, keep_blank_values=True)))
 

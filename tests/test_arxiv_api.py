@@ -58,6 +58,7 @@ def test_one_id_is_parsed_into_a_source_paper(client, server):
     assert p.title == "0"
     assert p.abstract.startswith("What is the funniest number in cryptography? 0.")
     assert p.authors == ["Quan Thoi Minh Nguyen"]
+    assert p.published == datetime(2021, 4, 20, 16, 7, 14, tzinfo=timezone.utc) and p.published_source == "arxiv_api"
     assert p.primary_category == "cs.CR" and p.categories == ["cs.CR"]
     assert p.published == datetime(2021, 4, 20, 16, 7, 14, tzinfo=timezone.utc)
     assert p.doi is None and p.journal_ref is None and p.source == "arxiv"

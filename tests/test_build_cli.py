@@ -18,10 +18,16 @@ PAPERS = ["attention-sink-gpt2", "inlg2024-ngram-gec"]
         (["--papers", "x", "--arxiv-query", "cat:cs.CL"], "not both"),
         (["--arxiv-query", "cat:cs.CL"], "needs --from and --to"),
         (["--papers", "/no/such/folder"], "does not exist"),
+        (["--arxiv-query", "cat:cs.CL", "--since-release", "v0.1.0"], "--since-release and --dataset go together"),
+        (["--arxiv-query", "cat:cs.CL", "--window", "2025-03", "--from", "2025-03-01"], "drop --from"),
+        (["--arxiv-query", "cat:cs.CL", "--window", "2025-13"], "month '2025-13' is not YYYY-MM"),
+        (["--arxiv-query", "cat:cs.CL", "--since-release", "latest", "--dataset", "/no/such/repo"],
+         "no such folder, and not a Hub id"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_reason(tmp_path, capsys, args, message):
     assert main(["build", *args, "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
     assert message in capsys.readouterr().err
 
 

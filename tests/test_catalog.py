@@ -268,3 +268,54 @@ def test_the_room_for_inputs_is_the_window_less_the_reply_and_the_prompt(fake):
     assert (unknown.window, unknown.source) == (catalog.ASSUMED_WINDOW_TOKENS, "assumed")
     with pytest.raises(ValueError, match="leaves no room"):
         catalog.input_room("prov/thinker", 10_000, context_tokens=12_000)
+
+
+# --------------------------------------------------------------------------
+# knowledge cutoffs
+# --------------------------------------------------------------------------
+
+
+def test_a_cutoff_is_a_month_read_as_its_last_day_or_a_day():
+    from datetime import date
+
+    from rqbench.llm.catalog import parse_cutoff
+
+    assert parse_cutoff("2025-01") == date(2025, 1, 31) and parse_cutoff("2024-02") == date(2024, 2, 29)
+    assert parse_cutoff("2025-06-15") == date(2025, 6, 15)
+    for bad in ("2025-13", "Jan 2025", "2025", "2025-02-30"):
+        with pytest.raises(ValueError, match="is not a month YYYY-MM or a day YYYY-MM-DD"):
+            parse_cutoff(bad)
+
+
+def test_the_cutoff_option_leaves_the_spec_and_the_cache_key_alone():
+    from datetime import date
+
+    from rqbench.llm.catalog import split_cutoff
+
+    assert split_cutoff("openai/gpt-5.5@cutoff=2025-12") == ("openai/gpt-5.5", date(2025, 12, 31))
+    assert split_cutoff("local@temperature=0.8,cutoff=2024-06") == ("local@temperature=0.8", date(2024, 6, 30))
+    assert split_cutoff("openai/gpt-5.5@temperature=0") == ("openai/gpt-5.5@temperature=0", None)
+    with pytest.raises(ValueError, match="'soon' is not a month"):
+        split_cutoff("m@cutoff=soon")
+
+
+def test_catalog_cutoffs_each_name_a_vendor_document_and_unknown_stays_unknown():
+    import re
+    from datetime import date
+
+    from rqbench.llm.catalog import KNOWLEDGE_CUTOFFS, UNKNOWN_CUTOFFS, knowledge_cutoff, resolved_cutoff
+
+    for name, c in KNOWLEDGE_CUTOFFS.items():
+        assert re.fullmatch(r"\d{4}-\d{2}", c.month), name
+        assert re.search(r"\(https://(ai\.google\.dev|platform\.claude\.com)/\S+\)$", c.source), name
+    assert not set(UNKNOWN_CUTOFFS) & set(KNOWLEDGE_CUTOFFS)
+    for name in UNKNOWN_CUTOFFS:  # looked up, not found: no value, whatever the spelling
+        assert knowledge_cutoff(name) is None and resolved_cutoff(name, None) == (None, None)
+    # the paper's judge, by litellm name, bare name, another provider's prefix, with options
+    for spec in ("gemini/gemini-3.1-pro", "gemini-3.1-pro", "vertex_ai/gemini-3.1-pro", "gemini/gemini-3.1-pro@x=1"):
+        assert knowledge_cutoff(spec).last_day() == date(2025, 1, 31)
+    assert knowledge_cutoff("local") is None and knowledge_cutoff("local/smollm2-135m") is None
+    got, source = resolved_cutoff("gemini/gemini-3-flash", None)
+    assert got == date(2025, 1, 31) and "gemini-3-flash-preview" in source
+    # the submission's own value wins over the catalog's
+    assert resolved_cutoff("gemini/gemini-3-flash", date(2024, 6, 1)) == (date(2024, 6, 1), "submission")

@@ -30,8 +30,10 @@ def test_generate_validate_judge_end_to_end(build, judge_env, scripted_server, t
     _, root = build
     spec = judge_env
     sub = tmp_path / "sub"
-    assert main(["generate", "--model", spec, "--dataset", str(root), "--out", str(sub)]) == 0
+    assert main(["generate", "--model", spec + ",cutoff=2025-03", "--dataset", str(root), "--out", str(sub)]) == 0
     assert "3/3 instances with five RQs" in capsys.readouterr().out
+    meta = json.loads((sub / "metadata.json").read_text())
+    assert meta["knowledge_cutoff"] == "2025-03-31" and "cutoff" not in meta["model"]  # stated, not part of the name
     assert main(["validate", str(sub), "--dataset", str(root)]) == 0
     assert "valid: 0 error(s)" in capsys.readouterr().out
     n_gen = len(scripted_server.requests)
@@ -191,3 +193,39 @@ def test_each_instance_records_what_of_each_background_paper_the_judge_read(buil
     assert two.background["narrowness"][0].budget == 120 > two.background["novelty"][0].budget
     assert rf.settings["background"]["basis"] == "fixed"
     assert any(d.item.startswith("input truncation") for d in rf.protocol.departures)
+
+
+def test_only_new_judges_what_earlier_results_lack_or_judged_on_other_texts(build, judge_env, scripted_server,
+                                                                            tmp_path, capsys):  # fmt: skip
+    from rqbench.evaluate.submission import write_submission
+
+    from rqbench.records import SubmissionEntry
+
+    bench, root = build
+    out = tmp_path / "results"
+    common = ["--judge", judge_env, "--setting", "standalone", "--metrics", "novelty", "--dataset", str(root),
+              "--out", str(out)]  # fmt: skip
+    first = F.submission(bench, tmp_path / "sub1")
+    assert main(["judge", str(first.path), *common]) == 0
+    (before,) = [read_results(p) for p in out.glob("*.json")]
+    # the second submission changes instance 1's questions: its earlier results no longer stand
+    changed = bench.instances[1].rq_id
+    entries = [SubmissionEntry(rq_id=i.rq_id, research_questions=F.five(i.rq_id) if i.rq_id != changed else
+                               [q.replace("help?", "help at all?") for q in F.five(i.rq_id)]) for i in bench.instances]
+    second = write_submission(tmp_path / "sub2", F.metadata(), entries)
+    n = len(scripted_server.requests)
+    assert main(["judge", str(second), *common, "--only-new"]) == 0
+    asked = scripted_server.requests[n:]
+    assert {c for r in asked for c in F.candidates_of(r)} >= {q.replace("help?", "help at all?") for q in F.five(changed)}
+    assert len(asked) == 5  # the five changed questions: the instance's GT call is the cache's, as before
+    (after,) = [read_results(p) for p in out.glob("*.json")]  # the earlier file was replaced
+    assert after.settings["carried"]["instances"] == 2 and after.settings["carried"]["judged_now"] == 1
+    assert [i.raw_replies for i in after.instances if i.rq_id != changed] == \
+        [i.raw_replies for i in before.instances if i.rq_id != changed]  # fmt: skip
+    assert "only new: 1 instance(s) judged now, 2 kept from" in capsys.readouterr().out
+    # other run settings (here another metric set): nothing to extend, so everything is judged
+    n = len(scripted_server.requests)
+    assert main(["judge", str(second), *common[:-6], "--metrics", "overlap", "--dataset", str(root), "--out",
+                 str(out), "--only-new"]) == 0  # fmt: skip
+    assert len(scripted_server.requests) - n == len(bench.instances)
+    assert main(["judge", str(second), *common, "--only-new", "--reparse"]) == 2

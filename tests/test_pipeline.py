@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -245,7 +246,9 @@ def test_assemble_keeps_rq_indices_and_dedupes_cited_papers():
     from rqbench.records import SectionText, SourcePaper
 
     def paper(i):
-        return SourcePaper(arxiv_id=f"2501.0000{i}", title=f"P{i}", primary_category="cs.CL")
+        published = datetime(2025, 1, 9, 23, 30, tzinfo=timezone(timedelta(hours=-5))) if i == 2 else None
+        return SourcePaper(arxiv_id=f"2501.0000{i}", title=f"P{i}", primary_category="cs.CL", published=published,
+                           published_source="arxiv_api" if published else None)
 
     def cp(level, pid="2401.00001"):
         secs = [SectionText(section="Intro", text="body " * 50)] if level is TextLevel.full else []
@@ -272,6 +275,11 @@ def test_assemble_keeps_rq_indices_and_dedupes_cited_papers():
     (shared,) = tables.cited_papers
     assert shared.text_level is TextLevel.full  # the better of the two records of one paper
     assert tables.rqs[0].gaps[0].cited_paper_id == "2401.00001"
+    # the first-version date travels to the RQ and its instance as the UTC day, with how it is known
+    assert [(r.paper_published, r.paper_published_source) for r in tables.rqs] == [(None, None),
+                                                                                    (date(2025, 1, 10), "arxiv_api")]
+    assert [(i.paper_published, i.paper_published_source) for i in tables.instances] == [
+        (r.paper_published, r.paper_published_source) for r in tables.rqs]
     strict = assemble([paper(1), paper(2)], contrib, infl, gaps, rqs, cited, [], allow_abstract_only=False)
     assert [r.rq_id for r in strict.rqs] == ["2501.00002_rq0"]
 

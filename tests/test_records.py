@@ -144,3 +144,18 @@ def test_every_reply_model_has_a_schema_without_bookkeeping():
     for step in STEPS.values():
         schema = r.reply_json_schema(step.reply_model)
         assert "rule_corrections" not in str(schema), step.name
+
+
+def test_a_first_version_date_comes_with_how_it_is_known():
+    from datetime import date
+
+    from rqbench.records import EvaluationInstance
+
+    base = dict(rq_id="2501.00001_rq0", gt_rq="Why?", arxiv_id="2501.00001", subfield="cs.CL",
+                background_paper_ids=["p"])
+    assert EvaluationInstance(**base).paper_published is None  # unknown is allowed, and is the default
+    dated = EvaluationInstance(**base, paper_published="2025-01-10", paper_published_source="arxiv_api")
+    assert dated.paper_published == date(2025, 1, 10)
+    for half in ({"paper_published": "2025-01-10"}, {"paper_published_source": "metadata_file"}):
+        with pytest.raises(ValidationError, match="set together or not at all"):
+            EvaluationInstance(**base, **half)

@@ -96,7 +96,21 @@ def test_local_folder_named_by_arxiv_id_gets_arxiv_metadata(tmp_path, latex_dir,
     [(p, folder)] = source_papers(papers=root, client=client)
     assert p.title == "0" and p.primary_category == "cs.CR" and p.authors == ["Quan Thoi Minh Nguyen"]
     assert p.source == "local" and p.version == 1 and folder == root / "2104.12255v1"
+    assert p.first_version() == (date(2021, 4, 20), "arxiv_api")  # arXiv's <published>, 2021-04-20T16:07:14Z
     assert server.unmatched == []
+
+
+def test_a_local_folder_says_how_its_date_is_known_and_never_invents_one(tmp_path, latex_dir):
+    root = tmp_path / "papers"
+    shutil.copytree(latex_dir / "acl-template", root / "dated")
+    shutil.copytree(latex_dir / "acl-template", root / "undated")
+    shutil.copytree(latex_dir / "acl-template", root / "2104.12255v1")  # an arXiv id, but nothing looked up
+    (root / "dated" / "metadata.json").write_text(json.dumps({"published": "2026-03-02T09:00:00Z"}))
+    by_id = {p.arxiv_id: p for p, _ in source_papers(papers=root)}
+    assert by_id["dated"].published_source == "metadata_file"
+    assert by_id["dated"].first_version() == (date(2026, 3, 2), "metadata_file")
+    assert by_id["undated"].first_version() == (None, None) and by_id["undated"].published_source is None
+    assert by_id["2104.12255"].first_version() == (None, None)  # the id's YYMM is not a date
 
 
 def _tar_gz(files: dict[str, bytes]) -> bytes:

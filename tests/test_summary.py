@@ -116,6 +116,22 @@ def test_contamination_flag_from_arxiv_ids_or_a_date_mapping():
     assert prov.contaminated is None
 
 
+def test_the_cutoff_is_the_submissions_else_the_catalogs_with_its_source():
+    insts = [simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5),
+             simple_instance("2504.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5)]  # fmt: skip
+    gemini = results(insts, model="gemini/gemini-3.1-pro")  # no cutoff stated; the catalog has January 2025
+    prov = _rows(summarize([gemini], n_boot=10), judge=gemini.judge.label)[0].provenance
+    assert prov.knowledge_cutoff == date(2025, 1, 31) and "ai.google.dev" in prov.knowledge_cutoff_source
+    assert prov.contaminated is True and prov.contaminated_share == 0.5  # 2025-01 is before the cutoff, 2025-04 not
+    stated = results(insts, model="gemini/gemini-3.1-pro", knowledge_cutoff=date(2024, 12, 31))
+    prov = _rows(summarize([stated], n_boot=10), judge=stated.judge.label)[0].provenance
+    assert (prov.knowledge_cutoff, prov.knowledge_cutoff_source) == (date(2024, 12, 31), "submission")
+    assert prov.contaminated is False
+    unknown = results(insts)  # openai/gpt-5.5: neither states one
+    prov = _rows(summarize([unknown], n_boot=10), judge=unknown.judge.label)[0].provenance
+    assert (prov.knowledge_cutoff, prov.knowledge_cutoff_source, prov.contaminated) == (None, None, None)
+
+
 def test_arxiv_id_dates():
     assert arxiv_id_date("2502.01113") == date(2025, 2, 1)
     assert arxiv_id_date("cs/9912001") == date(1999, 12, 1)

@@ -1,5 +1,5 @@
 """What the project knows about models, in one place: specs, reasoning, context windows, reply budgets,
-tokens, and how judges and generators are configured.
+tokens, knowledge cutoffs, and how judges and generators are configured.
 
 A model is named by a spec, ``name[@key=value,...]``: a litellm name
 (``gemini/gemini-3.1-pro``) or the embedded model (``local``, ``local/<id>``).
@@ -13,11 +13,14 @@ stays cheap.
 
 from __future__ import annotations
 
+import calendar
 import logging
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -201,6 +204,109 @@ def reply_budget(model: str) -> int:
         return DEFAULT_REPLY_TOKENS
     limits = [REASONING_REPLY_TOKENS, (context_window(model) or ASSUMED_WINDOW_TOKENS) // 2]
     return min(limits + [n for n in [max_output_tokens(model)] if n])
+
+
+# --------------------------------------------------------------------------
+# knowledge cutoffs
+# --------------------------------------------------------------------------
+
+CUTOFF_OPTION = "cutoff"
+_CUTOFF_RE = re.compile(r"^(?P<year>\d{4})-(?P<month>\d{2})(?:-(?P<day>\d{2}))?$")
+
+
+@dataclass(frozen=True)
+class KnowledgeCutoff:
+    """A vendor-stated knowledge cutoff: the month its training data reaches, and the document that says so.
+
+    Where a vendor states two dates (Anthropic's "reliable knowledge" and "training data" cutoffs), the
+    later one is kept: a paper before it may have been read, which is what a cutoff is used for here.
+    """
+
+    month: str  # YYYY-MM
+    source: str
+
+    def last_day(self) -> date:
+        """The cutoff as a date: the month's last day, so a paper from within the month counts as seen."""
+        return parse_cutoff(self.month)
+
+
+_GEMINI_PAGE = "Google, Gemini API model page, knowledge cutoff January 2025 (https://ai.google.dev/gemini-api/docs/models/{})"
+_CLAUDE_OVERVIEW = ("Anthropic, models overview, training data cutoff {} (reliable knowledge cutoff {}) "
+                    "(https://platform.claude.com/docs/zh-CN/docs/about-claude/models/overview)")
+_CLAUDE_LINEUP = ("Anthropic, model page of Claude Opus 5, 'How it compares to the current lineup', knowledge cutoff {} "
+                  "(https://platform.claude.com/docs/id/models/opus-5/overview)")
+# The paper's models and the common providers' current ones, as their vendors state them; a model is here only
+# with the vendor's own document (looked up in stored copies of the vendors' pages). Keys are litellm names;
+# ``knowledge_cutoff`` also finds a model by its last name part (``gemini-3.1-pro``, ``vertex_ai/...``).
+KNOWLEDGE_CUTOFFS: dict[str, KnowledgeCutoff] = {
+    "gemini/gemini-3.1-pro": KnowledgeCutoff("2025-01", _GEMINI_PAGE.format("gemini-3.1-pro-preview")),
+    "gemini/gemini-3.1-pro-preview": KnowledgeCutoff("2025-01", _GEMINI_PAGE.format("gemini-3.1-pro-preview")),
+    "gemini/gemini-3-flash": KnowledgeCutoff("2025-01", _GEMINI_PAGE.format("gemini-3-flash-preview")),
+    "gemini/gemini-3-flash-preview": KnowledgeCutoff("2025-01", _GEMINI_PAGE.format("gemini-3-flash-preview")),
+    "gemini/gemini-3-pro-preview": KnowledgeCutoff("2025-01", _GEMINI_PAGE.format("gemini-3-pro-preview")),
+    "anthropic/claude-opus-4-6": KnowledgeCutoff("2025-08", _CLAUDE_OVERVIEW.format("August 2025", "May 2025")),
+    "anthropic/claude-sonnet-4-5": KnowledgeCutoff("2025-07", _CLAUDE_OVERVIEW.format("July 2025", "January 2025")),
+    "anthropic/claude-haiku-4-5": KnowledgeCutoff("2025-07", _CLAUDE_OVERVIEW.format("July 2025", "February 2025")),
+    "anthropic/claude-opus-5": KnowledgeCutoff("2026-05", _CLAUDE_LINEUP.format("May 2026")),
+    "anthropic/claude-opus-5-5": KnowledgeCutoff("2026-06", _CLAUDE_LINEUP.format("June 2026")),
+}
+# Models looked up and left unknown, with the reason: a cutoff is never guessed.
+UNKNOWN_CUTOFFS: dict[str, str] = {
+    "openai/gpt-5.5": "OpenAI's model page is not among the stored vendor pages, and secondary pages disagree "
+    "(December 2025, February 2026)",
+    "deepseek/deepseek-v4-pro": "no cutoff stated by DeepSeek in the stored pages (a reseller lists it as unpublished)",
+    "openai/gpt-oss-20b": "no cutoff stated by OpenAI in the stored pages",
+    "qwen3-30b-a3b-thinking-2507": "no cutoff stated by the Qwen team in the stored pages",
+    "gemma-4-31b-it": "no cutoff stated by Google in the stored pages",
+}
+
+
+def parse_cutoff(text: str) -> date:
+    """``YYYY-MM`` (read as the month's last day) or ``YYYY-MM-DD``; ValueError naming the form otherwise."""
+    m = _CUTOFF_RE.match(text.strip())
+    try:
+        if not m:
+            raise ValueError
+        year, month = int(m.group("year")), int(m.group("month"))
+        day = int(m.group("day")) if m.group("day") else calendar.monthrange(year, month)[1]
+        return date(year, month, day)
+    except ValueError:
+        raise ValueError(f"knowledge cutoff {text!r} is not a month YYYY-MM or a day YYYY-MM-DD") from None
+
+
+def split_cutoff(spec: str) -> tuple[str, date | None]:
+    """``name@cutoff=YYYY-MM,...`` -> the spec without the cutoff, and the cutoff (None when not given).
+
+    The cutoff describes the model, it does not change how it is called: it stays out of the model's
+    name, its settings and its cache key, and goes into the submission's metadata.
+    """
+    name, options = parse_model_spec(spec)
+    if CUTOFF_OPTION not in options:
+        return spec, None
+    cutoff = parse_cutoff(options.pop(CUTOFF_OPTION))
+    rest = ",".join(f"{k}={v}" for k, v in options.items())
+    return (f"{name}@{rest}" if rest else name), cutoff
+
+
+def knowledge_cutoff(model: str) -> KnowledgeCutoff | None:
+    """The catalog's cutoff of ``model`` (a spec; options ignored), else None: unknown stays unknown."""
+    if is_local(model):
+        return None
+    name, _ = parse_model_spec(model)
+    if name in KNOWLEDGE_CUTOFFS:
+        return KNOWLEDGE_CUTOFFS[name]
+    last = name.rsplit("/", 1)[-1]
+    found = {k: c for k, c in KNOWLEDGE_CUTOFFS.items() if k.rsplit("/", 1)[-1] == last}
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def resolved_cutoff(model: str, stated: date | None) -> tuple[date | None, str | None]:
+    """The cutoff a row uses and where it comes from: the submission's own (``"submission"``), else the
+    catalog's (its source document), else (None, None)."""
+    if stated is not None:
+        return stated, "submission"
+    found = knowledge_cutoff(model)
+    return (found.last_day(), found.source) if found is not None else (None, None)
 
 
 # --------------------------------------------------------------------------

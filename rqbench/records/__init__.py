@@ -16,7 +16,15 @@ to models, and so of the cache keys.
 - ``results``: results files
 """
 
-from rqbench.records.build import BuildManifest, GateDrop, MalformedCount, SkipRecord, StageRun
+from rqbench.records.build import (
+    BuildManifest,
+    GateDrop,
+    MalformedCount,
+    SkipRecord,
+    SourceWindow,
+    StageRun,
+    month_of,
+)
 from rqbench.records.common import (
     ARXIV_ID_RE,
     MAX_LONG_TEXT,
@@ -67,6 +75,7 @@ from rqbench.records.papers import (
     CitedPaper,
     CitedWork,
     ContributionSource,
+    DateBasis,
     ParsedPaper,
     Section,
     SectionText,
@@ -115,6 +124,7 @@ __all__ = [
     "CitedPaper",
     "ContributionSource",
     "CitedWork",
+    "DateBasis",
     "ComparativeNarrownessReply",
     "ComparativeNoveltyReply",
     "ContributionsReply",
@@ -148,6 +158,7 @@ __all__ = [
     "SectionText",
     "SkipRecord",
     "SourcePaper",
+    "SourceWindow",
     "StageRun",
     "StandaloneNarrownessReply",
     "StandaloneNoveltyReply",
@@ -160,6 +171,7 @@ __all__ = [
     "corrections_of",
     "gate_fields",
     "gate_type",
+    "month_of",
     "parse_rq_id",
     "ranking_from_scores",
     "reply_json_schema",

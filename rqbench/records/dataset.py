@@ -11,6 +11,7 @@ models the builder asks for (``extraction``) are where it refuses text.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import date
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -18,13 +19,20 @@ from pydantic import Field, model_validator
 from rqbench import wellformed
 from rqbench.records.common import Record, parse_rq_id
 from rqbench.records.extraction import NoveltyType
-from rqbench.records.papers import SourcePaper
+from rqbench.records.papers import DateBasis, SourcePaper
 
 TextField = tuple[str, str, wellformed.Kind]  # (field path, text, the gate's kind)
 
 
 def _failures(texts: Iterable[TextField]) -> list[tuple[str, wellformed.Failure]]:
     return [(path, f) for path, text, kind in texts for f in wellformed.check(text, kind)]
+
+
+def _same_basis(row: RQRecord | EvaluationInstance) -> None:
+    """A first-version date always says how it is known, and a basis comes with its date."""
+    if (row.paper_published is None) != (row.paper_published_source is None):
+        raise ValueError(f"paper_published ({row.paper_published}) and paper_published_source "
+                         f"({row.paper_published_source!r}) are set together or not at all")
 
 
 def _extraction_texts(row: RQRecord | PaperRecord) -> list[TextField]:
@@ -55,6 +63,8 @@ class RQRecord(Record):
     rq_id: str
     rq: str = Field(min_length=1)
     arxiv_id: str
+    paper_published: date | None = None
+    paper_published_source: DateBasis | None = None
     subfield: str
     novelty_type: NoveltyType
     problem_statement: str
@@ -71,6 +81,7 @@ class RQRecord(Record):
         arxiv_id, _ = parse_rq_id(self.rq_id)
         if arxiv_id != self.arxiv_id:
             raise ValueError(f"rq_id {self.rq_id!r} does not belong to arxiv_id {self.arxiv_id!r}")
+        _same_basis(self)
         return self
 
     def wellformed_failures(self) -> list[tuple[str, wellformed.Failure]]:
@@ -103,8 +114,15 @@ class EvaluationInstance(Record):
     rq_id: str
     gt_rq: str
     arxiv_id: str
+    paper_published: date | None = None
+    paper_published_source: DateBasis | None = None
     subfield: str
     background_paper_ids: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _dated(self) -> "EvaluationInstance":
+        _same_basis(self)
+        return self
 
     def wellformed_failures(self) -> list[tuple[str, wellformed.Failure]]:
         """The gate's failures of the ground-truth RQ as (field, failure); [] for a row the builder writes."""

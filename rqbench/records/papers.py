@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import enum
-from datetime import datetime
+from datetime import date, datetime, timezone
 from typing import Literal
 
 from pydantic import Field
 
 from rqbench import wellformed
 from rqbench.records.common import Record
+
+# How a paper's first-version date is known: arXiv's ``<published>`` (the API, online or a recorded reply), or the
+# ``published`` field of a local paper folder's metadata.json (LaTeX with no arXiv record). No basis: no date.
+DateBasis = Literal["arxiv_api", "metadata_file"]
+
 
 class SourcePaper(Record):
     """A target paper M: arXiv metadata, plus Semantic Scholar's facts once filtered."""
@@ -23,6 +28,7 @@ class SourcePaper(Record):
     categories: list[str] = Field(default_factory=list, description="Primary and cross-list categories.")
     published: datetime | None = None
     updated: datetime | None = None
+    published_source: DateBasis | None = None
     doi: str | None = None
     journal_ref: str | None = None
     source: Literal["arxiv", "local"] = Field(
@@ -35,6 +41,17 @@ class SourcePaper(Record):
     publication_venue_type: str | None = Field(default=None, description="conference, journal, ...")
     publication_types: list[str] = Field(default_factory=list)
     external_ids: dict[str, str] = Field(default_factory=dict)
+
+    def first_version(self) -> tuple[date | None, DateBasis | None]:
+        """The first-version day (UTC) and how it is known; (None, None) when it is not.
+
+        Before ``published_source`` was recorded, a local folder's date could only come from its
+        metadata.json (the build looked nothing up on arXiv for folders), and an arXiv paper's from the API.
+        """
+        if self.published is None:
+            return None, None
+        day = (self.published.astimezone(timezone.utc) if self.published.tzinfo else self.published).date()
+        return day, self.published_source or ("arxiv_api" if self.source == "arxiv" else "metadata_file")
 
 
 class Section(Record):

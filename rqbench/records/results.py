@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
 from pydantic import Field, field_serializer, field_validator
@@ -73,6 +73,11 @@ class InstanceResult(Record):
     rq_id: str
     arxiv_id: str
     subfield: str
+    paper_published: date | None = Field(
+        default=None,
+        description="The source paper's first-version date, from the instance (None: unknown, or a file written "
+        "before it was kept); its month is the release window a figure can be grouped by.",
+    )
     background_paper_ids: list[str]
     candidates: list[CandidateScores] = Field(description="GT first, then the model's five.")
     overlap: OverlapReply | None = None
