@@ -2,7 +2,8 @@
 
     python benchmarks/dataset_load.py [DATASET_DIR] [--revision vX.Y.Z]
 
-DATASET_DIR defaults to the local sample (``rqbench setup-sample``). Cold = a
+DATASET_DIR defaults to the local sample (``rqbench setup-sample``); ``--smoke``
+publishes a small made-up release (tests/fake_build.py) instead. Cold = a
 fresh datasets cache folder (parquet read and converted to Arrow); warm = the
 same call again (Arrow files reused). The baseline each ratio is printed against
 is the cold load in the same process. Sizes compare the release's parquet files
@@ -23,6 +24,21 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def _smoke_release() -> Path:
+    """A release of the made-up build the dataset-card tests use, published to a temporary local git repo."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from fake_build import write_build
+
+    from rqbench.dataset_card.card import CardSettings
+    from rqbench.dataset_card.publish import publish
+    from rqbench.dataset_card.repo import LocalGitTarget
+
+    root = Path(tempfile.mkdtemp(prefix="rqb-load-bench-"))
+    publish(write_build(root / "build"), "0.1.0", LocalGitTarget(root / "dataset"),
+            CardSettings(target="local", repo="smoke/rq-bench"))  # fmt: skip
+    return root / "dataset"
+
+
 def main(argv: list[str] | None = None) -> int:
     from datasets import load_dataset
     from datasets.utils.logging import disable_progress_bar
@@ -37,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("dataset", nargs="?", default=str(paths.sample_dataset_dir()))
     p.add_argument("--revision", default=None)
     p.add_argument("--repeats", type=int, default=3, help="warm loads to average")
+    p.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
     args = p.parse_args(argv)
+    if args.smoke:
+        args.dataset, args.revision, args.repeats = str(_smoke_release()), None, 1
     if not Path(args.dataset).exists():
         print(f"{args.dataset} does not exist; run 'rqbench setup-sample' first", file=sys.stderr)
         return 2

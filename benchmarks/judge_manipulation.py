@@ -261,7 +261,11 @@ def main() -> None:
     ap.add_argument("--judge", default="local", help="the judge for --judge-inflation (litellm name or local)")
     ap.add_argument("--kinds", default="", help="only these attack kinds in --judge-inflation (comma-separated)")
     ap.add_argument("--per-kind", type=int, default=None, help="only the first N wordings of each kind (--judge-inflation)")
+    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
     args = ap.parse_args()
+    if args.smoke:  # the detector figures on one question, and the judge path on one wording of one kind
+        args.questions, args.judge_inflation, args.per_kind = 1, True, 1
+        args.kinds = args.kinds or "override"
     questions = QUESTIONS[: max(1, min(args.questions, len(QUESTIONS)))]
     detector_figures(questions)
     if args.judge_inflation:

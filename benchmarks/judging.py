@@ -129,7 +129,11 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=4, help="calls per measurement (default 4)")
     ap.add_argument("--max-tokens", type=int, default=96,
                     help="reply cap, to keep the run short; a novelty reply needs about 40 (default 96)")
+    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
     args = ap.parse_args()
+    concurrencies = (1,) if args.smoke else (1, 2, 4)
+    if args.smoke:
+        args.calls, args.max_tokens = 1, 48
     text, _ = background_block([PAPER], BackgroundPolicy(budget_tokens=600))
     print(f"background block: {len(text)} chars")
     with LocalModelServer() as srv, tempfile.TemporaryDirectory() as tmp:
@@ -137,7 +141,7 @@ def main() -> None:
         asyncio.run(direct(cfg, requests_for(1), 1))  # warm-up: model load, prompt cache
         asyncio.run(via_layer(cfg, requests_for(201)[200:], 1))  # and litellm's seconds-long first import
         print(f"judge calls per second, {args.calls} calls each (local model, max_tokens={args.max_tokens}):")
-        for c in (1, 2, 4):
+        for c in concurrencies:
             msgs = requests_for(args.calls)
             d = asyncio.run(direct(cfg, msgs, c))
             layer = asyncio.run(via_layer(cfg, requests_for(args.calls + 100)[100:], c))

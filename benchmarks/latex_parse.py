@@ -58,12 +58,17 @@ def peak_memory(fn) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="passes over the fixture papers (default 3)")
+    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.repeat = 1
     shared = shared_dir()
     if shared is None:
         print("../shared/fixtures is not beside this checkout", file=sys.stderr)
         return 2
     folders = sorted(p for p in (shared / "fixtures" / "latex").iterdir() if p.is_dir())
+    if args.smoke:
+        folders = folders[:2]
     from pylatexenc.latex2text import LatexNodes2Text
 
     files = {f: [f / rel for rel in load_source(f).files] for f in folders}

@@ -91,7 +91,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=8, help="concurrent judge calls per side")
     ap.add_argument("--cached", type=int, default=10_000, help="calls in the cached rerun")
+    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
     args = ap.parse_args()
+    if args.smoke:
+        args.n, args.cached = 2, 200
     tmp = Path(tempfile.mkdtemp(prefix="rqbench-bench-"))
     with LocalModelServer() as srv:
         cfg = srv.model_config(max_concurrency=args.n)

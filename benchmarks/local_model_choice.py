@@ -11,6 +11,7 @@ judge must tell apart), with SmolLM2 as the baseline for the time ratio.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import tempfile
 import time
@@ -44,7 +45,7 @@ CASES = [
 ]
 
 
-async def measure(model_id: str) -> tuple[int, int, float, int]:
+async def measure(model_id: str, cases: list[tuple[str, str, str]] = CASES) -> tuple[int, int, float, int]:
     prompts = load_prompt_set()
     with LocalModelServer(model_id) as srv:
         cfg = srv.model_config()
@@ -52,7 +53,7 @@ async def measure(model_id: str) -> tuple[int, int, float, int]:
         llm.register(cfg)
         valid = asked = separated = 0
         t0 = time.perf_counter()
-        for background, on_topic, off_topic in CASES:
+        for background, on_topic, off_topic in cases:
             rel = {}
             for tag, q in (("on", on_topic), ("off", off_topic)):
                 asked += 1
@@ -71,11 +72,16 @@ async def measure(model_id: str) -> tuple[int, int, float, int]:
 
 
 def main() -> None:
-    results = {m: asyncio.run(measure(m)) for m in LOCAL_MODELS}
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    args = ap.parse_args()
+    cases = CASES[:1] if args.smoke else CASES
+    models = ["smollm2-135m"] if args.smoke else list(LOCAL_MODELS)
+    results = {m: asyncio.run(measure(m, cases)) for m in models}
     base = results["smollm2-135m"][2]
     for m, (valid, asked, sec, sep) in results.items():
         print(f"{m:14s} valid JSON {valid}/{asked}  {sec:5.1f} s/call (x{sec / base:.2f} of smollm2)  "
-              f"on/off-topic told apart {sep}/{len(CASES)}")  # fmt: skip
+              f"on/off-topic told apart {sep}/{len(cases)}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -228,7 +228,10 @@ def main() -> None:
     ap.add_argument("--sim-instances", type=int, default=200)
     ap.add_argument("--skip-model", action="store_true", help="only the simulation")
     ap.add_argument("--arms", default="old order,grouped,candidate-first", help="which llama.cpp runs, comma-separated")
+    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
     args = ap.parse_args()
+    if args.smoke:
+        args.background_tokens, args.sim_instances, args.arms = 60, 4, "old order,grouped"
     if not args.skip_model:
         measured(args)
     simulated(args)

@@ -50,7 +50,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=4, help="passes over the fixture papers (default 4)")
     ap.add_argument("--workers", type=int, default=2, help="processes, and Ray CPUs (default 2)")
+    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
     args = ap.parse_args()
+    if args.smoke:
+        args.copies = 1
     stage = Stage("parse", ("filter",), ParsedPaper, parse_stage, "cpu")
     inputs = {"filter": items(args.copies)}
     with tempfile.TemporaryDirectory() as tmp:
