@@ -8,6 +8,13 @@ A reference ``ref`` may be:
 - a Hugging Face Hub dataset id (``org/name``), also through ``materialize``.
 The default is the locally published sample (``rqbench.paths.sample_dataset_dir()``).
 
+A benchmark has a public name that results files, reports and pages carry
+(``Benchmark.name``): the Hub id, or ``local/<folder>`` for a published
+repository on disk and ``build/<folder>`` for a build folder, so that nothing
+shared names a path on someone's disk; ``Benchmark.version`` is the release's
+tag where it has one. A local name given as ``ref`` is looked up under
+``RQB_HOME`` (``datasets/<folder>``, ``builds/<folder>``).
+
 Every row is validated against the pydantic record of its config; a bad row is
 an error naming the file, the row and the field.
 """
@@ -36,17 +43,37 @@ class DatasetError(RecordError):
     """A benchmark that cannot be found or has a bad record."""
 
 
+LOCAL_NAMES = {"local/": "datasets", "build/": "builds"}  # a local name's prefix -> its folder under RQB_HOME
+
+
+def local_name(folder: Path, *, build: bool = False) -> str:
+    """The public name of a dataset folder on disk: ``local/<folder>`` or ``build/<folder>``, never its path."""
+    return ("build/" if build else "local/") + folder.name
+
+
+def resolve_local_name(ref: str) -> Path | None:
+    """Where a local name (``local/x``, ``build/x``) lives under RQB_HOME; None for anything else."""
+    for prefix, sub in LOCAL_NAMES.items():
+        if ref.startswith(prefix) and ref.count("/") == 1:
+            return paths.home() / sub / ref.removeprefix(prefix)
+    return None
+
+
 @dataclass
 class Benchmark:
     """The evaluation view of one dataset revision."""
 
     instances: list[EvaluationInstance]
     papers: dict[str, CitedPaper]
-    repo: str
+    repo: str  # where it was read from (a path or a Hub id): for reading it again, never published
     revision: str
     subfields: list[str] = field(default_factory=list)
+    name: str = ""  # the public name results and pages carry (see the module docstring); the repo when not given
+    version: str | None = None  # the release's tag, where the source has one
 
     def __post_init__(self) -> None:
+        if not self.name:
+            self.name = self.repo
         if not self.subfields:
             self.subfields = sorted({i.subfield for i in self.instances})
         missing = sorted({p for i in self.instances for p in i.background_paper_ids if p not in self.papers})
@@ -104,7 +131,7 @@ def _load_build(root: Path) -> Benchmark:
         revision = "build:" + str(json.loads(manifest.read_text(encoding="utf-8")).get("build_id", "unknown"))
     else:
         revision = "build:" + content_hash([i.model_dump(mode="json") for i in instances])[3:15]
-    return Benchmark(instances, {p.paper_id: p for p in papers}, str(root), revision)
+    return Benchmark(instances, {p.paper_id: p for p in papers}, str(root), revision, name=local_name(root, build=True))
 
 
 def config_rows(root: Path, config: str, split: str) -> tuple[list[dict[str, Any]], str]:
@@ -130,12 +157,21 @@ def config_rows(root: Path, config: str, split: str) -> tuple[list[dict[str, Any
     return [dict(r) for r in dd[chosen]], f"{root}/data/{config} [{chosen}]"
 
 
-def _load_parquet_tree(root: Path, repo: str, revision: str, split: str) -> Benchmark:
+def _load_parquet_tree(root: Path, repo: str, revision: str, split: str, name: str) -> Benchmark:
     inst_rows, inst_where = config_rows(root, "instances", split)
     paper_rows, paper_where = config_rows(root, "cited_papers", split)
     instances = _validated(EvaluationInstance, inst_rows, inst_where, "rq_id")
     papers = _validated(CitedPaper, paper_rows, paper_where, "paper_id")
-    return Benchmark(instances, {p.paper_id: p for p in papers}, repo, revision)
+    return Benchmark(instances, {p.paper_id: p for p in papers}, repo, revision, name=name, version=_release_tag(root))
+
+
+def _release_tag(root: Path) -> str | None:
+    """The tag ``release.json`` records for a release tree; None for a tree without one."""
+    try:
+        tag = json.loads((root / "release.json").read_text(encoding="utf-8")).get("tag")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return tag if isinstance(tag, str) else None
 
 
 def _materialize(repo: str | Path, revision: str | None) -> tuple[Path, str]:
@@ -212,6 +248,11 @@ def load_benchmark(ref: str | Path | None = None, revision: str | None = None, *
                 "or pass --dataset (a build folder, a dataset repository, or a Hub id)"
             )
     p = Path(ref)
+    if not p.exists() and (found := resolve_local_name(str(ref))) is not None:
+        if not found.exists():
+            raise DatasetError(f"dataset {ref!r} is a local name, and {found} does not exist: pass the folder itself "
+                               "(--dataset DIR)")  # fmt: skip
+        p = found
     if p.exists():
         p = p.resolve()
         if (p / "records").is_dir() or (p / "instances.jsonl").exists():
@@ -223,14 +264,14 @@ def load_benchmark(ref: str | Path | None = None, revision: str | None = None, *
             return bench
         if (p / ".git").exists():
             folder, resolved = _materialize(p, revision)
-            return _load_parquet_tree(Path(folder), str(p), resolved, split)
+            return _load_parquet_tree(Path(folder), str(p), resolved, split, local_name(p))
         if (p / "data").is_dir():
             if revision and revision != "folder":
                 raise DatasetError(f"{p} is a plain folder, not a repository; it has no revisions (drop --revision)")
-            return _load_parquet_tree(p, str(p), "folder", split)
+            return _load_parquet_tree(p, str(p), "folder", split, local_name(p))
         raise DatasetError(f"{p}: neither a build folder (records/*.jsonl) nor a dataset repository (data/<config>/)")
     ref = str(ref)
     if ref.count("/") != 1 or ref.startswith((".", "/")):
         raise DatasetError(f"dataset {ref!r}: no such folder, and not a Hub id of the form org/name")
     folder, resolved = _materialize(ref, revision)
-    return _load_parquet_tree(Path(folder), ref, resolved, split)
+    return _load_parquet_tree(Path(folder), ref, resolved, split, ref)

@@ -44,6 +44,7 @@ from rqbench.llm.config import public_label
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records.common import MAX_RQ_CHARS, gate_type
 from rqbench.records import (
+    dataset_label,
     EvaluationInstance,
     SubmissionEntry,
     SubmissionMetadata,
@@ -195,7 +196,7 @@ async def agenerate(
             "reasoning_effort": cfg.reasoning_effort,
             "background": policy.model_dump(),
             "prompt_set": prompts.ref(),
-            "dataset": f"{bench.repo}@{bench.revision}",
+            "dataset": dataset_label(bench.name, bench.revision, bench.version),
         },
         knowledge_cutoff=knowledge_cutoff,
         prompt_variant=variant,

@@ -334,7 +334,7 @@ def earlier_results(out_dir: Path, benchmark: Benchmark, submission: Submission,
     found: list[tuple[datetime, Path, ResultsFile]] = []
     for path in sorted(Path(out_dir).glob(f"*__{slug(judge.label)}__{judge.setting}.json")):  # results_path's names
         rf = read_results(path)
-        same = (rf.dataset_repo == benchmark.repo and rf.judge == judge
+        same = (rf.dataset_repo == benchmark.name and rf.judge == judge
                 and (rf.submission.model, rf.submission.prompt_variant) == (submission.metadata.model,
                                                                             submission.metadata.prompt_variant)
                 and {k: rf.settings.get(k) for k in run_settings} == run_settings)  # fmt: skip
@@ -470,7 +470,8 @@ async def ajudge_submission(
             carry_note = {"carried": {"instances": len(kept), "from_revision": before[1].dataset_revision,
                                       "from_file": before[0].name, "judged_now": len(judged)}} if before else {}
             results = ResultsFile(
-                dataset_repo=benchmark.repo,
+                dataset_repo=benchmark.name,
+                dataset_version=benchmark.version,
                 dataset_revision=benchmark.revision,
                 submission_hash=submission.hash,
                 submission=submission.metadata,

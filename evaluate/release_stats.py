@@ -88,9 +88,16 @@ def release_stats(repo: str, revision: str) -> DatasetStats:
     from rqbench.dataset_card.repo import TargetError, materialize
     from rqbench.evaluate.dataset import DatasetError
 
+    from rqbench.evaluate.dataset import resolve_local_name
+
     where = f"dataset {repo}@{revision}"
     try:
         local = Path(repo)
+        named = resolve_local_name(repo)
+        if not local.exists() and named is not None:
+            if not named.exists():
+                raise ReleaseUnavailable(f"a local dataset, looked for at {named}, which does not exist")
+            local = named
         if local.exists():
             if (local / "records").is_dir():
                 return _stats_of_build(local, revision)

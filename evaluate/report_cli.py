@@ -168,8 +168,7 @@ def provenance_lines(results) -> list[str]:  # type: ignore[no-untyped-def]
                                             r.judge.setting)):  # fmt: skip
         ps = r.judge.prompt_set
         lines.append(f"{r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, "
-                     f"{r.judge.setting}, prompt set {ps.name} ({ps.hash}), dataset {r.dataset_repo}@"
-                     f"{r.dataset_revision}")  # fmt: skip
+                     f"{r.judge.setting}, prompt set {ps.name} ({ps.hash}), dataset {r.dataset_label}")  # fmt: skip
     return lines
 
 

@@ -58,6 +58,7 @@ class Provenance(BaseModel):
     prompt_sets: list[PromptSetRef]
     dataset_repo: str
     dataset_revision: str
+    dataset_version: str | None = None
     instances_covered: int = Field(description="Instances with at least one figure in this row.")
     instances_expected: int | None = Field(description="Instances in the dataset revision; None for a sub-field split.")
     submission_hash: str | None = None
@@ -384,6 +385,7 @@ def _provenance(
         prompt_sets=prompt_sets,
         dataset_repo=first.dataset_repo,
         dataset_revision=first.dataset_revision,
+        dataset_version=first.dataset_version,
         instances_covered=len(covered),
         instances_expected=max(f.instances_expected for f in files) if subfield is None else None,
     )

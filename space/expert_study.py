@@ -32,6 +32,18 @@ SHARED_FILE = Path("fixtures") / "paper_examples" / "expert_vs_llm.jsonl"
 SOURCE = "the RQ-Bench paper, appendix A.6 (expert evaluation outputs)"
 
 
+def display_path(path: Path) -> str:
+    """How a page names the study file: relative to the shared folder (``fixtures/...``), else by its file name,
+    so no page shows a path on the host's disk."""
+    shared = paths.shared_dir()
+    if shared is not None:
+        try:
+            return path.resolve().relative_to(shared.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.name
+
+
 def study_path(configured: str | Path | None = None) -> Path | None:
     """Where the study file should be: the configured path, ``RQB_EXPERT_STUDY``, or the shared fixtures."""
     chosen = configured or os.environ.get(EXPERT_STUDY_ENV)

@@ -26,6 +26,7 @@ from rqbench.demo import is_demo_model
 from rqbench.evaluate.criteria import CRITERIA, METRICS, Column
 from rqbench.evaluate.metrics import describe_combine_rule
 from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
+from rqbench.records import dataset_label
 from rqbench.space.html_table import Cell, Header
 
 # One group per criterion (its columns are the criterion's declared ones), around who and where from.
@@ -140,7 +141,7 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
         )
         rec["Judges"] = ", ".join(p.judge_labels)
         rec["Prompt set"] = ", ".join(f"{ps.name} ({ps.hash[:11]})" for ps in p.prompt_sets)
-        rec["Dataset"] = f"{p.dataset_repo}@{p.dataset_revision}"
+        rec["Dataset"] = dataset_label(p.dataset_repo, p.dataset_revision, p.dataset_version)
         rec["Instances"] = f"{p.instances_covered}/{p.instances_expected}" if p.instances_expected else str(
             p.instances_covered)  # fmt: skip
         rec["Submitted"] = f"{p.submission_date:%Y-%m-%d}" if p.submission_date else ""

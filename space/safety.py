@@ -33,13 +33,25 @@ def hide_model_options(text: str) -> str:
     return MODEL_SPEC.sub(lambda m: public_label(m.group(1)), text)
 
 
+# An absolute path on the host (three parts or more, not inside a URL): a page names the file and its folder,
+# not the disk it is on.
+_LOCAL_PATH = re.compile(r"(?<![\w:/.~-])/(?:[\w.@+~-]{1,255}/){1,64}([\w.@+~-]{1,255}/[\w.@+~-]{1,255})")
+
+
+def hide_local_paths(text: str) -> str:
+    """``text`` with every absolute host path shortened to its last two parts
+    (``/srv/x/store/requests/a.json`` -> ``…/requests/a.json``)."""
+    return _LOCAL_PATH.sub(lambda m: "…/" + m.group(1), text)
+
+
 def redact(text: str) -> str:
-    """``text`` with every secret from the environment, anything shaped like an API token, and every option
-    of a model spec that says how the model is reached (``api_base``, retries, ...) replaced or dropped."""
+    """``text`` with every secret from the environment, anything shaped like an API token, every option of a
+    model spec that says how the model is reached (``api_base``, retries, ...) and every absolute host path
+    replaced, dropped or shortened."""
     for name, value in os.environ.items():
         if SECRET_ENV.search(name) and value and len(value) >= 6:
             text = text.replace(value, f"<{name} hidden>")
-    return TOKEN_SHAPES.sub("<token hidden>", hide_model_options(text))
+    return hide_local_paths(TOKEN_SHAPES.sub("<token hidden>", hide_model_options(text)))
 
 
 def _public_strings(value: Any) -> Any:

@@ -29,7 +29,7 @@ from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitPolicy
 from rqbench.space.tabs.common import banner_update
 
-from rqbench.records import CitedPaper, ResultsFile
+from rqbench.records import CitedPaper, ResultsFile, dataset_label
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,15 @@ class SpaceData:
             log.warning("requests store unreadable: %s", exc)
             bad_requests = [f"{self.config.stores.requests.repo.name}: the requests store cannot be listed "
                             f"({type(exc).__name__})"]  # fmt: skip
-        return [*self.problems, *bad_requests]
+        stores = self.config.stores
+        roots = {f"{stores.results.repo.name}/", f"{stores.requests.repo.name}/"}
+
+        def in_store(line: str) -> str:  # a path in the store, not on the host's disk
+            for root in roots:
+                line = line.replace(root, "")
+            return line
+
+        return [in_store(line) for line in (*self.problems, *bad_requests)]
 
     def model_names(self) -> set[str]:
         """Every generator name and judge label behind the figures shown (for the demo-model banner)."""
@@ -244,7 +252,8 @@ def config_from_env(
     try:
         bench = load_benchmark(ref, revision=os.environ.get("RQB_DATASET_REVISION"))
         target = BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids))
-        library, note = bench.papers, f"Benchmark: {bench.repo}@{bench.revision} ({len(bench.instances)} instances)."
+        library, note = bench.papers, (f"Benchmark: {dataset_label(bench.name, bench.revision, bench.version)} "
+                                       f"({len(bench.instances)} instances).")  # fmt: skip
     except (DatasetError, FileNotFoundError, ValueError) as exc:
         note = f"Benchmark not loaded: {redact(str(exc))}"
         log.warning(note)

@@ -49,7 +49,7 @@ def test_generate_validate_judge_end_to_end(build, judge_env, scripted_server, t
     labels = {read_results(f).judge.label for f in files}
     assert len(labels) == 2  # two configurations of one model are two judges
     rf = next(read_results(f) for f in files if "comparative" in f.name and "temperature" not in f.name)
-    assert rf.dataset_repo == str(root) and rf.dataset_revision.startswith("build:")
+    assert rf.dataset_repo == f"build/{root.name}" and str(root) not in rf.model_dump_json() and rf.dataset_revision.startswith("build:")
     assert rf.instances_expected == 3 and len(rf.instances) == 3 and rf.submission.model == public_label(spec)
     assert rf.totals.calls > 0 and rf.totals.tokens_in > 0 and rf.judge.orderings == 2
     assert ordering_stats(rf).instances == 3

@@ -81,7 +81,7 @@ def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
     # the paper's qwen model cannot load offline: said by name, and only its column is missing from Table 6
     assert f"Table 6 without {QWEN}: embedding model {QWEN!r} is not packaged for offline use" in err
     # the results name a Hub dataset, which cannot be read offline: Tables 1 and 13 are skipped by name
-    assert "Tables 1 and 13 skipped: dataset local/rq-bench-sample@v1: the Hub copy cannot be fetched" in err
+    assert "Tables 1 and 13 skipped: dataset local/rq-bench-sample@v1: a local dataset, looked for at" in err
     names = {p.name for p in out.iterdir()}
     expected = ["overlap", "novelty_standalone_scores", "novelty_standalone_rates", "novelty_comparative_rates",
                 "narrowness_standalone_scores", "narrowness_standalone_rates", "narrowness_comparative_rates",

@@ -92,6 +92,7 @@ from rqbench.records.results import (
     ProtocolRecord,
     RawReply,
     ResultsFile,
+    dataset_label,
 )
 from rqbench.records.submission import (
     GenerationReply,
@@ -102,6 +103,7 @@ from rqbench.records.submission import (
 )
 
 __all__ = [
+    "dataset_label",
     "ARXIV_ID_RE",
     "DIAGNOSTIC_SCOPES",
     "MAX_LONG_TEXT",

@@ -124,13 +124,21 @@ class ProtocolRecord(Record):
         return not self.departures
 
 
+def dataset_label(repo: str, revision: str, version: str | None = None) -> str:
+    """How a dataset revision is named in reports and on pages: ``local/rq-bench-sample@v0.1.0 (cd54ea4a1b2c)``."""
+    if version is None or version == revision:
+        return f"{repo}@{revision}"
+    return f"{repo}@{version} ({revision[:12]})"
+
+
 class ResultsFile(Record):
     """Everything a leaderboard row or a report table is computed from."""
 
     schema_version: int = SCHEMA_VERSION
     kind: Literal["rqbench.results"] = "rqbench.results"
-    dataset_repo: str
+    dataset_repo: str = Field(description="The dataset's public name: a Hub id, local/<folder> or build/<folder>.")
     dataset_revision: str
+    dataset_version: str | None = Field(default=None, description="The release's tag (v0.1.0), where it has one.")
     submission_hash: str
     submission: SubmissionMetadata
     judge: JudgeSpec
@@ -144,6 +152,10 @@ class ResultsFile(Record):
     protocol: ProtocolRecord | None = Field(
         default=None, description="The protocol and its departures from the paper's; None in files written before it."
     )
+
+    @property
+    def dataset_label(self) -> str:
+        return dataset_label(self.dataset_repo, self.dataset_revision, self.dataset_version)
 
     # Results files are published: the submitter's contact stays in the private request and the raw
     # upload, never here. It is dropped when a file is read (one written before this rule) or made,

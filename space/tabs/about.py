@@ -48,7 +48,7 @@ def build(config: "SpaceConfig", notes: str = "") -> AboutTab:
     with gr.Tab("About", id="about", elem_id="tab-about"):
         banner = demo_banner("about")
         gr.Markdown(ABOUT)
-        text = f"Store: {config.stores.backend}. {config.dataset_note}" + (f"\n{notes}" if notes else "")
+        text = redact(f"Store: {config.stores.backend}. {config.dataset_note}") + (f"\n{notes}" if notes else "")
         gr.Textbox(value=text, label="This Space", interactive=False, elem_id="about-space")
         unreadable = gr.Textbox(label="Stored files this Space could not read", visible=False, interactive=False,
                                 lines=3, max_lines=20, elem_id="about-unreadable")  # fmt: skip

@@ -38,7 +38,7 @@ def build(config: "SpaceConfig") -> str:
     """The tab when the study file can be read; otherwise no tab, and the returned note says why."""
     path = es.study_path(config.expert_study)
     if path is None or not path.is_file():
-        where = str(path) if path is not None else f"$RQB_SHARED/{es.SHARED_FILE}"
+        where = es.display_path(path) if path is not None else f"$RQB_SHARED/{es.SHARED_FILE}"
         note = (f"The Expert study tab is not shown: {where} was not found "
                 f"(set {es.EXPERT_STUDY_ENV} to the file of {es.SOURCE}).")  # fmt: skip
         log.info(note)
@@ -50,7 +50,7 @@ def build(config: "SpaceConfig") -> str:
         except (RecordError, ValueError) as exc:
             gr.Textbox(value=str(exc), label="The expert-study file could not be read", interactive=False,
                        elem_id="es-problem")  # fmt: skip
-            return f"The expert-study file {path} could not be read."
+            return f"The expert-study file {es.display_path(path)} could not be read."
         names = {r: es.rater_label(r) for r in study.raters}
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
@@ -63,7 +63,7 @@ def build(config: "SpaceConfig") -> str:
                 html_block("es-wins", html_table.render_table(headers, rows, sticky_first=False))
         gr.Markdown("**The ten samples**: the background paper, the two RQs side by side, and each rater's pick")
         headers, rows = es.samples_table(study)
-        table = html_table.render_table(headers, rows, caption=f"Source: {es.SOURCE}; read from {path}.",
+        table = html_table.render_table(headers, rows, caption=f"Source: {es.SOURCE}; read from {es.display_path(path)}.",
                                         sticky_first=False)  # fmt: skip
         html_block("es-samples", table, max_height=100_000)
     return ""
