@@ -268,3 +268,14 @@ def test_the_room_for_inputs_is_the_window_less_the_reply_and_the_prompt(fake):
     assert (unknown.window, unknown.source) == (catalog.ASSUMED_WINDOW_TOKENS, "assumed")
     with pytest.raises(ValueError, match="leaves no room"):
         catalog.input_room("prov/thinker", 10_000, context_tokens=12_000)
+
+
+def test_a_paper_model_listed_without_a_price_is_priced_by_its_preview_entry():
+    """litellm's map lists gemini/gemini-3.1-pro at $0 a token; a dry run or the call log would call it free."""
+    from rqbench.llm.catalog import PRICE_SOURCES, price_model
+    from rqbench.llm.estimate import PriceBook
+
+    assert price_model("gemini/gemini-3.1-pro") == PRICE_SOURCES["gemini/gemini-3.1-pro"]
+    assert price_model("deepseek/deepseek-v4-pro") == "deepseek/deepseek-v4-pro"  # priced in the map itself
+    rates = PriceBook().rates("gemini/gemini-3.1-pro", 1000)
+    assert rates is not None and rates.full > 0 and rates.out > 0
