@@ -173,8 +173,8 @@ def make_board(pool: ExpertPool, files: Sequence[JudgeBoardFile], *, n_boot: int
     notes = []
     for r in rows:
         if r.origin == "run" and r.pairs_not_judged:
-            notes.append(f"{r.judge}: {r.pairs_not_judged} of {len(pool.pairs)} pairs not judged yet; "
-                         "`rqbench judge-board --judge` with it judges them")  # fmt: skip
+            notes.append(f"{r.judge}: {r.pairs_not_judged} of {len(pool.pairs)} pairs not judged yet; running "
+                         "rqbench judge-board with this judge again judges them")  # fmt: skip
         if r.pairs_changed:
             notes.append(f"{r.judge}: {r.pairs_changed} verdict(s) on texts the pairs no longer have are not counted")
     sources: dict[str, int] = {}

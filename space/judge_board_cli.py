@@ -30,7 +30,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", type=Path, default=None, help="the Space's store folder (default: RQB_HOME/space)")
     p.add_argument("--results", type=Path, default=None,
                    help="the results the annotated pairs were drawn from (default: the store's, RQB_HOME/results)")  # fmt: skip
-    p.add_argument("--out", type=Path, default=None, help="folder for the board's files (default: RQB_HOME/judge-board)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="folder for the board's files (default: the store's judge-board/ with --store, else "
+                        "RQB_HOME/judge-board, where the Space looks)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="recorded with the judge (the two orders are fixed)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the intervals (default 1000)")
     add_dataset_options(p)
@@ -49,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 
-    out = args.out or paths.judge_board_dir()
+    # where the Space looks: its store's judge-board/ folder, or RQB_HOME/judge-board offline by default
+    out = args.out or (args.store / "judge-board" if args.store else paths.judge_board_dir())
     try:
         prompts = load_prompt_set(args.prompts)
         pool = _pool(args, expert_study.study_path(args.examples))

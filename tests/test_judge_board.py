@@ -252,3 +252,32 @@ def test_bad_input_is_named(tmp_path, judges, capsys):
     assert main(["judge-board", "--judge", judges[0], "--examples", str(study), "--no-annotations"]) == 2
     err = capsys.readouterr().err
     assert victim.name in err and "Traceback" not in err
+
+
+def test_report_md_ends_with_the_board_its_plot_and_the_demo_note(tmp_path, judges, monkeypatch, capsys,
+                                                                  test_output_dir):  # fmt: skip
+    from rqbench.testing.synthetic import make_results
+
+    study = write_study(tmp_path / "study.jsonl", [sample(n) for n in range(1, 5)])
+    assert main(board_args(study, *judges)) == 0
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "r.json").write_text(make_results("gen-x").model_dump_json(), encoding="utf-8")
+    monkeypatch.setenv("RQB_DEMO_MODELS", "openai/gpt-4o-mini")  # flag the scripted judge as a demo model
+    capsys.readouterr()
+    assert main(["report", str(results), "--out", str(tmp_path / "rep"), "--n-boot", "50"]) == 0
+    assert "with the judge board" in capsys.readouterr().out
+    report = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    section = report.split("## Judge board: agreement with experts", 1)[1]
+    assert "Experts with each other (the ceiling) | 75.0%" in section
+    assert "> **Demo output, not results.** Rows of this board come from openai/gpt-4o-mini" in section
+    assert "last run on pool b2:" in section and "prompt set rqbench-v1 (b2:" in section
+    assert "![Agreement with the experts' majority against cost per 1,000 pairs](judge_board.png)" in section
+    png = tmp_path / "rep" / "judge_board.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    shutil.copy(png, test_output_dir / "judge_board.png")  # to look at
+    board = json.loads((tmp_path / "rep" / "judge_board.json").read_text(encoding="utf-8"))
+    assert board["pool_pairs"] == 4 and len(board["rows"]) == 2
+    # a folder named outright must hold a board
+    assert main(["report", str(results), "--out", str(tmp_path / "rep2"), "--judge-board", str(tmp_path)]) == 2
+    assert "no pool.json" in capsys.readouterr().err
