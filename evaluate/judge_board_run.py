@@ -124,9 +124,16 @@ async def _judge_pair(llm: LLM, judge: BoardJudge, pair: ExpertPair) -> PairVerd
     return PairVerdicts(pair_id=pair.pair_id, content_key=pair.content_key(), verdicts=list(verdicts))  # type: ignore[arg-type]
 
 
-async def _judge_pool(llm: LLM, judge: BoardJudge, pool: ExpertPool, progress: bool) -> list[PairVerdicts | None]:
-    bar = tqdm(total=len(pool.pairs), desc=f"judge-board {judge.label}", unit="pair", disable=not progress)
-    tasks = [asyncio.ensure_future(_judge_pair(llm, judge, p)) for p in pool.pairs]
+async def _judge_pool(llm: LLM, judge: BoardJudge, pairs: Sequence[ExpertPair], progress: bool,
+                      concurrency: int) -> list[PairVerdicts | None]:  # fmt: skip
+    bar = tqdm(total=len(pairs), desc=f"judge-board {judge.label}", unit="pair", disable=not progress)
+    slots = asyncio.Semaphore(max(1, concurrency))  # pairs in flight; the LLM layer bounds each model's calls too
+
+    async def one(pair: ExpertPair) -> PairVerdicts | None:
+        async with slots:
+            return await _judge_pair(llm, judge, pair)
+
+    tasks = [asyncio.ensure_future(one(p)) for p in pairs]
     for t in tasks:
         t.add_done_callback(lambda _t: bar.update(1))
     try:
@@ -162,11 +169,16 @@ async def arun_board(
     seed: int = 0,
     context_tokens: int | None = None,
     policy: BackgroundPolicy | None = None,
+    limit: int | None = None,
+    concurrency: int = 8,
     progress: bool = True,
 ) -> list[Path]:
-    """Judge every pool pair with every judge; the files written (none in a dry run)."""
+    """Judge every pool pair (the first ``limit``) with every judge; the files written (none in a dry run)."""
     if not pool.pairs:
         raise ValueError("the expert pool is empty: there is nothing to judge")
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be at least 1, not {limit}")
+    pairs = pool.pairs[:limit]
     uses = [judge_use(spec, llm, context_tokens=context_tokens, fixed=policy) for spec in judge_specs]
     labels = [u.label for u in uses]
     if len(set(labels)) != len(labels):
@@ -176,12 +188,12 @@ async def arun_board(
 
         async def every_judge() -> None:
             for judge in judges:
-                await _judge_pool(llm, judge, pool, progress=False)
+                await _judge_pool(llm, judge, pairs, False, concurrency)
 
         await llm.fill_by_batches(every_judge)
     written: list[Path] = []
     for use, judge in zip(uses, judges, strict=True):
-        judged = await _judge_pool(llm, judge, pool, progress and not llm.dry_run)
+        judged = await _judge_pool(llm, judge, pairs, progress and not llm.dry_run, concurrency)
         if llm.dry_run:
             continue
         if any(pv is None for pv in judged):

@@ -19,7 +19,7 @@ from rqbench import paths
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
+    from rqbench.evaluate.generate_cli import add_llm_options
 
     p.add_argument("--judge", action="append", required=True, metavar="SPEC",
                    help="a judge configuration (litellm name or local, with @options); repeat for several")  # fmt: skip
@@ -35,7 +35,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "RQB_HOME/judge-board, where the Space looks)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="recorded with the judge (the two orders are fixed)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the intervals (default 1000)")
-    add_dataset_options(p)
+    p.add_argument("--limit", type=int, default=None, help="judge only the first N pairs of the pool (trial runs)")
+    p.add_argument("--dataset", default=None,
+                   help="the Space's benchmark, for the annotated pairs' background papers (default: the sample)")
+    p.add_argument("--revision", default=None, help="its version tag (default: the latest)")
     add_llm_options(p)
 
 
@@ -77,17 +80,20 @@ def run(args: argparse.Namespace) -> int:
             counter = LLM(dry_run=True, batch=args.batch)  # one estimate per judge
             use = judge_use(spec, counter, context_tokens=args.context_tokens, fixed=policy)
             print(f"judge {use.settings_line()}; input: {use.policy.describe()}; prompt set {prompts.name} "
-                  f"({prompts.hash}); {2 * len(pool.pairs)} calls (every pair in both orders)")  # fmt: skip
+                  f"({prompts.hash}); {2 * min(len(pool.pairs), args.limit or len(pool.pairs))} calls "
+                  "(every pair in both orders)")  # fmt: skip
             if args.dry_run:
                 run_board(pool, [spec], llm=counter, prompts=prompts, out_dir=out, seed=args.seed,
-                          context_tokens=args.context_tokens, policy=policy)  # fmt: skip
+                          context_tokens=args.context_tokens, policy=policy, limit=args.limit)  # fmt: skip
                 print(f"  {counter.estimate.line()}")
-                print(f"  per 1,000 pairs: ${1000 * counter.estimate.cost_usd / len(pool.pairs):,.2f} at most "
+                n = min(len(pool.pairs), args.limit or len(pool.pairs))
+                print(f"  per 1,000 pairs: ${1000 * counter.estimate.cost_usd / n:,.2f} at most "
                       "(every reply counted at its full reply budget)")  # fmt: skip
         if args.dry_run:
             return 0
         written = run_board(pool, args.judge, llm=llm, prompts=prompts, out_dir=out, seed=args.seed,
-                            context_tokens=args.context_tokens, policy=policy)  # fmt: skip
+                            context_tokens=args.context_tokens, policy=policy, limit=args.limit,
+                            concurrency=args.concurrency)  # fmt: skip
     except (ValueError, RecordError) as exc:
         print(f"rqbench judge-board: {exc}", file=sys.stderr)
         return 2

@@ -26,7 +26,9 @@ from rqbench.space.html_table import Cell, Header
 CEILING_NOTE = "how often two experts made the same pick on a pair both picked on"
 CAPTION = ("Ranked by agreement with the experts' majority. Brackets: 95% bootstrap intervals over pairs; "
            "n: the pairs behind a figure (for the ceiling, the pairs of experts compared). "
-           "The paper's rows are its published verdicts on the pairs of its appendix A.6.")  # fmt: skip
+           "The paper's rows are its published verdicts on the pairs of its appendix A.6. "
+           "On ten pairs every interval is wide, and one with no width (all agreed, or none) is not certainty: "
+           "on n pairs the true share can lie about 3/n away from it.")  # fmt: skip
 
 
 def _share(e: Estimate | None, why: str) -> Cell:

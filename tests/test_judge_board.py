@@ -142,6 +142,11 @@ def test_a_dry_run_counts_the_calls_and_writes_nothing(tmp_path, judges, scripte
     out = capsys.readouterr().out
     assert out.count("dry run: 8 calls to send") == 2 and "per 1,000 pairs: $" in out
     assert scripted_server.requests == [] and not paths.judge_board_dir().exists()
+    # a trial on the first pairs: the row says how much of the pool it covers
+    assert main(board_args(study, *judges, "--dry-run", "--limit", "2")) == 0
+    assert capsys.readouterr().out.count("dry run: 4 calls to send") == 2
+    assert main(board_args(study, *judges, "--limit", "1", "--concurrency", "1")) == 0
+    assert len(scripted_server.requests) == 4 and "| 1/4 |" in capsys.readouterr().out
 
 
 def test_a_paper_judge_dry_run_prints_its_calls_and_cost(fixtures_dir, capsys):
