@@ -150,8 +150,10 @@ def test_one_unknown_cost_makes_the_judges_cost_unknown(pool):
 
 def test_intervals_are_over_pairs_and_hold_the_value(pool):
     row = judge_row(board_file(pool), pool, n_boot=500)
-    for e in (row.vs_majority, row.vs_expert["e1"], row.position_consistency, row.tie_rate):
+    for e in (row.vs_majority, row.vs_expert["e1"], row.position_consistency, row.tie_rate, row.kappa_majority,
+              row.kappa_expert["e1"]):
         assert e.ci_low <= e.value <= e.ci_high and e.n_clusters == e.n  # each pair its own cluster
+    assert row.kappa_expert["e1"].ci_low < row.kappa_expert["e1"].ci_high  # four pairs: the resamples vary
     # three pairs: a resample can hold every pair agreeing, or none
     assert row.vs_majority.ci_low == 0.0 and row.vs_majority.ci_high == 1.0
 
