@@ -286,3 +286,24 @@ def test_report_md_ends_with_the_board_its_plot_and_the_demo_note(tmp_path, judg
     # a folder named outright must hold a board
     assert main(["report", str(results), "--out", str(tmp_path / "rep2"), "--judge-board", str(tmp_path)]) == 2
     assert "no pool.json" in capsys.readouterr().err
+
+
+def test_batch_mode_writes_what_a_direct_run_writes(tmp_path, judges, scripted_server, monkeypatch):
+    """--batch: every call through the provider's batch endpoint (the re-ask in a second round), the same picks."""
+    monkeypatch.setenv("RQB_BATCH_POLL_S", "0.02")
+    study = write_study(tmp_path / "study.jsonl", [sample(n) for n in range(1, 5)])
+    assert main(board_args(study, *judges, "--out", str(tmp_path / "direct"))) == 0
+    direct = len(scripted_server.requests)
+    monkeypatch.setenv("RQB_HOME", str(tmp_path / "home-batch"))  # a fresh cache and call log
+    assert main(board_args(study, *judges, "--out", str(tmp_path / "batched"), "--batch")) == 0
+    batches = scripted_server.batches
+    assert len(scripted_server.requests) == direct  # not one direct call
+    assert len(batches.created) == 2 and sum(batches.executed.values()) == direct  # the asks, then the re-ask
+
+    def picks(folder):
+        return {(f.judge.label, pv.pair_id, v.order): (v.pick, v.reasked)
+                for f in load_board_files(folder) for pv in f.pairs for v in pv.verdicts}  # fmt: skip
+
+    assert picks(tmp_path / "batched") == picks(tmp_path / "direct")
+    costs = [v.cost_usd for f in load_board_files(tmp_path / "batched") for pv in f.pairs for v in pv.verdicts]
+    assert all(c is not None and c > 0 for c in costs)  # priced at the batch rate from the call log
