@@ -75,6 +75,7 @@ class Board(BaseModel):
     experts: list[str]
     majority_pairs: int = Field(description="Pairs with a strict expert majority.")
     ceiling: Estimate | None = Field(description="How often two experts agree on a pair they both picked on.")
+    n_boot: int = Field(description="Bootstrap resamples behind every interval.")
     rows: list[BoardRow]
     notes: list[str] = Field(default_factory=list)
 
@@ -181,6 +182,6 @@ def make_board(pool: ExpertPool, files: Sequence[JudgeBoardFile], *, n_boot: int
     for p in pool.pairs:
         sources[p.source] = sources.get(p.source, 0) + 1
     return Board(pool_version=pool.version, pool_pairs=len(pool.pairs), sources=sources, experts=pool.experts(),
-                 majority_pairs=len(maj),
+                 majority_pairs=len(maj), n_boot=n_boot,
                  ceiling=expert_agreement({p.pair_id: p.expert_picks for p in pool.pairs}, n_boot=n_boot, seed=seed),
                  rows=rank(rows), notes=notes + list(pool.left_out))  # fmt: skip

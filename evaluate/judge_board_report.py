@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.judge_board import Board, BoardRow
-from rqbench.evaluate.judge_board_metrics import BOARD_BOOT
 
 from rqbench.demo import banner_text
 
@@ -129,7 +128,7 @@ def markdown(board: Board, *, plot: str | None = None) -> str:
     if demo:
         lines += [f"> **Demo output, not results.** {demo}", ""]
     lines += [pool_line(board) + " Ranked by agreement with the experts' majority; each share has its 95% "
-              f"bootstrap interval over pairs ({BOARD_BOOT} resamples) and n, the pairs behind it. On so few "
+              f"bootstrap interval over pairs ({board.n_boot:,} resamples) and n, the pairs behind it. On so few "
               "pairs the intervals are wide, and one with no width (every pair agreed, or none) is not "
               "certainty: on n pairs the true share can lie about 3/n from it (docs/evaluate.md).", ""]  # fmt: skip
     lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]

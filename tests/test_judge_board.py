@@ -274,7 +274,7 @@ def test_report_md_ends_with_the_board_its_plot_and_the_demo_note(tmp_path, judg
     assert "with the judge board" in capsys.readouterr().out
     report = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     section = report.split("## Judge board: agreement with experts", 1)[1]
-    assert "Experts with each other (the ceiling) | 75.0%" in section
+    assert "Experts with each other (the ceiling) | 75.0%" in section and "(50 resamples)" in section
     assert "> **Demo output, not results.** Rows of this board come from openai/gpt-4o-mini" in section
     assert "last run on pool b2:" in section and "prompt set rqbench-v1 (b2:" in section
     assert "![Agreement with the experts' majority against cost per 1,000 pairs](judge_board.png)" in section
