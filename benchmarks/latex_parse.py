@@ -18,7 +18,6 @@ import re
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 from rqbench.builder.latex_source import load_source, split_verbatim
 from rqbench.builder.parse import parse_paper

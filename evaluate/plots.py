@@ -22,6 +22,19 @@ NOVELTY_SCATTER_DIMS = ("originality", "gap_addressing", "non_obviousness")
 COLORS = {"win": "#2b8a3e", "tie": "#adb5bd", "lose": "#c92a2a"}
 
 
+LABEL_CHARS = 40  # a label's width in a plot
+
+
+def short_label(text: str, width: int = LABEL_CHARS) -> str:
+    """One line of at most ``width`` characters; a cut label keeps its start and its end (where model names
+    differ: ``org/model-…-v2-instruct``) around an ellipsis."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    head = (width - 1) * 2 // 5
+    return flat[:head] + "…" + flat[len(flat) - (width - 1 - head) :]
+
+
 def _name(r: SummaryRow) -> str:
     return r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
 

@@ -6,7 +6,9 @@ dataset revision the results name; the judge meta-evaluation, paired model-vs-mo
 the leaderboard reads), ``report.md`` (all tables in one page) and two PNGs.
 Semantic similarity (Table 6) needs the background papers' text
 (``--cited-papers``); agreement (Tables 5, 9, 11, 12) needs ``--annotations``.
-Nothing here calls an LLM.
+Where ``rqbench judge-board`` has run (``--judge-board DIR``, by default
+``RQB_HOME/judge-board``), report.md ends with the judge board, its plot
+(``judge_board.png``) and ``judge_board.json``. Nothing here calls an LLM.
 """
 
 from __future__ import annotations
@@ -63,7 +65,33 @@ def configure(p: argparse.ArgumentParser) -> None:
                    "paper's Qwen/Qwen3-Embedding-4B, online only, and all-mpnet-base-v2, offline from its PyPI parts)")
     p.add_argument("--source-dates", type=Path,
                    help="JSON object arxiv_id -> publication date (YYYY-MM-DD) for the contamination flag")
+    p.add_argument("--judge-board", type=Path, default=None, metavar="DIR",
+                   help="the judge board's folder (rqbench judge-board --out) for its section, plot and "
+                        "judge_board.json (default: RQB_HOME/judge-board, when a board was run there)")  # fmt: skip
     add_score_options(p)
+
+
+def judge_board_section(args: argparse.Namespace, out: Path) -> str:
+    """report.md's judge-board section, its plot and ``judge_board.json``, from the board's folder; "" when the
+    default folder holds no board. The pool is the one the last ``rqbench judge-board`` run wrote there."""
+    from rqbench.evaluate import judge_board_report
+    from rqbench.evaluate.expert_pool import POOL_FILE, read_pool
+    from rqbench.evaluate.judge_board import make_board
+    from rqbench.evaluate.judge_board_plot import write_figure
+    from rqbench.evaluate.judge_board_run import load_board_files
+
+    from rqbench import paths
+
+    folder = args.judge_board or paths.judge_board_dir()
+    pool = read_pool(folder)
+    if pool is None:
+        if args.judge_board is not None:
+            raise ValueError(f"{folder}: no {POOL_FILE}; run rqbench judge-board --out {folder} first")
+        return ""
+    board = make_board(pool, load_board_files(folder), n_boot=args.n_boot, seed=args.seed)
+    (out / "judge_board.json").write_text(board.model_dump_json(indent=1), encoding="utf-8")
+    write_figure(board, out / "judge_board.png")
+    return judge_board_report.markdown(board, plot="judge_board.png")
 
 
 def pick_submission(results, model: str | None, variant: str | None):
@@ -247,6 +275,11 @@ def run(args: argparse.Namespace) -> int:
         if sim is not None:
             all_tables.append(sim)
 
+    try:
+        board = judge_board_section(args, out)
+    except ValueError as exc:  # a RecordError too: the file and the field are named
+        print(f"rqbench report: {exc}", file=sys.stderr)
+        return 2
     written = []
     provenance = ["Every number in this table comes from these results files (report.md has the protocol):",
                   *provenance_lines(results)]  # fmt: skip
@@ -255,12 +288,14 @@ def run(args: argparse.Namespace) -> int:
     note = demo_note(results)
     (out / "report.md").write_text(
         "# RQ-Bench report\n\n" + note + protocol_section(results) + "\n"
-        + "\n".join(tables.to_markdown(t) for t in all_tables),
+        + "\n".join(tables.to_markdown(t) for t in all_tables) + ("\n" + board if board else ""),
         encoding="utf-8",
     )
     plots.novelty_vs_source_bound(rows, out / "novelty_vs_source_bound.png")
     plots.win_tie_lose_bars(rows, out / "win_tie_lose.png")
-    print(f"wrote {len(all_tables)} tables ({len(written)} files), 2 plots and summary.json to {out}")
+    plots_n = 3 if board else 2
+    print(f"wrote {len(all_tables)} tables ({len(written)} files), {plots_n} plots and summary.json to {out}"
+          + (" with the judge board" if board else ""))  # fmt: skip
     if note:
         print("note: a demo model generated or judged these figures; they show the machinery and are not results "
               "(report.md says which)")  # fmt: skip

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("rqbench.evaluate.report_cli", "tables and plots from results files"),
     "evaluate": ("rqbench.evaluate.evaluate_cli", "generate-or-load, judge, score and report in one run"),
     "agreement": ("rqbench.evaluate.agreement_cli", "human-LLM agreement from annotations and results"),
+    "judge-board": ("rqbench.space.judge_board_cli", "rank judge configurations by agreement with expert picks"),
     "space": ("rqbench.space.cli", "run the leaderboard Space locally"),
     "worker": ("rqbench.space.worker_cli", "judge pending leaderboard submissions"),
     "calls": ("rqbench.llm.calls_cli", "summarise the LLM call log per model and step"),

@@ -37,6 +37,11 @@ def results_dir() -> Path:
     return home() / "results"
 
 
+def judge_board_dir() -> Path:
+    """The judge board's results files and the expert pool they were run on (``rqbench judge-board``)."""
+    return home() / "judge-board"
+
+
 def space_store_dir() -> Path:
     return home() / "space"
 

@@ -20,7 +20,7 @@ import os
 import random
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,7 +28,7 @@ from rqbench.evaluate.metrics import split_candidates
 from rqbench.evaluate.shown_pair import shown_rqs, text_hash
 from rqbench.space.records import HumanJudgment, Side, Skip, utcnow
 
-from rqbench.records import InstanceResult, ResultsFile
+from rqbench.records import CitedPaper, ExpertPair, InstanceResult, ResultsFile
 
 TARGET_ANNOTATORS = 2
 LOCAL_SALT = "rqbench-local-annotators"
@@ -111,6 +111,43 @@ def build_pairs(results: Iterable[ResultsFile], judgments: Iterable[HumanJudgmen
             )
         )  # fmt: skip
     return pairs
+
+
+def pool_pairs(
+    judgments: Sequence[HumanJudgment], results: Sequence[ResultsFile], library: Mapping[str, CitedPaper]
+) -> tuple[list[ExpertPair], list[str]]:
+    """Every annotated pair as an expert-pool pair, and each judged pair that could not become one, with why.
+
+    A pair's texts are the ones its annotators were shown (``build_pairs``), its background the papers the
+    tab showed beside them (``library``: the Space's benchmark, each paper whole), its experts the
+    annotators (hashed ids), each with their latest pick.
+    """
+    by_id = {p.pair_id: p for p in build_pairs(results, judgments)}
+    picks: dict[str, dict[str, HumanJudgment]] = {}
+    for j in sorted(judgments, key=lambda j: (j.created_at, j.judgment_id)):
+        picks.setdefault(pair_id_for(j.submission_hash, j.rq_id), {})[j.annotator] = j
+    out, left_out = [], []
+    for pair_id, mine in sorted(picks.items()):
+        pair = by_id.get(pair_id)
+        if pair is None:
+            left_out.append(f"annotated pair {pair_id}: its submission's results are no longer stored")
+            continue
+        missing = [pid for pid in pair.background_paper_ids if pid not in library]
+        if missing:
+            left_out.append(f"annotated pair {pair_id}: background paper(s) {missing} are not in this Space's "
+                            "benchmark, so the background the annotators saw is unknown")  # fmt: skip
+            continue
+        out.append(ExpertPair(
+            pair_id=pair_id, source="annotate", rq_id=pair.rq_id, arxiv_id=pair.arxiv_id, subfield=pair.subfield,
+            model=pair.model, gt_rq=pair.gt_text, model_rq=pair.model_text,
+            provenance=(f"the Space's Annotate tab: {len(mine)} annotator(s) compared the author-anchored RQ of "
+                        f"{pair.rq_id} with {pair.model}'s RQ {pair.model_candidate} (text hash "
+                        f"{pair.model_text_hash}), dataset {pair.dataset_repo}@{pair.dataset_revision}, beside "
+                        f"{len(pair.background_paper_ids)} background paper(s) in full"),
+            background=[library[pid] for pid in pair.background_paper_ids],
+            expert_picks={a: j.winner for a, j in sorted(mine.items())},
+        ))  # fmt: skip
+    return out, left_out
 
 
 def judged_counts(judgments: Iterable[HumanJudgment]) -> Counter[str]:

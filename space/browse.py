@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rqbench.evaluate.metrics import GT_ID
-from rqbench.demo import is_demo_model
 from rqbench.space.html_table import Cell, Header
 
 from rqbench.records import CandidateScores, CitedPaper, InstanceResult, ResultsFile

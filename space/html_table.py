@@ -63,6 +63,8 @@ table.rqb td.pick-gt { color: #1d5fa8; font-weight: 600; }
 table.rqb td.pick-model { color: #b4501f; font-weight: 600; }
 table.rqb td.pick-tie { color: var(--body-text-color-subdued); }
 table.rqb td[title]:not(.missing) { cursor: help; }
+table.rqb td.ceiling { font-style: italic; border-top: 2px dashed var(--body-text-color-subdued);
+  border-bottom: 2px dashed var(--body-text-color-subdued); }
 .rqb-block { font-weight: 600; font-size: 14px; margin: 14px 2px 6px 2px; }
 table.rqb td.text { min-width: 18em; }
 .rqb-caption { font-size: 12px; color: var(--body-text-color-subdued); margin: 6px 2px 0 2px; }

@@ -20,25 +20,15 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from rqbench.evaluate.plots import LABEL_CHARS, short_label  # noqa: F401 - LABEL_CHARS: the width labels keep
 from rqbench.evaluate.summary import COMBINED, SummaryRow
 from rqbench.space.leaderboard import headline_flags
 
 WIDTH_IN = 10.0
-LABEL_CHARS = 40
 SCATTER_LABELS = 12  # points labelled when there are more than this many: the GT and the highest ones
 SCATTER_CI_UP_TO = 40  # intervals are drawn up to this many points; beyond, they hide the points
 BAR_IN = 0.32  # height of one bar's slot, in inches
 COLORS = {"win": "#2a9d8f", "tie": "#c9c9c9", "lose": "#e76f51"}
-
-
-def short_label(text: str, width: int = LABEL_CHARS) -> str:
-    """One line of at most ``width`` characters; a cut label keeps its start and its end (where model names
-    differ: ``org/model-…-v2-instruct``) around an ellipsis."""
-    flat = " ".join(text.split())
-    if len(flat) <= width:
-        return flat
-    head = (width - 1) * 2 // 5
-    return flat[:head] + "…" + flat[len(flat) - (width - 1 - head) :]
 
 
 def judge_rows(rows: Sequence[SummaryRow], judge: str, setting: str) -> list[SummaryRow]:

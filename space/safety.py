@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rqbench.llm.config import public_label
 
 if TYPE_CHECKING:
-    from rqbench.records import ResultsFile
+    from rqbench.records import JudgeBoardFile, ResultsFile
 
 # Environment variables whose values must never appear on a page or in a log line.
 SECRET_ENV = re.compile(r"(TOKEN|API_KEY|SECRET|PASSWORD)$")
@@ -75,6 +75,11 @@ def public_results(results: ResultsFile) -> ResultsFile:
     update = {"judge": results.judge.model_copy(update={"label": label}), "protocol": protocol,
               "settings": _public_strings(results.settings)}  # fmt: skip
     return results.model_copy(update=update)
+
+
+def public_board(board: JudgeBoardFile) -> JudgeBoardFile:
+    """A judge-board file as it may be shown: the judge under its public label, as ``public_results`` does."""
+    return board.model_copy(update={"judge": board.judge.model_copy(update={"label": public_label(board.judge.label)})})
 
 
 class AttemptLimiter:

@@ -32,7 +32,7 @@ from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError, write_atomic
-from rqbench.records import JudgeSpec, ResultsFile
+from rqbench.records import JudgeBoardFile, JudgeSpec, ResultsFile
 
 log = logging.getLogger(__name__)
 
@@ -431,6 +431,48 @@ class ResultsStore:
         return good, problems
 
 
+class JudgeBoardStore:
+    """Judge-board results files (``rqbench judge-board``): public like results; the Judges tab reads them.
+
+    Offline it is the folder ``rqbench judge-board`` writes (``RQB_HOME/judge-board``); on the Hub the
+    ``judge-board/`` folder of the public results repository. The pool file beside them is passed over:
+    the Space builds its pool live, from the study file and its own annotations.
+    """
+
+    def __init__(self, repo: FileRepo, prefix: str = ""):
+        self.repo = repo
+        self.prefix = prefix
+
+    def put(self, board: JudgeBoardFile, name: str) -> str:
+        """Store ``board`` as ``name`` (``judge_board_run.board_path``'s file name)."""
+        path = self.prefix + _check_path(name)
+        self.repo.write(path, _dump(board), f"judge board {board.judge.label}")
+        return path
+
+    def paths(self) -> list[str]:
+        return [p for p in self.repo.list(self.prefix) if p.endswith(".json")]
+
+    def load(self) -> tuple[list[JudgeBoardFile], list[str]]:
+        """Every readable judge-board file, and a line per file that could not be read (never silently dropped)."""
+        good, problems = [], []
+        for p in self.paths():
+            data = self.repo.read(p)
+            if data is None:
+                continue
+            try:
+                kind = json.loads(data).get("kind")
+            except (json.JSONDecodeError, AttributeError) as exc:
+                problems.append(f"{self.repo.name}/{p}: not a JSON object ({exc})")
+                continue
+            if kind != "rqbench.judge_board":
+                continue
+            try:
+                good.append(_parse(self.repo, p, data, JudgeBoardFile))
+            except StoreError as exc:
+                problems.append(str(exc))
+        return good, problems
+
+
 class SubmissionsStore:
     """Raw uploads, addressed by content hash; private on the Hub."""
 
@@ -498,29 +540,33 @@ class AnnotationsStore:
 
 @dataclass
 class SpaceStores:
-    """The four stores a Space needs, from one backend."""
+    """The stores a Space needs, from one backend."""
 
     requests: RequestsStore
     results: ResultsStore
     submissions: SubmissionsStore
     annotations: AnnotationsStore
     backend: str
+    judge_board: JudgeBoardStore | None = None  # None: the Space shows the paper's reference rows only
 
     @classmethod
     def local(cls, root: str | Path | None = None, results_root: str | Path | None = None) -> SpaceStores:
-        """One folder (default ``space_store_dir()``) with requests/, results/, submissions/, annotations/.
+        """One folder (default ``space_store_dir()``) with requests/, results/, submissions/, annotations/,
+        judge-board/.
 
         With neither folder given, results are read from and written to ``paths.results_dir()``,
-        where ``rqbench evaluate`` and ``rqbench judge`` put theirs, so every offline command meets
-        the same leaderboard.
+        where ``rqbench evaluate`` and ``rqbench judge`` put theirs, and the judge board from
+        ``paths.judge_board_dir()``, where ``rqbench judge-board`` puts it, so every offline command
+        meets the same Space.
         """
         base = Path(root) if root else paths.space_store_dir()
         if root is None and results_root is None:
             results_root = paths.results_dir()
         repo = LocalRepo(base)
         results = ResultsStore(LocalRepo(results_root), prefix="") if results_root else ResultsStore(repo)
+        board = LocalRepo(paths.judge_board_dir() if root is None else base / "judge-board")
         return cls(RequestsStore(repo), results, SubmissionsStore(repo), AnnotationsStore(repo),
-                   backend=f"local folder {base}")  # fmt: skip
+                   backend=f"local folder {base}", judge_board=JudgeBoardStore(board))  # fmt: skip
 
     @classmethod
     def hub(cls, api: Any, owner: str, *, prefix: str = "rq-bench", clone_root: str | Path | None = None,
@@ -532,12 +578,14 @@ class SpaceStores:
         def repo(kind: str, private: bool) -> HubRepo:
             return HubRepo(api, f"{owner}/{prefix}-{kind}", private=private, clone_root=root, **git_options)
 
+        public = repo("results", False)
         return cls(
             RequestsStore(repo("requests", True)),
-            ResultsStore(repo("results", False)),
+            ResultsStore(public),
             SubmissionsStore(repo("submissions", True)),
             AnnotationsStore(repo("annotations", True)),
             backend=f"Hub datasets {owner}/{prefix}-*",
+            judge_board=JudgeBoardStore(public, prefix="judge-board/"),
         )
 
     @classmethod

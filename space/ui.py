@@ -1,4 +1,4 @@
-"""The Gradio Blocks of the Space: Expert study, Leaderboard, Browse, Plots, Annotate, Submit and About tabs.
+"""The Gradio Blocks of the Space: Expert study, Leaderboard, Judges, Browse, Plots, Annotate, Submit and About tabs.
 
 Each tab, its widgets and its handlers, is a module of ``rqbench.space.tabs``;
 this module holds the page: its configuration, the data every tab reads, and
@@ -20,20 +20,25 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from rqbench.evaluate.expert_pool import make_pool
+from rqbench.evaluate.judge_board import Board, make_board
 from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
 from rqbench.space import annotate as an
 from rqbench.space import browse, tabs
+from rqbench.space import expert_study as es
 from rqbench.space import leaderboard as lb
-from rqbench.space.safety import UploadGate, public_results, redact
+from rqbench.space.expert_pool import load_pool
+from rqbench.space.safety import UploadGate, public_board, public_results, redact
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitPolicy
 from rqbench.space.tabs.common import banner_update
 
-from rqbench.records import CitedPaper, ResultsFile, dataset_label
+from rqbench.io import RecordError
+from rqbench.records import CitedPaper, JudgeBoardFile, ResultsFile, dataset_label
 
 log = logging.getLogger(__name__)
 
-TAB_IDS = ("expert-study", "leaderboard", "browse", "plots", "annotate", "submit", "about")
+TAB_IDS = ("expert-study", "leaderboard", "judges", "browse", "plots", "annotate", "submit", "about")
 DEFAULT_WORKER_JUDGES = "local,local@temperature=0.7"
 
 
@@ -78,6 +83,8 @@ class SpaceData:
         self.table = lb.build_table([])
         self.pairs: list[an.Pair] = []
         self.index: dict[str, browse.InstanceRef] = {}
+        self.board: Board = make_board(make_pool([]), [])
+        self.board_problems: list[str] = []
         self._listing: tuple[str, ...] | None = None
         self._read_at = 0.0
         self._read: tuple[list[ResultsFile], list[str]] = ([], [])
@@ -98,10 +105,13 @@ class SpaceData:
         with self._lock:
             results, problems = self._results(max_age_s)
             judgments = self.config.stores.annotations.judgments()
+            store = self.config.stores.judge_board
+            boards, board_problems = store.load() if store is not None else ([], [])
             key = (
                 tuple(sorted((r.submission_hash, r.judge.label, r.judge.setting, r.created_at.isoformat())
                              for r in results)),
                 tuple(j.judgment_id for j in judgments),
+                tuple(sorted((f.judge.label, f.judge.prompt_set.hash, f.created_at.isoformat()) for f in boards)),
             )  # fmt: skip
             if key == self._key:
                 return self
@@ -115,6 +125,7 @@ class SpaceData:
             self.table = lb.build_table(self.rows, cells)
             self.pairs = an.build_pairs(results, judgments)
             self.index = browse.index_instances(results)
+            self.board, self.board_problems = self._board(results, judgments, boards, board_problems)
             self._key = key
             return self
 
@@ -135,6 +146,22 @@ class SpaceData:
             return line
 
         return [in_store(line) for line in (*self.problems, *bad_requests)]
+
+    def _board(self, results: list[ResultsFile], judgments: list, boards: list[JudgeBoardFile],
+               problems: list[str]) -> tuple[Board, list[str]]:  # fmt: skip
+        """The judge board on the pool as it stands: the study file's pairs and every annotated pair; judges by
+        their public labels only."""
+        boards = [public_board(b) for b in boards]
+        study = es.study_path(self.config.expert_study)
+        try:
+            pool = load_pool(study, judgments, results, self.config.library)
+        except (RecordError, ValueError) as exc:  # a broken study file: the annotated pairs still count
+            problems = [*problems, f"the expert-study file could not be read: {exc}"]
+            pool = load_pool(None, judgments, results, self.config.library)
+        try:
+            return make_board(pool, boards, n_boot=self.config.n_boot), problems
+        except ValueError as exc:  # two files for one judge and prompt set
+            return make_board(pool, [], n_boot=self.config.n_boot), [*problems, f"judge board: {exc}"]
 
     def model_names(self) -> set[str]:
         """Every generator name and judge label behind the figures shown (for the demo-model banner)."""
@@ -163,6 +190,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         with gr.Tabs(elem_id="tabs") as strip:  # the first tab opens: the expert study when its file is found
             study_note = tabs.expert_study.build(config)
             board = tabs.leaderboard.build(data)
+            judges = tabs.judges.build(data)
             browser = tabs.browse.build(config, data)
             charts = tabs.plots.build(data)
             annotation = tabs.annotate.build(config, data)
@@ -171,15 +199,15 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
 
         # -- the Refresh button: re-read the stores, then every tab's choices, tables and banners
         def reload_all(*view):
-            return (*board.reloaded(*view), *charts.reloaded(), *annotation.reloaded(), banner_update(
-                data.model_names()), *browser.reloaded())  # fmt: skip
+            return (*board.reloaded(*view), *judges.reloaded(), *charts.reloaded(), *annotation.reloaded(),
+                    banner_update(data.model_names()), *browser.reloaded())  # fmt: skip
 
         def load_all(*view):
             data.refresh()
             return reload_all(*view)
 
-        load_outputs = [*board.reload_outputs, *charts.reload_outputs, *annotation.reload_outputs, about.banner,
-                        *browser.reload_outputs]  # fmt: skip
+        load_outputs = [*board.reload_outputs, *judges.reload_outputs, *charts.reload_outputs,
+                        *annotation.reload_outputs, about.banner, *browser.reload_outputs]  # fmt: skip
         board.refresh.click(load_all, board.controls, load_outputs)
 
         # -- page load: the Browse tab opens on the first RQ, or the ?rq_id= one (then Browse is selected);

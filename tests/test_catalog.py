@@ -319,3 +319,14 @@ def test_catalog_cutoffs_each_name_a_vendor_document_and_unknown_stays_unknown()
     assert got == date(2025, 1, 31) and "gemini-3-flash-preview" in source
     # the submission's own value wins over the catalog's
     assert resolved_cutoff("gemini/gemini-3-flash", date(2024, 6, 1)) == (date(2024, 6, 1), "submission")
+
+
+def test_a_paper_model_listed_without_a_price_is_priced_by_its_preview_entry():
+    """litellm's map lists gemini/gemini-3.1-pro at $0 a token; a dry run or the call log would call it free."""
+    from rqbench.llm.catalog import PRICE_SOURCES, price_model
+    from rqbench.llm.estimate import PriceBook
+
+    assert price_model("gemini/gemini-3.1-pro") == PRICE_SOURCES["gemini/gemini-3.1-pro"]
+    assert price_model("deepseek/deepseek-v4-pro") == "deepseek/deepseek-v4-pro"  # priced in the map itself
+    rates = PriceBook().rates("gemini/gemini-3.1-pro", 1000)
+    assert rates is not None and rates.full > 0 and rates.out > 0

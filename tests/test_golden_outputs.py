@@ -97,7 +97,7 @@ def produce(tmp: Path, fixtures: Path, srv) -> dict[str, str]:
                                out_dir=tmp / "results", progress=False)  # fmt: skip
 
     # the release's git commit and the submission hash (which covers it) differ per run; the rest must not
-    t = {str(tmp): "<tmp>", bench.revision: "<revision>", sub.hash: "<submission>",
+    t = {str(tmp): "<tmp>", bench.revision: "<revision>", bench.revision[:12]: "<revision>", sub.hash: "<submission>",
          sub.hash.removeprefix("b2:")[:10]: "<submission>"}
     digests: dict[str, str] = {}
     for name in ("rqs", "papers", "cited_papers", "instances"):

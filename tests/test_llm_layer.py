@@ -409,3 +409,23 @@ def test_the_vendor_default_temperature_is_not_sent_and_is_part_of_the_cache_key
     keys = {llm.keys_for(n, "novelty_standalone", MESSAGES, StandaloneNoveltyReply, "b2:test")
             for n in ("scripted/test", "scripted/vendor")}  # fmt: skip
     assert len(keys) == 2
+
+
+def test_what_an_answer_cost_is_found_by_its_keys_in_a_later_run(tmp_path, scripted_server):
+    """``Answer.keys`` names the first ask and the re-ask; ``CallStore.spent`` finds what each cost when sent,
+    also when a later run gets the answer from the cache (the judge board's cost per pair)."""
+    replies = iter(['{"scores": [{"relevance": 1}]}', GOOD, '{"scores": []}', '{"scores": []}'])
+    scripted_server.responder = lambda req: next(replies)
+    llm = make_llm(tmp_path, scripted_server)
+    answer = ask(llm)
+    assert answer.reasked and answer.reask_key is not None and answer.keys == (answer.key, answer.reask_key)
+    spent = llm.store.spent(list(answer.keys))
+    assert set(spent) == set(answer.keys)
+    assert all(s.latency_s is not None and s.latency_s >= 0 and s.tokens_in for s in spent.values())
+    again = ask(make_llm(tmp_path, scripted_server))  # a new run, all from the cache
+    assert again.cached and again.keys == answer.keys and llm.store.spent(list(again.keys)) == spent
+    with pytest.raises(LLMCallFailed) as failed:  # twice invalid: both keys are named
+        ask(llm, messages=[*MESSAGES[:1], {"role": "user", "content": "[0] Does Y hold?"}])
+    assert failed.value.reask_key is not None and len(failed.value.keys) == 2
+    assert set(llm.store.spent(list(failed.value.keys))) == set(failed.value.keys)
+    assert llm.store.spent(["b2:never-asked"]) == {}

@@ -138,6 +138,14 @@ PAPER_MODEL_FACTS: dict[str, ModelFacts] = {
     "gemini/gemini-3-flash": ModelFacts(1_048_576, 65_536, True, "litellm's gemini/gemini-3-flash-preview entry"),
 }
 
+# The paper's models that litellm's map (1.110) lists at no price (0 dollars a token): they are priced
+# by their ``-preview`` entries, as ``PAPER_MODEL_FACTS`` takes their limits from them, so neither a
+# dry run nor the call log counts their calls as free. Used only while the map itself has no price.
+PRICE_SOURCES: dict[str, str] = {
+    "gemini/gemini-3.1-pro": "gemini/gemini-3.1-pro-preview",
+    "gemini/gemini-3-flash": "gemini/gemini-3-flash-preview",
+}
+
 # The reply budget (max_tokens) of a model with a reasoning setting: its reasoning tokens count
 # against the budget at most providers, so it is generous; the model's own output limit, or half its
 # context window, when that is lower. Models without reasoning keep the smaller default; the embedded
@@ -153,6 +161,15 @@ def _litellm_info(name: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - litellm raises for models missing from its map
         log.debug("no model information for %s: %s", name, exc)
         return {}
+
+
+def price_model(litellm_model: str) -> str:
+    """The cost-map entry a model is priced by: its own, or ``PRICE_SOURCES``'s while its own has no price."""
+    source = PRICE_SOURCES.get(litellm_model)
+    if source is None:
+        return litellm_model
+    info = _litellm_info(litellm_model)
+    return litellm_model if info.get("input_cost_per_token") or info.get("output_cost_per_token") else source
 
 
 def supports_reasoning(litellm_model: str) -> bool:

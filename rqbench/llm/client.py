@@ -37,7 +37,7 @@ from pydantic import BaseModel, ValidationError
 from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError
-from rqbench.llm.catalog import LOCAL_REPLY_TOKENS, count_tokens, estimate_tokens, is_local, local_settings
+from rqbench.llm.catalog import LOCAL_REPLY_TOKENS, count_tokens, estimate_tokens, is_local, local_settings, price_model
 from rqbench.llm.cache_markers import needs_cache_markers, with_cache_markers
 from rqbench.llm.catalog import litellm_module as _litellm
 from rqbench.llm.config import BATCH_PROVIDERS, ModelConfig, hosted_config
@@ -56,9 +56,16 @@ R = TypeVar("R", bound=BaseModel)
 class LLMCallFailed(RuntimeError):
     """A call that could not produce a valid reply, with the reason by name."""
 
-    def __init__(self, step: str, key: str, reason: str, detail: str, last_text: str | None = None):
+    def __init__(self, step: str, key: str, reason: str, detail: str, last_text: str | None = None,
+                 reask_key: str | None = None):  # fmt: skip
         super().__init__(f"{step}: {reason}: {detail}")
         self.step, self.key, self.reason, self.detail, self.last_text = step, key, reason, detail, last_text
+        self.reask_key = reask_key  # the re-ask's cache key, when the call was asked again
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every cache key the call asked under (the first ask, then any re-ask), for the call log's costs."""
+        return (self.key,) if self.reask_key is None else (self.key, self.reask_key)
 
 
 # The reason of a reply cut off by the reply budget (the provider's finish_reason "length").
@@ -89,6 +96,12 @@ class Answer(Generic[R]):
     key: str
     cached: bool
     reasked: bool = False
+    reask_key: str | None = None  # the re-ask's cache key, when the first reply was invalid
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every cache key behind this answer (the first ask, then any re-ask), for the call log's costs."""
+        return (self.key,) if self.reask_key is None else (self.key, self.reask_key)
 
 
 # Names the step of every request on the wire (as the call log does, ``<step>:reask`` for a re-ask),
@@ -308,11 +321,11 @@ class LLM:
             self.store.forget(key2)
         text2, cached2, finish2 = await self._text(cfg, step + ":reask", reask, schema, key2, shared_chars)
         if finish2 == "length":
-            raise LLMCallFailed(step, key, TRUNCATED, truncation_detail(cfg), text2)
+            raise LLMCallFailed(step, key, TRUNCATED, truncation_detail(cfg), text2, reask_key=key2)
         reply2, error2 = self._try_validate(reply_model, text2, context)
         if error2 is not None:
-            raise LLMCallFailed(step, key, "invalid_reply", _short_error(error2), text2) from error2
-        return Answer(reply2, text2, key, cached and cached2, True)
+            raise LLMCallFailed(step, key, "invalid_reply", _short_error(error2), text2, reask_key=key2) from error2
+        return Answer(reply2, text2, key, cached and cached2, True, reask_key=key2)
 
     @classmethod
     def _invalid(cls, reply_model: type[R], text: str, context: dict[str, Any] | None) -> bool:
@@ -506,7 +519,10 @@ class LLM:
             return 0.0
         litellm = _litellm()
         try:
-            return float(litellm.completion_cost(completion_response=resp))
+            priced = price_model(cfg.litellm_model)
+            if priced == cfg.litellm_model:
+                return float(litellm.completion_cost(completion_response=resp))
+            return float(litellm.completion_cost(completion_response=resp, model=priced))
         except Exception as exc:  # litellm raises for models missing from its cost map
             log.debug("no price for %s: %s", cfg.litellm_model, exc)
             return None

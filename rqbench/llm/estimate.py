@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rqbench.llm.catalog import price_model
+
 log = logging.getLogger(__name__)
 
 BLOCK_BYTES = 512
@@ -145,6 +147,7 @@ class PriceBook:
         return self._tiers[model]
 
     def rates(self, litellm_model: str, tokens_in: int) -> Rates | None:
+        litellm_model = price_model(litellm_model)
         tier = bisect.bisect_left(self._thresholds(litellm_model), tokens_in)
         key = (litellm_model, tier)
         if key not in self._rates:

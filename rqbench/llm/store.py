@@ -136,6 +136,16 @@ class CachedResponse:
     finish_reason: str | None = None
 
 
+@dataclass(frozen=True)
+class Spent:
+    """What one request that delivered an answer cost: dollars (None where unpriced), seconds, tokens."""
+
+    cost_usd: float | None
+    latency_s: float | None
+    tokens_in: int | None
+    tokens_out: int | None
+
+
 class CallStore:
     """One SQLite database shared by the threads of a process (WAL, one lock)."""
 
@@ -273,6 +283,22 @@ class CallStore:
                     batch_id,
                 ),
             )
+
+    def spent(self, keys: list[str]) -> dict[str, Spent]:
+        """Per cache key, what its answer cost when it was sent: the log's last request that delivered it.
+
+        A key answered from the cache in this run and paid for in an earlier one is found all the
+        same; a key the log never saw sent (a cache copied from elsewhere) is absent.
+        """
+        out: dict[str, Spent] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                q = ("SELECT key, cost_usd, latency_s, tokens_in, tokens_out FROM calls WHERE cache='miss' AND status IN"
+                     f" ('ok', 'truncated') AND key IN ({','.join('?' * len(chunk))}) ORDER BY id")  # fmt: skip
+                for key, cost, latency, t_in, t_out in self._db.execute(q, chunk):
+                    out[key] = Spent(cost, latency, t_in, t_out)
+        return out
 
     def summary(self, *, run_id: str | None = None, since: float | None = None) -> list[dict[str, Any]]:
         """Per (model, step): requests sent, cache hits, failures, tokens, cost, latency.

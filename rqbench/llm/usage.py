@@ -82,6 +82,9 @@ def batch_cost(usage: Any, litellm_model: str) -> float | None:
     import litellm
     from litellm.cost_calculator import batch_cost_calculator
 
+    from rqbench.llm.catalog import price_model
+
+    litellm_model = price_model(litellm_model)
     try:
         litellm.get_model_info(model=litellm_model)
     except Exception as exc:  # not in litellm's cost map: unknown, never a made-up zero

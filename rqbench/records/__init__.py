@@ -14,6 +14,8 @@ to models, and so of the cache keys.
 - ``submission``: generated RQs and submission lines
 - ``judging``: the judges' replies and the rubric rules they repair
 - ``results``: results files
+- ``expert_pool``: the expert-labelled pair pool the judge board runs on
+- ``judge_board``: judge-board results files (one judge configuration on the pool)
 """
 
 from rqbench.records.build import (
@@ -43,6 +45,7 @@ from rqbench.records.common import (
     rq_id_for,
 )
 from rqbench.records.dataset import EvaluationInstance, Gap, PaperRecord, RQRecord, Verification
+from rqbench.records.expert_pool import ExpertPair, ExpertPool, Pick, PoolSource, pool_version
 from rqbench.records.extraction import (
     AuthorRQ,
     AuthorRQsReply,
@@ -69,6 +72,7 @@ from rqbench.records.judging import (
     corrections_of,
     ranking_from_scores,
 )
+from rqbench.records.judge_board import ORDERS, JudgeBoardFile, Order, OrderVerdict, PairVerdicts
 from rqbench.records.papers import (
     BibEntry,
     CitationContext,
@@ -111,6 +115,7 @@ __all__ = [
     "MAX_SHORT_TEXT",
     "NARROWNESS_DIMENSIONS",
     "NOVELTY_DIMENSIONS",
+    "ORDERS",
     "RQ_ID_RE",
     "SCHEMA_VERSION",
     "SOURCE_BOUND_SCOPES",
@@ -132,6 +137,8 @@ __all__ = [
     "ContributionsReply",
     "Departure",
     "EvaluationInstance",
+    "ExpertPair",
+    "ExpertPool",
     "GateDrop",
     "Gap",
     "GapReply",
@@ -139,15 +146,21 @@ __all__ = [
     "InfluenceLabel",
     "InfluenceReply",
     "InstanceResult",
+    "JudgeBoardFile",
     "JudgeSpec",
     "MalformedCount",
     "NarrownessScore",
     "NoveltyScore",
     "NoveltyType",
+    "Order",
+    "OrderVerdict",
     "OverlapReply",
+    "PairVerdicts",
     "PaperCut",
     "PaperRecord",
     "ParsedPaper",
+    "Pick",
+    "PoolSource",
     "PromptSetRef",
     "ProtocolRecord",
     "Question",
@@ -175,6 +188,7 @@ __all__ = [
     "gate_type",
     "month_of",
     "parse_rq_id",
+    "pool_version",
     "ranking_from_scores",
     "reply_json_schema",
     "rq_id_for",

@@ -6,6 +6,6 @@ page-wide refresh and the page load need. ``rqbench.space.ui.build_app``
 assembles them in this order.
 """
 
-from rqbench.space.tabs import about, annotate, browse, expert_study, leaderboard, plots, submit
+from rqbench.space.tabs import about, annotate, browse, expert_study, judges, leaderboard, plots, submit
 
-__all__ = ["about", "annotate", "browse", "expert_study", "leaderboard", "plots", "submit"]
+__all__ = ["about", "annotate", "browse", "expert_study", "judges", "leaderboard", "plots", "submit"]

@@ -1,0 +1,85 @@
+"""The Judges tab: every judge configuration a row, ranked by how often it agrees with experts.
+
+The board is ``SpaceData.board``: the judge-board results files in the store
+(``rqbench judge-board``) against the expert pool as it stands, the paper's A.6
+pairs and every pair annotated in this Space, so it follows new annotations.
+It is drawn on page load and refresh, and again whenever the tab is opened
+(after annotating, say). A demo judge (the embedded model) brings the banner.
+"""
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import gradio as gr
+from rqbench.evaluate.judge_board_plot import agreement_cost_figure
+from rqbench.evaluate.judge_board_report import COLUMNS, pool_line
+from rqbench.space import html_table, judges_view
+from rqbench.space.safety import redact
+from rqbench.space.tabs.common import banner_update, demo_banner, html_block
+
+if TYPE_CHECKING:
+    from rqbench.space.ui import SpaceData
+
+INTRO = (
+    "Can an LLM judge stand in for experts on scientific novelty? Each row is one judge configuration (a model, "
+    "its settings and its prompt set), asked the paper's comparative non-obviousness question on every pair "
+    "experts compared: the author-anchored RQ against a model's RQ, shown in both orders. Rows are ranked by "
+    "how often the judge's pick matches the experts' majority; the dashed row is how often two experts agree "
+    "with each other, the ceiling. The paper's two judges are rows too, with the verdicts it published on its "
+    "ten printed pairs. Add a judge with `rqbench judge-board --judge MODEL`."
+)
+
+
+def table_html(data: "SpaceData") -> str:
+    headers, rows = judges_view.table(data.board)
+    return html_table.render_table(headers, rows, caption=judges_view.CAPTION, sticky_first=False,
+                                   empty="No expert pairs yet: the paper's study file is missing and nothing is "
+                                         "annotated.")  # fmt: skip
+
+
+def pool_text(data: "SpaceData") -> str:
+    """The pool the board stands on, and what was left out of it or could not be read."""
+    lines = [pool_line(data.board)] + data.board.notes + data.board_problems
+    return redact("\n".join(lines))
+
+
+def demo_names(data: "SpaceData") -> list[str]:
+    return [r.judge for r in data.board.rows if r.demo]
+
+
+@dataclass
+class JudgesTab:
+    """The banner, the table and the pool line, which follow the data; the plot is drawn when opened."""
+
+    data: "SpaceData"
+    banner: gr.HTML
+    table: gr.HTML
+    pool: gr.Textbox
+
+    @property
+    def reload_outputs(self) -> list[Any]:
+        return [self.banner, self.table, self.pool]
+
+    def reloaded(self) -> tuple:
+        """After ``data.refresh()``: the banner for the demo judges, the ranked table, the pool."""
+        return banner_update(demo_names(self.data)), table_html(self.data), pool_text(self.data)
+
+
+def build(data: "SpaceData") -> JudgesTab:
+    """The tab; opening it re-reads the stores (new annotations, new runs) and draws the table and the plot."""
+    with gr.Tab("Judges", id="judges", elem_id="tab-judges") as tab:
+        banner = demo_banner("judges")
+        gr.Markdown(INTRO)
+        table = html_block("judges-table", max_height=640)
+        plot = gr.Plot(label="Agreement with the experts' majority against cost per 1,000 pairs", elem_id="jb-plot")
+        pool = gr.Textbox(label="The expert pool", interactive=False, lines=2, elem_id="jb-pool")
+        with gr.Accordion("What each column means", open=False):
+            gr.Markdown("\n".join(f"- **{name}**: {what}." for name, what in COLUMNS.items()))
+
+    def opened():
+        data.refresh(max_age_s=data.config.reload_after_s)
+        board = JudgesTab(data, banner, table, pool).reloaded()
+        return (*board, agreement_cost_figure(data.board))
+
+    tab.select(opened, None, [banner, table, pool, plot])
+    return JudgesTab(data, banner, table, pool)
