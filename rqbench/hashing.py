@@ -19,11 +19,3 @@ def content_hash(value: Any, *, size: int = 16) -> str:
     """``b2:<hex>`` of the canonical JSON of ``value`` (bytes are hashed as they are)."""
     data = value if isinstance(value, bytes) else canonical_json(value).encode("utf-8")
     return "b2:" + hashlib.blake2b(data, digest_size=size).hexdigest()
-
-
-def file_hash(path: str, *, size: int = 16) -> str:
-    h = hashlib.blake2b(digest_size=size)
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return "b2:" + h.hexdigest()

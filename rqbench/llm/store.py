@@ -200,18 +200,6 @@ class CallStore:
             ).fetchone()
         return CachedResponse(*row) if row else None
 
-    def get_many(self, keys: list[str]) -> dict[str, CachedResponse]:
-        out: dict[str, CachedResponse] = {}
-        with self._lock:
-            for i in range(0, len(keys), 500):
-                chunk = keys[i : i + 500]
-                q = "SELECT key, text, tokens_in, tokens_out, cost_usd, finish_reason FROM responses WHERE key IN (%s)" % ",".join(
-                    "?" * len(chunk)
-                )
-                for row in self._db.execute(q, chunk):
-                    out[row[0]] = CachedResponse(*row)
-        return out
-
     def put(
         self,
         key: str,
