@@ -190,3 +190,20 @@ def test_each_instance_records_what_of_each_background_paper_the_judge_read(buil
     assert two.background["narrowness"][0].budget == 120 > two.background["novelty"][0].budget
     assert rf.settings["background"]["basis"] == "fixed"
     assert any(d.item.startswith("input truncation") for d in rf.protocol.departures)
+
+
+def test_a_judge_that_cannot_be_reached_at_all_stops_the_run_with_one_message(build, tmp_path, capsys, monkeypatch):
+    from rqbench.testing.scripted_server import ScriptedServer
+
+    bench, root = build
+    sub = F.submission(bench, tmp_path / "sub")
+    with ScriptedServer() as gone:
+        spec = F.scripted_spec(gone).replace("max_retries=0", "max_retries=1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    out = tmp_path / "results"
+    # 3 instances x (6 novelty + 6 narrowness + 1 overlap) calls: the run stops after the first call's retries
+    rc = main(["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--dataset", str(root),
+               "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("cannot connect to") == 1 and "Traceback" not in err, err
+    assert not out.exists() or not list(out.glob("*.json"))
