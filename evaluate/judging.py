@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import Counter
 import re
 import statistics
 import time
@@ -64,7 +65,7 @@ from rqbench.records import (
     RawReply,
     Reply,
     ResultsFile,
-    corrections_of,
+    rule_counts,
 )
 
 GENERATION_FAILED = "generation_failed"
@@ -131,18 +132,21 @@ def _candidates(gt: str, rqs: Sequence[str]) -> dict[str, str]:
 
 
 def _apply(result: InstanceResult, outcomes: Sequence[_Outcome]) -> None:
-    """Put replies into the result in request order (orderings stay aligned), count rule repairs."""
-    raws, failures, corrections = list(result.raw_replies), list(result.failures), result.rule_corrections
+    """Put replies into the result in request order (orderings stay aligned), count the paper's rules applied."""
+    raws, failures = list(result.raw_replies), list(result.failures)
+    rules = Counter(result.rule_applications)
     for o in outcomes:
         if o.raw is None:
             continue
         raws.append(o.raw)
         if o.reply is not None:
             CRITERIA[o.req.criterion].apply(o.req, o.reply, result)
-            corrections += len(corrections_of(o.reply))
+            rules.update(rule_counts(o.reply))
         else:
             failures.append(o.failure or f"{o.req.label()}: unknown failure")
-    result.raw_replies, result.failures, result.rule_corrections = raws, failures, corrections
+    result.raw_replies, result.failures = raws, failures
+    result.rule_applications = dict(sorted(rules.items()))
+    result.rule_corrections = sum(rules.values())
 
 
 async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bool) -> _Outcome:
@@ -172,7 +176,8 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
         kept = [f for f in inst.failures if f.startswith(GENERATION_FAILED)]
         for c in CRITERIA.values():
             c.reset(inst)
-        raws, inst.raw_replies, inst.failures, inst.rule_corrections = inst.raw_replies, [], kept, 0
+        raws, inst.raw_replies, inst.failures = inst.raw_replies, [], kept
+        inst.rule_corrections, inst.rule_applications = 0, {}
         outcomes = []
         for raw in raws:
             criterion = criterion_for_step(raw.step)
@@ -472,10 +477,14 @@ def ordering_stats(results: ResultsFile) -> OrderingStats:
 def run_line(results: ResultsFile) -> str:
     """One line per results file: coverage, failed calls, rule corrections, calls and cost."""
     n_fail = sum(len(i.failures) for i in results.instances)
-    n_fix = sum(i.rule_corrections for i in results.instances)
+    rules: Counter[str] = Counter()
+    for i in results.instances:
+        rules.update(i.rule_applications)
+    applied = ", ".join(f"{k} {v}" for k, v in sorted(rules.items()))
     t = results.totals
     return (
         f"{results.judge.label} [{results.judge.setting}]: {len(results.instances)}/{results.instances_expected} "
-        f"instances, {n_fail} failed call(s), {n_fix} rule correction(s), {t.calls} request(s) sent, "
+        f"instances, {n_fail} failed call(s), {sum(rules.values())} rule application(s)"
+        f"{f' ({applied})' if applied else ''}, {t.calls} request(s) sent, "
         f"{t.cache_hits} cache hit(s), {t.tokens_in}+{t.tokens_out} tokens, ${t.cost_usd:.4f}"
     )

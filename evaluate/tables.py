@@ -364,10 +364,19 @@ def subfield_table(stats: DatasetStats, *, dataset: str, name: str = "subfields"
                  display, _counts_frame(tidy))
 
 
+def rule_list(counts: dict[str, int]) -> str:
+    """``relevance_zero 3, covering_subset 1``: how often each of the paper's rules was applied; "none" if never."""
+    return ", ".join(f"{rule} {n}" for rule, n in sorted(counts.items()) if n) or "none"
+
+
+def _count(n: int) -> Estimate:
+    return Estimate(value=n, ci_low=n, ci_high=n, n=n, n_clusters=0)
+
+
 def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
     """The judge meta-evaluation (beyond the paper)."""
-    cols = ["setting", "failed replies %", "unscored %", "relevance-rule violations %", "rule fixes / instance",
-            "orderings", "same scores across orderings %", "same top across orderings %", "agreement with judges %",
+    cols = ["setting", "failed replies %", "invalid replies", "unscored %", "relevance-rule violations %",
+            "rule applications / instance", "rules applied", "orderings", "same scores across orderings %", "same top across orderings %", "agreement with judges %",
             "length preference (Spearman)", "self-preference risk", "cost $", "seconds", "calls"]
     display = pd.DataFrame(columns=cols, dtype=object)
     display.index.name = "judge"
@@ -376,14 +385,17 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
         key = f"{r.judge} ({r.setting})"
         lp = r.length_preference
         display.loc[key] = [
-            r.setting, fmt_pct(r.failed_reply_rate), fmt_pct(r.unscored_rate), fmt_pct(r.relevance_rule_violation_rate),
-            f"{r.rule_corrections_per_instance:.2f}", str(r.orderings), fmt_pct(r.position_score_consistency),
+            r.setting, fmt_pct(r.failed_reply_rate), str(r.invalid_replies), fmt_pct(r.unscored_rate),
+            fmt_pct(r.relevance_rule_violation_rate), f"{r.rule_corrections_per_instance:.2f}",
+            rule_list(r.rule_applications), str(r.orderings), fmt_pct(r.position_score_consistency),
             fmt_pct(r.position_top_consistency),
             "–" if r.agreement_with_judges is None else f"{100 * r.agreement_with_judges:.1f}",
             "–" if lp is None else f"{lp.value:+.2f} [{lp.ci_low:+.2f}, {lp.ci_high:+.2f}]",
             ", ".join(r.same_family_submissions) if r.self_preference_flag else "no",
             f"{r.cost_usd:.2f}", f"{r.seconds:.0f}", str(r.calls),
         ]
+        tidy += [(key, f"rule:{rule}", _count(n)) for rule, n in r.rule_applications.items()]
+        tidy.append((key, "invalid_replies", _count(r.invalid_replies)))
         tidy += [(key, "failed_reply_rate", r.failed_reply_rate), (key, "unscored_rate", r.unscored_rate),
                  (key, "relevance_rule_violation_rate", r.relevance_rule_violation_rate),
                  (key, "position_score_consistency", r.position_score_consistency),
@@ -391,7 +403,8 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
         for other, v in r.agreement_by_judge.items():
             tidy.append((key, f"agreement_with:{other}", Estimate(value=v, ci_low=v, ci_high=v, n=0, n_clusters=0)))
         tidy.append((key, "cost_usd", Estimate(value=r.cost_usd, ci_low=r.cost_usd, ci_high=r.cost_usd, n=r.calls, n_clusters=0)))
-    return Table("judge_meta_evaluation", "Judge meta-evaluation: reply failures, rule violations, position "
+    return Table("judge_meta_evaluation", "Judge meta-evaluation: reply failures (invalid replies: still invalid after "
+                 "their re-ask), the paper's rules applied to valid replies (relevance_zero, covering_subset), position "
                  "consistency under shuffled orderings, agreement with the other judges, preference for longer RQs, "
                  "shared family with a judged generator, and cost.", "beyond the paper", display, _tidy(tidy))
 

@@ -304,7 +304,7 @@ def test_j4_j5_novelty_scales_and_the_relevance_rule():
     from rqbench.records import NoveltyScore
 
     s = NoveltyScore.model_validate({"relevance": 0, "originality": 3, "gap_addressing": 2, "non_obviousness": 1})
-    assert (s.originality, s.gap_addressing, s.non_obviousness) == (0, 0, 0) and len(s.rule_corrections) == 3
+    assert (s.originality, s.gap_addressing, s.non_obviousness) == (0, 0, 0) and len(s.rule_corrections) == 1
     assert NoveltyScore.model_fields["relevance"].metadata[-1].le == 1
     assert all(NoveltyScore.model_fields[d].metadata[-1].le == 3 for d in ("originality", "gap_addressing",
                                                                            "non_obviousness"))  # fmt: skip
@@ -366,13 +366,16 @@ def test_j10_narrowness_scales():
 
 
 def test_j13_j14_overlap_scale_and_the_covering_subset():
+    from pydantic import ValidationError
+
     from rqbench.records import OverlapReply
 
     r = OverlapReply.model_validate({"pairwise_scores": [1, 4, 3, 0, 2], "covering_subset_indices": [0, 2],
-                                     "covered": False}, context={"n_candidates": 5})  # fmt: skip
+                                     "covered": True}, context={"n_candidates": 5})  # fmt: skip
     assert r.covering_subset_indices == [1] and r.covered is True  # a single 3 or 4, the smallest index
-    assert OverlapReply.model_validate({"pairwise_scores": [9, 0], "covering_subset_indices": [],
-                                        "covered": False}).pairwise_scores == [4, 0]  # fmt: skip
+    assert r.rule_corrections[0].startswith("covering_subset:")
+    with pytest.raises(ValidationError, match="outside its scale 0-4"):  # no longer clamped to 4
+        OverlapReply.model_validate({"pairwise_scores": [9, 0], "covering_subset_indices": [], "covered": False})
 
 
 def test_j16_one_comparative_call_per_instance_by_default():

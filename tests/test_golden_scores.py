@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from rqbench.hashing import content_hash
-from rqbench.records import NoveltyScore, ResultsFile
+from rqbench.records import SOURCE_BOUND_SCOPES, NoveltyScore, ResultsFile
 from rqbench.testing.synthetic import make_results
 
 GOLDEN = Path(__file__).parent / "golden" / "scores.json"
@@ -44,7 +44,8 @@ def _holes(r: ResultsFile, seed: int) -> ResultsFile:
                 if rng.random() < 0.6:
                     first = next(iter(c.narrowness.values()))
                     sb = rng.randint(0, 3)
-                    c.narrowness[extra] = first.model_copy(update={"source_bound_score": sb})
+                    c.narrowness[extra] = first.model_copy(update={"source_bound_score": sb,
+                                                                   "source_bound_scope": SOURCE_BOUND_SCOPES[sb]})
         for c in inst.candidates[1:]:
             if rng.random() < 0.08:
                 c.novelty = None

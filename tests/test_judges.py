@@ -163,19 +163,33 @@ def test_each_judge_parses_its_replies(scripted_server, tmp_path):
     assert sa.settings["background"]["name"] == "title-abstract-sections/v1"
 
 
-def test_rule_violations_are_counted_and_corrected(scripted_server, tmp_path):
-    def bad(req):
-        # relevance 0 with non-zero scores, and a range violation
-        return json.dumps({"scores": [{"relevance": 0, "originality": 2, "gap_addressing": 5, "non_obviousness": 1}]})
+def test_the_relevance_rule_is_applied_and_counted_once_per_score(scripted_server, tmp_path):
+    def off_topic(req):  # relevance 0 with non-zero scores: the paper's rule sets them to 0
+        return json.dumps({"scores": [{"relevance": 0, "originality": 2, "gap_addressing": 3, "non_obviousness": 1}]})
 
-    scripted_server.responder = F.responder_with({"novelty_standalone": bad})
+    scripted_server.responder = F.responder_with({"novelty_standalone": off_topic})
     bench = F.benchmark(1)
     (rf,) = run(scripted_server, bench, F.submission(bench, tmp_path / "s"), tmp_path / "r")
     inst = rf.instances[0]
     assert all(c.novelty.total == 0 and c.novelty.relevance == 0 for c in inst.candidates)
-    # per candidate: gap_addressing clamped, then three dimensions zeroed by the relevance rule
-    assert inst.rule_corrections == 6 * 4
-    assert "clamped" in inst.candidates[0].novelty.rule_corrections[0]
+    assert inst.rule_corrections == 6 and inst.rule_applications == {"relevance_zero": 6}  # one per candidate
+    assert inst.candidates[0].novelty.rule_corrections[0].startswith("relevance_zero: relevance=0 with originality=2")
+
+
+def test_a_score_outside_its_scale_is_reasked_then_a_named_failure(scripted_server, tmp_path):
+    def out_of_scale(req):  # gap_addressing 5 on a 0-3 scale: once clamped to 3, now invalid
+        return json.dumps({"scores": [{"relevance": 1, "originality": 2, "gap_addressing": 5, "non_obviousness": 1}]})
+
+    scripted_server.responder = F.responder_with({"novelty_standalone": out_of_scale})
+    bench = F.benchmark(1)
+    (rf,) = run(scripted_server, bench, F.submission(bench, tmp_path / "s"), tmp_path / "r")
+    inst = rf.instances[0]
+    assert all(c.novelty is None for c in inst.candidates)  # never scored 3
+    assert len(inst.failures) == 6 and all("invalid_reply" in f and "less than or equal to 3" in f
+                                           for f in inst.failures)  # fmt: skip
+    reasks = [r for r in scripted_server.requests if r.step_tag == "novelty_standalone:reask"]
+    assert len(reasks) == 6 and "less than or equal to 3" in reasks[0]["messages"][-1]["content"]
+    assert inst.rule_corrections == 0
 
 
 def test_a_failed_call_is_recorded_never_zero(scripted_server, tmp_path):
@@ -224,7 +238,7 @@ def test_reparse_makes_zero_calls_and_applies_todays_rules(scripted_server, tmp_
     assert len(scripted_server.requests) == n
     again = read_results(path)
     first = {c.candidate_id: c for c in again.instances[0].candidates}[raw["candidate_order"][0]]
-    assert first.novelty.total == 0 and again.instances[0].rule_corrections == 3
+    assert first.novelty.total == 0 and again.instances[0].rule_applications == {"relevance_zero": 1}
     assert again.totals == rf.totals
     with pytest.raises(FileNotFoundError, match="no comparative results file"):
         judge_submission(bench, sub, ["scripted/test"], ["comparative"], llm=llm, out_dir=tmp_path / "r",

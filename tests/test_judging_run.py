@@ -42,7 +42,7 @@ def test_generate_validate_judge_end_to_end(build, judge_env, scripted_server, t
     printed = capsys.readouterr().out
     files = sorted(out.glob("*.json"))
     assert len(files) == 4  # (2 judges) x (2 settings)
-    assert printed.count("position bias:") == 2 and "rule correction(s)" in printed
+    assert printed.count("position bias:") == 2 and "rule application(s)" in printed
     labels = {read_results(f).judge.label for f in files}
     assert len(labels) == 2  # two configurations of one model are two judges
     rf = next(read_results(f) for f in files if "comparative" in f.name and "temperature" not in f.name)

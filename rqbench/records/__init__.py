@@ -12,7 +12,7 @@ to models, and so of the cache keys.
 - ``build``: a build's manifest, skipped items and the texts the gate refused
 - ``dataset``: the dataset's rows (RQs, papers, evaluation instances)
 - ``submission``: generated RQs and submission lines
-- ``judging``: the judges' replies and the rubric rules they repair
+- ``judging``: the judges' replies, what makes one invalid, and the paper's rules applied to them
 - ``results``: results files
 """
 
@@ -56,10 +56,13 @@ from rqbench.records.judging import (
     NarrownessScore,
     NoveltyScore,
     OverlapReply,
+    Rule,
     StandaloneNarrownessReply,
     StandaloneNoveltyReply,
     corrections_of,
     ranking_from_scores,
+    rule_counts,
+    rule_of,
 )
 from rqbench.records.papers import (
     BibEntry,
@@ -140,6 +143,7 @@ __all__ = [
     "ProtocolRecord",
     "Question",
     "RQRecord",
+    "Rule",
     "RawReply",
     "Record",
     "Reply",
@@ -158,6 +162,8 @@ __all__ = [
     "VerificationReply",
     "check_distinct",
     "corrections_of",
+    "rule_counts",
+    "rule_of",
     "gate_fields",
     "gate_type",
     "parse_rq_id",
