@@ -36,6 +36,7 @@ from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.criteria import (
     CRITERIA,
+    ORDER_KEY,
     GT_ID,
     SETTINGS,
     JudgeConfig,
@@ -395,6 +396,8 @@ async def ajudge_submission(
             name, _ = parse_model_spec(cfg.name)
             spec_record = JudgeSpec(model=name, label=label, setting=setting, temperature=cfg.temperature,  # type: ignore[arg-type]
                                     reasoning_effort=cfg.reasoning_effort, seed=seed, orderings=judge.orderings,
+                                    order_key=ORDER_KEY.format(seed=seed, judge=label, rq_id="{rq_id}",
+                                                               ordering="{ordering}"),
                                     prompt_set=PromptSetRef(**prompts.ref()))  # fmt: skip
             results = ResultsFile(
                 dataset_repo=benchmark.repo,

@@ -350,11 +350,11 @@ def test_j7_j8_standalone_one_a_call_comparative_all_in_one_seeded_order():
 
     ids = ["gt", "m0", "m1", "m2", "m3", "m4"]
     stand = JudgeConfig(model="m", label="m", setting="standalone", prompts=load_prompt_set())
-    comp = JudgeConfig(model="m", label="m", setting="comparative", prompts=load_prompt_set(), seed=3)
+    comp = JudgeConfig(model="m", label="judge-a", setting="comparative", prompts=load_prompt_set(), seed=3)
     assert group_candidates(stand, "r", ids) == [[c] for c in ids]
     (group,) = group_candidates(comp, "r", ids)
     order = list(ids)
-    random.Random("3:r:0").shuffle(order)
+    random.Random("3:judge-a:r:0").shuffle(order)  # the seed, the judge, the instance, the ordering
     assert group == order
 
 

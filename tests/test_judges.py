@@ -128,13 +128,37 @@ def test_standalone_groups_one_candidate_per_call_and_comparative_all():
         assert "gt" not in block.lower().split() and "author" not in block.lower()
 
 
-def test_gt_position_is_drawn_from_the_seed():
+def test_gt_position_is_drawn_from_the_seed_and_the_judge():
     ids = ["gt", "m0", "m1", "m2", "m3", "m4"]
-    positions = {shuffled(ids, seed, "2501.00001_rq0", 0).index("gt") for seed in range(40)}
+    positions = {shuffled(ids, seed, "j", "2501.00001_rq0", 0).index("gt") for seed in range(40)}
     assert len(positions) >= 4  # not always first
-    assert shuffled(ids, 7, "a_rq0", 2) == shuffled(ids, 7, "a_rq0", 2)  # recorded seed -> same order
-    by_ordering = {tuple(shuffled(ids, 7, "a_rq0", k)) for k in range(6)}
+    assert shuffled(ids, 7, "j", "a_rq0", 2) == shuffled(ids, 7, "j", "a_rq0", 2)  # recorded key -> same order
+    by_ordering = {tuple(shuffled(ids, 7, "j", "a_rq0", k)) for k in range(6)}
     assert len(by_ordering) > 1
+    # two judges see an instance in their own orders, so a position bias is not shared between them
+    judges = ("gemini/gemini-3.1-pro@reasoning_effort=high", "deepseek/deepseek-v4-pro@reasoning_effort=high")
+    differ = sum(shuffled(ids, 0, judges[0], f"2501.{i:05d}_rq0", 0) != shuffled(ids, 0, judges[1],
+                                                                                   f"2501.{i:05d}_rq0", 0)
+                 for i in range(50))  # fmt: skip
+    assert differ >= 45  # 6! orders: two draws agree with probability 1/720
+
+
+def test_two_judges_record_their_own_candidate_orders(scripted_server, tmp_path):
+    scripted_server.responder = F.judge_reply
+    bench = F.benchmark(3)
+    sub = F.submission(bench, tmp_path / "sub")
+    llm = LLM()
+    a = llm.register(scripted_server.model_config("scripted/a"))
+    b = llm.register(scripted_server.model_config("scripted/b"))
+    paths = judge_submission(bench, sub, [a.name, b.name], ["comparative"], llm=llm, out_dir=tmp_path / "r",
+                             criteria=["novelty"], progress=False)  # fmt: skip
+    orders = {}
+    for rf in map(read_results, paths):
+        assert rf.judge.order_key == f"0:{rf.judge.label}:{{rq_id}}:{{ordering}}"
+        orders[rf.judge.label] = [next(r.candidate_order for r in i.raw_replies) for i in rf.instances]
+        for inst, order in zip(rf.instances, orders[rf.judge.label]):
+            assert order == shuffled(["gt", *(f"m{k}" for k in range(5))], 0, rf.judge.label, inst.rq_id, 0)
+    assert orders["scripted/a"] != orders["scripted/b"]
 
 
 def test_each_judge_parses_its_replies(scripted_server, tmp_path):
@@ -156,8 +180,8 @@ def test_each_judge_parses_its_replies(scripted_server, tmp_path):
     comp_gt = cp.instances[0].candidates[0]
     assert len(comp_gt.novelty_by_ordering) == 2 and comp_gt.rank_by_ordering == [0, 0]
     orders = [r.candidate_order for r in cp.instances[0].raw_replies if r.step == "novelty_comparative"]
-    assert len(orders) == 2 and orders == [shuffled(["gt"] + [f"m{k}" for k in range(5)], 3, cp.instances[0].rq_id, k)
-                                           for k in range(2)]
+    assert len(orders) == 2 and orders == [shuffled(["gt"] + [f"m{k}" for k in range(5)], 3, cp.judge.label,
+                                                    cp.instances[0].rq_id, k) for k in range(2)]  # fmt: skip
     assert cp.judge.seed == 3 and cp.judge.orderings == 2 and sa.judge.orderings == 1
     assert cp.judge.temperature == 0.0 and cp.judge.prompt_set.hash == PROMPTS.hash
     assert sa.settings["background"]["name"] == "title-abstract-sections/v1"

@@ -2,7 +2,7 @@
 
 Standalone: one candidate a call. Comparative: the GT and the five in one call,
 each scored and all ranked, once per ordering (``--orderings K``), the order of
-each drawn from ``random.Random(f"{seed}:{rq_id}:{k}")``. A candidate's
+each drawn for the judge (``requests.ORDER_KEY``: seed, judge label, rq_id, k). A candidate's
 ``novelty`` is its score under the first ordering that succeeded; every
 ordering's score and the rank it got are kept in ``novelty_by_ordering`` and
 ``rank_by_ordering`` for position-bias analysis. Scores under several

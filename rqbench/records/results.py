@@ -39,6 +39,11 @@ class JudgeSpec(Record):
     reasoning_effort: str | None = None
     seed: int = 0
     orderings: int = Field(default=1, ge=1, description="Shuffled orderings per comparative call.")
+    order_key: str | None = Field(
+        default=None,
+        description="What each comparative candidate order was drawn from (random.Random of this string, filled in); "
+        "None in files written before the judge was part of it, whose key was {seed}:{rq_id}:{ordering}.",
+    )
     prompt_set: PromptSetRef
 
 
