@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rqbench.evaluate.accounting import GENERATION_FAILED, coverage_line, tally
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.criteria import (
@@ -69,8 +70,8 @@ from rqbench.records import (
     rule_counts,
 )
 
-GENERATION_FAILED = "generation_failed"
 ALL_CRITERIA: tuple[str, ...] = tuple(CRITERIA)
+NOT_SUBMITTED = "not in the submission"
 
 
 def slug(text: str, max_len: int = 60) -> str:
@@ -173,6 +174,7 @@ async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bo
 def reparse_results(results: ResultsFile) -> ResultsFile:
     """Rescore every stored raw reply with today's reply models and rules; no call is made."""
     out = results.model_copy(deep=True)
+    out.coverage = None  # counted again below, from the rescored instances
     for inst in out.instances:
         kept = [f for f in inst.failures if f.startswith(GENERATION_FAILED)]
         for c in CRITERIA.values():
@@ -195,6 +197,7 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
                 continue
             outcomes.append(_Outcome(req, raw.model_copy(update={"error": None}), reply))
         _apply(inst, outcomes)
+    out.coverage = tally(out)
     return out
 
 
@@ -284,11 +287,11 @@ async def _judge_one(
         return await _ask(llm, judge, req, retry_failed)
 
     async def one(rank: int, rq_id: str) -> InstanceResult:
-        entry = submission.entries[rq_id]
+        entry = submission.entries.get(rq_id)
         inst = bench.instance(rq_id)
-        if entry.failure is not None:
+        if entry is None or entry.failure is not None:  # the model's failure: nothing to judge, and it counts
             result = _new_instance(bench, rq_id, {GT_ID: inst.gt_rq})
-            result.failures = [f"{GENERATION_FAILED}: {entry.failure}"]
+            result.failures = [f"{GENERATION_FAILED}: {NOT_SUBMITTED if entry is None else entry.failure}"]
             return result
         cands = _candidates(inst.gt_rq, entry.research_questions)
         result = _new_instance(bench, rq_id, cands)
@@ -299,7 +302,9 @@ async def _judge_one(
         _apply(result, outcomes)
         return result
 
-    rq_ids = [i.rq_id for i in bench.instances if i.rq_id in submission.entries]
+    # every instance of the revision: one the submission lacks is written as a failed generation (the paper's
+    # rates are over every instance, and under its accounting that one is a loss)
+    rq_ids = [i.rq_id for i in bench.instances]
     bar = tqdm(total=len(rq_ids), desc=f"judge {judge.label} {judge.setting}", unit="rq", disable=not progress)
     tasks = {rq_id: asyncio.ensure_future(one(rank, rq_id)) for rank, rq_id in enumerate(rq_ids)}
     for t in tasks.values():
@@ -415,6 +420,7 @@ async def ajudge_submission(
                           "coverage": f"{len(instances)}/{len(benchmark.instances)}"},
                 protocol=protocol,
             )
+            results.coverage = tally(results)
             written.append(write_results(path, results))
     return written
 
@@ -478,16 +484,9 @@ def ordering_stats(results: ResultsFile) -> OrderingStats:
 
 
 def run_line(results: ResultsFile) -> str:
-    """One line per results file: coverage, failed calls, rule corrections, calls and cost."""
-    n_fail = sum(len(i.failures) for i in results.instances)
-    rules: Counter[str] = Counter()
-    for i in results.instances:
-        rules.update(i.rule_applications)
-    applied = ", ".join(f"{k} {v}" for k, v in sorted(rules.items()))
+    """One line per results file: N of M instances scored and who failed where, then calls and cost."""
     t = results.totals
     return (
-        f"{results.judge.label} [{results.judge.setting}]: {len(results.instances)}/{results.instances_expected} "
-        f"instances, {n_fail} failed call(s), {sum(rules.values())} rule application(s)"
-        f"{f' ({applied})' if applied else ''}, {t.calls} request(s) sent, "
+        f"{results.judge.label} [{results.judge.setting}]: {coverage_line(results)}; {t.calls} request(s) sent, "
         f"{t.cache_hits} cache hit(s), {t.tokens_in}+{t.tokens_out} tokens, ${t.cost_usd:.4f}"
     )

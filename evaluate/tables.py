@@ -4,7 +4,9 @@ Each builder returns a ``Table``: a display frame of formatted cells (for
 Markdown and LaTeX, in the paper's shape: "mean ± std", "win (tie)",
 "win (lose)") and a tidy numeric frame with every value and its 95% CI (for
 CSV). Builders read ``SummaryRow``s and agreement/similarity/meta-eval records;
-they compute nothing new.
+they compute nothing new. A figure that lacks instances a judge's calls failed on
+carries ``UNJUDGED_MARK`` in its cell, and the table's caption says whose and how
+many; generation failures, counted as the paper counts them, are named too.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRate
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.meta_eval import MetaEvalRow
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, ReportTable, dimension
-from rqbench.evaluate.metrics import describe_combine_rule
+from rqbench.evaluate.metrics import FailureAccounting, describe_combine_rule
 from rqbench.evaluate.shown_pair import RULE
 from rqbench.evaluate.similarity import SimilarityRow
 from rqbench.evaluate.summary import COMBINED, Figure, SummaryRow
 
-TIDY_COLUMNS = ["row", "column", "value", "ci_low", "ci_high", "std", "n"]
+TIDY_COLUMNS = ["row", "column", "value", "ci_low", "ci_high", "std", "n", "unjudged"]
+# Beside a figure that lacks instances a judge's calls failed on (``Figure.unjudged``): the row is incomplete.
+UNJUDGED_MARK = "†"
 
 
 @dataclass
@@ -44,8 +48,12 @@ class Table:
 # --------------------------------------------------------------------------
 
 
+def _mark(f: Figure | Estimate | None) -> str:
+    return f" {UNJUDGED_MARK}" if isinstance(f, Figure) and f.unjudged else ""
+
+
 def fmt_score(f: Figure | Estimate | None) -> str:
-    return "–" if f is None else f"{f.value:.2f} ± {f.std:.2f}"
+    return "–" if f is None else f"{f.value:.2f} ± {f.std:.2f}{_mark(f)}"
 
 
 def fmt_pct(f: Figure | Estimate | None, ci: bool = True) -> str:
@@ -59,7 +67,7 @@ def fmt_rate_pair(main: Figure | None, other: Figure | None) -> str:
     """The paper's "win (tie)" / "win (lose)" cell, with the main rate's CI."""
     if main is None:
         return "–"
-    return f"{fmt_pct(main)} ({fmt_pct(other, ci=False)})"
+    return f"{fmt_pct(main)} ({fmt_pct(other, ci=False)}){_mark(main)}"
 
 
 def _tidy(entries: list[tuple[str, str, Figure | Estimate | None]]) -> pd.DataFrame:
@@ -68,8 +76,32 @@ def _tidy(entries: list[tuple[str, str, Figure | Estimate | None]]) -> pd.DataFr
         if f is None:
             continue
         recs.append({"row": row, "column": col, "value": f.value, "ci_low": f.ci_low, "ci_high": f.ci_high,
-                     "std": f.std, "n": f.n})
+                     "std": f.std, "n": f.n, "unjudged": f.unjudged if isinstance(f, Figure) else None})
     return pd.DataFrame(recs, columns=TIDY_COLUMNS)
+
+
+def failures_note(rows: Sequence[SummaryRow], cells: Sequence[tuple[str, str, Figure | None]]) -> str:
+    """The caption's account of failures: which rows' figures lack instances a judge failed on (the marked cells),
+    and which models' failed generations entered the figures as losses (or, conditional, were left out)."""
+    out = ""
+    marked: dict[str, int] = {}
+    for row, col, f in cells:
+        if f is not None and f.unjudged:
+            key = f"{row} under {col.split(': ', 1)[0]}"
+            marked[key] = max(marked.get(key, 0), f.unjudged)
+    if marked:
+        out += (f" {UNJUDGED_MARK} Incomplete: a judge's calls failed (after their re-ask) on instances that the "
+                "marked figures lack: " + "; ".join(f"{k}, {n} unjudged" for k, n in marked.items()) + ".")  # fmt: skip
+    lost = {_row_name(r): r.provenance.generation_failures for r in rows
+            if r.row_kind == "model" and r.provenance.generation_failures}  # fmt: skip
+    if lost:
+        who = ", ".join(f"{k} {n}" for k, n in lost.items())
+        if rows[0].provenance.failures == FailureAccounting.conditional.value:
+            out += f" Conditional figures: instances with no valid generation are left out ({who})."
+        else:
+            out += (" Instances with no valid generation count against the model: a loss, with the scale's worst value "
+                    f"as its best of five ({who}).")  # fmt: skip
+    return out
 
 
 def _row_name(r: SummaryRow) -> str:
@@ -121,7 +153,8 @@ def _grid(
             text, figs = cell(r, key)
             display.loc[_row_name(r), f"{r.judge}: {lab}"] = text
             tidy += [(_row_name(r), f"{r.judge}: {fname}", f) for fname, f in figs]
-    return Table(name, caption + combine_note(rows), paper_table, display.fillna("–"), _tidy(tidy))
+    note = combine_note(rows) + failures_note(rows, tidy)
+    return Table(name, caption + note, paper_table, display.fillna("–"), _tidy(tidy))
 
 
 # --------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from rqbench.records.judging import (
     ComparativeNoveltyReply,
     NarrownessScore,
     NoveltyScore,
+    OVERLAP_SCALE,
     OverlapReply,
     Rule,
     StandaloneNarrownessReply,
@@ -63,6 +64,7 @@ from rqbench.records.judging import (
     ranking_from_scores,
     rule_counts,
     rule_of,
+    scale_of,
 )
 from rqbench.records.papers import (
     BibEntry,
@@ -79,6 +81,7 @@ from rqbench.records.papers import (
 from rqbench.records.results import (
     CallTotals,
     CandidateScores,
+    Coverage,
     Departure,
     InstanceResult,
     JudgeSpec,
@@ -103,6 +106,7 @@ __all__ = [
     "MAX_SHORT_TEXT",
     "NARROWNESS_DIMENSIONS",
     "NOVELTY_DIMENSIONS",
+    "OVERLAP_SCALE",
     "RQ_ID_RE",
     "SCHEMA_VERSION",
     "SOURCE_BOUND_SCOPES",
@@ -114,6 +118,7 @@ __all__ = [
     "BuildManifest",
     "CallTotals",
     "CandidateScores",
+    "Coverage",
     "CitationContext",
     "CitedPaper",
     "ContributionSource",
@@ -164,6 +169,7 @@ __all__ = [
     "corrections_of",
     "rule_counts",
     "rule_of",
+    "scale_of",
     "gate_fields",
     "gate_type",
     "parse_rq_id",

@@ -46,6 +46,17 @@ OVERLAP_SCALE = (0, 4)
 COVERS_ALONE = 3
 
 
+def scale_of(model: type[BaseModel], field: str) -> tuple[int, int]:
+    """A score's scale, as its reply model's field declares it (its ``ge`` and ``le``)."""
+    lo = hi = None
+    for m in model.model_fields[field].metadata:
+        lo = getattr(m, "ge", lo)
+        hi = getattr(m, "le", hi)
+    if lo is None or hi is None:
+        raise ValueError(f"{model.__name__}.{field} declares no scale")
+    return int(lo), int(hi)
+
+
 def _in_scale(name: str, value: int, lo: int, hi: int) -> int:
     if not lo <= value <= hi:
         raise ValueError(f"{name}={value} is outside its scale {lo}-{hi}")

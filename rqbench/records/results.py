@@ -93,6 +93,30 @@ class InstanceResult(Record):
     )
 
 
+class Coverage(Record):
+    """What a results file scored, counted as the paper counts (``rqbench.evaluate.accounting``).
+
+    Derived from the instances and written with the file, so a reader sees the count without recomputing it.
+    """
+
+    instances_expected: int = Field(ge=0, description="Instances in the dataset revision judged.")
+    instances: int = Field(ge=0, description="Instances in this file.")
+    instances_scored: int = Field(
+        ge=0, description="Instances every criterion judged, and those with no valid generation (scored as a loss)."
+    )
+    generation_failures: int = Field(ge=0, description="Instances with no valid generation: the model's failure.")
+    missing_candidates: int = Field(ge=0, description="RQs missing from instances that have some: the model's.")
+    unjudged: int = Field(ge=0, description="Instances a judge's call failed on (after its re-ask): the judge's.")
+    unjudged_by_criterion: dict[str, int] = Field(default_factory=dict)
+    failed_calls: dict[str, int] = Field(default_factory=dict, description="Failed calls by reason.")
+    rule_applications: dict[str, int] = Field(default_factory=dict, description="The paper's rules applied, by rule.")
+
+    @property
+    def incomplete(self) -> bool:
+        """A judge left instances unjudged, or the file lacks instances of the revision."""
+        return self.unjudged > 0 or self.instances < self.instances_expected
+
+
 class CallTotals(Record):
     calls: int = 0
     cache_hits: int = 0
@@ -146,6 +170,9 @@ class ResultsFile(Record):
     )
     protocol: ProtocolRecord | None = Field(
         default=None, description="The protocol and its departures from the paper's; None in files written before it."
+    )
+    coverage: Coverage | None = Field(
+        default=None, description="What the file scored and who failed where; None in files written before it."
     )
 
     # Results files are published: the submitter's contact stays in the private request and the raw
