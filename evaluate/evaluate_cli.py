@@ -81,7 +81,7 @@ def _estimate(args, dry, bench, model, judges, settings, criteria, prompts, poli
 
 def _plan(args, dry, full, bench, protocol, choice, model, settings, criteria, prompts, policy):  # type: ignore[no-untyped-def]
     """The run's protocol: what ``--dry-run`` prints and every results file records."""
-    from rqbench.evaluate.metrics import CombineRule
+    from rqbench.evaluate.metrics import CombineRule, FailureAccounting
     from rqbench.evaluate.protocol import RecordedGeneration, RunPlan, generator_use, judge_use
     from rqbench.evaluate.submission import load_submission
 
@@ -93,7 +93,8 @@ def _plan(args, dry, full, bench, protocol, choice, model, settings, criteria, p
         meta = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial).metadata
         generation, variant = RecordedGeneration(meta), meta.prompt_variant
     return RunPlan(protocol, uses, generation, variant, prompts, settings, criteria, args.orderings,
-                   combine=CombineRule(args.combine), instances=len(bench.instances),
+                   combine=CombineRule(args.combine), failures=FailureAccounting(args.failures),
+                   instances=len(bench.instances),
                    instances_total=len(full.instances), missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
 
 

@@ -89,14 +89,17 @@ def failures_note(rows: Sequence[SummaryRow], cells: Sequence[tuple[str, str, Fi
         if f is not None and f.unjudged:
             key = f"{row} under {col.split(': ', 1)[0]}"
             marked[key] = max(marked.get(key, 0), f.unjudged)
+    conditional = bool(rows) and rows[0].provenance.failures == FailureAccounting.conditional.value
     if marked:
-        out += (f" {UNJUDGED_MARK} Incomplete: a judge's calls failed (after their re-ask) on instances that the "
-                "marked figures lack: " + "; ".join(f"{k}, {n} unjudged" for k, n in marked.items()) + ".")  # fmt: skip
+        what = ("whose RQs the marked figures take as far as they were scored (conditional)" if conditional
+                else "that the marked figures lack")  # fmt: skip
+        out += (f" {UNJUDGED_MARK} Incomplete: a judge's calls failed (after their re-ask) on instances {what}: "
+                + "; ".join(f"{k}, {n} unjudged" for k, n in marked.items()) + ".")  # fmt: skip
     lost = {_row_name(r): r.provenance.generation_failures for r in rows
             if r.row_kind == "model" and r.provenance.generation_failures}  # fmt: skip
     if lost:
         who = ", ".join(f"{k} {n}" for k, n in lost.items())
-        if rows[0].provenance.failures == FailureAccounting.conditional.value:
+        if conditional:
             out += f" Conditional figures: instances with no valid generation are left out ({who})."
         else:
             out += (" Instances with no valid generation count against the model: a loss, with the scale's worst value "
