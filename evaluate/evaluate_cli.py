@@ -159,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
     unjudged = print_results(written, args.orderings)
     rc = 0
     if not args.no_report:
-        report_dir = args.report_dir or paths.home() / "reports" / f"{slug(sub.metadata.model)}-{sub.hash.removeprefix('b2:')[:10]}"
+        name = f"{slug(sub.metadata.model)}-{sub.hash.removeprefix('b2:')[:10]}"
+        report_dir = args.report_dir or paths.home() / "reports" / name
         rc = _report(written, report_dir, args.combine, args.failures)
     if unjudged:  # the report is written, with the incomplete rows marked; the run still did not finish its job
         print(unjudged_message("evaluate", unjudged), file=sys.stderr)

@@ -77,7 +77,8 @@ class MetaEvalRow(BaseModel):
     )
     rule_corrections_per_instance: float
     rule_applications: dict[str, int] = Field(
-        default_factory=dict, description="Applications of the paper's rules, by rule (relevance_zero, covering_subset)."
+        default_factory=dict,
+        description="Applications of the paper's rules, by rule (relevance_zero, covering_subset).",
     )
     invalid_replies: int = Field(default=0, description="Calls whose reply was still invalid after its re-ask.")
     orderings: int

@@ -330,7 +330,8 @@ def departures(plan: RunPlan) -> list[Departure]:
                              restore=f"--combine {COMBINE_RULE.value}"))  # fmt: skip
     if plan.failures is not None and plan.failures != FAILURES:
         out.append(Departure(item="failure accounting", ours=describe_failures(plan.failures),
-                             paper="rates over every instance: a failed generation is a loss", restore="--failures paper"))
+                             paper="rates over every instance: a failed generation is a loss",
+                             restore="--failures paper"))  # fmt: skip
     if plan.instances is not None and plan.instances_total is not None and plan.instances < plan.instances_total:
         out.append(Departure(item="instances", ours=f"the first {plan.instances} of {plan.instances_total}",
                              paper="every instance", restore="drop --limit"))  # fmt: skip

@@ -50,8 +50,8 @@ def add_score_options(p: argparse.ArgumentParser) -> None:
 
 
 def score_options(args: argparse.Namespace) -> ScoreOptions:
-    return ScoreOptions(narrowness=NarrownessAggregation(args.narrowness), orderings=OrderingAggregation(args.orderings),
-                        failures=FailureAccounting(args.failures))  # fmt: skip
+    return ScoreOptions(narrowness=NarrownessAggregation(args.narrowness),
+                        orderings=OrderingAggregation(args.orderings), failures=FailureAccounting(args.failures))
 
 
 def configure(p: argparse.ArgumentParser) -> None:

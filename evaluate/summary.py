@@ -74,7 +74,7 @@ class Provenance(BaseModel):
         default=0, description="Instances every judge of the row judged on every criterion run (a generation "
         "failure counts: it is scored as a loss).",
     )  # fmt: skip
-    instances_unjudged: int = Field(default=0, description="Instances a judge of the row left unjudged (a failed call).")
+    instances_unjudged: int = Field(default=0, description="Instances a judge of the row left unjudged (a failed call)")
     generation_failures: int = Field(default=0, description="Instances with no valid generation (the model's failure).")
     missing_candidates: int = Field(default=0, description="RQs missing from instances that have some (the model's).")
     rule_applications: dict[str, dict[str, int]] = Field(

@@ -412,7 +412,8 @@ def _count(n: int) -> Estimate:
 def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
     """The judge meta-evaluation (beyond the paper)."""
     cols = ["setting", "failed replies %", "invalid replies", "unscored %", "relevance-rule violations %",
-            "rule applications / instance", "rules applied", "orderings", "same scores across orderings %", "same top across orderings %", "agreement with judges %",
+            "rule applications / instance", "rules applied", "orderings", "same scores across orderings %",
+            "same top across orderings %", "agreement with judges %",
             "length preference (Spearman)", "self-preference risk", "cost $", "seconds", "calls"]
     display = pd.DataFrame(columns=cols, dtype=object)
     display.index.name = "judge"
@@ -439,9 +440,9 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
         for other, v in r.agreement_by_judge.items():
             tidy.append((key, f"agreement_with:{other}", Estimate(value=v, ci_low=v, ci_high=v, n=0, n_clusters=0)))
         tidy.append((key, "cost_usd", Estimate(value=r.cost_usd, ci_low=r.cost_usd, ci_high=r.cost_usd, n=r.calls, n_clusters=0)))
-    return Table("judge_meta_evaluation", "Judge meta-evaluation: reply failures (invalid replies: still invalid after "
-                 "their re-ask), the paper's rules applied to valid replies (relevance_zero, covering_subset), position "
-                 "consistency under shuffled orderings, agreement with the other judges, preference for longer RQs, "
+    return Table("judge_meta_evaluation", "Judge meta-evaluation: reply failures (invalid replies: still invalid "
+                 "after their re-ask), the paper's rules applied to valid replies (relevance_zero, covering_subset), "
+                 "position consistency under shuffled orderings, agreement with the other judges, preference for longer RQs, "
                  "shared family with a judged generator, and cost.", "beyond the paper", display, _tidy(tidy))
 
 

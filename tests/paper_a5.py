@@ -53,7 +53,8 @@ def _standalone(model: str, variant: str = "original", best=None):
               text="author-anchored RQ (A.5)")  # fmt: skip
     five = [cand("m0", novelty, sb=sb, dg=dg, text=f"{model}: best standalone RQ (A.5)")]
     five += [cand(f"m{k}", FILLER_NOVELTY, sb=FILLER_NARROWNESS[0], dg=FILLER_NARROWNESS[1],
-                  text=f"{model}: overlap example (A.5)" if k == 1 else f"filler {k}") for k in range(1, 5)]  # fmt: skip
+                  text=f"{model}: overlap example (A.5)" if k == 1 else f"filler {k}")
+             for k in range(1, 5)]  # fmt: skip
     inst = instance(DEEPSEEK_R1, gt, five, subfield="cs.CL", overlap=[0, overlap, 0, 0, 0])
     return results([inst], model=model, judge_model=JUDGE, label=LABEL, prompt_variant=variant)
 

@@ -394,7 +394,8 @@ def test_j17_a_reply_that_breaks_its_schema_is_invalid_and_only_the_papers_rules
     assert off.total == 0 and rule_counts(off) == {"relevance_zero": 1}
     cover = OverlapReply.model_validate({"pairwise_scores": [0, 1, 2, 3, 4], "covering_subset_indices": [],
                                          "covered": False}, context=five)  # fmt: skip
-    assert (cover.covering_subset_indices, cover.covered) == ([3], True) and rule_counts(cover) == {"covering_subset": 1}
+    assert (cover.covering_subset_indices, cover.covered) == ([3], True)
+    assert rule_counts(cover) == {"covering_subset": 1}
     # the LLM layer re-asks an invalid reply once, quoting the error, then names the failure
     scripted_server.responder = lambda req: json.dumps(
         {"scores": [{"relevance": 1, "originality": 4, "gap_addressing": 1, "non_obviousness": 1}]})
@@ -703,7 +704,8 @@ def test_t5_t9_t11_t12_the_agreement_tables_are_the_papers_on_the_shown_pair():
         tables = {t.name: t for t in agreement_tables(rep, suffix=sfx, paper=paper)}
         assert {n: t.paper_table for n, t in tables.items()} == {
             f"agreement_matrix{sfx}": f"Table {paper[0]}(a)", f"agreement_win_rates{sfx}": f"Table {paper[0]}(b)",
-            f"source_bound_win_rates{sfx}": f"Table {paper[1]}(a)", f"nonobv_vs_source_bound{sfx}": f"Table {paper[1]}(b)"}
+            f"source_bound_win_rates{sfx}": f"Table {paper[1]}(a)",
+            f"nonobv_vs_source_bound{sfx}": f"Table {paper[1]}(b)"}
         # the cells, by hand from _expert_study: on the shown pair (the GT against m0) both judges tie on
         # non-obviousness (2 vs 2) and find the GT less source-bound (1 vs 3); the expert picked the GT
         matrix = tables[f"agreement_matrix{sfx}"].display
@@ -812,8 +814,9 @@ def test_no_fidelity_test_reads_a_verdict_from_the_table():
     """The rows' verdicts are counted (above), never used as evidence: each row's test reads the code."""
     source = Path(__file__).read_text(encoding="utf-8")
     tests = {m.group(1): m.group(0) for m in re.finditer(r"^def (test_\w+)\(.*?(?=^def |\Z)", source, re.M | re.S)}
-    table_tests = {"test_every_row_names_a_test_that_exists_or_says_why_not", "test_the_summary_counts_are_the_rows_counts",
-                   "test_no_fidelity_test_reads_a_verdict_from_the_table"}  # fmt: skip
+    table_tests = {"test_every_row_names_a_test_that_exists_or_says_why_not",
+                   "test_the_summary_counts_are_the_rows_counts",
+                   "test_no_fidelity_test_reads_a_verdict_from_the_table"}
     assert len(tests) > 30
     for name, body in tests.items():
         if name not in table_tests:

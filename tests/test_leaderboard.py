@@ -217,8 +217,8 @@ def test_the_conditional_figures_leave_the_failed_generation_out():
 
     files = _with_failures()[:1]
     paper = {r.judge: r for r in summarize(files, n_boot=50) if r.row_kind == "model"}["judge-a"]
-    cond = {r.judge: r for r in summarize(files, n_boot=50, options=ScoreOptions(failures=FailureAccounting.conditional))
-            if r.row_kind == "model"}["judge-a"]  # fmt: skip
+    conditional = ScoreOptions(failures=FailureAccounting.conditional)
+    cond = {r.judge: r for r in summarize(files, n_boot=50, options=conditional) if r.row_kind == "model"}["judge-a"]
     assert paper.figures["lose_non_obviousness"].n == 6 and cond.figures["lose_non_obviousness"].n == 5
     # the loss: the paper's lose rate is (5 x cond + 1) / 6
     want = (5 * cond.figures["lose_non_obviousness"].value + 1) / 6

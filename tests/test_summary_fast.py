@@ -37,8 +37,9 @@ def _random_instance(rng: random.Random, k: int, n_model: int):
     # a call that failed after its re-ask, kept as its raw reply: a judge's failure whatever the scores say
     raws = [RawReply(step=rng.choice(("novelty_standalone", "narrowness_comparative", "overlap")), cache_key="k",
                      text="not json", error="invalid_reply: scripted")] if n_model and rng.random() < 0.1 else []
-    return instance(f"25{rng.randint(1, 12):02d}.{k // 3:05d}_rq{k % 3}", gt if n_model else cand("gt", None, sb=None),
-                    model, subfield=rng.choice(SUBFIELDS), papers=papers, overlap=overlap, raw_replies=raws)  # fmt: skip
+    gt = gt if n_model else cand("gt", None, sb=None)  # no generation: the GT is not judged either
+    return instance(f"25{rng.randint(1, 12):02d}.{k // 3:05d}_rq{k % 3}", gt, model, subfield=rng.choice(SUBFIELDS),
+                    papers=papers, overlap=overlap, raw_replies=raws)  # fmt: skip
 
 
 def _random_results(seed: int, n: int = 40):
@@ -65,7 +66,8 @@ def _dump(rows):
 @pytest.mark.parametrize("combine", ["pooled", "mean_scores"])
 def test_fast_summarize_equals_the_reference_on_random_results(seed, combine, failures):
     files = _random_results(seed)
-    opts = [ScoreOptions(failures=failures), ScoreOptions(NarrownessAggregation.max, OrderingAggregation.first, failures),
+    opts = [ScoreOptions(failures=failures),
+            ScoreOptions(NarrownessAggregation.max, OrderingAggregation.first, failures),
             ScoreOptions(NarrownessAggregation.min, failures=failures)][seed]  # fmt: skip
     kw = dict(combine=combine, by_subfield=True, options=opts, n_boot=200, seed=seed)
     fast, ref = summarize(files, **kw), reference_summarize(files, **kw)

@@ -129,7 +129,7 @@ def shared_user_chars(prompts: PromptSet, step: str, values: dict[str, str]) -> 
 
 
 def group_candidates(judge: JudgeConfig, rq_id: str, ids: Sequence[str], ordering: int = 0) -> list[list[str]]:
-    """Standalone: one group per candidate. Comparative: one group, in the order drawn for this judge (``ORDER_KEY``)."""
+    """Standalone: one group per candidate. Comparative: one group, in the order drawn for this judge (ORDER_KEY)."""
     if judge.setting == "standalone":
         return [[c] for c in ids]
     return [shuffled(ids, judge.seed, judge.label, rq_id, ordering)]

@@ -202,7 +202,8 @@ class OverlapReply(Reply):
         given = self.covering_subset_indices
         bad = [i for i in given if not 0 <= i < len(scores)]
         if bad:
-            raise ValueError(f"covering_subset_indices {bad}: there is no candidate with that index (0..{len(scores) - 1})")
+            raise ValueError(f"covering_subset_indices {bad}: there is no candidate with that index "
+                             f"(0..{len(scores) - 1})")  # fmt: skip
         if len(set(given)) != len(given):
             raise ValueError(f"covering_subset_indices {given} names a candidate twice")
         if self.covered != bool(given):
@@ -216,8 +217,9 @@ class OverlapReply(Reply):
                              f"candidate covers the author-anchored RQ only at {COVERS_ALONE} or 4, otherwise the "
                              "subset combines two or more, or is empty")  # fmt: skip
         if strong and subset != strong[:1]:
-            self.rule_corrections.append(Rule.covering_subset.note(
-                f"candidate {strong[0]} scores {scores[strong[0]]}, so the subset is [{strong[0]}] (reply had {given})"))
+            first = strong[0]
+            what = f"candidate {first} scores {scores[first]}, so the subset is [{first}] (reply had {given})"
+            self.rule_corrections.append(Rule.covering_subset.note(what))
             subset, self.covered = strong[:1], True
         self.covering_subset_indices = subset
         return self

@@ -83,7 +83,7 @@ class InstanceResult(Record):
     overlap: OverlapReply | None = None
     raw_replies: list[RawReply] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
-    rule_corrections: int = Field(default=0, description="Applications of the paper's rules to this instance's replies.")
+    rule_corrections: int = Field(default=0, description="Applications of the paper's rules to this instance's replies")
     rule_applications: dict[str, int] = Field(
         default_factory=dict, description="The same, by rule (rqbench.records.Rule: relevance_zero, covering_subset)."
     )
