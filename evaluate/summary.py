@@ -261,6 +261,7 @@ class _Tables:
         self.opts = opts
         self._full: dict[int, tuple[ScoreTable, np.ndarray]] = {}
         self._codes: dict[str, int] = {}
+        self.counts: _CountCache = {}  # each file's failure counts per split, for the provenance of its rows
 
     def codes(self, arxiv_ids: Sequence[str]) -> np.ndarray:
         c = self._codes
@@ -436,6 +437,7 @@ def _provenance(
     source_dates: Mapping[str, date | datetime] | None,
     submission: bool,
     failures: FailureAccounting = FailureAccounting.paper,
+    cache: _CountCache | None = None,
 ) -> Provenance:
     first = files[0]
     prompt_sets: list[PromptSetRef] = []
@@ -454,7 +456,7 @@ def _provenance(
     )
     if not submission:
         return prov
-    _count_failures(prov, files, subfield)
+    _count_failures(prov, files, subfield, cache)
     sub = first.submission
     dates = [d for rq in covered if (d := source_date(arxiv_of[rq], source_dates)) is not None]
     prov.submission_hash = first.submission_hash
@@ -468,32 +470,64 @@ def _provenance(
     return prov
 
 
-def _count_failures(prov: Provenance, files: Sequence[ResultsFile], subfield: str | None) -> None:
+@dataclass
+class _FileCounts:
+    """One results file's failures on one split, as ``_count_failures`` adds them up."""
+
+    present: set[str]
+    unjudged: set[str]
+    lost: set[str]
+    missing: dict[str, int]
+    rules: Counter[str]
+    failed: Counter[str]
+
+
+def _file_counts(f: ResultsFile, subfield: str | None) -> _FileCounts:
+    ran = criteria_run(f)
+    insts = [i for i in latest(f) if subfield is None or i.subfield == subfield]
+    out = _FileCounts({i.rq_id for i in insts}, set(), set(), {}, Counter(), Counter())
+    for inst in insts:
+        status = instance_status(inst, ran)
+        if status.unjudged:
+            out.unjudged.add(inst.rq_id)
+        if status.no_generation:
+            out.lost.add(inst.rq_id)
+        out.missing[inst.rq_id] = status.missing
+        out.rules.update(inst.rule_applications)
+        out.failed.update(failure_reason(raw.error) for raw in inst.raw_replies if raw.error is not None)
+    return out
+
+
+_CountCache = dict[tuple[int, str | None], _FileCounts]
+
+
+def _count_failures(prov: Provenance, files: Sequence[ResultsFile], subfield: str | None,
+                    cache: _CountCache | None = None) -> None:  # fmt: skip
     """A submission row's counts: instances scored by every judge of the row, generation failures, instances a
-    judge left unjudged, RQs missing, and per judge its failed calls and the paper's rules it had applied."""
-    present: list[set[str]] = []
+    judge left unjudged, RQs missing, and per judge its failed calls and the paper's rules it had applied.
+    ``cache`` keeps each file's counts for the other rows it enters (its judge's row, the combined one)."""
+    counts = []
+    for f in files:
+        key = (id(f), subfield)
+        if cache is None or key not in cache:
+            got = _file_counts(f, subfield)
+            if cache is None:
+                counts.append(got)
+                continue
+            cache[key] = got
+        counts.append(cache[key])
     unjudged: set[str] = set()
     lost: set[str] = set()
     missing: dict[str, int] = {}
-    for f in files:
-        ran = criteria_run(f)
-        insts = [i for i in latest(f) if subfield is None or i.subfield == subfield]
-        present.append({i.rq_id for i in insts})
-        rules: Counter[str] = Counter()
-        failed: Counter[str] = Counter()
-        for inst in insts:
-            status = instance_status(inst, ran)
-            if status.unjudged:
-                unjudged.add(inst.rq_id)
-            if status.no_generation:
-                lost.add(inst.rq_id)
-            missing[inst.rq_id] = max(missing.get(inst.rq_id, 0), status.missing)
-            rules.update(inst.rule_applications)
-            failed.update(failure_reason(raw.error) for raw in inst.raw_replies if raw.error is not None)
+    for f, c in zip(files, counts):
+        unjudged |= c.unjudged
+        lost |= c.lost
+        for rq, n in c.missing.items():
+            missing[rq] = max(missing.get(rq, 0), n)
         label = f.judge.label
-        prov.rule_applications[label] = dict(sorted((Counter(prov.rule_applications.get(label, {})) + rules).items()))
-        prov.failed_calls[label] = dict(sorted((Counter(prov.failed_calls.get(label, {})) + failed).items()))
-    every = set.intersection(*present) if present else set()
+        prov.rule_applications[label] = dict(sorted((Counter(prov.rule_applications.get(label, {})) + c.rules).items()))
+        prov.failed_calls[label] = dict(sorted((Counter(prov.failed_calls.get(label, {})) + c.failed).items()))
+    every = set.intersection(*(c.present for c in counts)) if counts else set()
     prov.instances_scored = len(every - unjudged)
     prov.instances_unjudged = len(unjudged)
     prov.generation_failures = len(lost)
@@ -570,7 +604,7 @@ def _summarize(
                         combine=rule.value if judge == COMBINED else None,
                         subfield=split,
                         provenance=_provenance(used_files, covered, arxiv_of, split, source_dates, True,
-                                               options.failures),
+                                               options.failures, tables.counts),
                         figures=figs,
                     )
                 )
