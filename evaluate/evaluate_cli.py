@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options, prompt_variants
-from rqbench.evaluate.judge_cli import SETTING_CHOICES, add_judge_options, print_results
+from rqbench.evaluate.judge_cli import SETTING_CHOICES, add_judge_options, print_results, unjudged_message
 
 from rqbench import paths
 from rqbench.llm.catalog import split_cutoff
@@ -36,6 +36,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="generation prompt variant (default: original, the paper's)")
     p.add_argument("--combine", choices=["pooled", "mean_scores"], default="pooled",
                    help="how the report combines judges (default: pooled, our reading of the paper's rule)")
+    p.add_argument("--failures", choices=["paper", "conditional"], default="paper",
+                   help="how the report counts failures: paper (default; every instance, a failed generation a loss) "
+                   "or conditional (over what was scored)")
     p.add_argument("--submission", type=Path, default=None, help="judge this submission instead of generating one")
     p.add_argument("--out", type=Path, default=None, help="results folder (default: RQB_HOME/results)")
     p.add_argument("--no-report", action="store_true", help="stop after judging")
@@ -80,7 +83,7 @@ def _estimate(args, dry, bench, model, judges, settings, criteria, prompts, poli
 
 def _plan(args, dry, full, bench, protocol, choice, model, settings, criteria, prompts, policy):  # type: ignore[no-untyped-def]
     """The run's protocol: what ``--dry-run`` prints and every results file records."""
-    from rqbench.evaluate.metrics import CombineRule
+    from rqbench.evaluate.metrics import CombineRule, FailureAccounting
     from rqbench.evaluate.protocol import RecordedGeneration, RunPlan, generator_use, judge_use
     from rqbench.evaluate.submission import load_submission
 
@@ -92,7 +95,8 @@ def _plan(args, dry, full, bench, protocol, choice, model, settings, criteria, p
         meta = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial).metadata
         generation, variant = RecordedGeneration(meta), meta.prompt_variant
     return RunPlan(protocol, uses, generation, variant, prompts, settings, criteria, args.orderings,
-                   combine=CombineRule(args.combine), instances=len(bench.instances),
+                   combine=CombineRule(args.combine), failures=FailureAccounting(args.failures),
+                   instances=len(bench.instances),
                    instances_total=len(full.instances), missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
 
 
@@ -160,14 +164,19 @@ def run(args: argparse.Namespace) -> int:
                                out_dir=out, retry_failed=args.retry_failed, criteria=criteria, prompts=prompts,
                                policy=policy, context_tokens=args.context_tokens, protocol=plan.record(),
                                concurrency=args.concurrency)  # fmt: skip
-    print_results(written, args.orderings)
-    if args.no_report:
-        return 0
-    report_dir = args.report_dir or paths.home() / "reports" / f"{slug(sub.metadata.model)}-{sub.hash.removeprefix('b2:')[:10]}"
-    return _report(written, report_dir, args.combine)
+    unjudged = print_results(written, args.orderings)
+    rc = 0
+    if not args.no_report:
+        name = f"{slug(sub.metadata.model)}-{sub.hash.removeprefix('b2:')[:10]}"
+        report_dir = args.report_dir or paths.home() / "reports" / name
+        rc = _report(written, report_dir, args.combine, args.failures)
+    if unjudged:  # the report is written, with the incomplete rows marked; the run still did not finish its job
+        print(unjudged_message("evaluate", unjudged), file=sys.stderr)
+        return rc or 1
+    return rc
 
 
-def _report(written: list[Path], report_dir: Path, combine: str = "pooled") -> int:
+def _report(written: list[Path], report_dir: Path, combine: str = "pooled", failures: str = "paper") -> int:
     """The report writer of ``rqbench report`` over this run's results files."""
     try:
         from rqbench.evaluate import report_cli
@@ -176,7 +185,8 @@ def _report(written: list[Path], report_dir: Path, combine: str = "pooled") -> i
         return 0
     parser = argparse.ArgumentParser(prog="rqbench report")
     report_cli.configure(parser)
-    rc = int(report_cli.run(parser.parse_args([*map(str, written), "--out", str(report_dir), "--combine", combine])) or 0)
+    rc = int(report_cli.run(parser.parse_args([*map(str, written), "--out", str(report_dir), "--combine", combine,
+                                               "--failures", failures])) or 0)  # fmt: skip
     if rc == 0:
         print(f"report: {report_dir}")
     return rc

@@ -9,7 +9,11 @@ the flag that restores it, and records them in its results files. ``--reparse``
 rescores stored replies without a call; ``--retry-failed`` re-asks only what
 failed; ``--only-new`` judges only what the earlier results of the same judge
 lack (the instances a new release added) and merges them into one file;
-``--dry-run`` counts calls, tokens and cost first.
+``--dry-run`` counts calls, tokens and cost first. Each file's line says
+"N of M instances scored" against the dataset revision, with the generation
+failures (the model's) and the unjudged instances (the judge's); the job exits 1
+when a judge's calls failed for any instance (the results are written), and 2
+when a model's address cannot be reached at all.
 """
 
 from __future__ import annotations
@@ -58,9 +62,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_llm_options(p)
 
 
-def print_results(written: list[Path], orderings: int) -> None:
+def print_results(written: list[Path], orderings: int) -> int:
+    """Each results file's line (N of M instances scored, who failed where); the number of instances a judge's
+    calls failed on, summed over the files."""
     from rqbench.evaluate.judging import ordering_stats, read_results, run_line
 
+    unjudged = 0
     for path in written:
         rf = read_results(path)
         print(f"{path}\n  {run_line(rf)}")
@@ -70,6 +77,16 @@ def print_results(written: list[Path], orderings: int) -> None:
                   f"{carried['from_file']} (judged on {carried['from_revision']}), which this file replaces")
         if rf.judge.setting == "comparative" and orderings > 1:
             print(f"  position bias: {ordering_stats(rf).line()}")
+        unjudged += rf.coverage.unjudged if rf.coverage is not None else 0
+    return unjudged
+
+
+def unjudged_message(job: str, unjudged: int) -> str:
+    """What a run whose judge calls failed says last: the results are kept, and how to go on."""
+    return (f"rqbench {job}: a judge's calls failed (after their re-ask) for {unjudged} instance(s) in the files "
+            "above; those instances are unjudged, left out of their figures and counted on every row. The results "
+            "are kept; rerun the same command with --retry-failed to ask the failed calls again (everything "
+            "answered is a cache hit)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -113,7 +130,10 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, FileNotFoundError) as exc:
             print(f"rqbench judge: {exc}", file=sys.stderr)
             return 2
-        print_results(written, args.orderings)
+        unjudged = print_results(written, args.orderings)
+        if unjudged:
+            print(unjudged_message("judge", unjudged), file=sys.stderr)
+            return 1
         return 0
     try:
         uses = [judge_use(j, llm, context_tokens=args.context_tokens, fixed=policy) for j in choice.judges]
@@ -147,5 +167,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(lines))
         return 0
     print("\n".join(lines))
-    print_results(written, args.orderings)
+    unjudged = print_results(written, args.orderings)
+    if unjudged:
+        print(unjudged_message("judge", unjudged), file=sys.stderr)
+        return 1
     return 0

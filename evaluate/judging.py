@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import Counter
 import re
 import statistics
 import time
@@ -40,10 +41,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rqbench.evaluate.accounting import GENERATION_FAILED, coverage_line, tally
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.criteria import (
     CRITERIA,
+    ORDER_KEY,
     GT_ID,
     SETTINGS,
     JudgeConfig,
@@ -61,6 +64,7 @@ from rqbench.hashing import content_hash
 from rqbench.io import read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec, spec_matches
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
+from rqbench.llm.config import public_label
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     CallTotals,
@@ -73,11 +77,11 @@ from rqbench.records import (
     RawReply,
     Reply,
     ResultsFile,
-    corrections_of,
+    rule_counts,
 )
 
-GENERATION_FAILED = "generation_failed"
 ALL_CRITERIA: tuple[str, ...] = tuple(CRITERIA)
+NOT_SUBMITTED = "not in the submission"
 
 
 def slug(text: str, max_len: int = 60) -> str:
@@ -141,18 +145,21 @@ def _candidates(gt: str, rqs: Sequence[str]) -> dict[str, str]:
 
 
 def _apply(result: InstanceResult, outcomes: Sequence[_Outcome]) -> None:
-    """Put replies into the result in request order (orderings stay aligned), count rule repairs."""
-    raws, failures, corrections = list(result.raw_replies), list(result.failures), result.rule_corrections
+    """Put replies into the result in request order (orderings stay aligned), count the paper's rules applied."""
+    raws, failures = list(result.raw_replies), list(result.failures)
+    rules = Counter(result.rule_applications)
     for o in outcomes:
         if o.raw is None:
             continue
         raws.append(o.raw)
         if o.reply is not None:
             CRITERIA[o.req.criterion].apply(o.req, o.reply, result)
-            corrections += len(corrections_of(o.reply))
+            rules.update(rule_counts(o.reply))
         else:
             failures.append(o.failure or f"{o.req.label()}: unknown failure")
-    result.raw_replies, result.failures, result.rule_corrections = raws, failures, corrections
+    result.raw_replies, result.failures = raws, failures
+    result.rule_applications = dict(sorted(rules.items()))
+    result.rule_corrections = sum(rules.values())
 
 
 async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bool) -> _Outcome:
@@ -178,11 +185,13 @@ async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bo
 def reparse_results(results: ResultsFile) -> ResultsFile:
     """Rescore every stored raw reply with today's reply models and rules; no call is made."""
     out = results.model_copy(deep=True)
+    out.coverage = None  # counted again below, from the rescored instances
     for inst in out.instances:
         kept = [f for f in inst.failures if f.startswith(GENERATION_FAILED)]
         for c in CRITERIA.values():
             c.reset(inst)
-        raws, inst.raw_replies, inst.failures, inst.rule_corrections = inst.raw_replies, [], kept, 0
+        raws, inst.raw_replies, inst.failures = inst.raw_replies, [], kept
+        inst.rule_corrections, inst.rule_applications = 0, {}
         outcomes = []
         for raw in raws:
             criterion = criterion_for_step(raw.step)
@@ -199,6 +208,7 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
                 continue
             outcomes.append(_Outcome(req, raw.model_copy(update={"error": None}), reply))
         _apply(inst, outcomes)
+    out.coverage = tally(out)
     return out
 
 
@@ -289,11 +299,11 @@ async def _judge_one(
         return await _ask(llm, judge, req, retry_failed)
 
     async def one(rank: int, rq_id: str) -> InstanceResult:
-        entry = submission.entries[rq_id]
+        entry = submission.entries.get(rq_id)
         inst = bench.instance(rq_id)
-        if entry.failure is not None:
+        if entry is None or entry.failure is not None:  # the model's failure: nothing to judge, and it counts
             result = _new_instance(bench, rq_id, {GT_ID: inst.gt_rq})
-            result.failures = [f"{GENERATION_FAILED}: {entry.failure}"]
+            result.failures = [f"{GENERATION_FAILED}: {NOT_SUBMITTED if entry is None else entry.failure}"]
             return result
         cands = _candidates(inst.gt_rq, entry.research_questions)
         result = _new_instance(bench, rq_id, cands)
@@ -304,7 +314,9 @@ async def _judge_one(
         _apply(result, outcomes)
         return result
 
-    rq_ids = [i.rq_id for i in bench.instances if i.rq_id in submission.entries and i.rq_id not in skip]
+    # every instance of the revision (but those --only-new keeps): one the submission lacks is written as a
+    # failed generation (the paper's rates are over every instance, and under its accounting that one is a loss)
+    rq_ids = [i.rq_id for i in bench.instances if i.rq_id not in skip]
     bar = tqdm(total=len(rq_ids), desc=f"judge {judge.label} {judge.setting}", unit="rq", disable=not progress)
     tasks = {rq_id: asyncio.ensure_future(one(rank, rq_id)) for rank, rq_id in enumerate(rq_ids)}
     for t in tasks.values():
@@ -427,7 +439,10 @@ async def ajudge_submission(
         cfg, judge = use.config, judge_config(use, setting)
         return JudgeSpec(model=parse_model_spec(cfg.name)[0], label=cfg.name, setting=setting,  # type: ignore[arg-type]
                          temperature=cfg.temperature, reasoning_effort=cfg.reasoning_effort, seed=seed,
-                         orderings=judge.orderings, prompt_set=PromptSetRef(**prompts.ref()))  # fmt: skip
+                         orderings=judge.orderings,
+                         order_key=ORDER_KEY.format(seed=seed, judge=public_label(cfg.name), rq_id="{rq_id}",
+                                                    ordering="{ordering}"),
+                         prompt_set=PromptSetRef(**prompts.ref()))  # fmt: skip
 
     # --only-new: per judge and setting, the earlier results it extends and the instances they keep
     earlier: dict[tuple[int, str], tuple[Path, ResultsFile] | None] = {
@@ -485,6 +500,7 @@ async def ajudge_submission(
                           **carry_note},
                 protocol=protocol,
             )
+            results.coverage = tally(results)
             written.append(write_results(path, results))
             if before is not None and before[0] != path:
                 before[0].unlink()  # the merged file holds all of it: every instance, raw reply and total
@@ -550,12 +566,9 @@ def ordering_stats(results: ResultsFile) -> OrderingStats:
 
 
 def run_line(results: ResultsFile) -> str:
-    """One line per results file: coverage, failed calls, rule corrections, calls and cost."""
-    n_fail = sum(len(i.failures) for i in results.instances)
-    n_fix = sum(i.rule_corrections for i in results.instances)
+    """One line per results file: N of M instances scored and who failed where, then calls and cost."""
     t = results.totals
     return (
-        f"{results.judge.label} [{results.judge.setting}]: {len(results.instances)}/{results.instances_expected} "
-        f"instances, {n_fail} failed call(s), {n_fix} rule correction(s), {t.calls} request(s) sent, "
+        f"{results.judge.label} [{results.judge.setting}]: {coverage_line(results)}; {t.calls} request(s) sent, "
         f"{t.cache_hits} cache hit(s), {t.tokens_in}+{t.tokens_out} tokens, ${t.cost_usd:.4f}"
     )

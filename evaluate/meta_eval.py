@@ -11,7 +11,7 @@ cost. All figures are computed from stored results; nothing is re-asked.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,7 +22,7 @@ from rqbench.evaluate.bootstrap import Estimate, cluster_bootstrap, cluster_boot
 from rqbench.evaluate.criteria import CRITERIA, METRICS
 from rqbench.evaluate.metrics import ScoreOptions, Verdict, split_candidates
 from rqbench.evaluate.score_table import score_table
-from rqbench.records import InstanceResult, ResultsFile
+from rqbench.records import InstanceResult, ResultsFile, Rule, rule_of
 
 META_BOOT = 500
 
@@ -73,9 +73,14 @@ class MetaEvalRow(BaseModel):
     failed_reply_rate: Estimate | None = Field(description="Raw replies that errored or came back empty; None if no raw replies were kept.")
     unscored_rate: Estimate | None = Field(description="Candidates left without a novelty score.")
     relevance_rule_violation_rate: Estimate | None = Field(
-        description="Novelty scores where relevance was 0 but another dimension was not (repaired to 0)."
+        description="Novelty scores where relevance was 0 but another dimension was not (set to 0 by the rule)."
     )
     rule_corrections_per_instance: float
+    rule_applications: dict[str, int] = Field(
+        default_factory=dict,
+        description="Applications of the paper's rules, by rule (relevance_zero, covering_subset).",
+    )
+    invalid_replies: int = Field(default=0, description="Calls whose reply was still invalid after its re-ask.")
     orderings: int
     position_score_consistency: Estimate | None = Field(
         description="Candidates whose four novelty scores are identical under every ordering (K >= 2 only)."
@@ -163,14 +168,18 @@ def meta_evaluate(results: Sequence[ResultsFile], options: ScoreOptions = ScoreO
         same, same_cl, top, top_cl = [], [], [], []
         lengths, totals, length_cl = [], [], []
         corrections = 0
+        rules: Counter[str] = Counter()
+        invalid = 0
         n_inst = 0
         for f in files:
             for inst in f.instances:
                 n_inst += 1
                 corrections += inst.rule_corrections
+                rules.update(inst.rule_applications)
                 for raw in inst.raw_replies:
                     failed.append(float(raw.error is not None or raw.text is None))
                     failed_cl.append(inst.arxiv_id)
+                    invalid += (raw.error or "").startswith("invalid_reply")
                 split_candidates(inst)
                 for c in inst.candidates:
                     scored = c.novelty is not None or bool(c.novelty_by_ordering)
@@ -179,7 +188,7 @@ def meta_evaluate(results: Sequence[ResultsFile], options: ScoreOptions = ScoreO
                     # the judge's own replies: per-ordering scores when kept, else the one score
                     replies = list(c.novelty_by_ordering) or ([c.novelty] if c.novelty is not None else [])
                     for s in replies:
-                        violations.append(float(any(fix.startswith("relevance=0 but") for fix in s.rule_corrections)))
+                        violations.append(float(any(rule_of(fix) == Rule.relevance_zero for fix in s.rule_corrections)))
                         violation_cl.append(inst.arxiv_id)
                     if c.novelty is not None:
                         lengths.append(len(c.text.split()))
@@ -228,6 +237,8 @@ def meta_evaluate(results: Sequence[ResultsFile], options: ScoreOptions = ScoreO
                 unscored_rate=_est(unscored, unscored_cl),
                 relevance_rule_violation_rate=_est(violations, violation_cl),
                 rule_corrections_per_instance=corrections / n_inst if n_inst else 0.0,
+                rule_applications=dict(sorted(rules.items())),
+                invalid_replies=invalid,
                 orderings=max(f.judge.orderings for f in files),
                 position_score_consistency=_est(same, same_cl),
                 position_top_consistency=_est(top, top_cl),

@@ -25,6 +25,7 @@ import numpy as np
 from rqbench.records import CandidateScores, InstanceResult
 
 GT_ID = "gt"  # the candidate id of the ground-truth (author) RQ in every results instance
+MODEL_RQS = 5  # the research questions a model gives per instance (the paper's "five")
 _TIE_TOL = 1e-9
 
 
@@ -93,12 +94,48 @@ def describe_combine_rule(rule: CombineRule | str, judges: Sequence[str] = ()) -
     return _COMBINE_TEXT[rule].format(n=who) + f" (rule: {rule.value})"
 
 
+class FailureAccounting(str, enum.Enum):
+    """Whose failure a missing score is, and what it does to a figure (docs/metrics.md, "Failure accounting").
+
+    paper (default): every instance of the release counts, as the paper's rates do. A model's failure counts
+        against the model: an instance with no valid generation is a loss with the scale's worst Best@5, and a
+        candidate missing from an instance scores the scale's worst on each dimension. A judge's failure (a call
+        that failed after its re-ask, a candidate left without its score) leaves the instance unjudged for that
+        criterion: out of the criterion's model figures, and counted on the row, which is marked incomplete.
+    conditional: the figure over what was scored (the behaviour before): an instance without a valid
+        generation has no value, and an unscored or missing candidate is left out of Best@5 (best of four).
+    """
+
+    paper = "paper"
+    conditional = "conditional"
+
+
+_FAILURES_TEXT = {
+    FailureAccounting.paper: (
+        "failures counted as the paper counts them: an instance with no valid generation is a loss with the "
+        "scale's worst Best@5, a missing RQ scores the worst, and an instance a judge's call failed on is left out "
+        "and counted"
+    ),
+    FailureAccounting.conditional: (
+        "conditional figures: over the instances and RQs that were scored; instances with no valid generation "
+        "are left out, and an unscored RQ is left out of Best@5"
+    ),
+}
+
+
+def describe_failures(rule: FailureAccounting | str) -> str:
+    """The one sentence that says how failures entered the figures (report.md, the Space's caption)."""
+    rule = FailureAccounting(rule)
+    return _FAILURES_TEXT[rule] + f" (failures: {rule.value})"
+
+
 @dataclass(frozen=True)
 class ScoreOptions:
-    """The named aggregation options that turn stored replies into one score per candidate."""
+    """The named options that turn stored replies into one score per candidate, and failures into figures."""
 
     narrowness: NarrownessAggregation = NarrownessAggregation.mean
     orderings: OrderingAggregation = OrderingAggregation.mean
+    failures: FailureAccounting = FailureAccounting.paper
 
 
 def split_candidates(inst: InstanceResult) -> tuple[CandidateScores, list[CandidateScores]]:
@@ -155,6 +192,9 @@ class MetricSpec:
     author-anchored reference row). ``higher_is_better`` is None where a figure
     has no direction (tie rates). ``settings`` are the judge settings the figure
     is reported for: the paper reports no mean comparative scores, only rates.
+    ``no_generation`` is the figure's value on an instance for which the model gave
+    no valid generation, under the paper's failure accounting (a loss: the worst
+    Best@5, a lose verdict); None leaves such an instance without a value.
     """
 
     name: str
@@ -165,29 +205,45 @@ class MetricSpec:
     kind: Kind
     settings: tuple[str, ...] = ("standalone", "comparative")
     reference: bool = False
+    no_generation: float | None = None
 
-    def values(self, gt: np.ndarray, model: np.ndarray, reference: bool = False) -> np.ndarray:
-        """The per-instance values (NaN = none): ``fn``'s, or the GT's own for the reference row."""
-        if not reference:
-            return self.fn(gt, model)
-        if not self.reference:
-            raise ValueError(f"metric {self.name!r} has no reference value")
-        return gt
+    def values(
+        self, gt: np.ndarray, model: np.ndarray, reference: bool = False, no_generation: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The per-instance values (NaN = none): ``fn``'s, or the GT's own for the reference row.
+
+        ``no_generation`` (one bool per instance, given under the paper's accounting) marks the instances with
+        no valid generation; they take the figure's ``no_generation`` value.
+        """
+        if reference:
+            if not self.reference:
+                raise ValueError(f"metric {self.name!r} has no reference value")
+            return gt
+        out = self.fn(gt, model)
+        if no_generation is not None and self.no_generation is not None and no_generation.any():
+            out = np.where(no_generation, self.no_generation, out)
+        return out
 
 
-def best_of_five(dimension: str, label: str, higher_is_better: bool) -> MetricSpec:
-    """Best@5 on one dimension: the best scored model RQ per instance, with the GT's own score as reference."""
+def best_of_five(dimension: str, label: str, higher_is_better: bool, worst: float) -> MetricSpec:
+    """Best@5 on one dimension: the best scored model RQ per instance, with the GT's own score as reference.
+
+    ``worst`` is the scale's worst value: an instance with no valid generation has it as its Best@5.
+    """
 
     def fn(gt: np.ndarray, model: np.ndarray) -> np.ndarray:
         return best(model, higher_is_better)
 
     return MetricSpec(name=f"best5_{dimension}", fn=fn, higher_is_better=higher_is_better, dimension=dimension,
                       label=f"Best@5 {label}" + ("" if higher_is_better else " (lower is better)"), kind="score",
-                      settings=("standalone",), reference=True)  # fmt: skip
+                      settings=("standalone",), reference=True, no_generation=worst)  # fmt: skip
 
 
 def pass_rates(dimension: str, label: str, higher_is_better: bool) -> tuple[MetricSpec, ...]:
-    """Pass@5 win, tie and lose rates on one dimension: Best@5 against the GT, one verdict per instance."""
+    """Pass@5 win, tie and lose rates on one dimension: Best@5 against the GT, one verdict per instance.
+
+    An instance with no valid generation is a loss (paper accounting): win 0, tie 0, lose 1.
+    """
 
     def rate(outcome: Verdict) -> MetricSpec:
         def fn(gt: np.ndarray, model: np.ndarray) -> np.ndarray:
@@ -195,6 +251,7 @@ def pass_rates(dimension: str, label: str, higher_is_better: bool) -> tuple[Metr
 
         direction = {Verdict.win: True, Verdict.tie: None, Verdict.lose: False}[outcome]
         return MetricSpec(name=f"{outcome.value}_{dimension}", fn=fn, higher_is_better=direction,
-                          dimension=dimension, label=f"Pass@5 {outcome.value} rate, {label}", kind="rate")  # fmt: skip
+                          dimension=dimension, label=f"Pass@5 {outcome.value} rate, {label}", kind="rate",
+                          no_generation=float(outcome is Verdict.lose))  # fmt: skip
 
     return tuple(rate(v) for v in Verdict)

@@ -17,7 +17,8 @@ context window], the generation prompt [original, A.4], the prompt set
 [rqbench-v1], judging settings [standalone and comparative], criteria judged [novelty,
 narrowness, overlap], comparative orderings [1], instances [all], and the
 combine rule [pooled: our reading, since the paper's equation is missing from
-our copy of it; see docs/fidelity.md].
+our copy of it; see docs/fidelity.md], and the failure accounting [every
+instance counted, a failed generation a loss].
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Literal
 
 from rqbench.evaluate.background import BackgroundPolicy, background_block, input_policy
 from rqbench.evaluate.dataset import Benchmark
-from rqbench.evaluate.metrics import CombineRule, describe_combine_rule
+from rqbench.evaluate.metrics import CombineRule, FailureAccounting, describe_combine_rule, describe_failures
 
 from rqbench.llm.catalog import (
     HIGHEST_REASONING,
@@ -61,6 +62,8 @@ ORDERINGS = 1
 # The paper names a "two-judge combined" figure; its equation is missing from our text, and
 # pooling the instance x judge verdicts is our reading of it (docs/fidelity.md, M4).
 COMBINE_RULE = CombineRule.pooled
+# The paper's rates are over every instance of the release: a failed generation counts against the model.
+FAILURES = FailureAccounting.paper
 # The embedded model, configured two ways, judges offline (--protocol custom).
 OFFLINE_JUDGES = ("local", "local@temperature=0.7")
 PAPER_JUDGE_FLAGS = " ".join(f"--judge {j}" for j in PAPER_JUDGES)
@@ -187,6 +190,7 @@ class RunPlan:
     criteria: Sequence[str]
     orderings: int
     combine: CombineRule | None = None  # None: the run writes no combined figure (``rqbench judge``)
+    failures: FailureAccounting | None = None  # None: the run writes no figures (``rqbench judge``)
     instances: int | None = None  # instances the run covers
     instances_total: int | None = None  # in the dataset (differs under --limit)
     missing_keys: list[str] = field(default_factory=list)
@@ -324,6 +328,10 @@ def departures(plan: RunPlan) -> list[Departure]:
         out.append(Departure(item="combine rule", ours=describe_combine_rule(plan.combine),
                              paper=f"{COMBINE_RULE.value} (our reading; the equation is missing from our text)",
                              restore=f"--combine {COMBINE_RULE.value}"))  # fmt: skip
+    if plan.failures is not None and plan.failures != FAILURES:
+        out.append(Departure(item="failure accounting", ours=describe_failures(plan.failures),
+                             paper="rates over every instance: a failed generation is a loss",
+                             restore="--failures paper"))  # fmt: skip
     if plan.instances is not None and plan.instances_total is not None and plan.instances < plan.instances_total:
         out.append(Departure(item="instances", ours=f"the first {plan.instances} of {plan.instances_total}",
                              paper="every instance", restore="drop --limit"))  # fmt: skip
@@ -376,6 +384,8 @@ def plan_lines(plan: RunPlan, bench: Benchmark | None = None) -> list[str]:
         lines.append(f"  combined: {describe_combine_rule(plan.combine, labels)}")
     elif plan.combine is not None:
         lines.append("  combined: none (one judge)")
+    if plan.failures is not None:
+        lines.append(f"  failures: {describe_failures(plan.failures)}")
     lines += [f"  note: {n}" for n in plan.notes]
     lines.append(f"{len(deps)} departure{'' if len(deps) == 1 else 's'} from the paper's protocol"
                  + (":" if deps else ""))  # fmt: skip

@@ -21,10 +21,12 @@ from pathlib import Path
 
 from rqbench.evaluate.metrics import (
     CombineRule,
+    FailureAccounting,
     NarrownessAggregation,
     OrderingAggregation,
     ScoreOptions,
     describe_combine_rule,
+    describe_failures,
 )
 
 PAIRED_METRICS = (
@@ -41,12 +43,17 @@ def add_score_options(p: argparse.ArgumentParser) -> None:
                    help="how per-background-paper narrowness becomes one score (default: mean)")
     p.add_argument("--orderings", choices=[a.value for a in OrderingAggregation], default="mean",
                    help="how comparative scores under several orderings combine (default: mean)")
+    p.add_argument("--failures", choices=[a.value for a in FailureAccounting], default="paper",
+                   help="paper (default): every instance counts, a failed generation is a loss with the worst "
+                   "Best@5, an instance a judge failed on is left out and counted; conditional: over what was "
+                   "scored (an unscored RQ left out of Best@5)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates for the 95%% CIs (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
 def score_options(args: argparse.Namespace) -> ScoreOptions:
-    return ScoreOptions(narrowness=NarrownessAggregation(args.narrowness), orderings=OrderingAggregation(args.orderings))
+    return ScoreOptions(narrowness=NarrownessAggregation(args.narrowness),
+                        orderings=OrderingAggregation(args.orderings), failures=FailureAccounting(args.failures))
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -224,6 +231,27 @@ def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(lines) + "\n"
 
 
+def coverage_section(results, failures: FailureAccounting) -> str:  # type: ignore[no-untyped-def]
+    """report.md's account of what each results file scored, and who failed where (``accounting.coverage_line``)."""
+    from rqbench.evaluate.accounting import coverage_line, tally
+    from rqbench.evaluate.tables import UNJUDGED_MARK
+
+    lines = ["## Coverage and failures", "", f"How failures enter the figures: {describe_failures(failures)}.", ""]
+    incomplete = 0
+    for r in sorted(results, key=lambda r: (r.submission.model, r.submission.prompt_variant, r.judge.label,
+                                            r.judge.setting)):  # fmt: skip
+        cov = tally(r)
+        incomplete += cov.unjudged
+        name = r.submission.model if r.submission.prompt_variant == "original" else \
+            f"{r.submission.model} ({r.submission.prompt_variant})"  # fmt: skip
+        mark = " **incomplete**" if cov.unjudged else ""
+        lines.append(f"- {name}, judge {r.judge.label}, {r.judge.setting}{mark}: {coverage_line(r, cov)}")
+    if incomplete:
+        lines += ["", f"{UNJUDGED_MARK} in a table marks a figure that lacks instances a judge's calls failed on "
+                  "(after their re-ask); rerun `rqbench judge` with `--retry-failed` to ask them again."]
+    return "\n".join(lines) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate import plots, tables
     from rqbench.evaluate.meta_eval import meta_evaluate
@@ -287,8 +315,8 @@ def run(args: argparse.Namespace) -> int:
         written += tables.write_table(t, out, provenance, demo_text(results))
     note = demo_note(results)
     (out / "report.md").write_text(
-        "# RQ-Bench report\n\n" + note + protocol_section(results) + "\n"
-        + "\n".join(tables.to_markdown(t) for t in all_tables) + ("\n" + board if board else ""),
+        "# RQ-Bench report\n\n" + note + protocol_section(results) + "\n" + coverage_section(results, opts.failures)
+        + "\n" + "\n".join(tables.to_markdown(t) for t in all_tables) + ("\n" + board if board else ""),
         encoding="utf-8",
     )
     plots.novelty_vs_source_bound(rows, out / "novelty_vs_source_bound.png")

@@ -5,7 +5,11 @@
 judges scored it, a ``combined`` row per (submission, setting) under the combine
 rule (``metrics.describe_combine_rule``), optionally split by sub-field, plus author-anchored
 reference rows (the GT's own standalone means). Each figure carries a cluster
-bootstrap CI over source papers. Reading files lives at the edge
+bootstrap CI over source papers, and failures enter it as ``ScoreOptions.failures``
+says (the paper's accounting by default: docs/metrics.md); each figure counts the
+instances a judge left unjudged, and each row's provenance says how many of the
+revision's instances were scored, which failed generation, which a judge left
+unjudged, and the paper's rules each judge had applied. Reading files lives at the edge
 (``load_results``); ``summarize`` itself is a pure function. Each results file
 is read once into a columnar ``ScoreTable`` and every figure is computed on
 arrays (``score_table.py``), which is what keeps the paper's scale (24 files of
@@ -15,7 +19,7 @@ arrays (``score_table.py``), which is what keeps the paper's scale (24 files of
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -27,8 +31,9 @@ from pydantic import BaseModel, Field
 from threadpoolctl import threadpool_limits
 
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean_codes
+from rqbench.evaluate.accounting import criteria_run, failure_reason, instance_status, latest
 from rqbench.evaluate.criteria import METRICS
-from rqbench.evaluate.metrics import CombineRule, MetricSpec, ScoreOptions
+from rqbench.evaluate.metrics import CombineRule, FailureAccounting, MetricSpec, ScoreOptions
 from rqbench.evaluate.score_table import ScoreTable, mean_over_judges, score_table
 from rqbench.io import read_model
 from rqbench.llm.catalog import resolved_cutoff
@@ -48,6 +53,11 @@ class Figure(BaseModel):
     std: float = Field(description="Sample standard deviation of the per-instance values.")
     n: int = Field(description="Observations: instances, or instance x judge pairs when pooled.")
     n_clusters: int = Field(description="Distinct source papers behind the figure.")
+    unjudged: int = Field(
+        default=0,
+        description="Instance x judge pairs a judge's failed call left unjudged for this figure's criterion (for the "
+        "author-anchored reference row: those that left the GT without a score). Marked incomplete when above 0.",
+    )
 
 
 class Provenance(BaseModel):
@@ -61,6 +71,20 @@ class Provenance(BaseModel):
     dataset_version: str | None = None
     instances_covered: int = Field(description="Instances with at least one figure in this row.")
     instances_expected: int | None = Field(description="Instances in the dataset revision; None for a sub-field split.")
+    failures: str = Field(default="paper", description="How failures entered the figures (metrics.FailureAccounting).")
+    instances_scored: int = Field(
+        default=0, description="Instances every judge of the row judged on every criterion run (a generation "
+        "failure counts: it is scored as a loss).",
+    )  # fmt: skip
+    instances_unjudged: int = Field(default=0, description="Instances a judge of the row left unjudged (a failed call)")
+    generation_failures: int = Field(default=0, description="Instances with no valid generation (the model's failure).")
+    missing_candidates: int = Field(default=0, description="RQs missing from instances that have some (the model's).")
+    rule_applications: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="Per judge label: the paper's rules applied to its replies, by rule."
+    )
+    failed_calls: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="Per judge label: its calls that failed after their re-ask, by reason."
+    )
     submission_hash: str | None = None
     submission_date: datetime | None = None
     model_type: str | None = None
@@ -76,6 +100,11 @@ class Provenance(BaseModel):
     contaminated_share: float | None = Field(
         default=None, description="Share of covered instances whose source paper predates the knowledge cutoff."
     )
+
+    @property
+    def incomplete(self) -> bool:
+        """A judge left instances unjudged: the row's figures lack them, and it says so."""
+        return self.instances_unjudged > 0
 
 
 class SummaryRow(BaseModel):
@@ -106,6 +135,10 @@ class SummaryRow(BaseModel):
             "subfield": self.subfield or "",
             "instances_covered": self.provenance.instances_covered,
             "instances_expected": self.provenance.instances_expected,
+            "instances_scored": self.provenance.instances_scored,
+            "instances_unjudged": self.provenance.instances_unjudged,
+            "generation_failures": self.provenance.generation_failures,
+            "failures": self.provenance.failures,
             "contaminated": self.provenance.contaminated,
         }
         for name, fig in self.figures.items():
@@ -114,6 +147,7 @@ class SummaryRow(BaseModel):
             out[f"{name}_ci_high"] = fig.ci_high
             out[f"{name}_std"] = fig.std
             out[f"{name}_n"] = fig.n
+            out[f"{name}_unjudged"] = fig.unjudged
         return out
 
 
@@ -232,6 +266,7 @@ class _Tables:
         self.opts = opts
         self._full: dict[int, tuple[ScoreTable, np.ndarray]] = {}
         self._codes: dict[str, int] = {}
+        self.counts: _CountCache = {}  # each file's failure counts per split, for the provenance of its rows
 
     def codes(self, arxiv_ids: Sequence[str]) -> np.ndarray:
         c = self._codes
@@ -252,25 +287,34 @@ class _Tables:
         return _View(t, np.arange(len(t)), self.codes(t.arxiv_ids))
 
 
-def _figure(values: np.ndarray, codes: np.ndarray, n_boot: int, seed: int) -> Figure | None:
+def _figure(values: np.ndarray, codes: np.ndarray, n_boot: int, seed: int, unjudged: int = 0) -> Figure | None:
     est = cluster_bootstrap_mean_codes(values, codes, n_boot=n_boot, seed=seed, level=DEFAULT_LEVEL)
     if est is None:
         return None
-    return Figure(
-        value=est.value, ci_low=est.ci_low, ci_high=est.ci_high, std=est.std, n=est.n, n_clusters=est.n_clusters
-    )
+    return Figure(value=est.value, ci_low=est.ci_low, ci_high=est.ci_high, std=est.std, n=est.n,
+                  n_clusters=est.n_clusters, unjudged=unjudged)  # fmt: skip
 
 
-def _aligned(views: Sequence[_View], dim: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """The judges' rows on the sorted union of their rq_ids: (rq_ids, gt mean, model mean, cluster codes).
+@dataclass
+class _Aligned:
+    """The judges' rows on the sorted union of their rq_ids, for the ``mean_scores`` rule and paired tests."""
 
-    A cell is averaged over the judges that scored it (the ``mean_scores`` rule); an
-    instance's source paper is read from the first judge that has it.
-    """
+    rq_ids: list[str]
+    gt: np.ndarray  # each cell the mean over the judges that scored it
+    model: np.ndarray
+    codes: np.ndarray  # cluster code, from the first judge that has the instance
+    no_generation: np.ndarray  # any judge's file records no valid generation
+    at: list[np.ndarray]  # per judge, its row for each rq_id (-1: the judge lacks it)
+
+
+def _aligned(views: Sequence[_View], dim: str) -> _Aligned:
+    """The judges' rows on the sorted union of their rq_ids, each cell averaged over the judges that have it."""
     positions = [{v.table.rq_ids[i]: k for k, i in enumerate(v.rows)} for v in views]
     union = sorted({rq for pos in positions for rq in pos})
-    gts, models = [], []
+    gts, models, ats = [], [], []
     codes = np.full(len(union), -1, dtype=np.int64)
+    lost = np.zeros(len(union), dtype=bool)
+    crit = _criterion(dim)
     for v, pos in zip(views, positions):
         at = np.fromiter((pos.get(rq, -1) for rq in union), dtype=np.int64, count=len(union))
         have = at >= 0
@@ -280,8 +324,16 @@ def _aligned(views: Sequence[_View], dim: str) -> tuple[list[str], np.ndarray, n
         m = np.where(have[:, None], m, np.nan)
         gts.append(g)
         models.append(m)
+        ats.append(np.where(have, src, -1))
+        lost |= have & v.table.no_generation[crit][src]
         codes = np.where((codes < 0) & have, v.codes[np.where(have, at, 0)], codes)
-    return union, mean_over_judges(gts), mean_over_judges(models), codes
+    return _Aligned(union, mean_over_judges(gts), mean_over_judges(models), codes, lost, ats)
+
+
+def _criterion(dim: str) -> str:
+    from rqbench.evaluate.criteria import dimension
+
+    return dimension(dim)[0].name
 
 
 _Cover = list[tuple[Sequence[str], np.ndarray]]  # (rq_ids, which of them have a value)
@@ -292,13 +344,14 @@ def _observations(
 ) -> tuple[np.ndarray, np.ndarray, _Cover]:
     """Per-instance values of one figure for one judge (one view) or the combined rule, in the per-instance order."""
     if combine is CombineRule.mean_scores and len(views) > 1:
-        union, gt, model, codes = _aligned(views, spec.dimension)
-        vals = spec.values(gt, model, reference)
+        a = _aligned(views, spec.dimension)
+        paper = views[0].table.failures is FailureAccounting.paper
+        vals = spec.values(a.gt, a.model, reference, a.no_generation if paper else None)
         keep = ~np.isnan(vals)
-        return vals[keep], codes[keep], [(union, keep)]
+        return vals[keep], a.codes[keep], [(a.rq_ids, keep)]
     values, clusters, cover = [], [], []
     for v in views:
-        vals = spec.values(v.table.gt[spec.dimension][v.rows], v.table.model[spec.dimension][v.rows], reference)
+        vals = v.table.values(spec, v.rows, reference)
         keep = ~np.isnan(vals)
         values.append(vals[keep])
         clusters.append(v.codes[keep])
@@ -338,6 +391,10 @@ def _first_wins(views: Sequence[_View], tables: _Tables) -> _View:
         subfields=stack(lambda v, rows: v.table.subfields[rows]),
         gt={d: stack(lambda v, rows, d=d: v.table.gt[d][rows]) for d in width},
         model={d: stack(padded(d)) for d in width},
+        no_generation={c: stack(lambda v, rows, c=c: v.table.no_generation[c][rows]) for c in v.table.no_generation},
+        unjudged={c: stack(lambda v, rows, c=c: v.table.unjudged[c][rows]) for c in v.table.unjudged},
+        missing=stack(lambda v, rows: v.table.missing[rows]),
+        failures=v.table.failures,
     )
     return _View(table, np.arange(len(table)), tables.codes(table.arxiv_ids))
 
@@ -356,7 +413,7 @@ def _figures(
         if setting not in spec.settings or (reference and not spec.reference):
             continue
         values, codes, cover = _observations(spec, views, combine, reference)
-        fig = _figure(values, codes, n_boot, seed)
+        fig = _figure(values, codes, n_boot, seed, _unjudged(spec, views, reference))
         if fig is not None:
             figures[name] = fig
             for ids, mask in cover:
@@ -366,6 +423,17 @@ def _figures(
     return figures, covered
 
 
+def _unjudged(spec: MetricSpec, views: Sequence[_View], reference: bool) -> int:
+    """Instance x judge pairs a judge's failure left without this figure's value (see ``Figure.unjudged``)."""
+    total = 0
+    for v in views:
+        hit = v.table.unjudged_for(spec.dimension)[v.rows]
+        if reference:
+            hit = hit & np.isnan(v.table.gt[spec.dimension][v.rows])
+        total += int(hit.sum())
+    return total
+
+
 def _provenance(
     files: Sequence[ResultsFile],
     covered: set[str],
@@ -373,6 +441,8 @@ def _provenance(
     subfield: str | None,
     source_dates: Mapping[str, date | datetime] | None,
     submission: bool,
+    failures: FailureAccounting = FailureAccounting.paper,
+    cache: _CountCache | None = None,
 ) -> Provenance:
     first = files[0]
     prompt_sets: list[PromptSetRef] = []
@@ -388,9 +458,11 @@ def _provenance(
         dataset_version=first.dataset_version,
         instances_covered=len(covered),
         instances_expected=max(f.instances_expected for f in files) if subfield is None else None,
+        failures=failures.value,
     )
     if not submission:
         return prov
+    _count_failures(prov, files, subfield, cache)
     sub = first.submission
     dates = [d for rq in covered if (d := source_date(arxiv_of[rq], source_dates)) is not None]
     prov.submission_hash = first.submission_hash
@@ -403,6 +475,70 @@ def _provenance(
         prov.contaminated = cutoff > min(dates)
         prov.contaminated_share = sum(d < cutoff for d in dates) / len(dates)
     return prov
+
+
+@dataclass
+class _FileCounts:
+    """One results file's failures on one split, as ``_count_failures`` adds them up."""
+
+    present: set[str]
+    unjudged: set[str]
+    lost: set[str]
+    missing: dict[str, int]
+    rules: Counter[str]
+    failed: Counter[str]
+
+
+def _file_counts(f: ResultsFile, subfield: str | None) -> _FileCounts:
+    ran = criteria_run(f)
+    insts = [i for i in latest(f) if subfield is None or i.subfield == subfield]
+    out = _FileCounts({i.rq_id for i in insts}, set(), set(), {}, Counter(), Counter())
+    for inst in insts:
+        status = instance_status(inst, ran)
+        if status.unjudged:
+            out.unjudged.add(inst.rq_id)
+        if status.no_generation:
+            out.lost.add(inst.rq_id)
+        out.missing[inst.rq_id] = status.missing
+        out.rules.update(inst.rule_applications)
+        out.failed.update(failure_reason(raw.error) for raw in inst.raw_replies if raw.error is not None)
+    return out
+
+
+_CountCache = dict[tuple[int, str | None], _FileCounts]
+
+
+def _count_failures(prov: Provenance, files: Sequence[ResultsFile], subfield: str | None,
+                    cache: _CountCache | None = None) -> None:  # fmt: skip
+    """A submission row's counts: instances scored by every judge of the row, generation failures, instances a
+    judge left unjudged, RQs missing, and per judge its failed calls and the paper's rules it had applied.
+    ``cache`` keeps each file's counts for the other rows it enters (its judge's row, the combined one)."""
+    counts = []
+    for f in files:
+        key = (id(f), subfield)
+        if cache is None or key not in cache:
+            got = _file_counts(f, subfield)
+            if cache is None:
+                counts.append(got)
+                continue
+            cache[key] = got
+        counts.append(cache[key])
+    unjudged: set[str] = set()
+    lost: set[str] = set()
+    missing: dict[str, int] = {}
+    for f, c in zip(files, counts):
+        unjudged |= c.unjudged
+        lost |= c.lost
+        for rq, n in c.missing.items():
+            missing[rq] = max(missing.get(rq, 0), n)
+        label = f.judge.label
+        prov.rule_applications[label] = dict(sorted((Counter(prov.rule_applications.get(label, {})) + c.rules).items()))
+        prov.failed_calls[label] = dict(sorted((Counter(prov.failed_calls.get(label, {})) + c.failed).items()))
+    every = set.intersection(*(c.present for c in counts)) if counts else set()
+    prov.instances_scored = len(every - unjudged)
+    prov.instances_unjudged = len(unjudged)
+    prov.generation_failures = len(lost)
+    prov.missing_candidates = sum(missing.values())
 
 
 def _subfields(results: Sequence[ResultsFile]) -> list[str]:
@@ -474,7 +610,8 @@ def _summarize(
                         judge=judge,
                         combine=rule.value if judge == COMBINED else None,
                         subfield=split,
-                        provenance=_provenance(used_files, covered, arxiv_of, split, source_dates, True),
+                        provenance=_provenance(used_files, covered, arxiv_of, split, source_dates, True,
+                                               options.failures, tables.counts),
                         figures=figs,
                     )
                 )
@@ -527,7 +664,7 @@ def _reference_rows(
                     judge=judge,
                     combine=rule.value if judge == COMBINED else None,
                     subfield=split,
-                    provenance=_provenance(used, covered, arxiv_of, split, source_dates, False),
+                    provenance=_provenance(used, covered, arxiv_of, split, source_dates, False, tables.opts.failures),
                     figures=figs,
                 )
             )
@@ -549,23 +686,21 @@ def instance_values(
     """
     spec = METRICS[metric_name]
     rule = CombineRule(combine)
+    paper = options.failures is FailureAccounting.paper
     tables = _Tables(options)
     out: dict[str, tuple[str, dict[str, float]]] = {}
     for g in _group([r for r in results if r.judge.setting == setting]):
         views = [tables.view(g.judges[lab], None) for lab in sorted(g.judges)]
-        union, gt, model, _ = _aligned(views, spec.dimension)
+        a = _aligned(views, spec.dimension)
         if rule is CombineRule.mean_scores:
-            vals = spec.values(gt, model)
+            vals = spec.values(a.gt, a.model, no_generation=a.no_generation if paper else None)
         else:  # each judge's value, then their mean
-            positions = [{v.table.rq_ids[i]: i for i in v.rows} for v in views]
             per_judge = []
-            for v, pos in zip(views, positions):
-                at = np.fromiter((pos.get(rq, -1) for rq in union), dtype=np.int64, count=len(union))
-                x = spec.values(v.table.gt[spec.dimension][np.maximum(at, 0)],
-                                v.table.model[spec.dimension][np.maximum(at, 0)])  # fmt: skip
+            for v, at in zip(views, a.at):
+                x = v.table.values(spec, np.maximum(at, 0))
                 per_judge.append(np.where(at >= 0, x, np.nan))
             vals = mean_over_judges(per_judge)
-        per = {rq: float(x) for rq, x in zip(union, vals) if not np.isnan(x)}
+        per = {rq: float(x) for rq, x in zip(a.rq_ids, vals) if not np.isnan(x)}
         sub = next(iter(g.judges.values())).submission
         name = sub.model if sub.prompt_variant == "original" else f"{sub.model} ({sub.prompt_variant})"
         out[g.submission_hash] = (name, per)

@@ -4,7 +4,9 @@ Each builder returns a ``Table``: a display frame of formatted cells (for
 Markdown and LaTeX, in the paper's shape: "mean ± std", "win (tie)",
 "win (lose)") and a tidy numeric frame with every value and its 95% CI (for
 CSV). Builders read ``SummaryRow``s and agreement/similarity/meta-eval records;
-they compute nothing new.
+they compute nothing new. A figure that lacks instances a judge's calls failed on
+carries ``UNJUDGED_MARK`` in its cell, and the table's caption says whose and how
+many; generation failures, counted as the paper counts them, are named too.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRate
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.meta_eval import MetaEvalRow
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, ReportTable, dimension
-from rqbench.evaluate.metrics import describe_combine_rule
+from rqbench.evaluate.metrics import FailureAccounting, describe_combine_rule
 from rqbench.evaluate.shown_pair import RULE
 from rqbench.evaluate.similarity import SimilarityRow
 from rqbench.evaluate.summary import COMBINED, Figure, SummaryRow
 
-TIDY_COLUMNS = ["row", "column", "value", "ci_low", "ci_high", "std", "n"]
+TIDY_COLUMNS = ["row", "column", "value", "ci_low", "ci_high", "std", "n", "unjudged"]
+# Beside a figure that lacks instances a judge's calls failed on (``Figure.unjudged``): the row is incomplete.
+UNJUDGED_MARK = "†"
 
 
 @dataclass
@@ -44,8 +48,12 @@ class Table:
 # --------------------------------------------------------------------------
 
 
+def _mark(f: Figure | Estimate | None) -> str:
+    return f" {UNJUDGED_MARK}" if isinstance(f, Figure) and f.unjudged else ""
+
+
 def fmt_score(f: Figure | Estimate | None) -> str:
-    return "–" if f is None else f"{f.value:.2f} ± {f.std:.2f}"
+    return "–" if f is None else f"{f.value:.2f} ± {f.std:.2f}{_mark(f)}"
 
 
 def fmt_pct(f: Figure | Estimate | None, ci: bool = True) -> str:
@@ -59,7 +67,7 @@ def fmt_rate_pair(main: Figure | None, other: Figure | None) -> str:
     """The paper's "win (tie)" / "win (lose)" cell, with the main rate's CI."""
     if main is None:
         return "–"
-    return f"{fmt_pct(main)} ({fmt_pct(other, ci=False)})"
+    return f"{fmt_pct(main)} ({fmt_pct(other, ci=False)}){_mark(main)}"
 
 
 def _tidy(entries: list[tuple[str, str, Figure | Estimate | None]]) -> pd.DataFrame:
@@ -68,8 +76,35 @@ def _tidy(entries: list[tuple[str, str, Figure | Estimate | None]]) -> pd.DataFr
         if f is None:
             continue
         recs.append({"row": row, "column": col, "value": f.value, "ci_low": f.ci_low, "ci_high": f.ci_high,
-                     "std": f.std, "n": f.n})
+                     "std": f.std, "n": f.n, "unjudged": f.unjudged if isinstance(f, Figure) else None})
     return pd.DataFrame(recs, columns=TIDY_COLUMNS)
+
+
+def failures_note(rows: Sequence[SummaryRow], cells: Sequence[tuple[str, str, Figure | None]]) -> str:
+    """The caption's account of failures: which rows' figures lack instances a judge failed on (the marked cells),
+    and which models' failed generations entered the figures as losses (or, conditional, were left out)."""
+    out = ""
+    marked: dict[str, int] = {}
+    for row, col, f in cells:
+        if f is not None and f.unjudged:
+            key = f"{row} under {col.split(': ', 1)[0]}"
+            marked[key] = max(marked.get(key, 0), f.unjudged)
+    conditional = bool(rows) and rows[0].provenance.failures == FailureAccounting.conditional.value
+    if marked:
+        what = ("whose RQs the marked figures take as far as they were scored (conditional)" if conditional
+                else "that the marked figures lack")  # fmt: skip
+        out += (f" {UNJUDGED_MARK} Incomplete: a judge's calls failed (after their re-ask) on instances {what}: "
+                + "; ".join(f"{k}, {n} unjudged" for k, n in marked.items()) + ".")  # fmt: skip
+    lost = {_row_name(r): r.provenance.generation_failures for r in rows
+            if r.row_kind == "model" and r.provenance.generation_failures}  # fmt: skip
+    if lost:
+        who = ", ".join(f"{k} {n}" for k, n in lost.items())
+        if conditional:
+            out += f" Conditional figures: instances with no valid generation are left out ({who})."
+        else:
+            out += (" Instances with no valid generation count against the model: a loss, with the scale's worst value "
+                    f"as its best of five ({who}).")  # fmt: skip
+    return out
 
 
 def _row_name(r: SummaryRow) -> str:
@@ -121,7 +156,8 @@ def _grid(
             text, figs = cell(r, key)
             display.loc[_row_name(r), f"{r.judge}: {lab}"] = text
             tidy += [(_row_name(r), f"{r.judge}: {fname}", f) for fname, f in figs]
-    return Table(name, caption + combine_note(rows), paper_table, display.fillna("–"), _tidy(tidy))
+    note = combine_note(rows) + failures_note(rows, tidy)
+    return Table(name, caption + note, paper_table, display.fillna("–"), _tidy(tidy))
 
 
 # --------------------------------------------------------------------------
@@ -364,10 +400,20 @@ def subfield_table(stats: DatasetStats, *, dataset: str, name: str = "subfields"
                  display, _counts_frame(tidy))
 
 
+def rule_list(counts: dict[str, int]) -> str:
+    """``relevance_zero 3, covering_subset 1``: how often each of the paper's rules was applied; "none" if never."""
+    return ", ".join(f"{rule} {n}" for rule, n in sorted(counts.items()) if n) or "none"
+
+
+def _count(n: int) -> Estimate:
+    return Estimate(value=n, ci_low=n, ci_high=n, n=n, n_clusters=0)
+
+
 def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
     """The judge meta-evaluation (beyond the paper)."""
-    cols = ["setting", "failed replies %", "unscored %", "relevance-rule violations %", "rule fixes / instance",
-            "orderings", "same scores across orderings %", "same top across orderings %", "agreement with judges %",
+    cols = ["setting", "failed replies %", "invalid replies", "unscored %", "relevance-rule violations %",
+            "rule applications / instance", "rules applied", "orderings", "same scores across orderings %",
+            "same top across orderings %", "agreement with judges %",
             "length preference (Spearman)", "self-preference risk", "cost $", "seconds", "calls"]
     display = pd.DataFrame(columns=cols, dtype=object)
     display.index.name = "judge"
@@ -376,14 +422,17 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
         key = f"{r.judge} ({r.setting})"
         lp = r.length_preference
         display.loc[key] = [
-            r.setting, fmt_pct(r.failed_reply_rate), fmt_pct(r.unscored_rate), fmt_pct(r.relevance_rule_violation_rate),
-            f"{r.rule_corrections_per_instance:.2f}", str(r.orderings), fmt_pct(r.position_score_consistency),
+            r.setting, fmt_pct(r.failed_reply_rate), str(r.invalid_replies), fmt_pct(r.unscored_rate),
+            fmt_pct(r.relevance_rule_violation_rate), f"{r.rule_corrections_per_instance:.2f}",
+            rule_list(r.rule_applications), str(r.orderings), fmt_pct(r.position_score_consistency),
             fmt_pct(r.position_top_consistency),
             "–" if r.agreement_with_judges is None else f"{100 * r.agreement_with_judges:.1f}",
             "–" if lp is None else f"{lp.value:+.2f} [{lp.ci_low:+.2f}, {lp.ci_high:+.2f}]",
             ", ".join(r.same_family_submissions) if r.self_preference_flag else "no",
             f"{r.cost_usd:.2f}", f"{r.seconds:.0f}", str(r.calls),
         ]
+        tidy += [(key, f"rule:{rule}", _count(n)) for rule, n in r.rule_applications.items()]
+        tidy.append((key, "invalid_replies", _count(r.invalid_replies)))
         tidy += [(key, "failed_reply_rate", r.failed_reply_rate), (key, "unscored_rate", r.unscored_rate),
                  (key, "relevance_rule_violation_rate", r.relevance_rule_violation_rate),
                  (key, "position_score_consistency", r.position_score_consistency),
@@ -391,8 +440,9 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
         for other, v in r.agreement_by_judge.items():
             tidy.append((key, f"agreement_with:{other}", Estimate(value=v, ci_low=v, ci_high=v, n=0, n_clusters=0)))
         tidy.append((key, "cost_usd", Estimate(value=r.cost_usd, ci_low=r.cost_usd, ci_high=r.cost_usd, n=r.calls, n_clusters=0)))
-    return Table("judge_meta_evaluation", "Judge meta-evaluation: reply failures, rule violations, position "
-                 "consistency under shuffled orderings, agreement with the other judges, preference for longer RQs, "
+    return Table("judge_meta_evaluation", "Judge meta-evaluation: reply failures (invalid replies: still invalid "
+                 "after their re-ask), the paper's rules applied to valid replies (relevance_zero, covering_subset), "
+                 "position consistency under shuffled orderings, agreement with the other judges, preference for longer RQs, "
                  "shared family with a judged generator, and cost.", "beyond the paper", display, _tidy(tidy))
 
 

@@ -67,8 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"rqbench {name}", description=help_text)
     module.configure(parser)
     args = parser.parse_args(argv[1:])
+    from rqbench.llm.client import ProviderUnreachable
+
     try:
         return int(module.run(args) or 0)
+    except ProviderUnreachable as exc:  # no connection to a model at all: one line, not a traceback per call
+        print(f"rqbench {name}: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted; finished work is saved and a rerun resumes from it", file=sys.stderr)
         return 130

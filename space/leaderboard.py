@@ -10,7 +10,11 @@ yardstick.
 
 ``render`` gives the frame (the CSV download holds it); ``display`` gives the
 page's cells: each figure with its CI in one cell, win/tie/lose of a dimension
-in one cell, and for every empty cell the reason it is empty.
+in one cell, and for every empty cell the reason it is empty. Every row says
+how many of the revision's instances it scored ("Scored", with a mark and the
+count when a judge's calls failed on some: the row is incomplete), and the
+provenance group gives the failures (the model's and the judges') and each
+judge's details (the paper's rules applied to its replies, its failed calls).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import pandas as pd
 
 from rqbench.demo import is_demo_model
 from rqbench.evaluate.criteria import CRITERIA, METRICS, Column
-from rqbench.evaluate.metrics import describe_combine_rule
+from rqbench.evaluate.metrics import describe_combine_rule, describe_failures
 from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
 from rqbench.records import dataset_label
 from rqbench.space.html_table import Cell, Header
@@ -40,6 +44,7 @@ ID_COLUMNS: tuple[Column, ...] = (
     Column("Prompt variant", "model"),
     Column("Setting", "model"),
     Column("Judge", "model"),
+    Column("Scored", "model"),
 )
 
 FIGURE_COLUMNS: tuple[Column, ...] = tuple(col for c in CRITERIA.values() for col in c.columns)
@@ -52,6 +57,8 @@ PROVENANCE_COLUMNS: tuple[Column, ...] = (
     Column("Prompt set", "provenance"),
     Column("Dataset", "provenance"),
     Column("Instances", "provenance"),
+    Column("Failures", "provenance"),
+    Column("Judge details", "provenance"),
     Column("Submitted", "provenance"),
     Column("Contamination", "provenance"),
 )
@@ -65,7 +72,12 @@ _KIND = "_row_kind"
 _HEADLINE = "_headline"
 # The combine rule of a combined row (empty otherwise), for the Judge cell's hover text and the caption.
 _COMBINE = "_combine"
-_HIDDEN = (_KIND, _HEADLINE, _COMBINE)
+# Instances a judge of the row left unjudged (the row is incomplete when above 0), and the failure accounting.
+_UNJUDGED = "_unjudged"
+_FAILURES = "_failures"
+_HIDDEN = (_KIND, _HEADLINE, _COMBINE, _UNJUDGED, _FAILURES)
+# Beside the count of scored instances on an incomplete row (the report's tables use the same mark).
+UNJUDGED_MARK = "†"
 
 
 def ci_label(col: Column) -> str:
@@ -107,6 +119,42 @@ def _contamination(row: SummaryRow) -> str:
     return "no"
 
 
+def _scored(row: SummaryRow) -> str:
+    """``22/24``, or ``22/24 † 2 unjudged`` on an incomplete row; empty for the reference rows."""
+    p = row.provenance
+    if row.row_kind == "reference":
+        return ""
+    text = f"{p.instances_scored}/{p.instances_expected}" if p.instances_expected else str(p.instances_scored)
+    return text + (f" {UNJUDGED_MARK} {p.instances_unjudged} unjudged" if p.instances_unjudged else "")
+
+
+def _failures(row: SummaryRow) -> str:
+    """The model's failures and the judges', in words."""
+    p = row.provenance
+    if row.row_kind == "reference":
+        return ""
+    parts = []
+    if p.generation_failures:
+        parts.append(f"{p.generation_failures} with no valid generation (the model's; "
+                     + ("counted as losses)" if p.failures == "paper" else "left out: conditional)"))  # fmt: skip
+    if p.missing_candidates:
+        parts.append(f"{p.missing_candidates} RQ(s) missing (the model's)")
+    if p.instances_unjudged:
+        parts.append(f"{p.instances_unjudged} unjudged (a judge's calls failed after their re-ask)")
+    return "; ".join(parts) or "none"
+
+
+def _judge_details(row: SummaryRow) -> str:
+    """Per judge: the paper's rules applied to its replies, and its calls that failed after their re-ask."""
+    p = row.provenance
+    out = []
+    for label in p.judge_labels:
+        rules = ", ".join(f"{k} {v}" for k, v in p.rule_applications.get(label, {}).items()) or "none"
+        failed = ", ".join(f"{k} {v}" for k, v in p.failed_calls.get(label, {}).items()) or "none"
+        out.append(f"{label}: rules applied {rules}; failed calls {failed}")
+    return " | ".join(out) if row.row_kind == "model" else ""
+
+
 def headline_flags(rows: Sequence[SummaryRow]) -> list[bool]:
     """Per row, whether it stands for its (model, variant, setting): the combined row, or a lone judge's own row."""
     sizes = Counter((r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield) for r in rows)
@@ -129,6 +177,9 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
             _KIND: r.row_kind,
             _COMBINE: r.combine or "",
             _HEADLINE: headline,
+            _UNJUDGED: p.instances_unjudged,
+            _FAILURES: p.failures,
+            "Scored": _scored(r),
         }
         for col in FIGURE_COLUMNS:
             fig = r.figures.get(col.metric or "")
@@ -144,6 +195,8 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
         rec["Dataset"] = dataset_label(p.dataset_repo, p.dataset_revision, p.dataset_version)
         rec["Instances"] = f"{p.instances_covered}/{p.instances_expected}" if p.instances_expected else str(
             p.instances_covered)  # fmt: skip
+        rec["Failures"] = _failures(r)
+        rec["Judge details"] = _judge_details(r)
         rec["Submitted"] = f"{p.submission_date:%Y-%m-%d}" if p.submission_date else ""
         rec["Contamination"] = _contamination(r)
         records.append(rec)
@@ -307,8 +360,14 @@ def _rates_header(cols: Sequence[Column]) -> Header:
                         f"author-anchored RQ on {dim} (Pass@5 rates); hover a cell for the 95% CIs.")  # fmt: skip
 
 
+_WHY_INCOMPLETE = (
+    "Incomplete: a judge's calls failed (after their re-ask) on {n} instance(s), which this row's figures lack; "
+    "rerunning the judge with --retry-failed asks them again."
+)
 _ID_TITLES = {
     "Judge": "The judge's label; 'combined' pools a row's judges (hover it for the rule and the judges).",
+    "Scored": "Instances of the dataset revision this row scored, of all of them. A failed generation counts as "
+    "scored (a loss); an instance a judge's calls failed on does not, and is marked.",
     "Setting": "standalone: one RQ per judge call; comparative: the author-anchored RQ and the five in one call.",
     "Prompt variant": "The generation prompt: original, revised, or the submitter's own (custom).",
 }
@@ -340,6 +399,7 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
     rows: list[list[Cell]] = []
     reasons: dict[str, None] = {}
     rules: dict[str, None] = {}
+    incomplete = False
     for rec in shown.to_dict("records"):
         cells = []
         for item in plan:
@@ -349,6 +409,13 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
                 cell = _figure_cell(item, rec, view.show_ci)
             elif item.label == "Model":
                 cell = _model_cell(rec)
+            elif item.label == "Scored":
+                n = int(rec[_UNJUDGED] or 0)
+                text, _, rest = str(rec["Scored"]).partition(f" {UNJUDGED_MARK}")
+                cell = Cell(text, note=f"{UNJUDGED_MARK}{rest}" if n else "", kind="stacked",
+                            title=_WHY_INCOMPLETE.format(n=n) if n else "")  # fmt: skip
+                if n:
+                    incomplete = True
             elif item.label == "Judge":
                 judges = str(rec["Judges"]).split(", ")
                 demo = any(is_demo_model(j) for j in judges)
@@ -365,6 +432,10 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
         rows.append(cells)
     lines = [f"{MISSING} {why}" for why in reasons]
     lines += [f"How 'combined' is made: {describe_combine_rule(rule)}." for rule in rules]
+    if incomplete:
+        lines.append(f"{UNJUDGED_MARK} Incomplete row: a judge's calls failed on some instances (hover the count).")
+    accounting = sorted({str(f) for f in shown[_FAILURES]}) if len(shown) else []
+    lines += [f"Failures: {describe_failures(f)}." for f in accounting]
     return headers, rows, "\n".join(lines)
 
 

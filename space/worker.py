@@ -28,6 +28,8 @@ from rqbench.space.safety import public_results, redact
 from rqbench.space.stores import SpaceStores, StoreError, Unreadable
 
 from rqbench.records import ResultsFile
+from rqbench.llm.client import ProviderUnreachable
+from rqbench.llm.config import public_label
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +124,21 @@ class Worker:
         log.error("request %s: %s", req.request_id, reason)
         return WorkerReport(req.request_id, req.status, reason)
 
+    def _judge_unreachable(self, req: SubmissionRequest, stored: list[str], exc: ProviderUnreachable) -> WorkerReport:
+        """A judge no connection can be made to is this worker's outage, not the submission's fault: the request
+        goes back to pending (taken up again on a later pass), and the reason names the judge by its public label,
+        never by its address."""
+        self._passed.add(req.request_id)
+        reason = redact(f"judge {public_label(exc.model)} cannot be reached (no connection could be made), so the "
+                        f"request stays pending and is taken up again on a later pass{self._withdraw(req, stored)}"
+                        )[:1000]  # fmt: skip
+        log.error("request %s: %s", req.request_id, reason)
+        try:
+            req = self._save(req, status="pending", reason=reason, worker="")
+        except OSError as exc2:
+            return self._unrecorded(req, "not judged", exc2)
+        return WorkerReport(req.request_id, req.status, req.reason)
+
     def _unreadable(self, bad: Unreadable) -> WorkerReport:
         self._passed.add(bad.path)
         reason = redact(f"the request file cannot be read, so it is not judged: {bad.problem}; it is left as it "
@@ -190,6 +207,8 @@ class Worker:
             if reasons:
                 raise RequestFailed("; ".join(reasons))
             self._publish(results, stored)
+        except ProviderUnreachable as exc:
+            return self._judge_unreachable(req, stored, exc)
         except Exception as exc:  # any failure ends this request, with its reason, and never the worker
             if isinstance(exc, RequestFailed):
                 reason = str(exc)

@@ -159,7 +159,8 @@ def results(
 
 
 def metric_value(name: str, inst: InstanceResult, opts: Any = None) -> float | None:
-    """Metric ``name`` on one instance as the summary computes it: the score table, then the declared function."""
+    """Metric ``name`` on one instance as the summary computes it: the score table, then the declared function
+    (with the failures accounted as ``opts`` says)."""
     import numpy as np
 
     from rqbench.evaluate.criteria import METRICS
@@ -168,5 +169,5 @@ def metric_value(name: str, inst: InstanceResult, opts: Any = None) -> float | N
 
     spec = METRICS[name]
     t = score_table(results([inst]), opts or ScoreOptions())
-    v = spec.fn(t.gt[spec.dimension], t.model[spec.dimension])[0]
+    v = t.values(spec, np.arange(len(t)))[0]
     return None if np.isnan(v) else float(v)

@@ -38,13 +38,17 @@ def _instances(r: ResultsFile, subfield: str | None) -> list[InstanceResult]:
 # --------------------------------------------------------------------------
 
 
-def _figure(values: Sequence[float], clusters: Sequence[str], n_boot: int, seed: int) -> Figure | None:
+def _figure(values: Sequence[float], clusters: Sequence[str], n_boot: int, seed: int, unjudged: int) -> Figure | None:
     est = cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=seed, level=DEFAULT_LEVEL)
     if est is None:
         return None
-    return Figure(
-        value=est.value, ci_low=est.ci_low, ci_high=est.ci_high, std=est.std, n=est.n, n_clusters=est.n_clusters
-    )
+    return Figure(value=est.value, ci_low=est.ci_low, ci_high=est.ci_high, std=est.std, n=est.n,
+                  n_clusters=est.n_clusters, unjudged=unjudged)  # fmt: skip
+
+
+def _ran(r: ResultsFile) -> list[str] | None:
+    """The criteria the file's run judged, as it recorded them (None: unrecorded, so all)."""
+    return r.settings.get("metrics") or None
 
 
 # judge label -> rq_id -> (arxiv_id, dimension -> vector)
@@ -58,7 +62,7 @@ def _vectors(files: Mapping[str, ResultsFile], subfield: str | None, opts: Score
         per: dict[str, tuple[str, dict[str, ScoreVector]]] = {}
         for inst in _instances(r, subfield):
             try:
-                per[inst.rq_id] = (inst.arxiv_id, {d: score_vector(inst, d, opts) for d in dims})
+                per[inst.rq_id] = (inst.arxiv_id, {d: score_vector(inst, d, opts, _ran(r)) for d in dims})
             except ValueError as exc:
                 raise ValueError(f"results of judge {label!r} for {r.submission.model!r}: {exc}") from exc
         out[label] = per
@@ -108,7 +112,9 @@ def _figures(
         if setting not in spec.settings or (reference and not spec.reference):
             continue
         values, clusters, cov = _observations(spec, vecs, labels, combine, reference)
-        fig = _figure(values, clusters, n_boot, seed)
+        unjudged = sum(v.unjudged and (not reference or v.gt is None)
+                       for lab in labels for _, dims in vecs[lab].values() for v in [dims[spec.dimension]])  # fmt: skip
+        fig = _figure(values, clusters, n_boot, seed, unjudged)
         if fig is not None:
             figures[name] = fig
             covered |= cov
@@ -163,7 +169,8 @@ def reference_summarize(
                         judge=judge,
                         combine=rule.value if judge == COMBINED else None,
                         subfield=split,
-                        provenance=_provenance(used_files, covered, arxiv_of, split, source_dates, True),
+                        provenance=_provenance(used_files, covered, arxiv_of, split, source_dates, True,
+                                               options.failures),
                         figures=figs,
                     )
                 )
@@ -202,7 +209,7 @@ def _reference_rows(
                 for inst in _instances(f, split):
                     if inst.rq_id not in per:
                         dims = {s.dimension for s in METRICS.values() if s.reference}
-                        per[inst.rq_id] = (inst.arxiv_id, {d: score_vector(inst, d, options) for d in dims})
+                        per[inst.rq_id] = (inst.arxiv_id, {d: score_vector(inst, d, options, _ran(f)) for d in dims})
             vecs[label] = per
         if split is not None and not any(vecs.values()):
             continue
@@ -222,7 +229,7 @@ def _reference_rows(
                     judge=judge,
                     combine=rule.value if judge == COMBINED else None,
                     subfield=split,
-                    provenance=_provenance(used, covered, arxiv_of, split, source_dates, False),
+                    provenance=_provenance(used, covered, arxiv_of, split, source_dates, False, options.failures),
                     figures=figs,
                 )
             )

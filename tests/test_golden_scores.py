@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from rqbench.hashing import content_hash
-from rqbench.records import NoveltyScore, ResultsFile
+from rqbench.records import SOURCE_BOUND_SCOPES, NoveltyScore, ResultsFile
 from rqbench.testing.synthetic import make_results
 
 GOLDEN = Path(__file__).parent / "golden" / "scores.json"
@@ -44,7 +44,8 @@ def _holes(r: ResultsFile, seed: int) -> ResultsFile:
                 if rng.random() < 0.6:
                     first = next(iter(c.narrowness.values()))
                     sb = rng.randint(0, 3)
-                    c.narrowness[extra] = first.model_copy(update={"source_bound_score": sb})
+                    c.narrowness[extra] = first.model_copy(update={"source_bound_score": sb,
+                                                                   "source_bound_scope": SOURCE_BOUND_SCOPES[sb]})
         for c in inst.candidates[1:]:
             if rng.random() < 0.08:
                 c.novelty = None
@@ -63,6 +64,11 @@ def _holes(r: ResultsFile, seed: int) -> ResultsFile:
                 ]
                 c.novelty_by_ordering = draws
                 c.rank_by_ordering = [rng.randint(1, 6) for _ in draws]
+    if r.submission.model == "model-b":  # a failed generation: the same instance in every file of the submission
+        lost = r.instances[5]
+        unscored = {"novelty": None, "narrowness": {}, "novelty_by_ordering": [], "rank_by_ordering": []}
+        lost.candidates = [lost.candidates[0].model_copy(update=unscored)]
+        lost.overlap, lost.failures = None, ["generation_failed: invalid_reply: scripted"]
     if r.judge.setting == "standalone" and r.submission.model == "model-b":
         r.instances.append(r.instances[3].model_copy(deep=True))  # a repeated rq_id
     return r
@@ -89,7 +95,7 @@ def _digest_text(path: Path) -> str:
 
 def produce(tmp: Path) -> dict[str, str]:
     from rqbench.cli import main as cli_main
-    from rqbench.evaluate.metrics import NarrownessAggregation, OrderingAggregation, ScoreOptions
+    from rqbench.evaluate.metrics import FailureAccounting, NarrownessAggregation, OrderingAggregation, ScoreOptions
     from rqbench.evaluate.summary import instance_values, summarize
     from rqbench.space import leaderboard as lb
 
@@ -108,6 +114,7 @@ def produce(tmp: Path) -> dict[str, str]:
             "options": ScoreOptions(narrowness=NarrownessAggregation.max, orderings=OrderingAggregation.first)
         },
         "narrowness min": {"options": ScoreOptions(narrowness=NarrownessAggregation.min)},
+        "failures conditional": {"options": ScoreOptions(failures=FailureAccounting.conditional)},
     }
     for name, kw in variants.items():
         rows = summarize(results, n_boot=200, **kw)
@@ -131,6 +138,7 @@ def produce(tmp: Path) -> dict[str, str]:
         ("default", []),
         ("mean_scores by subfield", ["--combine", "mean_scores", "--by-subfield"]),
         ("annotated", ["--annotations", str(ann), "--annotated-model", "model-a", "--annotated-variant", "original"]),
+        ("conditional", ["--failures", "conditional"]),
     ):
         out = tmp / f"report-{len(digests)}"
         assert cli_main(["report", str(folder), "--out", str(out), "--n-boot", "200", *extra]) == 0

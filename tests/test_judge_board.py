@@ -65,7 +65,9 @@ def responder(req):
         if word == "four" and not is_gt[0] and not req.step_tag.endswith(":reask"):
             return '{"scores": [{"relevance": 1}]}'
     scores = [{"relevance": 1, "originality": 1, "gap_addressing": 1, "non_obviousness": v} for v in values]
-    ranking = [0, 0] if word == "one" and is_gt[0] else sorted(range(2), key=lambda i: -values[i])  # a rule repair
+    if word == "one" and is_gt[0]:  # the model RQ judged irrelevant but scored: the paper's rule zeroes it (a repair)
+        scores[1]["relevance"] = 0
+    ranking = sorted(range(2), key=lambda i: -values[i])
     return json.dumps({"scores": scores, "ranking": ranking})
 
 
@@ -108,7 +110,7 @@ def test_two_judges_on_a_small_pool_figures_by_hand(tmp_path, judges, scripted_s
     assert a.position_consistency.value == pytest.approx(3 / 4) and b.position_consistency.value == 1.0
     assert a.tie_rate.value == pytest.approx(1 / 2) and b.tie_rate.value == 0.0
     assert (a.calls, a.invalid_replies, a.no_verdict, a.rule_repairs) == (8, 1, 0, 1)
-    assert (b.invalid_replies, b.rule_repairs) == (0, 1)  # case one, shown author first: a bad ranking, for both
+    assert (b.invalid_replies, b.rule_repairs) == (0, 1)  # case one, shown author first: relevance 0, for both
     # cost and time per pair: the call log's requests behind each judge's answers, summed, over its 4 pairs
     db = CallStore(paths.calls_db())
     for row, f in ((a, first), (b, files[1 - files.index(first)])):

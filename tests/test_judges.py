@@ -128,13 +128,37 @@ def test_standalone_groups_one_candidate_per_call_and_comparative_all():
         assert "gt" not in block.lower().split() and "author" not in block.lower()
 
 
-def test_gt_position_is_drawn_from_the_seed():
+def test_gt_position_is_drawn_from_the_seed_and_the_judge():
     ids = ["gt", "m0", "m1", "m2", "m3", "m4"]
-    positions = {shuffled(ids, seed, "2501.00001_rq0", 0).index("gt") for seed in range(40)}
+    positions = {shuffled(ids, seed, "j", "2501.00001_rq0", 0).index("gt") for seed in range(40)}
     assert len(positions) >= 4  # not always first
-    assert shuffled(ids, 7, "a_rq0", 2) == shuffled(ids, 7, "a_rq0", 2)  # recorded seed -> same order
-    by_ordering = {tuple(shuffled(ids, 7, "a_rq0", k)) for k in range(6)}
+    assert shuffled(ids, 7, "j", "a_rq0", 2) == shuffled(ids, 7, "j", "a_rq0", 2)  # recorded key -> same order
+    by_ordering = {tuple(shuffled(ids, 7, "j", "a_rq0", k)) for k in range(6)}
     assert len(by_ordering) > 1
+    # two judges see an instance in their own orders, so a position bias is not shared between them
+    judges = ("gemini/gemini-3.1-pro@reasoning_effort=high", "deepseek/deepseek-v4-pro@reasoning_effort=high")
+    differ = sum(shuffled(ids, 0, judges[0], f"2501.{i:05d}_rq0", 0) != shuffled(ids, 0, judges[1],
+                                                                                   f"2501.{i:05d}_rq0", 0)
+                 for i in range(50))  # fmt: skip
+    assert differ >= 45  # 6! orders: two draws agree with probability 1/720
+
+
+def test_two_judges_record_their_own_candidate_orders(scripted_server, tmp_path):
+    scripted_server.responder = F.judge_reply
+    bench = F.benchmark(3)
+    sub = F.submission(bench, tmp_path / "sub")
+    llm = LLM()
+    a = llm.register(scripted_server.model_config("scripted/a"))
+    b = llm.register(scripted_server.model_config("scripted/b"))
+    paths = judge_submission(bench, sub, [a.name, b.name], ["comparative"], llm=llm, out_dir=tmp_path / "r",
+                             criteria=["novelty"], progress=False)  # fmt: skip
+    orders = {}
+    for rf in map(read_results, paths):
+        assert rf.judge.order_key == f"0:{rf.judge.label}:{{rq_id}}:{{ordering}}"
+        orders[rf.judge.label] = [next(r.candidate_order for r in i.raw_replies) for i in rf.instances]
+        for inst, order in zip(rf.instances, orders[rf.judge.label]):
+            assert order == shuffled(["gt", *(f"m{k}" for k in range(5))], 0, rf.judge.label, inst.rq_id, 0)
+    assert orders["scripted/a"] != orders["scripted/b"]
 
 
 def test_each_judge_parses_its_replies(scripted_server, tmp_path):
@@ -156,26 +180,40 @@ def test_each_judge_parses_its_replies(scripted_server, tmp_path):
     comp_gt = cp.instances[0].candidates[0]
     assert len(comp_gt.novelty_by_ordering) == 2 and comp_gt.rank_by_ordering == [0, 0]
     orders = [r.candidate_order for r in cp.instances[0].raw_replies if r.step == "novelty_comparative"]
-    assert len(orders) == 2 and orders == [shuffled(["gt"] + [f"m{k}" for k in range(5)], 3, cp.instances[0].rq_id, k)
-                                           for k in range(2)]
+    assert len(orders) == 2 and orders == [shuffled(["gt"] + [f"m{k}" for k in range(5)], 3, cp.judge.label,
+                                                    cp.instances[0].rq_id, k) for k in range(2)]  # fmt: skip
     assert cp.judge.seed == 3 and cp.judge.orderings == 2 and sa.judge.orderings == 1
     assert cp.judge.temperature == 0.0 and cp.judge.prompt_set.hash == PROMPTS.hash
     assert sa.settings["background"]["name"] == "title-abstract-sections/v1"
 
 
-def test_rule_violations_are_counted_and_corrected(scripted_server, tmp_path):
-    def bad(req):
-        # relevance 0 with non-zero scores, and a range violation
-        return json.dumps({"scores": [{"relevance": 0, "originality": 2, "gap_addressing": 5, "non_obviousness": 1}]})
+def test_the_relevance_rule_is_applied_and_counted_once_per_score(scripted_server, tmp_path):
+    def off_topic(req):  # relevance 0 with non-zero scores: the paper's rule sets them to 0
+        return json.dumps({"scores": [{"relevance": 0, "originality": 2, "gap_addressing": 3, "non_obviousness": 1}]})
 
-    scripted_server.responder = F.responder_with({"novelty_standalone": bad})
+    scripted_server.responder = F.responder_with({"novelty_standalone": off_topic})
     bench = F.benchmark(1)
     (rf,) = run(scripted_server, bench, F.submission(bench, tmp_path / "s"), tmp_path / "r")
     inst = rf.instances[0]
     assert all(c.novelty.total == 0 and c.novelty.relevance == 0 for c in inst.candidates)
-    # per candidate: gap_addressing clamped, then three dimensions zeroed by the relevance rule
-    assert inst.rule_corrections == 6 * 4
-    assert "clamped" in inst.candidates[0].novelty.rule_corrections[0]
+    assert inst.rule_corrections == 6 and inst.rule_applications == {"relevance_zero": 6}  # one per candidate
+    assert inst.candidates[0].novelty.rule_corrections[0].startswith("relevance_zero: relevance=0 with originality=2")
+
+
+def test_a_score_outside_its_scale_is_reasked_then_a_named_failure(scripted_server, tmp_path):
+    def out_of_scale(req):  # gap_addressing 5 on a 0-3 scale: once clamped to 3, now invalid
+        return json.dumps({"scores": [{"relevance": 1, "originality": 2, "gap_addressing": 5, "non_obviousness": 1}]})
+
+    scripted_server.responder = F.responder_with({"novelty_standalone": out_of_scale})
+    bench = F.benchmark(1)
+    (rf,) = run(scripted_server, bench, F.submission(bench, tmp_path / "s"), tmp_path / "r")
+    inst = rf.instances[0]
+    assert all(c.novelty is None for c in inst.candidates)  # never scored 3
+    assert len(inst.failures) == 6 and all("invalid_reply" in f and "less than or equal to 3" in f
+                                           for f in inst.failures)  # fmt: skip
+    reasks = [r for r in scripted_server.requests if r.step_tag == "novelty_standalone:reask"]
+    assert len(reasks) == 6 and "less than or equal to 3" in reasks[0]["messages"][-1]["content"]
+    assert inst.rule_corrections == 0
 
 
 def test_a_failed_call_is_recorded_never_zero(scripted_server, tmp_path):
@@ -224,7 +262,7 @@ def test_reparse_makes_zero_calls_and_applies_todays_rules(scripted_server, tmp_
     assert len(scripted_server.requests) == n
     again = read_results(path)
     first = {c.candidate_id: c for c in again.instances[0].candidates}[raw["candidate_order"][0]]
-    assert first.novelty.total == 0 and again.instances[0].rule_corrections == 3
+    assert first.novelty.total == 0 and again.instances[0].rule_applications == {"relevance_zero": 1}
     assert again.totals == rf.totals
     with pytest.raises(FileNotFoundError, match="no comparative results file"):
         judge_submission(bench, sub, ["scripted/test"], ["comparative"], llm=llm, out_dir=tmp_path / "r",

@@ -45,7 +45,8 @@ def test_generate_validate_judge_end_to_end(build, judge_env, scripted_server, t
     printed = capsys.readouterr().out
     files = sorted(out.glob("*.json"))
     assert len(files) == 4  # (2 judges) x (2 settings)
-    assert printed.count("position bias:") == 2 and "rule correction(s)" in printed
+    assert printed.count("position bias:") == 2 and printed.count("3 of 3 instances scored (dataset ") == 4
+    assert "rules applied: none" in printed
     labels = {read_results(f).judge.label for f in files}
     assert len(labels) == 2  # two configurations of one model are two judges
     rf = next(read_results(f) for f in files if "comparative" in f.name and "temperature" not in f.name)
@@ -90,9 +91,14 @@ def test_invalid_or_partial_submissions_are_refused(build, judge_env, tmp_path, 
     assert "needs --allow-partial" in capsys.readouterr().err
     assert main(["judge", str(f), "--judge", judge_env, "--dataset", str(root), "--out", str(tmp_path / "r"),
                  "--criteria", "overlap", "--setting", "standalone", "--allow-partial"]) == 0
-    assert "coverage 2/3 (66.7%)" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "coverage 2/3 (66.7%)" in printed
+    # the rq_id the submission lacks is the model's failure: written as one, scored as a loss (paper accounting)
+    assert "3 of 3 instances scored" in printed and "1 with no valid generation (the model's failure" in printed
     (rf,) = [read_results(p) for p in (tmp_path / "r").glob("*.json")]
-    assert len(rf.instances) == 2 and rf.instances_expected == 3
+    assert len(rf.instances) == 3 and rf.instances_expected == 3
+    assert rf.instances[2].failures == ["generation_failed: not in the submission"]
+    assert rf.coverage.generation_failures == 1 and rf.coverage.instances_scored == 3
 
 
 def test_generation_failures_become_recorded_instance_failures(build, judge_env, tmp_path):
@@ -229,3 +235,57 @@ def test_only_new_judges_what_earlier_results_lack_or_judged_on_other_texts(buil
                  str(out), "--only-new"]) == 0  # fmt: skip
     assert len(scripted_server.requests) - n == len(bench.instances)
     assert main(["judge", str(second), *common, "--only-new", "--reparse"]) == 2
+
+
+def test_a_judge_that_cannot_be_reached_at_all_stops_the_run_with_one_message(build, tmp_path, capsys, monkeypatch):
+    from rqbench.testing.scripted_server import ScriptedServer
+
+    bench, root = build
+    sub = F.submission(bench, tmp_path / "sub")
+    with ScriptedServer() as gone:
+        spec = F.scripted_spec(gone).replace("max_retries=0", "max_retries=1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    out = tmp_path / "results"
+    # 3 instances x (6 novelty + 6 narrowness + 1 overlap) calls: the run stops after the first call's retries
+    rc = main(["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--dataset", str(root),
+               "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("cannot connect to") == 1 and "Traceback" not in err, err
+    assert not out.exists() or not list(out.glob("*.json"))
+
+
+def test_a_run_whose_judge_calls_failed_keeps_its_results_says_so_and_exits_1(build, scripted_server, tmp_path,
+                                                                              capsys, monkeypatch):  # fmt: skip
+    bench, root = build
+    sub = F.submission(bench, tmp_path / "sub", failed={bench.rq_ids[0]})
+    state = {"broken": True}
+
+    def refuse_one(req):  # the narrowness call on the second instance's m3 answers nonsense, twice
+        if state["broken"] and "Question 3 about 2501.00001" in F.candidates_of(req)[0]:
+            return "not JSON"
+        return None
+
+    scripted_server.responder = F.responder_with({"narrowness_standalone": refuse_one})
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    spec = F.scripted_spec(scripted_server)
+    out = tmp_path / "results"
+    args = ["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--dataset", str(root), "--out",
+            str(out), "--allow-partial"]  # fmt: skip
+    assert main(args) == 1
+    printed, err = capsys.readouterr()
+    assert "2 of 3 instances scored" in printed and "1 with no valid generation" in printed
+    assert "1 unjudged (the judge's calls failed after their re-ask: narrowness 1" in printed
+    assert "failed calls: invalid_reply 2" in printed  # m3 against each of the two background papers
+    assert "--retry-failed" in err and "results are kept" in err
+    (rf,) = [read_results(p) for p in out.glob("*.json")]  # written, with its counts
+    assert (rf.coverage.instances_scored, rf.coverage.unjudged, rf.coverage.generation_failures) == (2, 1, 1)
+    # the report marks the row incomplete and counts the failed generation as a loss
+    assert main(["report", str(out), "--out", str(tmp_path / "rep"), "--n-boot", "20"]) == 0
+    report = (tmp_path / "rep" / "report.md").read_text()
+    assert "**incomplete**: 2 of 3 instances scored" in report
+    assert "† Incomplete: a judge's calls failed" in report
+    assert "Instances with no valid generation count against the model: a loss" in report
+    # the way on: --retry-failed asks the failed call again, and the run completes
+    state["broken"] = False
+    assert main(args + ["--retry-failed"]) == 0
+    assert "3 of 3 instances scored" in capsys.readouterr().out

@@ -45,7 +45,8 @@ def test_figures_come_from_summary_rows(rows, table):
     assert row["Best@5 non-obviousness 95% CI"].item() == f"[{fig.ci_low:.2f}, {fig.ci_high:.2f}]"
     win = src.figures["win_non_obviousness"]
     assert row["Win % non-obviousness"].item() == round(100 * win.value, 1)
-    assert row["Instances"].item() == "6/6"
+    assert row["Instances"].item() == "6/6" and row["Scored"].item() == "6/6"
+    assert row["Failures"].item() == "none"
     assert row["Dataset"].item() == "local/rq-bench-sample@v0.1.0"
 
 
@@ -93,7 +94,7 @@ def test_sort_by_any_column_missing_last(table):
 
 def test_column_groups_and_ci_toggle(table):
     out = lb.render(table, lb.View(groups=("model", "overlap"), show_ci=False))
-    assert list(out.columns) == ["Model", "Type", "Prompt variant", "Setting", "Judge", "Overlap@5"]
+    assert list(out.columns) == ["Model", "Type", "Prompt variant", "Setting", "Judge", "Scored", "Overlap@5"]
     with_ci = lb.render(table, lb.View(groups=("narrowness",)))
     cols = list(with_ci.columns)
     assert cols[cols.index("Lose % source-boundedness") + 1] == "Lose % source-boundedness 95% CI"
@@ -172,3 +173,54 @@ def test_a_metrics_declared_function_is_what_the_leaderboard_cell_shows(monkeypa
     assert len(cells) and (cells == 0.25).all()
     # the reference row is the GT's own score, not the metric's function: it stays
     assert after.loc[~model_rows, "Best@5 originality"].tolist() == before.loc[~model_rows, "Best@5 originality"].tolist()
+
+
+def _with_failures():
+    """One model whose generation failed on one instance (in every judge's file) and whose judge-b calls failed on
+    another: the first counts against the model, the second leaves judge-b's rows (and combined) incomplete."""
+    from rqbench.records import RawReply
+
+    files = []
+    for judge in ("judge-a", "judge-b"):
+        r = make_results("failing-model", judge=judge, setting="standalone")
+        lost = r.instances[0]
+        lost.candidates, lost.overlap, lost.failures = lost.candidates[:1], None, ["generation_failed: invalid_reply"]
+        if judge == "judge-b":
+            bad = r.instances[1]
+            bad.candidates[2].novelty = None
+            bad.raw_replies = [RawReply(step="novelty_standalone", cache_key="k", text="{", error="invalid_reply: x",
+                                        candidate_order=["m1"])]  # fmt: skip
+            bad.rule_applications, bad.rule_corrections = {"relevance_zero": 2}, 2
+        files.append(r)
+    return files
+
+
+def test_an_incomplete_row_shows_a_mark_and_the_count_and_the_details_say_whose():
+    table = lb.build_table(summarize(_with_failures(), n_boot=50))
+    rows = table[table["Type"] != "reference"].set_index("Judge")
+    assert rows.loc["judge-a", "Scored"] == "6/6"  # the failed generation is scored, as a loss
+    assert rows.loc["judge-b", "Scored"] == "5/6 † 1 unjudged"
+    assert rows.loc["combined", "Scored"] == "5/6 † 1 unjudged"
+    assert rows.loc["judge-a", "Failures"] == "1 with no valid generation (the model's; counted as losses)"
+    assert "1 unjudged (a judge's calls failed after their re-ask)" in rows.loc["judge-b", "Failures"]
+    assert rows.loc["combined", "Judge details"] == ("judge-a: rules applied none; failed calls none | judge-b: rules "
+                                                     "applied relevance_zero 2; failed calls invalid_reply 1")
+    headers, cells, caption = lb.display(table, lb.View(judges=()))
+    at = [h.label for h in headers].index("Scored")
+    marked = [row[at] for row in cells if row[at].note]
+    assert len(marked) == 2 and all(c.note == "† 1 unjudged" and "failed" in c.title for c in marked)
+    assert "† Incomplete row" in caption and "failures: paper" in caption
+
+
+def test_the_conditional_figures_leave_the_failed_generation_out():
+    from rqbench.evaluate.metrics import FailureAccounting, ScoreOptions
+
+    files = _with_failures()[:1]
+    paper = {r.judge: r for r in summarize(files, n_boot=50) if r.row_kind == "model"}["judge-a"]
+    conditional = ScoreOptions(failures=FailureAccounting.conditional)
+    cond = {r.judge: r for r in summarize(files, n_boot=50, options=conditional) if r.row_kind == "model"}["judge-a"]
+    assert paper.figures["lose_non_obviousness"].n == 6 and cond.figures["lose_non_obviousness"].n == 5
+    # the loss: the paper's lose rate is (5 x cond + 1) / 6
+    want = (5 * cond.figures["lose_non_obviousness"].value + 1) / 6
+    assert paper.figures["lose_non_obviousness"].value == pytest.approx(want)
+    assert cond.provenance.failures == "conditional" and cond.provenance.generation_failures == 1

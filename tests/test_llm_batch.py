@@ -87,7 +87,8 @@ def test_failed_batch_lines_are_named_failures_and_a_rerun_sends_only_them(build
     bad = "Question 4 about 2501.00000_rq0"
     batches.line_error = lambda line: (500, "scripted line failure") if bad in json.dumps(line) else None
     out = tmp_path / "results"
-    assert main(_judge_args(sub, root, out, env, "--batch", "--setting", "standalone")) == 0
+    # a judge's calls failed: the results are written, the run says so and exits 1
+    assert main(_judge_args(sub, root, out, env, "--batch", "--setting", "standalone")) == 1
     failures = [f for p in out.glob("*.json") for i in read_results(p).instances for f in i.failures]
     assert failures and all("batch_line_500" in f and "m4" in f for f in failures)
     first_lines = sum(batches.executed.values())
@@ -232,9 +233,10 @@ def test_a_batch_line_cut_at_the_budget_is_truncated_as_in_a_direct_call(build, 
     scripted_server.responder = cut_one
     args = ["judge", str(sub.path), "--judge", env, "--setting", "standalone", "--criteria", "novelty",
             "--dataset", str(root)]  # fmt: skip
-    assert main([*args, "--out", str(tmp_path / "direct")]) == 0
+    # the cut reply is a judge's failure: both runs write their results and exit 1
+    assert main([*args, "--out", str(tmp_path / "direct")]) == 1
     monkeypatch.setenv("RQB_HOME", str(tmp_path / "home-batch"))
-    assert main([*args, "--out", str(tmp_path / "batched"), "--batch"]) == 0
+    assert main([*args, "--out", str(tmp_path / "batched"), "--batch"]) == 1
     assert _instances(tmp_path / "batched") == _instances(tmp_path / "direct")
     (rf,) = [read_results(p) for p in (tmp_path / "batched").glob("*.json")]
     (failure,) = [f for i in rf.instances for f in i.failures]

@@ -429,3 +429,67 @@ def test_what_an_answer_cost_is_found_by_its_keys_in_a_later_run(tmp_path, scrip
     assert failed.value.reask_key is not None and len(failed.value.keys) == 2
     assert set(llm.store.spent(list(failed.value.keys))) == set(failed.value.keys)
     assert llm.store.spent(["b2:never-asked"]) == {}
+
+
+# -- the circuit breaker: an address that cannot be reached at all ---------------------------------
+
+
+def _closed_port_config(**overrides):
+    """The scripted server's model configuration, after the server has gone: its port now refuses connections."""
+    from rqbench.testing.scripted_server import ScriptedServer
+
+    with ScriptedServer() as srv:
+        cfg = srv.model_config(**overrides)
+    return cfg
+
+
+def _ask_many(llm, n: int):
+    async def many():
+        return await asyncio.gather(
+            *[llm.ask("scripted/test", "novelty_standalone", [{"role": "user", "content": f"q{i}"}],
+                      StandaloneNoveltyReply, prompt_hash="h") for i in range(n)],
+            return_exceptions=True,
+        )  # fmt: skip
+
+    return asyncio.run(many())
+
+
+def test_a_closed_port_stops_every_call_after_one_retry_schedule(tmp_path):
+    from rqbench.llm import ProviderUnreachable
+
+    cfg = _closed_port_config(max_retries=2, max_concurrency=4)
+    llm = LLM(CallStore(tmp_path / "calls.db"))
+    llm.register(cfg)
+    t0 = time.monotonic()
+    out = _ask_many(llm, 40)
+    assert all(isinstance(o, ProviderUnreachable) for o in out), {type(o).__name__ for o in out}
+    assert cfg.api_base in str(out[0]) and "failed to connect" in str(out[0])
+    attempts = sum(r["failures"] or 0 for r in llm.store.summary())
+    # without the breaker: 40 calls x 3 attempts; with it, only the calls already in flight (4) tried at all
+    assert 3 <= attempts <= 4 * 3, attempts
+    assert time.monotonic() - t0 < 30
+    # a later call in the same process is refused at once, with no attempt
+    with pytest.raises(ProviderUnreachable):
+        ask(llm, messages=[{"role": "user", "content": "one more"}])
+    assert sum(r["failures"] or 0 for r in llm.store.summary()) == attempts
+
+
+def test_an_address_that_answered_once_keeps_failing_call_by_call(tmp_path):
+    from rqbench.testing.scripted_server import ScriptedServer
+
+    with ScriptedServer() as srv:
+        srv.responder = lambda req: GOOD
+        llm = make_llm(tmp_path, srv, max_retries=1)
+        assert ask(llm).reply.scores[0].non_obviousness == 3
+    # the same address is gone now, but it did answer: each call is one call's failure, as before
+    out = _ask_many(llm, 3)
+    assert all(isinstance(o, LLMCallFailed) for o in out), {type(o).__name__ for o in out}
+
+
+def test_a_dropped_connection_is_not_a_failure_to_connect(tmp_path, scripted_server):
+    from rqbench.llm.provider_errors import is_connect_failure
+
+    scripted_server.fault_plan = lambda n: Fault("reset")
+    with pytest.raises(LLMCallFailed) as err:  # the server took the connection: retried, then one call's failure
+        ask(make_llm(tmp_path, scripted_server, max_retries=1))
+    assert not is_connect_failure(err.value.__cause__)

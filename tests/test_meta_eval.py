@@ -6,6 +6,7 @@ import pytest
 
 from results_factory import cand, instance, nov, results, simple_instance
 from rqbench.evaluate.meta_eval import meta_evaluate, model_family
+from rqbench.evaluate.metrics import FailureAccounting, ScoreOptions
 from rqbench.records import CallTotals, RawReply
 
 ZERO = (0, 0, 0)
@@ -69,15 +70,19 @@ def test_meta_eval_by_hand():
     assert g.unscored_rate.value == pytest.approx(1 / 12)
     # judge replies: per-ordering scores, 2 for each of 5 scored candidates in i1 and 6 in i2; one violation
     assert g.relevance_rule_violation_rate.value == pytest.approx(1 / 22)
-    assert g.rule_corrections_per_instance == 1.0
+    assert g.rule_corrections_per_instance == 1.0 and g.invalid_replies == 0  # "timeout" is no invalid reply
     # candidates with two orderings: i1 has 5 (m0, m1 differ), i2 has 6 (m0 differs) -> 8 of 11 consistent
     assert g.position_score_consistency.value == pytest.approx(8 / 11)
     # top candidate: i1 m2 has no ranks, so k=0 there; i2 flips gt/m0 -> 0 of 1
     assert g.position_top_consistency.value == 0.0
-    # non-obviousness verdicts: gem i1 model 2.5 vs 1 win, i2 m0 mean 2 vs 2 tie; ds: win, win
-    assert g.agreement_with_judges == 0.5 and g.agreement_by_judge == {"ds": 0.5}
+    # non-obviousness verdicts: gem's call failed on i1 (m2 unscored), so under the paper's accounting i1 is
+    # unjudged and has no verdict; i2 m0 mean 2 vs 2 tie. ds: win, win
+    assert g.agreement_with_judges == 0.0 and g.agreement_by_judge == {"ds": 0.0}
     assert g.self_preference_flag is True and g.same_family_submissions == ["google/gemini-3.1-pro"]
-    assert g.win_rate_same_family == 0.5 and g.win_rate_other_families is None
+    assert g.win_rate_same_family == 0.0 and g.win_rate_other_families is None
+    # conditional figures: i1 is best of four, model 2.5 vs 1, a win
+    cond = {r.judge: r for r in meta_evaluate([gem, other], ScoreOptions(failures=FailureAccounting.conditional))}
+    assert cond["gem"].agreement_by_judge == {"ds": 0.5} and cond["gem"].win_rate_same_family == 0.5
     assert rows["ds"].self_preference_flag is False
     assert g.cost_usd == 0.5 and g.cost_per_instance == 0.25 and g.calls == 8
     assert g.length_preference is not None and g.length_preference.value > 0

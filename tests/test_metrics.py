@@ -18,6 +18,7 @@ from metric_oracle import ORACLE, score_vector
 from results_factory import cand, instance, metric_value, nov, simple_instance
 from rqbench.evaluate.criteria import CRITERIA, METRICS
 from rqbench.evaluate.metrics import (
+    FailureAccounting,
     NarrownessAggregation,
     OrderingAggregation,
     ScoreOptions,
@@ -26,6 +27,7 @@ from rqbench.evaluate.metrics import (
     verdicts,
 )
 from rqbench.evaluate.score_table import mean_over_judges
+from rqbench.records import RawReply
 
 CASES_DIR = Path(__file__).parent / "metric_cases"
 
@@ -59,7 +61,9 @@ def _build(case: dict):
     papers = tuple(case.get("papers", ["p1"]))
     gt = _candidate("gt", case["gt"], papers)
     model = [_candidate(f"m{i}", c, papers) for i, c in enumerate(case["model"])]
-    return instance("2501.00001_rq0", gt, model, papers=papers, overlap=case.get("overlap"))
+    failed = [RawReply(step=step, cache_key="k", text="not json", error="invalid_reply: scripted")
+              for step in case.get("failed_calls", [])]  # fmt: skip
+    return instance("2501.00001_rq0", gt, model, papers=papers, overlap=case.get("overlap"), raw_replies=failed)
 
 
 def _options(case: dict) -> ScoreOptions:
@@ -67,6 +71,7 @@ def _options(case: dict) -> ScoreOptions:
     return ScoreOptions(
         narrowness=NarrownessAggregation(o.get("narrowness", "mean")),
         orderings=OrderingAggregation(o.get("orderings", "mean")),
+        failures=FailureAccounting(o.get("failures", "paper")),
     )
 
 

@@ -14,7 +14,7 @@ import pytest
 from rqbench.evaluate import protocol as P
 from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
 from rqbench.evaluate.judging import read_results
-from rqbench.evaluate.metrics import describe_combine_rule
+from rqbench.evaluate.metrics import describe_combine_rule, describe_failures
 
 from rqbench.cli import main
 from rqbench.llm import LLM
@@ -120,6 +120,7 @@ def test_evaluate_dry_run_with_the_paper_keys_is_faithful_and_says_so(build, key
     assert "1,048,576" in out and "1,000,000" in out  # the catalog knows both windows offline
     labels = sorted(j.split()[1].rstrip(":") for j in judges)
     assert f"combined: {describe_combine_rule('pooled', labels)}" in out
+    assert f"  failures: {describe_failures('paper')}" in lines
     assert lines[-1] == "0 departures from the paper's protocol"
 
 
@@ -162,6 +163,7 @@ def test_offline_dry_run_lists_every_departure_with_the_flag_that_restores_it(bu
         (["--prompt", "strict"], "generation prompt", "--prompt original"),
         (["--prompt", "revised"], "generation prompt", "--prompt original"),
         (["--combine", "mean_scores"], "combine rule", "--combine pooled"),
+        (["--failures", "conditional"], "failure accounting", "--failures paper"),
         (["--judge", "gemini/gemini-3.1-pro@temperature=0.5", "--judge", "deepseek/deepseek-v4-pro"],
          "judge temperature (gemini/gemini-3.1-pro@temperature=0.5,reasoning_effort=high)", "no @temperature"),
         (["--judge", "gemini/gemini-3.1-pro@reasoning_effort=low", "--judge", "deepseek/deepseek-v4-pro"],
@@ -233,12 +235,16 @@ def test_results_files_written_before_the_protocol_field_still_read(tmp_path):
     rf = results([instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])])
     data = json.loads(rf.model_dump_json())
     data.pop("protocol")
+    data.pop("coverage")
+    data["judge"].pop("order_key")
     for inst in data["instances"]:
         inst.pop("background")
+        inst.pop("rule_applications")
         for raw in inst["raw_replies"]:
             raw.pop("truncated", None)
     old = ResultsFile.model_validate(data)
-    assert old.protocol is None and old.instances[0].background == {}
+    assert old.protocol is None and old.instances[0].background == {} and old.coverage is None
+    assert old.judge.order_key is None and old.instances[0].rule_applications == {}
 
 
 # --------------------------------------------------------------------------

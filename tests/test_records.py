@@ -65,19 +65,19 @@ def test_generation_reply_shape():
         r.GenerationReply.model_validate({"gaps": [], "research_questions": FIVE})
 
 
-def test_novelty_relevance_zero_forces_zero_and_is_recorded():
+def test_novelty_relevance_zero_forces_zero_and_is_recorded_as_one_application():
     s = r.NoveltyScore.model_validate({"relevance": 0, "originality": 3, "gap_addressing": 0, "non_obviousness": 2})
     assert (s.originality, s.gap_addressing, s.non_obviousness) == (0, 0, 0)
-    assert len(s.rule_corrections) == 2
+    assert s.rule_corrections == ["relevance_zero: relevance=0 with originality=3, non_obviousness=2; set to 0"]
+    assert r.rule_counts(s) == {"relevance_zero": 1}
 
 
-def test_novelty_ranges_are_clamped_and_recorded_but_types_are_not_guessed():
-    s = r.NoveltyScore.model_validate({"relevance": 1, "originality": 7, "gap_addressing": -1, "non_obviousness": 2})
-    assert (s.originality, s.gap_addressing) == (3, 0) and len(s.rule_corrections) == 2
-    with pytest.raises(ValidationError):
-        r.NoveltyScore.model_validate({"relevance": 1, "originality": "high", "gap_addressing": 1, "non_obviousness": 1})
-    with pytest.raises(ValidationError):
-        r.NoveltyScore.model_validate({"relevance": 1, "originality": 1.5, "gap_addressing": 1, "non_obviousness": 1})
+def test_a_novelty_score_outside_its_scale_is_invalid_and_types_are_not_guessed():
+    for bad in ({"originality": 7}, {"gap_addressing": -1}, {"relevance": 2}, {"originality": "high"},
+                {"originality": 1.5}):  # fmt: skip
+        with pytest.raises(ValidationError):
+            r.NoveltyScore.model_validate({"relevance": 1, "originality": 1, "gap_addressing": 1, "non_obviousness": 1}
+                                          | bad)  # fmt: skip
 
 
 def scores(*triples):
@@ -89,8 +89,9 @@ def test_comparative_ranking_must_be_a_permutation():
         {"scores": scores((1, 1, 1), (3, 3, 3)), "ranking": [1, 0]}, context={"n_candidates": 2}
     )
     assert ok.ranking == [1, 0] and not ok.rule_corrections
-    fixed = r.ComparativeNoveltyReply.model_validate({"scores": scores((1, 1, 1), (3, 3, 3)), "ranking": [0, 0]})
-    assert fixed.ranking == [1, 0] and fixed.rule_corrections
+    for ranking in ([0, 0], [1, 2], [0]):  # a repeat, an index of no candidate, one missing
+        with pytest.raises(ValidationError, match="not a permutation"):
+            r.ComparativeNoveltyReply.model_validate({"scores": scores((1, 1, 1), (3, 3, 3)), "ranking": ranking})
     with pytest.raises(ValidationError, match="expected 3"):
         r.ComparativeNoveltyReply.model_validate(
             {"scores": scores((1, 1, 1), (3, 3, 3)), "ranking": [1, 0]}, context={"n_candidates": 3}
@@ -113,27 +114,52 @@ def narrow(**kw):
     return r.NarrownessScore.model_validate(base)
 
 
-def test_narrowness_scope_follows_the_score():
+def test_a_narrowness_scope_that_is_not_its_scores_is_invalid():
     assert not narrow().rule_corrections
-    fixed = narrow(source_bound_score=3)
-    assert fixed.source_bound_scope == "strongly_source_bound" and fixed.rule_corrections
-    assert narrow(main_object_in_source=True).main_object_in_source == 1
+    with pytest.raises(ValidationError, match="source_bound_scope='source_bound' contradicts source_bound_score=3"):
+        narrow(source_bound_score=3)
+    assert narrow(main_object_in_source=True).main_object_in_source == 1  # JSON true for 1 says the same
+    for bad in ({"mentions_source_specific_name": 9078}, {"introduces_new_mechanism": -1},
+                {"diagnostic_test_score": 4, "diagnostic_scope": "strongly_diagnostic"}):  # fmt: skip
+        with pytest.raises(ValidationError):
+            narrow(**bad)
     with pytest.raises(ValidationError):
         narrow(source_bound_scope="very_bound", source_bound_score="x")
 
 
-def test_overlap_subset_rules():
-    ctx = {"n_candidates": 3}
-    none = r.OverlapReply.model_validate({"pairwise_scores": [1, 2, 0], "covering_subset_indices": [], "covered": False}, context=ctx)
+def overlap(scores, subset, covered, n=None):
+    return r.OverlapReply.model_validate({"pairwise_scores": scores, "covering_subset_indices": subset,
+                                          "covered": covered}, context={"n_candidates": n or len(scores)})  # fmt: skip
+
+
+def test_overlap_the_covering_subset_follows_the_scores_as_the_paper_says():
+    none = overlap([1, 2, 0], [], False)
     assert not none.rule_corrections and not none.covered
-    strong = r.OverlapReply.model_validate({"pairwise_scores": [4, 3, 0], "covering_subset_indices": [0, 1], "covered": True}, context=ctx)
-    assert strong.covering_subset_indices == [0]
-    combo = r.OverlapReply.model_validate({"pairwise_scores": [2, 2, 0], "covering_subset_indices": [1, 0], "covered": True}, context=ctx)
+    combo = overlap([2, 2, 0], [1, 0], True)
     assert combo.covering_subset_indices == [0, 1] and not combo.rule_corrections
-    clamp = r.OverlapReply.model_validate({"pairwise_scores": [9, 0, 0], "covering_subset_indices": [7], "covered": False}, context=ctx)
-    assert clamp.pairwise_scores[0] == 4 and clamp.covering_subset_indices == [0] and clamp.covered
+    # a candidate scoring 3 or 4 is the subset on its own, the smallest index on ties: one application
+    strong = overlap([4, 3, 0], [0, 1], True)
+    assert strong.covering_subset_indices == [0] and r.rule_counts(strong) == {"covering_subset": 1}
+    missed = overlap([0, 1, 2, 3, 4], [], False)  # consistent fields, but the rule says [3]
+    assert (missed.covering_subset_indices, missed.covered) == ([3], True)
+    assert missed.rule_corrections == ["covering_subset: candidate 3 scores 3, so the subset is [3] (reply had [])"]
+    assert not overlap([0, 3, 0], [1], True).rule_corrections
+
+
+def test_an_overlap_reply_that_breaks_its_meaning_is_invalid():
+    cases = {
+        "outside its scale 0-4": ([9, 0, 0], [], False),
+        "no candidate with that index": ([0, 1, 2, 3, 4], [5, 6, 7, 8, 9], False),  # the reply
+        "names a candidate twice": ([2, 2, 0], [0, 0, 1], True),
+        "covered=false contradicts": ([2, 2, 0], [0, 1], False),
+        "covered=true contradicts": ([0, 1, 2], [], True),
+        "one candidate scoring 2": ([0, 2, 1], [1], True),
+    }
+    for message, (scores, subset, covered) in cases.items():
+        with pytest.raises(ValidationError, match=message):
+            overlap(scores, subset, covered)
     with pytest.raises(ValidationError, match="expected 3"):
-        r.OverlapReply.model_validate({"pairwise_scores": [1], "covering_subset_indices": [], "covered": False}, context=ctx)
+        overlap([1], [], False, n=3)
 
 
 def test_influence_labels_mark_the_influential_two():

@@ -225,7 +225,7 @@ def test_every_csv_and_latex_table_opens_with_the_same_provenance_as_report_md(t
         assert all(line in head for line in lines), path.name
         assert "Demo output" not in text, path.name  # hosted judges and models: no demo note
     table = pd.read_csv(out / "novelty_standalone_scores.csv", comment="#")
-    assert list(table.columns) == ["row", "column", "value", "ci_low", "ci_high", "std", "n"] and len(table) > 0
+    assert list(table.columns) == ["row", "column", "value", "ci_low", "ci_high", "std", "n", "unjudged"] and len(table) > 0
 
 
 def test_demo_figures_carry_the_demo_note_into_every_csv_and_latex_caption(tmp_path, capsys):

@@ -280,12 +280,12 @@ def test_leaderboard_headline_view_fits_and_explains_itself(space, page, test_ou
 
     open_board(page, space.url)
     assert headers(page, "leaderboard-table") == [
-        "Model", "Setting", "Judge", "Best@5 originality", "Best@5 gap addressing", "Best@5 non-obviousness",
+        "Model", "Setting", "Judge", "Scored", "Best@5 originality", "Best@5 gap addressing", "Best@5 non-obviousness",
         "Win / tie / lose % non-obviousness", "Best@5 source-boundedness ↓", "Overlap@5"]  # fmt: skip
     assert no_horizontal_scroll(page, "leaderboard-table")
-    best = cell(page, "leaderboard-table", 0, 3).inner_text().replace("\n", " ")
+    best = cell(page, "leaderboard-table", 0, 4).inner_text().replace("\n", " ")
     assert re.fullmatch(r"\d\.\d\d \[\d\.\d\d, \d\.\d\d\]", best), best  # the figure and its CI in one cell
-    assert re.fullmatch(r"\d+ / \d+ / \d+", cell(page, "leaderboard-table", 0, 6).inner_text().strip())
+    assert re.fullmatch(r"\d+ / \d+ / \d+", cell(page, "leaderboard-table", 0, 7).inner_text().strip())
     # an empty cell says why on hover, and the caption says it too
     empty = page.locator("#leaderboard-table td.missing").first
     reason = empty.get_attribute("title")
@@ -301,15 +301,16 @@ def test_leaderboard_headline_view_fits_and_explains_itself(space, page, test_ou
     page.locator("#lb-more").get_by_text("More columns, filters and intervals").click()
     page.locator("#lb-ci input").uncheck()
     deadline = time.monotonic() + 20
-    while "[" in cell(page, "leaderboard-table", 0, 3).inner_text() and time.monotonic() < deadline:
+    while "[" in cell(page, "leaderboard-table", 0, 4).inner_text() and time.monotonic() < deadline:
         time.sleep(0.3)
-    assert "[" not in cell(page, "leaderboard-table", 0, 3).inner_text()
-    assert cell(page, "leaderboard-table", 0, 3).get_attribute("title").startswith("95% CI [")
-    page.locator("#lb-groups").get_by_label("provenance (judges, prompts, dataset, contamination)").check()
+    assert "[" not in cell(page, "leaderboard-table", 0, 4).inner_text()
+    assert cell(page, "leaderboard-table", 0, 4).get_attribute("title").startswith("95% CI [")
+    page.locator("#lb-groups").get_by_label(
+        "provenance (judges and their details, prompts, dataset, failures, contamination)").check()
     deadline = time.monotonic() + 20
     while "Contamination" not in headers(page, "leaderboard-table") and time.monotonic() < deadline:
         time.sleep(0.3)
-    assert {"Judges", "Dataset", "Contamination"} <= set(headers(page, "leaderboard-table"))
+    assert {"Judges", "Dataset", "Failures", "Judge details", "Contamination"} <= set(headers(page, "leaderboard-table"))
     page.screenshot(path=str(test_output_dir / "leaderboard-provenance.png"))
     assert page.errors == []
 

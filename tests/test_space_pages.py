@@ -84,20 +84,21 @@ def test_the_default_view_is_the_headline_figures_each_with_its_ci(rows):
     table = lb.build_table(rows)
     headers, cells, _ = lb.display(table, lb.View())
     assert [h.label for h in headers] == [
-        "Model", "Setting", "Judge", "Best@5 originality", "Best@5 gap addressing", "Best@5 non-obviousness",
+        "Model", "Setting", "Judge", "Scored", "Best@5 originality", "Best@5 gap addressing", "Best@5 non-obviousness",
         "Win / tie / lose % non-obviousness", "Best@5 source-boundedness ↓", "Overlap@5"]  # fmt: skip
     shown = lb.render(table, lb.View())
     for row, rec in zip(cells, shown.to_dict("records")):
-        best = row[5]
+        best = row[6]
         if rec["Best@5 non-obviousness"] is not None and rec["Best@5 non-obviousness"] == rec["Best@5 non-obviousness"]:
             assert f"{best.text} {best.note}" == f"{rec['Best@5 non-obviousness']:.2f} {rec['Best@5 non-obviousness 95% CI']}"
             assert best.title == f"95% CI {rec['Best@5 non-obviousness 95% CI']}"
     model_row = next(r for r in cells if r[0].text == "open-model" and r[1].text == "standalone")
-    assert re.fullmatch(r"\d+ / \d+ / \d+", model_row[6].text) and "win" in model_row[6].title
+    assert re.fullmatch(r"\d+ / \d+ / \d+", model_row[7].text) and "win" in model_row[7].title
+    assert model_row[3].text == "6/6" and model_row[3].note == ""  # every instance scored: no mark
     demo_row = next(r for r in cells if r[0].text == "local/smollm2-135m")
     assert "demo model" in demo_row[0].note and "demo" in demo_row[2].note
     _, no_ci, _ = lb.display(table, lb.View(show_ci=False))
-    assert all(c.note == "" for r in no_ci for c in r[3:] if c.kind == "num")
+    assert all(c.note == "" for r in no_ci for c in r[4:] if c.kind == "num")
 
 
 def test_every_empty_cell_says_why_and_the_caption_lists_the_reasons(rows):
@@ -105,9 +106,9 @@ def test_every_empty_cell_says_why_and_the_caption_lists_the_reasons(rows):
     missing = [c for r in cells for c in r if c.kind == "missing"]
     assert missing and all(c.text == lb.MISSING and c.title for c in missing)
     comparative = next(r for r in cells if r[1].text == "comparative")
-    assert "standalone judging only" in comparative[3].title  # no Best@5 in comparative, by design
+    assert "standalone judging only" in comparative[4].title  # no Best@5 in comparative, by design
     reference = next(r for r in cells if r[0].text == "author-anchored (GT)")
-    assert "yardstick" in reference[6].title
+    assert "yardstick" in reference[7].title
     for c in missing:
         assert c.title in caption
 
@@ -126,7 +127,8 @@ def test_the_combine_rule_is_on_the_combined_judge_and_in_the_caption(rows):
 def test_column_groups_add_their_columns_to_the_headline(rows):
     table = lb.build_table(rows)
     labels = [h.label for h in lb.display(table, lb.View(groups=("model", "headline", "provenance")))[0]]
-    assert labels[-6:] == ["Judges", "Prompt set", "Dataset", "Instances", "Submitted", "Contamination"]
+    assert labels[-8:] == ["Judges", "Prompt set", "Dataset", "Instances", "Failures", "Judge details", "Submitted",
+                           "Contamination"]  # fmt: skip
     labels = [h.label for h in lb.display(table, lb.View(groups=("model", "headline", "novelty")))[0]]
     assert "Win % originality" in labels and "Tie % gap addressing" in labels
 

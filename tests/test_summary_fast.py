@@ -9,7 +9,8 @@ from results_factory import cand, instance, results
 from summary_reference import reference_instance_values, reference_summarize
 
 from rqbench.evaluate.criteria import METRICS
-from rqbench.evaluate.metrics import NarrownessAggregation, OrderingAggregation, ScoreOptions
+from rqbench.evaluate.metrics import FailureAccounting, NarrownessAggregation, OrderingAggregation, ScoreOptions
+from rqbench.records import RawReply
 from rqbench.evaluate.summary import instance_values, summarize
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV")
@@ -32,9 +33,13 @@ def _random_instance(rng: random.Random, k: int, n_model: int):
     papers = tuple(f"p{j}" for j in range(rng.randint(1, 3)))
     gt = _random_candidate(rng, "gt", papers)
     model = [_random_candidate(rng, f"m{i}", papers) for i in range(n_model)]
-    overlap = _maybe(rng, 0.2, [rng.randint(0, 4) for _ in range(rng.choice((n_model, 3)))])
+    overlap = _maybe(rng, 0.2, [rng.randint(0, 4) for _ in range(rng.choice((n_model, 3)))]) if n_model else None
+    # a call that failed after its re-ask, kept as its raw reply: a judge's failure whatever the scores say
+    raws = [RawReply(step=rng.choice(("novelty_standalone", "narrowness_comparative", "overlap")), cache_key="k",
+                     text="not json", error="invalid_reply: scripted")] if n_model and rng.random() < 0.1 else []
+    gt = gt if n_model else cand("gt", None, sb=None)  # no generation: the GT is not judged either
     return instance(f"25{rng.randint(1, 12):02d}.{k // 3:05d}_rq{k % 3}", gt, model, subfield=rng.choice(SUBFIELDS),
-                    papers=papers, overlap=overlap)  # fmt: skip
+                    papers=papers, overlap=overlap, raw_replies=raws)  # fmt: skip
 
 
 def _random_results(seed: int, n: int = 40):
@@ -43,7 +48,8 @@ def _random_results(seed: int, n: int = 40):
     for s in range(2):
         for label in ("judge-a", "judge-b", "judge-c")[: rng.randint(1, 3)]:
             for setting in ("standalone", "comparative"):
-                insts = [_random_instance(rng, k, rng.choice((5, 5, 5, 4))) for k in range(n) if rng.random() > 0.1]
+                # five RQs mostly, four (one missing), or none (no valid generation)
+                insts = [_random_instance(rng, k, rng.choice((5, 5, 5, 4, 0))) for k in range(n) if rng.random() > 0.1]
                 files.append(results(insts, model=f"model-{s}", label=label, setting=setting))
     # a second standalone file of one judge, overlapping the first: the reference row's "first file wins"
     extra = [_random_instance(rng, k, 5) for k in range(n // 2, n + 10)]
@@ -55,12 +61,14 @@ def _dump(rows):
     return [r.model_dump() for r in rows]
 
 
+@pytest.mark.parametrize("failures", list(FailureAccounting))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("combine", ["pooled", "mean_scores"])
-def test_fast_summarize_equals_the_reference_on_random_results(seed, combine):
+def test_fast_summarize_equals_the_reference_on_random_results(seed, combine, failures):
     files = _random_results(seed)
-    opts = [ScoreOptions(), ScoreOptions(NarrownessAggregation.max, OrderingAggregation.first),
-            ScoreOptions(NarrownessAggregation.min)][seed]  # fmt: skip
+    opts = [ScoreOptions(failures=failures),
+            ScoreOptions(NarrownessAggregation.max, OrderingAggregation.first, failures),
+            ScoreOptions(NarrownessAggregation.min, failures=failures)][seed]  # fmt: skip
     kw = dict(combine=combine, by_subfield=True, options=opts, n_boot=200, seed=seed)
     fast, ref = summarize(files, **kw), reference_summarize(files, **kw)
     assert len(fast) == len(ref) > 0
@@ -77,13 +85,15 @@ def test_fast_summarize_equals_the_reference_with_a_repeated_rq_id():
     assert _dump(summarize(files, **kw)) == _dump(reference_summarize(files, **kw))
 
 
+@pytest.mark.parametrize("failures", list(FailureAccounting))
 @pytest.mark.parametrize("combine", ["pooled", "mean_scores"])
-def test_fast_instance_values_equal_the_reference(combine):
+def test_fast_instance_values_equal_the_reference(combine, failures):
     files = _random_results(3)
+    opts = ScoreOptions(failures=failures)
     for name in ("win_originality", "best5_source_bound_score", "overlap5", "tie_diagnostic_test_score"):
         for setting in ("standalone", "comparative"):
-            fast = instance_values(files, name, setting=setting, combine=combine)
-            assert fast == reference_instance_values(files, name, setting=setting, combine=combine)
+            fast = instance_values(files, name, setting=setting, combine=combine, options=opts)
+            assert fast == reference_instance_values(files, name, setting=setting, combine=combine, options=opts)
             assert all(type(v) is float for _, per in fast.values() for v in per.values())
 
 

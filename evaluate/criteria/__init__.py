@@ -15,6 +15,7 @@ from .narrowness import Narrowness
 from .novelty import Novelty
 from .overlap import Overlap
 from .requests import (
+    ORDER_KEY,
     SETTINGS,
     JudgeConfig,
     JudgeRequest,
@@ -57,6 +58,7 @@ __all__ = [
     "DIMENSIONS",
     "GT_ID",
     "METRICS",
+    "ORDER_KEY",
     "SETTINGS",
     "STEPS",
     "Column",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from rqbench.evaluate.dataset import Benchmark
-from rqbench.evaluate.metrics import MetricSpec, ScoreOptions
+from rqbench.evaluate.metrics import MODEL_RQS, FailureAccounting, MetricSpec, ScoreOptions
 from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, PaperCut, Reply
 from rqbench.steps import Step
 from rqbench.untrusted import candidate_values
@@ -36,11 +36,17 @@ from .requests import JudgeConfig, JudgeRequest, render, shared_user_chars
 
 @dataclass(frozen=True)
 class Dimension:
-    """One scored dimension of a criterion, and which way is better."""
+    """One scored dimension of a criterion, which way is better, and its scale (the reply model's bounds)."""
 
     name: str
     label: str
     higher_is_better: bool
+    scale: tuple[int, int]
+
+    @property
+    def worst(self) -> float:
+        """The scale's worst value: what a missing RQ scores, and an instance with no generation's Best@5."""
+        return float(self.scale[0] if self.higher_is_better else self.scale[1])
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,40 @@ class Criterion:
             out.append(JudgeRequest(self.name, step, msgs, self.reply_model_for(step), tuple(group), paper_id,
                                     ordering, tuple(background), shared_user_chars(judge.prompts, step, filled)))  # fmt: skip
         return out
+
+    # -- failure accounting ---------------------------------------------------
+    def complete(self, inst: InstanceResult, gt: CandidateScores, model: Sequence[CandidateScores]) -> bool:
+        """Whether every candidate the criterion scores has its score (a failed call leaves one without)."""
+        raise NotImplementedError
+
+    def unjudged(self, inst: InstanceResult, gt: CandidateScores, model: Sequence[CandidateScores]) -> bool:
+        """A judge's failure: the instance has the model's RQs, and a call of this criterion failed after its
+        re-ask (its raw reply kept with the error) or left a candidate without this criterion's score."""
+        if not model:
+            return False  # no generation: nothing was asked, and that is the model's failure, not the judge's
+        steps = {s.name for s in self.steps.values()}
+        if any(r.error is not None and r.step in steps for r in inst.raw_replies):
+            return True
+        return not self.complete(inst, gt, model)
+
+    def score_row(
+        self, inst: InstanceResult, gt: CandidateScores, model: Sequence[CandidateScores], opts: ScoreOptions
+    ) -> tuple[list[float], list[list[float]], bool]:
+        """The instance's row of the score table under ``opts.failures``, and whether it is unjudged here.
+
+        Paper accounting: an unjudged instance has no model values (the GT keeps its own, for the reference
+        row), and an instance with fewer than five RQs gets the scale's worst in each missing slot. An instance
+        with no generation has no slots here; its figures take their ``no_generation`` value in the summary.
+        Conditional: ``table_values`` as they are.
+        """
+        g, slots = self.table_values(inst, gt, model, opts)
+        unjudged = self.unjudged(inst, gt, model)
+        if opts.failures is FailureAccounting.paper and model:
+            if unjudged:
+                slots = [[float("nan")] * len(self.dimensions)] * max(MODEL_RQS, len(slots))
+            elif len(slots) < MODEL_RQS:
+                slots = [*slots, *[[d.worst for d in self.dimensions]] * (MODEL_RQS - len(slots))]
+        return g, slots, unjudged
 
     # -- scoring ------------------------------------------------------------
     def table_values(

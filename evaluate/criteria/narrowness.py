@@ -29,6 +29,7 @@ from rqbench.records import (
     NarrownessScore,
     Reply,
     StandaloneNarrownessReply,
+    scale_of,
 )
 from rqbench.steps import Step
 
@@ -36,12 +37,13 @@ from .base import Column, Criterion, Dimension, ReportTable, figure_column
 from .requests import JudgeConfig, JudgeRequest, candidate_map, group_candidates
 
 _DIMENSIONS = (
-    Dimension("source_bound_score", "source-boundedness", False),
-    Dimension("diagnostic_test_score", "diagnostic framing", False),
+    Dimension("source_bound_score", "source-boundedness", False, scale_of(NarrownessScore, "source_bound_score")),
+    Dimension("diagnostic_test_score", "diagnostic framing", False, scale_of(NarrownessScore, "diagnostic_test_score")),
 )
 assert tuple(d.name for d in _DIMENSIONS) == NARROWNESS_DIMENSIONS
 _READ = operator.attrgetter(*(d.name for d in _DIMENSIONS))
-_METRICS = tuple(m for d in _DIMENSIONS for m in (best_of_five(d.name, d.label, False), *pass_rates(d.name, d.label, False)))
+_METRICS = tuple(m for d in _DIMENSIONS
+                 for m in (best_of_five(d.name, d.label, False, d.worst), *pass_rates(d.name, d.label, False)))
 _BY_NAME = {m.name: m for m in _METRICS}
 
 
@@ -105,6 +107,10 @@ class Narrowness(Criterion):
             c.narrowness = {}
 
     # -- scoring ------------------------------------------------------------
+    def complete(self, inst: InstanceResult, gt: CandidateScores, model: Sequence[CandidateScores]) -> bool:
+        """Every candidate scored against every background paper (one paper's failed call leaves it without)."""
+        return all(p in c.narrowness for c in (gt, *model) for p in inst.background_paper_ids)
+
     @staticmethod
     def scores(c: CandidateScores, opts: ScoreOptions, paper_ids: Sequence[str]) -> list[float] | None:
         """The candidate's value on each dimension over the background papers it was scored on; None if none."""

@@ -2,7 +2,7 @@
 
 Standalone: one candidate a call. Comparative: the GT and the five in one call,
 each scored and all ranked, once per ordering (``--orderings K``), the order of
-each drawn from ``random.Random(f"{seed}:{rq_id}:{k}")``. A candidate's
+each drawn for the judge (``requests.ORDER_KEY``: seed, judge label, rq_id, k). A candidate's
 ``novelty`` is its score under the first ordering that succeeded; every
 ordering's score and the rank it got are kept in ``novelty_by_ordering`` and
 ``rank_by_ordering`` for position-bias analysis. Scores under several
@@ -26,23 +26,25 @@ from rqbench.records import (
     ComparativeNoveltyReply,
     EvaluationInstance,
     InstanceResult,
+    NoveltyScore,
     Reply,
     StandaloneNoveltyReply,
+    scale_of,
 )
 from rqbench.steps import Step
 
 from .base import Column, Criterion, Dimension, ReportTable, figure_column
 from .requests import JudgeConfig, JudgeRequest, candidate_map, group_candidates
 
-_DIMENSIONS = (
-    Dimension("relevance", "relevance", True),
-    Dimension("originality", "originality", True),
-    Dimension("gap_addressing", "gap addressing", True),
-    Dimension("non_obviousness", "non-obviousness", True),
-)
+_DIMENSIONS = tuple(
+    Dimension(name, label, True, scale_of(NoveltyScore, name))
+    for name, label in (("relevance", "relevance"), ("originality", "originality"),
+                        ("gap_addressing", "gap addressing"), ("non_obviousness", "non-obviousness"))
+)  # fmt: skip
 assert tuple(d.name for d in _DIMENSIONS[1:]) == NOVELTY_DIMENSIONS
 _READ = operator.attrgetter(*(d.name for d in _DIMENSIONS))
-_METRICS = tuple(m for d in _DIMENSIONS for m in (best_of_five(d.name, d.label, True), *pass_rates(d.name, d.label, True)))
+_METRICS = tuple(m for d in _DIMENSIONS
+                 for m in (best_of_five(d.name, d.label, True, d.worst), *pass_rates(d.name, d.label, True)))
 _BY_NAME = {m.name: m for m in _METRICS}
 
 
@@ -116,6 +118,9 @@ class Novelty(Criterion):
             c.novelty, c.novelty_by_ordering, c.rank_by_ordering = None, [], []
 
     # -- scoring ------------------------------------------------------------
+    def complete(self, inst: InstanceResult, gt: CandidateScores, model: Sequence[CandidateScores]) -> bool:
+        return all(c.novelty is not None or c.novelty_by_ordering for c in (gt, *model))
+
     @staticmethod
     def scores(c: CandidateScores, opts: ScoreOptions) -> list[float] | None:
         """The candidate's value on each dimension (in ``dimensions`` order), None when unscored.

@@ -18,13 +18,13 @@ import numpy as np
 
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.metrics import GT_ID, MetricSpec, ScoreOptions, best
-from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, OverlapReply, Reply
+from rqbench.records import OVERLAP_SCALE, CandidateScores, EvaluationInstance, InstanceResult, OverlapReply, Reply
 from rqbench.steps import Step
 
 from .base import Criterion, Dimension, ReportTable, figure_column
 from .requests import JudgeConfig, JudgeRequest
 
-_DIMENSION = Dimension("overlap", "author-anchor overlap", True)
+_DIMENSION = Dimension("overlap", "author-anchor overlap", True, OVERLAP_SCALE)
 
 
 def _overlap_at_5(gt: np.ndarray, model: np.ndarray) -> np.ndarray:
@@ -33,7 +33,8 @@ def _overlap_at_5(gt: np.ndarray, model: np.ndarray) -> np.ndarray:
 
 
 OVERLAP5 = MetricSpec(name="overlap5", fn=_overlap_at_5, higher_is_better=True, dimension="overlap",
-                      label="Overlap@5 (author-anchor overlap, 0-4)", kind="diagnostic")  # fmt: skip
+                      label="Overlap@5 (author-anchor overlap, 0-4)", kind="diagnostic",
+                      no_generation=_DIMENSION.worst)  # fmt: skip
 
 
 class Overlap(Criterion):
@@ -66,6 +67,9 @@ class Overlap(Criterion):
         result.overlap = None
 
     # -- scoring ------------------------------------------------------------
+    def complete(self, inst: InstanceResult, gt: CandidateScores, model: Sequence[CandidateScores]) -> bool:
+        return inst.overlap is not None
+
     def table_values(
         self, inst: InstanceResult, gt: CandidateScores, model: Sequence[CandidateScores], opts: ScoreOptions
     ) -> tuple[list[float], list[list[float]]]:

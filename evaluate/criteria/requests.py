@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.io import RecordError
+from rqbench.llm.config import public_label
 from rqbench.llm.client import parse_json_reply
 from rqbench.prompts import PromptSet
 from rqbench.records import CandidateScores, InstanceResult, PaperCut, Reply
@@ -38,14 +39,22 @@ def candidate_id(index: int) -> str:
     return f"m{index}"
 
 
-def ordering_rng(seed: int, rq_id: str, ordering: int) -> random.Random:
-    """The recorded draw behind a comparative call's candidate order."""
-    return random.Random(f"{seed}:{rq_id}:{ordering}")
+# What a comparative call's candidate order is drawn from, as results files record it (``JudgeSpec.order_key``).
+# The judge is in it, so two judges see one instance in different orders: a position bias of the one is not
+# shared with the other, and cannot inflate their agreement. Files written before it record none (the old key
+# was seed:rq_id:ordering).
+ORDER_KEY = "{seed}:{judge}:{rq_id}:{ordering}"
 
 
-def shuffled(ids: Sequence[str], seed: int, rq_id: str, ordering: int) -> list[str]:
+def ordering_rng(seed: int, judge: str, rq_id: str, ordering: int) -> random.Random:
+    """The recorded draw behind a comparative call's candidate order (``ORDER_KEY``; ``judge`` is its label)."""
+    return random.Random(ORDER_KEY.format(seed=seed, judge=judge, rq_id=rq_id, ordering=ordering))
+
+
+def shuffled(ids: Sequence[str], seed: int, judge: str, rq_id: str, ordering: int) -> list[str]:
+    """The candidates in the order judge ``judge`` is shown them in ordering ``ordering`` of instance ``rq_id``."""
     order = list(ids)
-    ordering_rng(seed, rq_id, ordering).shuffle(order)
+    ordering_rng(seed, judge, rq_id, ordering).shuffle(order)
     return order
 
 
@@ -121,10 +130,11 @@ def shared_user_chars(prompts: PromptSet, step: str, values: dict[str, str]) -> 
 
 
 def group_candidates(judge: JudgeConfig, rq_id: str, ids: Sequence[str], ordering: int = 0) -> list[list[str]]:
-    """Standalone: one group per candidate. Comparative: one group, in the order drawn from the seed."""
+    """Standalone: one group per candidate. Comparative: one group, in the order drawn for this judge (ORDER_KEY)."""
     if judge.setting == "standalone":
         return [[c] for c in ids]
-    return [shuffled(ids, judge.seed, rq_id, ordering)]
+    # the judge's public label: the order does not depend on how the model is reached (api_base, retries, ...)
+    return [shuffled(ids, judge.seed, public_label(judge.label), rq_id, ordering)]
 
 
 def candidate_map(result: InstanceResult) -> dict[str, CandidateScores]:

@@ -15,7 +15,11 @@ What it guarantees:
   is cached like any reply, and never re-asked as if its format were wrong;
 - every request and cache hit is logged with tokens (cached input apart), cost, latency and status;
 - requests are paced per provider (``ratelimit.py``); in batch mode cache misses are deferred
-  and sent through the provider's batch endpoint (``batch.py``); see docs/llm.md.
+  and sent through the provider's batch endpoint (``batch.py``); see docs/llm.md;
+- a provider that cannot be reached at all stops the run: once a call has spent its retries
+  failing to connect to an address that has not answered once in this process, every call to
+  that address raises ``ProviderUnreachable`` at once instead of retrying on its own (a circuit
+  breaker), and the job ends with that message rather than logging one error per request.
 """
 
 from __future__ import annotations
@@ -43,7 +47,13 @@ from rqbench.llm.catalog import litellm_module as _litellm
 from rqbench.llm.config import BATCH_PROVIDERS, ModelConfig, hosted_config
 from rqbench.llm.estimate import FREE, Estimate, PrefixCacheModel, PriceBook, cache_rule
 from rqbench.llm.ratelimit import RateLimiter, env_limits
-from rqbench.llm.provider_errors import MAX_RETRY_AFTER_S, is_rate_limit, is_transient, retry_after_of
+from rqbench.llm.provider_errors import (
+    MAX_RETRY_AFTER_S,
+    is_connect_failure,
+    is_rate_limit,
+    is_transient,
+    retry_after_of,
+)
 from rqbench.llm.store import CallStore
 from rqbench.llm.usage import usage_of
 from rqbench.records import reply_json_schema
@@ -70,6 +80,31 @@ class LLMCallFailed(RuntimeError):
 
 # The reason of a reply cut off by the reply budget (the provider's finish_reason "length").
 TRUNCATED = "truncated"
+
+
+class ProviderUnreachable(RuntimeError):
+    """No connection could be made to a model's address, and none ever was in this process: the run stops.
+
+    Not an ``LLMCallFailed``: it is not one call's failure to record and move past, since every
+    other call to that address would fail the same way. The jobs let it end the run with its message.
+    """
+
+    def __init__(self, model: str, address: str, attempts: int, detail: str):
+        self.model, self.address, self.attempts, self.detail = model, address, attempts, detail
+        super().__init__(
+            f"cannot connect to {address} (model {model}): {attempts} attempt(s) failed to connect and none has "
+            f"been answered in this run ({detail}); the run stops here instead of retrying every call. Check the "
+            "network, the API base and any proxy; answered calls are cached, so a rerun resumes where this stopped"
+        )
+
+
+@dataclass
+class _Reach:
+    """What the circuit breaker knows about one address: whether it ever answered, and whether it is given up on."""
+
+    answered: bool = False
+    connect_failures: int = 0  # attempts that could not connect
+    broken: ProviderUnreachable | None = None
 
 
 def truncation_detail(cfg: ModelConfig) -> str:
@@ -184,6 +219,7 @@ class LLM:
         self._asked_afresh: set[str] = set()  # keys --retry-failed already dropped in this run
         self._direct_models: set[str] = set()  # batch mode, but no batch endpoint
         self._log_hits = True
+        self._reach: dict[str, _Reach] = {}  # the circuit breaker, per provider address
 
     def run_note(self) -> str:
         """The line a job prints when it starts, so its calls can be found in the call log afterwards."""
@@ -221,6 +257,13 @@ class LLM:
             lim = self._limiters[key] = RateLimiter(*env_limits(cfg.provider))
         lim.tighten(cfg.rpm, cfg.tpm)
         return lim
+
+    def _reachability(self, cfg: ModelConfig) -> _Reach:
+        return self._reach.setdefault(self._address(cfg), _Reach())
+
+    @staticmethod
+    def _address(cfg: ModelConfig) -> str:
+        return cfg.api_base or f"the {cfg.provider} API"
 
     def _semaphore(self, cfg: ModelConfig) -> asyncio.Semaphore:
         key = (id(asyncio.get_running_loop()), cfg.name)
@@ -461,9 +504,12 @@ class LLM:
             kwargs["response_format"] = fmt
         limiter = self._limiter(cfg)
         tokens = sum(len(m.get("content") or "") for m in messages) // 4 + (cfg.max_tokens or 0)
+        reach = self._reachability(cfg)
         attempt = 0
         while True:
             attempt += 1
+            if reach.broken is not None:  # another call found the address unreachable: do not try again
+                raise reach.broken
             await limiter.acquire(tokens)  # the provider's requests and tokens per minute, and any 429 pause
             t0 = time.monotonic()
             try:
@@ -482,7 +528,17 @@ class LLM:
                     step=step, model=cfg.name, key=key, cache="miss", status=f"error:{reason}",
                     run_id=self.run_id, attempt=attempt, latency_s=latency, error=str(exc)[:500],
                 )  # fmt: skip
+                no_connection = is_connect_failure(exc)
+                if no_connection:
+                    reach.connect_failures += 1
+                else:
+                    reach.answered = True  # a server was reached, whatever it said
                 if not transient or attempt > cfg.max_retries:
+                    if no_connection and not reach.answered:
+                        # a whole retry schedule without one connection, and the address never answered: give up on it
+                        reach.broken = reach.broken or ProviderUnreachable(
+                            cfg.name, self._address(cfg), reach.connect_failures, f"{reason}: {str(exc)[:200]}")
+                        raise reach.broken from exc
                     raise LLMCallFailed(step, key, reason, str(exc)[:500]) from exc
                 wait = retry_after_of(exc)
                 if wait is not None:  # the provider said when: honour it, within reason
@@ -497,6 +553,7 @@ class LLM:
                     await asyncio.sleep(wait)
                 continue
             latency = time.monotonic() - t0
+            reach.answered = True
             limiter.succeeded()
             use = usage_of(getattr(resp, "usage", None))
             cost = self._cost(resp, cfg)  # litellm prices cached input at the model's cache-read rate

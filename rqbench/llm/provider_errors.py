@@ -1,9 +1,12 @@
-"""Which provider errors are worth another try, and how long the provider asked us to wait.
+"""Which provider errors are worth another try, how long the provider asked us to wait, and which mean no connection.
 
 Shared by direct calls (``rqbench.llm.client``) and batch submission (``rqbench.llm.batch``):
 rate limits, 5xx, timeouts, dropped connections and broken bodies are transient; a request
 the provider refuses (bad request, auth, context too long, content policy) is not, since
-sending it again cannot help.
+sending it again cannot help. A connection that could not be made at all (refused, no DNS
+answer, no route, a connect timeout) is transient for one call, but when no call to that
+address has ever been answered it is what the client's circuit breaker stops a run on
+(``is_connect_failure``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,30 @@ def retry_after_of(exc: BaseException) -> float | None:
 
 def is_rate_limit(exc: BaseException) -> bool:
     return type(exc).__name__ == "RateLimitError" or getattr(exc, "status_code", None) == 429
+
+
+# Exceptions, anywhere in an error's chain, that say the connection itself was never made. litellm wraps them
+# (an openai-compatible provider's "Connection error." arrives as litellm's InternalServerError), and openai's
+# APIConnectionError alone is not enough: a connection dropped mid-reply is one too, and that server answered.
+_CONNECT_FAILURES = ("ConnectError", "ConnectTimeout", "ClientConnectorError", "ClientConnectorDNSError",
+                     "ClientConnectorSSLError", "ClientConnectorCertificateError", "ConnectionTimeoutError",
+                     "ConnectionRefusedError", "gaierror")  # fmt: skip
+# What a provider wrapper says when it re-raises a connect failure without chaining it.
+_CONNECT_PHRASES = ("Cannot connect to host", "Connection refused", "Connect call failed", "Name or service not known",
+                    "nodename nor servname", "Temporary failure in name resolution", "getaddrinfo failed",
+                    "No route to host", "Network is unreachable", "All connection attempts failed")  # fmt: skip
+
+
+def is_connect_failure(exc: BaseException) -> bool:
+    """Whether the request never reached a server: refused, unresolved, unroutable, or timed out connecting."""
+    seen: set[int] = set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        if type(node).__name__ in _CONNECT_FAILURES:
+            return True
+        node = node.__cause__ or node.__context__
+    return type(exc).__name__ == "APIConnectionError" and any(p in str(exc) for p in _CONNECT_PHRASES)
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -12,7 +12,7 @@ to models, and so of the cache keys.
 - ``build``: a build's manifest, skipped items and the texts the gate refused
 - ``dataset``: the dataset's rows (RQs, papers, evaluation instances)
 - ``submission``: generated RQs and submission lines
-- ``judging``: the judges' replies and the rubric rules they repair
+- ``judging``: the judges' replies, what makes one invalid, and the paper's rules applied to them
 - ``results``: results files
 - ``expert_pool``: the expert-labelled pair pool the judge board runs on
 - ``judge_board``: judge-board results files (one judge configuration on the pool)
@@ -66,11 +66,16 @@ from rqbench.records.judging import (
     ComparativeNoveltyReply,
     NarrownessScore,
     NoveltyScore,
+    OVERLAP_SCALE,
     OverlapReply,
+    Rule,
     StandaloneNarrownessReply,
     StandaloneNoveltyReply,
     corrections_of,
     ranking_from_scores,
+    rule_counts,
+    rule_of,
+    scale_of,
 )
 from rqbench.records.judge_board import ORDERS, JudgeBoardFile, Order, OrderVerdict, PairVerdicts
 from rqbench.records.papers import (
@@ -89,6 +94,7 @@ from rqbench.records.papers import (
 from rqbench.records.results import (
     CallTotals,
     CandidateScores,
+    Coverage,
     Departure,
     InstanceResult,
     JudgeSpec,
@@ -116,6 +122,7 @@ __all__ = [
     "NARROWNESS_DIMENSIONS",
     "NOVELTY_DIMENSIONS",
     "ORDERS",
+    "OVERLAP_SCALE",
     "RQ_ID_RE",
     "SCHEMA_VERSION",
     "SOURCE_BOUND_SCOPES",
@@ -127,6 +134,7 @@ __all__ = [
     "BuildManifest",
     "CallTotals",
     "CandidateScores",
+    "Coverage",
     "CitationContext",
     "CitedPaper",
     "ContributionSource",
@@ -165,6 +173,7 @@ __all__ = [
     "ProtocolRecord",
     "Question",
     "RQRecord",
+    "Rule",
     "RawReply",
     "Record",
     "Reply",
@@ -184,6 +193,9 @@ __all__ = [
     "VerificationReply",
     "check_distinct",
     "corrections_of",
+    "rule_counts",
+    "rule_of",
+    "scale_of",
     "gate_fields",
     "gate_type",
     "month_of",

@@ -39,6 +39,11 @@ class JudgeSpec(Record):
     reasoning_effort: str | None = None
     seed: int = 0
     orderings: int = Field(default=1, ge=1, description="Shuffled orderings per comparative call.")
+    order_key: str | None = Field(
+        default=None,
+        description="What each comparative candidate order was drawn from (random.Random of this string, filled in); "
+        "None in files written before the judge was part of it, whose key was {seed}:{rq_id}:{ordering}.",
+    )
     prompt_set: PromptSetRef
 
 
@@ -83,11 +88,38 @@ class InstanceResult(Record):
     overlap: OverlapReply | None = None
     raw_replies: list[RawReply] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
-    rule_corrections: int = 0
+    rule_corrections: int = Field(default=0, description="Applications of the paper's rules to this instance's replies")
+    rule_applications: dict[str, int] = Field(
+        default_factory=dict, description="The same, by rule (rqbench.records.Rule: relevance_zero, covering_subset)."
+    )
     background: dict[str, list[PaperCut]] = Field(
         default_factory=dict,
         description="Per judge metric (novelty, narrowness), what of each background paper its prompts carried.",
     )
+
+
+class Coverage(Record):
+    """What a results file scored, counted as the paper counts (``rqbench.evaluate.accounting``).
+
+    Derived from the instances and written with the file, so a reader sees the count without recomputing it.
+    """
+
+    instances_expected: int = Field(ge=0, description="Instances in the dataset revision judged.")
+    instances: int = Field(ge=0, description="Instances in this file.")
+    instances_scored: int = Field(
+        ge=0, description="Instances every criterion judged, and those with no valid generation (scored as a loss)."
+    )
+    generation_failures: int = Field(ge=0, description="Instances with no valid generation: the model's failure.")
+    missing_candidates: int = Field(ge=0, description="RQs missing from instances that have some: the model's.")
+    unjudged: int = Field(ge=0, description="Instances a judge's call failed on (after its re-ask): the judge's.")
+    unjudged_by_criterion: dict[str, int] = Field(default_factory=dict)
+    failed_calls: dict[str, int] = Field(default_factory=dict, description="Failed calls by reason.")
+    rule_applications: dict[str, int] = Field(default_factory=dict, description="The paper's rules applied, by rule.")
+
+    @property
+    def incomplete(self) -> bool:
+        """A judge left instances unjudged, or the file lacks instances of the revision."""
+        return self.unjudged > 0 or self.instances < self.instances_expected
 
 
 class CallTotals(Record):
@@ -151,6 +183,9 @@ class ResultsFile(Record):
     )
     protocol: ProtocolRecord | None = Field(
         default=None, description="The protocol and its departures from the paper's; None in files written before it."
+    )
+    coverage: Coverage | None = Field(
+        default=None, description="What the file scored and who failed where; None in files written before it."
     )
 
     @property

@@ -55,7 +55,7 @@ EXTRA_GROUPS = [
     ("win/tie per novelty dimension", "novelty"),
     ("narrowness details", "narrowness"),
     ("human agreement", "human agreement"),
-    ("provenance (judges, prompts, dataset, contamination)", "provenance"),
+    ("provenance (judges and their details, prompts, dataset, failures, contamination)", "provenance"),
 ]
 
 
@@ -82,7 +82,9 @@ def build(data: "SpaceData") -> LeaderboardTab:
             "One row per model, setting and judge. **Best@5**: the best of a model's five RQs per instance, "
             "scored 0-3 (higher is more novel; for source-boundedness lower is broader). **Win / tie / lose**: "
             "how often that best RQ beats the author-anchored RQ. **Overlap@5**: how close the five come to the "
-            "author-anchored RQ (0-4). Grey brackets: 95% intervals. Hover a header or a cell for more."
+            "author-anchored RQ (0-4). Grey brackets: 95% intervals. **Scored**: the instances of the dataset "
+            "revision a row scored; a failed generation counts against the model (a loss), and **†** marks a row a "
+            "judge's failed calls left incomplete, with the count. Hover a header or a cell for more."
         )
         with gr.Row(equal_height=True):
             search = gr.Textbox(label="Search model", placeholder="model name", elem_id="lb-search", scale=2)
