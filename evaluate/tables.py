@@ -108,9 +108,7 @@ def failures_note(rows: Sequence[SummaryRow], cells: Sequence[tuple[str, str, Fi
 
 
 def _row_name(r: SummaryRow) -> str:
-    if r.row_kind == "reference":
-        return r.model
-    return r.model if r.prompt_variant == "original" else f"{r.model} ({r.prompt_variant})"
+    return r.name  # a trial's row carries its mark: never read as the full run's
 
 
 def _judges(rows: Sequence[SummaryRow]) -> list[str]:
