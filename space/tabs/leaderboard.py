@@ -59,6 +59,11 @@ EXTRA_GROUPS = [
 ]
 
 
+# Which runs the table ranks: full runs (the leaderboard), or trial runs apart (``View.trials``).
+FULL_RUNS = "full runs"
+RUNS = {FULL_RUNS: False, "trial runs": True}
+
+
 def _csv_file(df: pd.DataFrame) -> str:
     folder = Path(tempfile.gettempdir()) / "rqbench-space"
     folder.mkdir(parents=True, exist_ok=True)
@@ -84,7 +89,8 @@ def build(data: "SpaceData") -> LeaderboardTab:
             "how often that best RQ beats the author-anchored RQ. **Overlap@5**: how close the five come to the "
             "author-anchored RQ (0-4). Grey brackets: 95% intervals. **Scored**: the instances of the dataset "
             "revision a row scored; a failed generation counts against the model (a loss), and **†** marks a row a "
-            "judge's failed calls left incomplete, with the count. Hover a header or a cell for more."
+            "judge's failed calls left incomplete, with the count. Trial runs (the first instances only) are "
+            "listed apart, under Runs. Hover a header or a cell for more."
         )
         with gr.Row(equal_height=True):
             search = gr.Textbox(label="Search model", placeholder="model name", elem_id="lb-search", scale=2)
@@ -106,24 +112,27 @@ def build(data: "SpaceData") -> LeaderboardTab:
                 types = gr.Dropdown(label="Model type", multiselect=True, value=[],
                                     choices=["open", "closed", "unknown"], elem_id="lb-type")  # fmt: skip
                 show_ci = gr.Checkbox(label="95% CI in each cell (always on hover)", value=True, elem_id="lb-ci")
+                runs = gr.Radio(label="Runs", choices=list(RUNS), value=FULL_RUNS, elem_id="lb-runs",
+                                info="trial runs judged only the first N instances: never ranked beside full runs")
         table = html_block("leaderboard-table", max_height=640)
         download = gr.DownloadButton("Download CSV (the rows shown, figures and CIs in separate columns)",
                                      elem_id="lb-download", size="sm")  # fmt: skip
         problems = gr.Textbox(label="Results files that could not be read", visible=False, interactive=False,
                               elem_id="lb-problems")  # fmt: skip
 
-    controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending]
+    controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, runs]
 
-    def render_table(q, js, ss, vs, ts, gs, ci, by, asc):
+    def render_table(q, js, ss, vs, ts, gs, ci, by, asc, run=FULL_RUNS):
         view = lb.View(search=q or "", judges=tuple(js or ()), settings=tuple(ss or ()), variants=tuple(vs or ()),
                        model_types=tuple(ts or ()), groups=("model", "headline", *(gs or ())), show_ci=bool(ci),
-                       sort_by=None if by in (None, "", "(default)") else by, ascending=bool(asc))  # fmt: skip
+                       sort_by=None if by in (None, "", "(default)") else by, ascending=bool(asc),
+                       trials=RUNS.get(run, False))  # fmt: skip
         shown = lb.render(data.table, replace(view, show_ci=True))
         return table_html(data.table, view), _csv_file(shown)
 
     # .input, not .change: only a visitor's own edits redraw the table (the page load sets choices without it),
     # and while they type only the latest pending redraw runs
     search.submit(render_table, controls, [table, download], trigger_mode="always_last")
-    for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending):
+    for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, runs):
         comp.input(render_table, controls, [table, download], trigger_mode="always_last")
     return LeaderboardTab(data, controls, judges, table, download, problems, banner, refresh, render_table)
