@@ -107,6 +107,16 @@ def failures_note(rows: Sequence[SummaryRow], cells: Sequence[tuple[str, str, Fi
     return out
 
 
+def trials_note(rows: Sequence[SummaryRow]) -> str:
+    """The caption's word on trial rows (``[trial N/M]``): their figures are over the revision's first N instances
+    only, so they are not comparable with the full runs' rows beside them."""
+    trials = sorted({_row_name(r) for r in rows if r.row_kind == "model" and r.provenance.trial is not None})
+    if not trials:
+        return ""
+    return (f" TRIAL rows ({', '.join(trials)}): judged only the first N of the revision's M instances (--limit N); "
+            "their figures are over those N and are not to be ranked beside the full runs'.")
+
+
 def _row_name(r: SummaryRow) -> str:
     return r.name  # a trial's row carries its mark: never read as the full run's
 
@@ -154,7 +164,7 @@ def _grid(
             text, figs = cell(r, key)
             display.loc[_row_name(r), f"{r.judge}: {lab}"] = text
             tidy += [(_row_name(r), f"{r.judge}: {fname}", f) for fname, f in figs]
-    note = combine_note(rows) + failures_note(rows, tidy)
+    note = combine_note(rows) + failures_note(rows, tidy) + trials_note(rows)
     return Table(name, caption + note, paper_table, display.fillna("–"), _tidy(tidy))
 
 

@@ -84,6 +84,9 @@ def test_limit_judges_the_first_instances_of_a_full_submission_counted_against_t
     assert f"{rf.submission.model} [trial 1/4]" in md  # the trial's row in the tables
     csv = (report / "novelty_standalone_scores.csv").read_text()
     assert "TRIAL, the first 1 of 4 instances only (--limit 1)" in csv.split("\nrow,", 1)[0]  # its provenance header
+    tex = (report / "novelty_standalone_scores.tex").read_text()
+    assert "TRIAL, the first 1 of 4 instances only" in tex and "[trial 1/4]" in tex
+    assert f"TRIAL rows ({rf.submission.model} [trial 1/4]): judged only the first N" in tex  # the caption says so
 
 
 def test_a_trial_needs_only_its_own_instances(build, tmp_path, capsys):
@@ -177,3 +180,27 @@ def test_the_leaderboard_shows_trials_apart_and_never_ranks_them_with_full_runs(
     # a trial and a full run of one model each keep their own headline row
     both = summarize([_results("team/full-model"), _results("team/full-model", trial=1)], n_boot=20)
     assert lb.headline_flags([r for r in both if r.row_kind == "model"]) == [True, True]
+
+
+def test_evaluate_limit_generates_and_judges_a_trial_counted_against_the_revision(build, spec, tmp_path, capsys):
+    """``rqbench evaluate --limit 1``: one instance generated and judged, the run, its results and its report
+    all saying 1 of 4 and trial; then ``--submission`` with a complete submission takes its first instance."""
+    bench, root = build
+    out, report = tmp_path / "results", tmp_path / "report"
+    common = ["--judge", spec, "--dataset", str(root), "--setting", "standalone", "--criteria", "novelty,overlap",
+              "--limit", "1", "--out", str(out)]  # fmt: skip
+    assert main(["evaluate", "--model", spec, *common, "--report-dir", str(report)]) == 0
+    got = capsys.readouterr()
+    _no_traceback(got)
+    assert got.out.splitlines()[0].startswith("dry run: 8 calls to send")  # 1 generation + (6 + 1) judge calls
+    assert "TRIAL, the first 1 of 4 instances only (--limit 1)" in got.out and "1 of 4 instances scored" in got.out
+    (path,) = out.glob("*.json")
+    assert (read_results(path).trial, read_results(path).instances_expected) == (1, 4)
+    (row,) = [r for r in json.loads((report / "summary.json").read_text()) if r["row_kind"] == "model"]
+    assert (row["provenance"]["trial"], row["provenance"]["instances_scored"], row["provenance"]["instances_expected"]
+            ) == (1, 1, 4)  # fmt: skip
+
+    sub = F.submission(bench, tmp_path / "sub")  # all four instances: the trial takes the first, refuses none
+    assert main(["evaluate", "--submission", str(sub.path), *common, "--no-report"]) == 0
+    got = capsys.readouterr()
+    assert "not an rq_id" not in got.out + got.err and "1 of 4 instances scored" in got.out
