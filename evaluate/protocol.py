@@ -70,9 +70,9 @@ PAPER_JUDGE_FLAGS = " ".join(f"--judge {j}" for j in PAPER_JUDGES)
 # §6.1: the models read the cited papers' texts, cut only by the model's own window.
 WHOLE_PAPERS = "background papers given whole, cut only where the context window requires it"
 # A.4, A.8: the prompts the authors ran. Our packaged set says each of them in our own words, every element kept
-# (rqbench/prompts/elements/, docs/fidelity.md J17); their text runs from a folder given as --prompts DIR.
+# (rqbench/prompts/elements/, docs/fidelity.md J20); their text runs from a folder given as --prompts DIR.
 PAPER_PROMPTS = "the authors' own prompt text (A.4, A.8)"
-AUTHORS_PROMPTS_FLAG = "--prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J17)"
+AUTHORS_PROMPTS_FLAG = "--prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J20)"
 
 
 def default_protocol(env: Mapping[str, str] = os.environ) -> Protocol:

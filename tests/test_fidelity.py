@@ -390,7 +390,7 @@ def test_j10_narrowness_scales():
             assert [e.id for e in levels if e.span(text) is None] == [], step  # each level as the paper puts it
 
 
-def test_j17_the_packaged_prompts_are_a_paraphrase_that_every_run_names():
+def test_j20_the_packaged_prompts_are_a_paraphrase_that_every_run_names():
     from rqbench.evaluate import protocol as P
     from rqbench.prompt_elements import missing_elements
 

@@ -108,7 +108,7 @@ def only_the_prompt_wording_departs(lines: list[str]) -> bool:
     return (lines[-2] == "1 departure from the paper's protocol:"
             and lines[-1].startswith("  - prompt wording: rqbench-v1, the paper's prompts in the project's own words")
             and "every element of the paper's prompts present" in lines[-1]
-            and lines[-1].endswith("restore: --prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J17)"))
+            and lines[-1].endswith("restore: --prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J20)"))
 
 
 def test_evaluate_dry_run_with_the_paper_keys_is_faithful_and_says_so(build, keys, capsys):
@@ -239,7 +239,7 @@ PAPER_JUDGES_PROMPTS = {"Standalone novelty prompt": "novelty_standalone", "Comp
 
 
 def authors_prompt_set(paper: str, folder):  # type: ignore[no-untyped-def]
-    """A prompt-set folder as docs/fidelity.md (J17) tells a user to make one: the packaged set with every judge
+    """A prompt-set folder as docs/fidelity.md (J20) tells a user to make one: the packaged set with every judge
     and generation step replaced by the paper's own prompt text, only its placeholders renamed (each on a line of
     its own, as the text copy lost the line breaks). Returns each step's system text."""
     shutil.copytree(DEFAULT_PROMPT_SET, folder)
@@ -297,7 +297,7 @@ def test_the_authors_own_prompts_run_from_a_folder_given_to_generate_judge_and_e
     assert all(not i.failures for f in files for i in f.instances)  # every reply parsed
     (dep,) = [d for d in files[0].protocol.departures if d.item == "prompt set"]
     # The text copy prints the comparative narrowness prompt as "the standalone one, except ...", so that file
-    # lacks what the standalone one holds; a user writes it out whole (docs/fidelity.md J17). Nothing else lacks.
+    # lacks what the standalone one holds; a user writes it out whole (docs/fidelity.md J20). Nothing else lacks.
     assert (": elements of the paper's prompts missing: narrowness_comparative (two_independent_scores, "
             "source_bound_definition, diagnostic_definition, example_both, example_source_bound_only and 28 more); "
             "its wording is not compared with the authors'") in dep.ours
