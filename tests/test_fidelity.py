@@ -291,14 +291,30 @@ def test_j2_judges_run_at_temperature_0_with_the_highest_reasoning():
         assert cfg.max_tokens == catalog.REASONING_REPLY_TOKENS
 
 
+def _levels(step: str, first_line: str) -> list[int]:
+    """The level numbers of one scale as the step's prompt states it (the block ``rubric_scale`` reads)."""
+    from rqbench.prompts import rubric_scale
+
+    return [int(ln.split()[0]) for ln in rubric_scale(step, first_line).splitlines()[1:]]
+
+
 def test_j4_j5_novelty_scales_and_the_relevance_rule():
+    from rqbench.prompt_elements import load_checklists
+    from rqbench.prompts import load_prompt_set
     from rqbench.records import NoveltyScore
 
     s = NoveltyScore.model_validate({"relevance": 0, "originality": 3, "gap_addressing": 2, "non_obviousness": 1})
     assert (s.originality, s.gap_addressing, s.non_obviousness) == (0, 0, 0) and len(s.rule_corrections) == 1
     assert NoveltyScore.model_fields["relevance"].metadata[-1].le == 1
-    assert all(NoveltyScore.model_fields[d].metadata[-1].le == 3 for d in ("originality", "gap_addressing",
-                                                                           "non_obviousness"))  # fmt: skip
+    dims = ("originality", "gap_addressing", "non_obviousness")
+    assert all(NoveltyScore.model_fields[d].metadata[-1].le == 3 for d in dims)
+    # the prompts state the same scales, level by level, and every level and the relevance gate of A.1/A.4
+    scales = load_checklists()["novelty_scales"]
+    for step in ("novelty_standalone", "novelty_comparative"):
+        for d in dims:
+            assert _levels(step, d) == list(range(NoveltyScore.model_fields[d].metadata[-1].le + 1)), (step, d)
+        text = (PROMPTS / f"{step}.system.md").read_text(encoding="utf-8")
+        assert "relevance (0 or 1)" in text and scales.missing(step, text) == [], step
 
 
 JUDGE_STEPS = ("novelty_standalone", "novelty_comparative", "narrowness_standalone", "narrowness_comparative", "overlap")
@@ -349,10 +365,33 @@ def test_j7_j8_standalone_one_a_call_comparative_all_in_one_seeded_order():
 
 
 def test_j10_narrowness_scales():
+    from rqbench.prompt_elements import load_checklists
     from rqbench.records import NarrownessScore
 
-    for dim in ("source_bound_score", "diagnostic_test_score"):
-        assert NarrownessScore.model_fields[dim].metadata[-1].le == 3
+    heads = {"source_bound_score": "Source-boundedness (source_bound_score", "diagnostic_test_score":
+             "Diagnostic / test-list framing (diagnostic_test_score"}  # fmt: skip
+    levels = [e for e in load_checklists()["narrowness_standalone"].elements if e.kind == "level"]
+    assert len(levels) == 8  # four of each scale, A.2 and A.4
+    for dim, head in heads.items():
+        top = NarrownessScore.model_fields[dim].metadata[-1].le
+        assert top == 3
+        for step in ("narrowness_standalone", "narrowness_comparative"):
+            assert _levels(step, head) == list(range(top + 1)), (step, dim)  # the prompt's scale is the model's
+            text = (PROMPTS / f"{step}.system.md").read_text(encoding="utf-8")
+            assert [e.id for e in levels if e.span(text) is None] == [], step  # each level as the paper puts it
+
+
+def test_j20_the_packaged_prompts_are_a_paraphrase_that_every_run_names():
+    from rqbench.evaluate import protocol as P
+    from rqbench.prompt_elements import missing_elements
+
+    from rqbench.prompts import load_prompt_set
+
+    ps = load_prompt_set()
+    assert all(ids == [] for ids in missing_elements(ps).values())  # every element of the paper's prompts kept
+    plan = P.RunPlan("paper", [], None, P.PROMPT_VARIANT, ps, P.SETTINGS, P.CRITERIA, P.ORDERINGS)
+    (wording,) = [d for d in P.departures(plan) if d.item == "prompt wording"]
+    assert wording.paper == P.PAPER_PROMPTS and wording.restore.startswith("--prompts DIR")
 
 
 def test_j13_j14_overlap_scale_and_the_covering_subset():
