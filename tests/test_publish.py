@@ -316,8 +316,8 @@ def test_sample_chooses_fixture_papers_with_a_real_bibliography(fixtures_dir, tm
     assert bibliography_size(latex / "acl-template") < 10  # the template's stub .bib
     assert bibliography_size(latex / "hypertools-arxiv-bblonly") == 23  # .bbl only: \bibitem entries
     chosen = choose_fixture_papers(latex, 4)
-    assert [p.name for p in chosen] == ["attention-sink-gpt2", "hypertools-arxiv-bblonly", "llm-stylometry",
-                                        "neurips2024-beta-dpo"]
+    assert [p.name for p in chosen] == ["attention-sink-gpt2", "efficient-learning-khan", "hypertools-arxiv-bblonly",
+                                        "hypertools-jmlr"]
     linked = link_papers(chosen, tmp_path / "links")
     assert sorted(p.name for p in linked.iterdir()) == [p.name for p in chosen]
     assert all(p.is_symlink() for p in linked.iterdir())  # linked, never copied

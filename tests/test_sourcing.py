@@ -49,7 +49,7 @@ def client(server):
 def test_local_folder_of_real_sources(latex_dir):
     got = source_papers(papers=latex_dir)
     ids = [p.arxiv_id for p, _ in got]
-    assert ids == sorted(ids) and len(ids) == 9
+    assert ids == sorted(ids) and len(ids) == 15
     by_id = {p.arxiv_id: (p, f) for p, f in got}
     p, folder = by_id["neurips2024-beta-dpo"]
     assert p.title == "β-DPO: Direct Preference Optimization with Dynamic β"  # the last \title wins
