@@ -9,9 +9,9 @@ from __future__ import annotations
 
 FIELD_DOCS: dict[str, str] = {
     # RQRecord
-    "RQRecord.rq_id": "`<arxiv_id>_rq<index>`, index = position in the paper's RQ list.",
+    "RQRecord.rq_id": "`<paper_id>_rq<index>`, index = position in the paper's RQ list.",
     "RQRecord.rq": "The author-anchored research question.",
-    "RQRecord.arxiv_id": "The source paper M.",
+    "RQRecord.arxiv_id": "The source paper M's arXiv id; null for a paper from a local folder.",
     "RQRecord.subfield": "M's arXiv primary category.",
     "RQRecord.novelty_type": "The kind of novelty M claims (closed set, see the records module).",
     "RQRecord.problem_statement": "M's problem, as extracted.",
@@ -62,7 +62,7 @@ FIELD_DOCS: dict[str, str] = {
     # EvaluationInstance
     "EvaluationInstance.rq_id": "The RQ this instance evaluates against.",
     "EvaluationInstance.gt_rq": "The author-anchored RQ (ground-truth reference).",
-    "EvaluationInstance.arxiv_id": "The source paper M.",
+    "EvaluationInstance.arxiv_id": "The source paper M's arXiv id; null for a paper from a local folder.",
     "EvaluationInstance.subfield": "M's arXiv primary category.",
     "EvaluationInstance.background_paper_ids": "The papers a model reads (ids in `cited_papers`).",
 }

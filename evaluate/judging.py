@@ -119,7 +119,7 @@ def _new_instance(bench: Benchmark, rq_id: str, candidates: dict[str, str]) -> I
     inst = bench.instance(rq_id)
     return InstanceResult(
         rq_id=rq_id,
-        arxiv_id=inst.arxiv_id,
+        arxiv_id=inst.paper_id,
         subfield=inst.subfield,
         background_paper_ids=list(inst.background_paper_ids),
         candidates=[CandidateScores(candidate_id=c, text=t) for c, t in candidates.items()],

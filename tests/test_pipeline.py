@@ -72,11 +72,11 @@ def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
     papers = read(out / "records" / "papers.jsonl", PaperRecord)
     cited = read(out / "records" / "cited_papers.jsonl", CitedPaper)
     instances = read(out / "records" / "instances.jsonl", EvaluationInstance)
-    assert {p.paper.arxiv_id for p in papers} == set(PAPERS)
+    assert {p.paper.paper_id for p in papers} == set(PAPERS) and all(p.paper.arxiv_id is None for p in papers)
     assert rqs and len(instances) == len(rqs)
     for r in rqs:
-        arxiv_id, index = parse_rq_id(r.rq_id)
-        assert arxiv_id == r.arxiv_id and 0 <= index < 6
+        paper_id, index = parse_rq_id(r.rq_id)
+        assert paper_id == r.paper_id and r.arxiv_id is None and 0 <= index < 6
     cited_ids = {c.paper_id for c in cited}
     for r, inst in zip(rqs, instances):
         assert set(r.cited_paper_ids) <= cited_ids and set(inst.background_paper_ids) <= set(r.cited_paper_ids)

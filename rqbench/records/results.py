@@ -71,7 +71,7 @@ class CandidateScores(Record):
 
 class InstanceResult(Record):
     rq_id: str
-    arxiv_id: str
+    arxiv_id: str = Field(description="The source paper's id (the dataset's paper_id: its arXiv id, or a local paper's).")
     subfield: str
     background_paper_ids: list[str]
     candidates: list[CandidateScores] = Field(description="GT first, then the model's five.")
