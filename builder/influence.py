@@ -11,11 +11,13 @@ only they can become background papers with text, then the most often cited
 (ties in order of first citation).
 
 ``min_influential`` (off by default) is a flagged fallback for weak labellers,
-such as the embedded 135M model, that call everything canonical: when fewer
-works are labelled influential, labelled works are promoted in the same order
-(readable first, then the most often cited) until there are that many, each marked ``promoted`` and counted in
-the manifest, so a small offline sample still yields RQs and nobody mistakes
-the promotion for the model's judgement.
+such as the embedded 135M model, that call everything canonical: labelled
+works are promoted in the same order (readable first, then the most often
+cited) until that many influential works have text the build can read (as
+many as there are), then until that many are influential at all, each marked
+``promoted`` and counted in the manifest, so a small offline sample still
+yields RQs with background text and nobody mistakes the promotion for the
+model's judgement.
 """
 
 from __future__ import annotations
@@ -85,6 +87,24 @@ def variables(paper: SourcePaper, work: CitedWork, settings: LLMStageSettings) -
     }
 
 
+def promote(labels: list[CitationLabel], readable: list[bool], min_influential: int) -> list[CitationLabel]:
+    """The min_influential fallback: labelled works, in selection order, are promoted until ``min_influential`` of
+    the influential ones have text the build can read (as many as there are), then until that many are influential
+    at all. An RQ needs a background paper with text; a weak labeller's pick among the others cannot give one."""
+    out = list(labels)
+
+    def short(only_readable: bool) -> int:
+        return min_influential - sum(1 for x, r in zip(out, readable) if x.influential and (r or not only_readable))
+
+    for only_readable in (True, False):
+        for i, (x, r) in enumerate(zip(out, readable)):
+            if short(only_readable) <= 0:
+                break
+            if x.label is not None and not x.influential and (r or not only_readable):
+                out[i] = x.model_copy(update={"promoted": True})
+    return out
+
+
 def text_readable(parsed: ParsedPaper, folder: str | None, sources: CitedTextSettings | None) -> Callable[[CitedWork], bool]:
     """Whether the cited_text stage will find a work's text (the same lookup, without reading the text)."""
     if sources is None:
@@ -100,7 +120,8 @@ async def label_paper(
     """All labels of one paper; a citation whose reply stayed invalid is kept, unlabelled, with the reason."""
     paper: SourcePaper = item["filter"].paper
     parsed: ParsedPaper = item["parse"]
-    works = select_cited(parsed, max_cited, text_readable(parsed, item["filter"].folder, sources))
+    readable = text_readable(parsed, item["filter"].folder, sources)
+    works = select_cited(parsed, max_cited, readable)
     calls = [ask(llm, settings, STEP.reply_model, variables(paper, w, settings)) for w in works]
     results = await gather_calls(calls)
     labels: list[CitationLabel] = []
@@ -114,13 +135,7 @@ async def label_paper(
             continue
         reply, model = res
         labels.append(CitationLabel(**base, label=reply.label, reason=reply.reason))
-    missing = min_influential - sum(1 for x in labels if x.influential)
-    for i, x in enumerate(labels):  # labels are in selection order: most often cited first
-        if missing <= 0:
-            break
-        if x.label is not None and not x.influential:
-            labels[i] = x.model_copy(update={"promoted": True})
-            missing -= 1
+    labels = promote(labels, [readable(w) for w in works], min_influential)
     return [
         InfluenceResult(
             arxiv_id=parsed.arxiv_id,
