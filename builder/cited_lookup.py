@@ -25,18 +25,23 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rqbench.builder.arxiv_api import parse_arxiv_id
+from rqbench.builder.version_match import (
+    WorkFacts,
+    best_match,
+    compare,
+    from_bib,
+    from_source,
+    normalise_title,
+    surname,
+    threshold_bits,
+)
 from rqbench.records import BibEntry, SourcePaper
-
-if TYPE_CHECKING:
-    from rqbench.builder.version_match import WorkFacts  # imports this module: used lazily below
 
 log = logging.getLogger(__name__)
 
@@ -59,22 +64,6 @@ HOW_VALUES = (
     "local_title_similar",
     "local_version",
 )
-
-_MARKUP = re.compile(
-    r"\\(?:emph|textit|textbf|textsc|texttt|textrm|textsf|text|mathrm|mathbf|mathit|mathcal|mathsf|mathtt|url|bf|it|sc|em|rm)\b\*?"
-)
-
-
-def normalise_title(title: str | None) -> str:
-    """Lower case ASCII words: accents folded, LaTeX markup and braces gone, punctuation as spaces."""
-    if not title:
-        return ""
-    t = _MARKUP.sub(" ", title)
-    t = re.sub(r"\\([a-zA-Z]+)", r" \1 ", t)  # keep names like \beta as words
-    t = re.sub(r"[{}$]", "", t)  # {A}ttention is one word
-    t = unicodedata.normalize("NFKD", t).encode("ascii", "ignore").decode("ascii")
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", t.lower()).split())
-
 
 def _versionless(raw: str | None) -> str | None:
     got = parse_arxiv_id(raw or "")
@@ -189,7 +178,7 @@ class LocalEntry:
     folder: Path  # the folder holding the LaTeX
     arxiv_id: str | None
     title: str | None
-    facts: "WorkFacts | None"  # None when the parser cannot read the source
+    facts: WorkFacts | None  # None when the parser cannot read the source
     body_chars: int = 0
 
 
@@ -218,7 +207,6 @@ class LocalSources:
         from rqbench.builder.front_matter import read_front_matter
         from rqbench.builder.paper_skip import PaperSkipped
         from rqbench.builder.sourcing import METADATA_FILE, folder_arxiv_id
-        from rqbench.builder.version_match import from_source, surname
 
         self.root = Path(root)
         self.entries: list[LocalEntry] = []
@@ -263,8 +251,6 @@ class LocalSources:
 
     def _version_groups(self) -> dict[str, tuple[str, ...]]:
         """name -> the names of every version of its paper (itself included), fullest version first."""
-        from rqbench.builder.version_match import compare, threshold_bits
-
         parent = {e.name: e.name for e in self.entries}
 
         def root(x: str) -> str:
@@ -316,8 +302,6 @@ class LocalSources:
         sources compared. ``exclude`` is the citing paper's own folder: neither it nor a
         version of it is a background paper.
         """
-        from rqbench.builder.version_match import best_match, from_bib, threshold_bits
-
         banned: set[str] = set()
         if exclude is not None:
             mine = Path(exclude).resolve()

@@ -45,7 +45,6 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-from rqbench.builder.cited_lookup import normalise_title
 from rqbench.builder.front_matter import FrontMatter
 from rqbench.records import BibEntry
 
@@ -112,6 +111,22 @@ def threshold_bits(pairs: int) -> float:
     Markov's inequality), so ``T = log2(pairs / FALSE_MATCHES)`` keeps the expected false matches at
     ``FALSE_MATCHES``; never below ``MIN_MATCH_BITS`` (one false match in 65,536 pairs)."""
     return max(MIN_MATCH_BITS, math.log2(max(1, pairs) / FALSE_MATCHES))
+
+
+_MARKUP = re.compile(
+    r"\\(?:emph|textit|textbf|textsc|texttt|textrm|textsf|text|mathrm|mathbf|mathit|mathcal|mathsf|mathtt|url|bf|it|sc|em|rm)\b\*?"
+)
+
+
+def normalise_title(title: str | None) -> str:
+    """Lower case ASCII words: accents folded, LaTeX markup and braces gone, punctuation as spaces."""
+    if not title:
+        return ""
+    t = _MARKUP.sub(" ", title)
+    t = re.sub(r"\\([a-zA-Z]+)", r" \1 ", t)  # keep names like \beta as words
+    t = re.sub(r"[{}$]", "", t)  # {A}ttention is one word
+    t = unicodedata.normalize("NFKD", t).encode("ascii", "ignore").decode("ascii")
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", t.lower()).split())
 
 
 class WorkFacts(BaseModel):
