@@ -62,6 +62,16 @@ def test_cited_papers_carry_their_sections(sample):
         assert c["contributions_source"] == "extracted" and c["contributions"]  # from the body text
     titles = {c["title"] for c in full}
     assert "Geometric models reveal behavioral and neural signatures of transforming experiences into memories" in titles
+    # what the extraction read of each: its sections within the text budget, in order, the last one cut
+    from rqbench.builder.cited_contributions import CitedContributionsResult
+    from rqbench.builder.stages import StageStore
+
+    read = {p.paper_id: p.sections_read for r in StageStore(sample["tmp"] / "build", "cited_contributions")
+            .records(CitedContributionsResult) for p in r.papers if p.source == "extracted"}  # fmt: skip
+    assert set(read) == {c["paper_id"] for c in full}
+    for c in full:
+        names = [s["section"] for s in c["sections"]]
+        assert read[c["paper_id"]] and names[: len(read[c["paper_id"]]) - 1] == read[c["paper_id"]][:-1]
 
 
 def test_every_rq_links_a_cited_paper_with_section_text(sample):
@@ -112,3 +122,14 @@ def test_the_card_counts_the_cited_text_and_tells_how_influence_was_decided(samp
         assert f"Influence: {promoted} of the {manifest.counts['influential_works']} citations" in card
     else:
         assert "none was promoted" in card
+
+
+def test_docs_state_the_samples_settings_as_the_manifest_records_them(sample):
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).parents[1] / "docs" / "dataset.md").read_text(encoding="utf-8").split())
+    m = sample["manifest"]
+    assert f"at most {m.inputs['limit']} papers" in text
+    assert f"{m.settings['max_cited_per_paper']} cited works labelled per paper" in text
+    assert f"at least {m.settings['min_influential']} influential works per paper" in text
+    assert m.settings["allow_abstract_only"] is False and "no `--allow-abstract-only`" in text
