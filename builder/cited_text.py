@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from rqbench.builder.cited_lookup import LocalMatch, normalise_title
+from rqbench.builder.cited_lookup import LocalMatch, find_local_source, normalise_title, resolve_arxiv_id
 from rqbench.builder.latex_text import FRONT_MATTER
 
 from rqbench.hashing import content_hash
@@ -103,8 +103,6 @@ def _read_metadata(folder: Path | None) -> SourcePaper | None:
 
 
 def _local(settings: CitedTextSettings, bib: BibEntry, exclude: Path | None, citations: int) -> LocalMatch | None:
-    from rqbench.builder.cited_lookup import find_local_source
-
     if not settings.cited_sources or not Path(settings.cited_sources).is_dir():
         return None
     return find_local_source(Path(settings.cited_sources), bib, exclude=exclude, citations=citations)
@@ -113,8 +111,6 @@ def _local(settings: CitedTextSettings, bib: BibEntry, exclude: Path | None, cit
 def has_source(bib: BibEntry | None, settings: CitedTextSettings, *, exclude: Path | None = None,
                citations: int = 1) -> bool:  # fmt: skip
     """Whether the build can read this work's text: it is in the local sources, or it will be fetched by id."""
-    from rqbench.builder.cited_lookup import resolve_arxiv_id
-
     if bib is None:
         return False
     if _local(settings, bib, exclude, citations) is not None:
@@ -142,7 +138,7 @@ def _fetch(settings: CitedTextSettings, arxiv_id: str) -> Path | None:
     return unpack_eprint(blob, src)
 
 
-def _no_source_reason(settings: CitedTextSettings, arxiv_id: str | None) -> str:
+def _no_source_reason(settings: CitedTextSettings) -> str:
     if settings.fetch_dir:
         return "no_arxiv_id"  # online: not in the mirror, and nothing to fetch it by
     if settings.cited_sources:
@@ -153,7 +149,6 @@ def _no_source_reason(settings: CitedTextSettings, arxiv_id: str | None) -> str:
 def text_for(work_key: str, bib: BibEntry | None, citing: str, settings: CitedTextSettings, *,
              exclude: Path | None = None, citations: int = 1) -> CitedText:  # fmt: skip
     """The best text there is for one cited work, and the reasons for what is missing."""
-    from rqbench.builder.cited_lookup import resolve_arxiv_id
     from rqbench.builder.paper_skip import PaperSkipped
     from rqbench.builder.parse import parse_sections
 
@@ -182,7 +177,7 @@ def text_for(work_key: str, bib: BibEntry | None, citing: str, settings: CitedTe
         except PaperSkipped as skip:
             reason = f"parse_skipped:{skip.reason}"
     elif reason is None:
-        reason = _no_source_reason(settings, arxiv_id)
+        reason = _no_source_reason(settings)
     meta = _read_metadata(folder.parent if folder is not None and folder.name == "src" else folder)
     if not abstract and meta is not None:
         abstract = meta.abstract.strip()
