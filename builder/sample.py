@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 SAMPLE_IDS = Path(__file__).with_name("sample_arxiv_ids.txt")
 MIN_BIB_ENTRIES = 10  # fewer is a template or a stub bibliography, not a paper's
-DEFAULT_LIMIT = 3
+DEFAULT_LIMIT = 4  # every fixture paper that cites another one, today
 DEFAULT_MAX_CITED = 4
 # The embedded model labels nearly every work a canonical reference; the builder's flagged fallback
 # promotes each paper's most cited works (marked and counted in the manifest) so the sample has RQs.

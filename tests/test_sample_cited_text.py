@@ -43,7 +43,7 @@ def sample(tmp_path_factory, fixtures_dir):
 
 
 def test_the_sample_is_built_from_the_papers_that_cite_other_fixture_papers(sample):
-    assert sample["where"].endswith("efficient-learning-khan, pca-paper, sherlock-topic-model")
+    assert sample["where"].endswith("efficient-learning-khan, pca-paper, sherlock-topic-model, supereeg-paper")
     papers = sample["rows"]["papers"]
     assert papers and all(p["paper"]["arxiv_id"] is None for p in papers)  # local papers: no arXiv id
     for p in papers:
