@@ -172,7 +172,9 @@ def test_b17_the_manual_sample_draws_the_papers_stream():
 def test_b18_the_rq_record_has_the_papers_fields():
     from rqbench.records import RQRecord
 
-    want = {"rq_id", "rq", "arxiv_id", "subfield", "novelty_type", "problem_statement", "main_idea_headline",
+    # paper_id: M's id, its arXiv id for an arXiv paper (the paper's records are all arXiv papers); a local paper
+    # (the offline sample) has no arXiv id
+    want = {"rq_id", "rq", "paper_id", "arxiv_id", "subfield", "novelty_type", "problem_statement", "main_idea_headline",
             "contributions", "ideas", "gaps", "cited_paper_ids", "cited_keys", "verification"}  # fmt: skip
     ours = {"paper_published", "paper_published_source"}  # RQ-Bench Live's date column, beyond the paper's record
     assert set(RQRecord.model_fields) == want | ours
