@@ -319,3 +319,12 @@ def test_catalog_cutoffs_each_name_a_vendor_document_and_unknown_stays_unknown()
     assert got == date(2025, 1, 31) and "gemini-3-flash-preview" in source
     # the submission's own value wins over the catalog's
     assert resolved_cutoff("gemini/gemini-3-flash", date(2024, 6, 1)) == (date(2024, 6, 1), "submission")
+
+
+def test_an_unknown_cutoff_says_why_never_a_guess():
+    from rqbench.llm.catalog import UNKNOWN_CUTOFFS, unknown_cutoff_reason
+
+    for name, why in UNKNOWN_CUTOFFS.items():  # the looked-up reason, by full name or the last name part
+        assert why in unknown_cutoff_reason(name) and why in unknown_cutoff_reason(f"hosted_vllm/{name.split('/')[-1]}")
+    assert "the submission states none and the model catalog has none" in unknown_cutoff_reason("acme/new-model@x=1")
+    assert unknown_cutoff_reason("local").endswith("the embedded demo model states none")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from datetime import date
 
 import pytest
 from results_factory import cand, instance, results
@@ -13,6 +14,7 @@ from rqbench.evaluate.metrics import NarrownessAggregation, OrderingAggregation,
 from rqbench.evaluate.summary import instance_values, summarize
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV")
+CUTOFFS = (date(2025, 6, 15), None)  # model-0 has clean and seen instances; model-1 no cutoff (no clean figures)
 
 
 def _maybe(rng: random.Random, p: float, value):
@@ -33,8 +35,10 @@ def _random_instance(rng: random.Random, k: int, n_model: int):
     gt = _random_candidate(rng, "gt", papers)
     model = [_random_candidate(rng, f"m{i}", papers) for i in range(n_model)]
     overlap = _maybe(rng, 0.2, [rng.randint(0, 4) for _ in range(rng.choice((n_model, 3)))])
-    return instance(f"25{rng.randint(1, 12):02d}.{k // 3:05d}_rq{k % 3}", gt, model, subfield=rng.choice(SUBFIELDS),
-                    papers=papers, overlap=overlap)  # fmt: skip
+    month = rng.randint(1, 12)
+    published = _maybe(rng, 0.15, date(2025, month, rng.randint(1, 28)))  # some papers undated
+    return instance(f"25{month:02d}.{k // 3:05d}_rq{k % 3}", gt, model, subfield=rng.choice(SUBFIELDS),
+                    papers=papers, overlap=overlap, published=published)  # fmt: skip
 
 
 def _random_results(seed: int, n: int = 40):
@@ -44,7 +48,8 @@ def _random_results(seed: int, n: int = 40):
         for label in ("judge-a", "judge-b", "judge-c")[: rng.randint(1, 3)]:
             for setting in ("standalone", "comparative"):
                 insts = [_random_instance(rng, k, rng.choice((5, 5, 5, 4))) for k in range(n) if rng.random() > 0.1]
-                files.append(results(insts, model=f"model-{s}", label=label, setting=setting))
+                files.append(results(insts, model=f"model-{s}", label=label, setting=setting,
+                                     knowledge_cutoff=CUTOFFS[s]))  # fmt: skip
     # a second standalone file of one judge, overlapping the first: the reference row's "first file wins"
     extra = [_random_instance(rng, k, 5) for k in range(n // 2, n + 10)]
     files.append(results(extra, model="model-extra", label="judge-a", setting="standalone"))
@@ -91,3 +96,11 @@ def test_every_metric_is_covered_by_the_random_results():
     rows = summarize(_random_results(0), by_subfield=False, n_boot=20)
     seen = {name for r in rows for name in r.figures}
     assert seen == set(METRICS)
+
+
+def test_the_random_results_have_partial_clean_subsets_and_empty_ones():
+    """So the equality above covers the clean figures: some rows clean in part, some with none and a reason."""
+    rows = [r for r in summarize(_random_results(0), n_boot=20) if r.row_kind == "model"]
+    partial = [r for r in rows if 0 < r.clean.instances < r.provenance.instances_covered and r.clean.undated]
+    assert partial and all(r.clean.figures != r.figures for r in partial)
+    assert any(r.clean.reason and r.clean.reason.startswith("no knowledge cutoff for ") for r in rows)
