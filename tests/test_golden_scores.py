@@ -164,6 +164,8 @@ def produce(tmp: Path) -> dict[str, str]:
                                               sort_by="Win % non-obviousness", ascending=True),
         "search, original, open": lb.View(search="model-a", variants=("original",), model_types=("open",),
                                           groups=lb.GROUPS),
+        "clean only, every judge, all groups": lb.View(judges=(), groups=lb.GROUPS, clean_only=True),
+        "clean only, sorted": lb.View(clean_only=True, sort_by="Win % non-obviousness"),
     }
     for name, view in views.items():
         frame = lb.render(df, view)
