@@ -5,14 +5,15 @@
 judges scored it, a ``combined`` row per (submission, setting) under the combine
 rule (``metrics.describe_combine_rule``), optionally split by sub-field, plus author-anchored
 reference rows (the GT's own standalone means). Each figure carries a cluster
-bootstrap CI over source papers. A model row also carries its clean figures: the
-same figures over the instances whose source paper is newer than the model's
-knowledge cutoff (``contamination.py``; empty, with the reason, when that cannot
-be known). Reading files lives at the edge
+bootstrap CI over source papers. Reading files lives at the edge
 (``load_results``); ``summarize`` itself is a pure function. Each results file
 is read once into a columnar ``ScoreTable`` and every figure is computed on
 arrays (``score_table.py``), which is what keeps the paper's scale (24 files of
 1,434 instances) to about a second.
+
+A model row also carries its clean figures: the same figures over the instances
+whose source paper is newer than the model's knowledge cutoff
+(``contamination.py``; empty, with the reason, when that cannot be known).
 """
 
 from __future__ import annotations
@@ -384,6 +385,10 @@ def _provenance(
     return prov
 
 
+def _subfields(results: Sequence[ResultsFile]) -> list[str]:
+    return sorted({i.subfield for r in results for i in r.instances})
+
+
 # --------------------------------------------------------------------------
 # Clean figures: a model row's figures over the instances it cannot have read
 # --------------------------------------------------------------------------
@@ -435,10 +440,6 @@ def _clean(
     kept = [_View(v.table, v.rows[m], v.codes[m]) for v, m in zip(views, masks)]
     clean_figures, clean_covered = _figures(kept, setting, combine, False, n_boot, seed)
     return CleanFigures(instances=len(clean_covered), undated=undated, figures=clean_figures)
-
-
-def _subfields(results: Sequence[ResultsFile]) -> list[str]:
-    return sorted({i.subfield for r in results for i in r.instances})
 
 
 def summarize(

@@ -10,10 +10,11 @@ yardstick.
 
 ``render`` gives the frame (the CSV download holds it); ``display`` gives the
 page's cells: each figure with its CI in one cell, win/tie/lose of a dimension
-in one cell, and for every empty cell the reason it is empty. With
-``View.clean_only`` every model row's figures are its clean ones (the instances
-whose source paper is newer than the model's knowledge cutoff), and a "Clean"
-column gives their count in each row.
+in one cell, and for every empty cell the reason it is empty.
+
+With ``View.clean_only`` every model row's figures are its clean ones (the
+instances whose source paper is newer than the model's knowledge cutoff), and a
+"Clean" column gives their count in each row.
 """
 
 from __future__ import annotations
@@ -124,6 +125,13 @@ def _contamination(row: SummaryRow) -> str:
     return "no"
 
 
+def headline_flags(rows: Sequence[SummaryRow]) -> list[bool]:
+    """Per row, whether it stands for its (model, variant, setting): the combined row, or a lone judge's own row."""
+    sizes = Counter((r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield) for r in rows)
+    return [r.judge == COMBINED or sizes[(r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield)] == 1
+            for r in rows]  # fmt: skip
+
+
 def _clean_cells(row: SummaryRow) -> dict[str, object]:
     """A row's clean count (the "Clean" column), its hover text, and the reason when it has no clean figures."""
     c, p = row.clean, row.provenance
@@ -162,13 +170,6 @@ def clean_frame(df: pd.DataFrame) -> pd.DataFrame:
     out[ci_label(AGREEMENT_COLUMN)] = ""
     out[_EMPTY_WHY] = out[_CLEAN_WHY]
     return out
-
-
-def headline_flags(rows: Sequence[SummaryRow]) -> list[bool]:
-    """Per row, whether it stands for its (model, variant, setting): the combined row, or a lone judge's own row."""
-    sizes = Counter((r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield) for r in rows)
-    return [r.judge == COMBINED or sizes[(r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield)] == 1
-            for r in rows]  # fmt: skip
 
 
 def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = None) -> pd.DataFrame:
@@ -442,10 +443,10 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
                 cell = _rates_cell(item, rec)
             elif item.metric or item is AGREEMENT_COLUMN:
                 cell = _figure_cell(item, rec, view.show_ci)
-            elif item.label == "Model":
-                cell = _model_cell(rec)
             elif item is CLEAN_COLUMN:
                 cell = _clean_cell(rec)
+            elif item.label == "Model":
+                cell = _model_cell(rec)
             elif item.label == "Judge":
                 judges = str(rec["Judges"]).split(", ")
                 demo = any(is_demo_model(j) for j in judges)

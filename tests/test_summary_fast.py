@@ -14,7 +14,8 @@ from rqbench.evaluate.metrics import NarrownessAggregation, OrderingAggregation,
 from rqbench.evaluate.summary import instance_values, summarize
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV")
-CUTOFFS = (date(2025, 6, 15), None)  # model-0 has clean and seen instances; model-1 no cutoff (no clean figures)
+# model-0's and model-extra's cutoffs leave some instances clean and some not; model-1 states none (no clean figures)
+CUTOFFS = {"model-0": date(2025, 6, 15), "model-extra": date(2025, 3, 31)}
 
 
 def _maybe(rng: random.Random, p: float, value):
@@ -35,10 +36,24 @@ def _random_instance(rng: random.Random, k: int, n_model: int):
     gt = _random_candidate(rng, "gt", papers)
     model = [_random_candidate(rng, f"m{i}", papers) for i in range(n_model)]
     overlap = _maybe(rng, 0.2, [rng.randint(0, 4) for _ in range(rng.choice((n_model, 3)))])
-    month = rng.randint(1, 12)
-    published = _maybe(rng, 0.15, date(2025, month, rng.randint(1, 28)))  # some papers undated
-    return instance(f"25{month:02d}.{k // 3:05d}_rq{k % 3}", gt, model, subfield=rng.choice(SUBFIELDS),
-                    papers=papers, overlap=overlap, published=published)  # fmt: skip
+    return instance(f"25{rng.randint(1, 12):02d}.{k // 3:05d}_rq{k % 3}", gt, model, subfield=rng.choice(SUBFIELDS),
+                    papers=papers, overlap=overlap)  # fmt: skip
+
+
+def _dated(files, seed: int):
+    """First-version dates, one per paper in the month its id names (about one paper in seven undated), and the
+    submissions' cutoffs (``CUTOFFS``)."""
+    rng = random.Random(f"dates:{seed}")
+    published: dict[str, date | None] = {}
+    out = []
+    for f in files:
+        for i in f.instances:
+            if i.arxiv_id not in published:
+                published[i.arxiv_id] = _maybe(rng, 0.15, date(2025, int(i.arxiv_id[2:4]), rng.randint(1, 28)))
+        insts = [i.model_copy(update={"paper_published": published[i.arxiv_id]}) for i in f.instances]
+        meta = f.submission.model_copy(update={"knowledge_cutoff": CUTOFFS.get(f.submission.model)})
+        out.append(f.model_copy(update={"instances": insts, "submission": meta}))
+    return out
 
 
 def _random_results(seed: int, n: int = 40):
@@ -48,12 +63,11 @@ def _random_results(seed: int, n: int = 40):
         for label in ("judge-a", "judge-b", "judge-c")[: rng.randint(1, 3)]:
             for setting in ("standalone", "comparative"):
                 insts = [_random_instance(rng, k, rng.choice((5, 5, 5, 4))) for k in range(n) if rng.random() > 0.1]
-                files.append(results(insts, model=f"model-{s}", label=label, setting=setting,
-                                     knowledge_cutoff=CUTOFFS[s]))  # fmt: skip
+                files.append(results(insts, model=f"model-{s}", label=label, setting=setting))
     # a second standalone file of one judge, overlapping the first: the reference row's "first file wins"
     extra = [_random_instance(rng, k, 5) for k in range(n // 2, n + 10)]
     files.append(results(extra, model="model-extra", label="judge-a", setting="standalone"))
-    return files
+    return _dated(files, seed)
 
 
 def _dump(rows):
