@@ -8,13 +8,13 @@ provenance), and a 95% CI column beside each figure. The author-anchored
 reference rows stay visible whatever the model filters say, since they are the
 yardstick.
 
-``render`` gives the frame (the CSV download holds it); ``display`` gives the
-page's cells: each figure with its CI in one cell, win/tie/lose of a dimension
-in one cell, and for every empty cell the reason it is empty.
-
 With ``View.clean_only`` every model row's figures are its clean ones (the
 instances whose source paper is newer than the model's knowledge cutoff), and a
 "Clean" column gives their count in each row.
+
+``render`` gives the frame (the CSV download holds it); ``display`` gives the
+page's cells: each figure with its CI in one cell, win/tie/lose of a dimension
+in one cell, and for every empty cell the reason it is empty.
 """
 
 from __future__ import annotations

@@ -83,10 +83,10 @@ def build(data: "SpaceData") -> LeaderboardTab:
             "One row per model, setting and judge. **Best@5**: the best of a model's five RQs per instance, "
             "scored 0-3 (higher is more novel; for source-boundedness lower is broader). **Win / tie / lose**: "
             "how often that best RQ beats the author-anchored RQ. **Overlap@5**: how close the five come to the "
-            "author-anchored RQ (0-4). Grey brackets: 95% intervals. **Clean only (post-cutoff)**: each model's "
-            "figures over the papers first published after its knowledge cutoff, which it cannot have read (the "
-            "Clean column counts them). Hover a header or a cell for more."
+            "author-anchored RQ (0-4). Grey brackets: 95% intervals. Hover a header or a cell for more."
         )
+        gr.Markdown("**Clean only (post-cutoff)**: each model's figures over the papers first published after its "
+                    "knowledge cutoff, which it cannot have read (the Clean column counts them).")
         with gr.Row(equal_height=True):
             search = gr.Textbox(label="Search model", placeholder="model name", elem_id="lb-search", scale=2)
             judges = gr.Dropdown(label="Judge", multiselect=True, value=[COMBINED], choices=[COMBINED],
