@@ -362,7 +362,7 @@ def test_leaderboard_clean_only_toggle(space, page, test_output_dir):
     caption = page.locator(f"#{table} .rqb-caption").all_inner_texts()[0]
     assert "Clean only: each model row's figures are over its clean instances" in caption
     assert no_horizontal_scroll(page, table)
-    page.screenshot(path=str(test_output_dir / "leaderboard-clean.png"))
+    page.screenshot(path=str(test_output_dir / "leaderboard-clean.png"), full_page=True)
     page.locator("#lb-clean input").uncheck()
     deadline = time.monotonic() + 20
     while "Clean" in headers(page, table) and time.monotonic() < deadline:
