@@ -663,6 +663,7 @@ def test_t_the_summary_tables_carry_the_papers_table_numbers():
     assert got == {"overlap": "Table 2", "novelty_standalone_scores": "Table 3(a)",
                    "novelty_standalone_rates": "Table 3(b)", "novelty_comparative_rates": "Table 4",
                    "narrowness_standalone_scores": "Table 7(a)", "narrowness_standalone_rates": "Table 7(b)",
-                   "narrowness_comparative_rates": "Table 8", "prompt_variants": "Table 10"}  # fmt: skip
+                   "narrowness_comparative_rates": "Table 8", "prompt_variants": "Table 10",
+                   "clean_subset": "beyond the paper"}  # fmt: skip
     for row_id in ("T2", "T3", "T4", "T7", "T8", "T10"):
         assert verdict(row_id).startswith("faithful"), row_id
