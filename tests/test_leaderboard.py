@@ -69,7 +69,8 @@ def test_the_clean_only_view_switches_every_figure_and_counts_the_clean_instance
     cell = lb.AgreementCell(value=0.6, ci_low=0.4, ci_high=0.8, n=5)
     t = lb.build_table(rows, {("Closed-Model", "standalone", "combined"): cell})
     out = lb.render(t, lb.View(clean_only=True, groups=lb.GROUPS))
-    assert list(out.columns[:6]) == ["Model", "Type", "Prompt variant", "Setting", "Judge", "Clean"]
+    ids = [c.label for c in lb.ID_COLUMNS]
+    assert list(out.columns[:len(ids) + 1]) == [*ids, "Clean"]  # right after the model's columns
     closed = out[(out.Model == "Closed-Model") & (out.Setting == "standalone")].iloc[0]
     for metric, label in (("best5_non_obviousness", "Best@5 non-obviousness"), ("overlap5", "Overlap@5")):
         fig = src.clean.figures[metric]
@@ -96,14 +97,15 @@ def test_the_clean_only_view_switches_every_figure_and_counts_the_clean_instance
 def test_the_clean_only_page_cells_say_why_a_row_has_none(table):
     headers, cells, caption = lb.display(table, lb.View(clean_only=True))
     labels = [h.label for h in headers]
-    assert labels[:4] == ["Model", "Setting", "Judge", "Clean"]
+    k = labels.index("Clean")
+    assert labels[k - 1] == "Judge" or lb._BY_LABEL[labels[k - 1]] in lb.ID_COLUMNS  # after the model's columns
     by_model = {row[0].text: row for row in cells if row[1].text == "standalone"}
     closed, open_ = by_model["Closed-Model"], by_model["open-model"]
-    assert closed[3].text == "4/6" and f"knowledge cutoff {CUTOFF} (stated by the submission)" in closed[3].title
-    assert open_[3].text == "—" and open_[3].kind == "missing"
-    why = open_[3].title
+    assert closed[k].text == "4/6" and f"knowledge cutoff {CUTOFF} (stated by the submission)" in closed[k].title
+    assert open_[k].text == "—" and open_[k].kind == "missing"
+    why = open_[k].title
     assert why.startswith("No clean figures for this row: no knowledge cutoff for open-model")
-    assert all(c.title == why for c in open_[4:] if c.kind == "missing") and open_[4].kind == "missing"
+    assert all(c.title == why for c in open_[k + 1:] if c.kind == "missing") and open_[k + 1].kind == "missing"
     assert caption.startswith("Clean only: each model row's figures are over its clean instances")
     assert f"— {why}" in caption
     assert "Clean" not in [h.label for h in lb.display(table, lb.View())[0]]
