@@ -69,7 +69,8 @@ FIELD_DOCS: dict[str, str] = {
     "EvaluationInstance.gt_rq": "The author-anchored RQ (ground-truth reference).",
     "EvaluationInstance.arxiv_id": "The source paper M's arXiv id; null for a paper from a local folder.",
     "EvaluationInstance.paper_published": "M's first-version date (arXiv v1, UTC day, ISO 8601); null when unknown. "
-    "Its month is the instance's release window.",
+    "Its month is the instance's release window. A model's clean (post-cutoff) figures are over the instances "
+    "dated after its knowledge cutoff; an undated instance is in none.",
     "EvaluationInstance.paper_published_source": "How paper_published is known: `arxiv_api` or `metadata_file`; "
     "null when the date is unknown.",
     "EvaluationInstance.subfield": "M's arXiv primary category.",
