@@ -244,8 +244,28 @@ def parse_bib_text(text: str, source: str = "<bib>") -> tuple[list[BibEntry], li
     return entries, warnings
 
 
-def read_bib(path: Path) -> tuple[list[BibEntry], list[str]]:
-    return parse_bib_text(_read_text(path), path.name)
+_BIB_CHUNK = re.compile(r"(?m)^[ \t]*(?=@)")
+_CHUNK_HEAD = re.compile(r"@\s*([a-zA-Z]+)\s*[{(]\s*([^,\s]*)")
+_CROSSREF = re.compile(r"crossref\s*=\s*[{\"]\s*([^}\"\s]+)", re.IGNORECASE)
+
+
+def select_entries(text: str, keys: set[str]) -> str:
+    """A .bib text cut down to the entries ``keys`` name (with their crossref parents) and every @string and
+    @preamble: a paper that cites 70 works of a shared 6,000-entry lab bibliography is read in a fraction of the time."""
+    chunks = _BIB_CHUNK.split(text)
+    heads = [_CHUNK_HEAD.match(c) for c in chunks]
+    wanted = set(keys)
+    for c, h in zip(chunks, heads):
+        if h and h.group(2) in wanted:
+            wanted.update(_CROSSREF.findall(c))
+    return "".join(c for c, h in zip(chunks, heads)
+                   if h and (h.group(1).lower() in ("string", "preamble") or h.group(2) in wanted))  # fmt: skip
+
+
+def read_bib(path: Path, keys: set[str] | None = None) -> tuple[list[BibEntry], list[str]]:
+    """A .bib file's entries; with ``keys``, only those (``select_entries``)."""
+    text = _read_text(path)
+    return parse_bib_text(select_entries(text, keys) if keys is not None else text, path.name)
 
 
 # --------------------------------------------------------------------------
@@ -342,14 +362,32 @@ def _split_bibitem_authors(text: str) -> list[str]:
     return [re.sub(r"\s+", " ", n) for n in names if len(n) > 1]
 
 
+def _bibinfo(body: str) -> dict[str, list[str]]:
+    """``\\bibinfo{field}{value}`` pairs of a tagged .bbl entry, every value of a field in order."""
+    out: dict[str, list[str]] = {}
+    for m in re.finditer(r"\\bibinfo\s*\{([a-zA-Z]+)\}\s*(?=\{)", body):
+        got = _braced_after(body, m.end())
+        if got:
+            out.setdefault(m.group(1).lower(), []).append(got[0])
+    return out
+
+
+_EMPH_ET_AL = re.compile(r"\\(?:emph|textit)\{\s*et[~\s]*al\.?\s*\}|\{\\(?:em|it)\s+et[~\s]*al\.?\s*\}")
+
+
 def _bibitem_entry(key: str, label: str | None, body: str) -> BibEntry:
-    body = body.strip()
+    body = _EMPH_ET_AL.sub("et al.", body.strip())  # an italic "et al." is part of the authors, not a book title
     urls = " ".join(re.findall(r"\\(?:url|href|doi)\{([^{}]*)\}", body))
     blocks = [b.strip() for b in re.split(r"\\newblock", body)]
     title = venue = None
     authors: list[str] = []
     quoted = re.search(r"``(.+?)(?:,)?''", body, re.DOTALL)
-    if quoted:  # IEEE-like: authors, ``title,'' venue
+    info = _bibinfo(body)
+    if "title" in info or "author" in info:  # styles that tag every field (\bibinfo{title}{...}: nature, unsrtnat)
+        authors = [n for a in info.get("author", []) for n in _split_bibitem_authors(a)]
+        title = (info.get("title") or [None])[0]
+        venue = next((info[f][0] for f in ("journal", "booktitle", "publisher") if f in info), None)
+    elif quoted:  # IEEE-like: authors, ``title,'' venue
         authors = _split_bibitem_authors(body[: quoted.start()])
         title = quoted.group(1)
         rest = body[quoted.end() :]

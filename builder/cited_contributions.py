@@ -55,6 +55,8 @@ class CitedContributions(Record):
     note: str | None = Field(default=None, description="Why the source is not 'extracted', by name.")
     model: str | None = None
     dropped: list[GateDrop] = Field(default_factory=list, description="Statements the gate refused, by rule.")
+    sections_read: list[str] = Field(default_factory=list, description="The sections the prompt held within the "
+                                     "text budget, in order; the one cut at the budget is marked '(cut)'.")
 
 
 class CitedContributionsResult(Record):
@@ -131,6 +133,7 @@ async def extract(item: dict[str, Any], llm: Any, *, settings: LLMStageSettings,
             if not kept:
                 out.append(fallback(p, "malformed_contributions", dropped))
                 continue
+            read = pt.sections_read(((s.section, s.text) for s in p.sections), settings.text_budget_chars)
             out.append(CitedContributions(paper_id=p.paper_id, contributions=kept, source="extracted", model=model,
-                                          dropped=dropped))  # fmt: skip
+                                          dropped=dropped, sections_read=read))  # fmt: skip
     return [CitedContributionsResult(arxiv_id=cited.arxiv_id, papers=out)]

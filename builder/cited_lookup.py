@@ -9,10 +9,15 @@ threshold (0.92 by default) for titles long enough to judge (at least 16
 characters normalised). Two different ids matching equally well (within 0.02)
 count as no match: a wrong background paper is worse than none.
 
-Offline builds read cited papers from ``--cited-sources DIR``: one subfolder
-per arXiv id (``2301.00001``, ``2301.00001v2``, ``hep-th_9901001``, or
-``<id>/src/``), matched the same way, with titles taken from each folder's
-``metadata.json`` or its LaTeX ``\\title``.
+Cited papers' LaTeX can sit in a local sources folder (``--sources DIR``: the
+fixture papers offline, a mirror of e-prints online): one subfolder per paper,
+named by its arXiv id (``2301.00001``, ``2301.00001v2``, ``hep-th_9901001``, or
+``<id>/src/``) or by anything else. A cited work is found there by its arXiv
+id, by its title (from each folder's ``metadata.json`` or its LaTeX, title
+macros and discretionary hyphens expanded: ``front_matter``), or as a version
+of the paper under another title (``version_match``: what the citation and
+the source agree on, scored). Subfolders that are versions of one paper read
+as one paper.
 """
 
 from __future__ import annotations
@@ -20,13 +25,22 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from rqbench.builder.arxiv_api import parse_arxiv_id
+from rqbench.builder.version_match import (
+    WorkFacts,
+    best_match,
+    compare,
+    from_bib,
+    from_source,
+    normalise_title,
+    surname,
+    threshold_bits,
+)
 from rqbench.records import BibEntry, SourcePaper
 
 log = logging.getLogger(__name__)
@@ -45,26 +59,11 @@ HOW_VALUES = (
     "s2_external_ids",
     "title_exact",
     "title_similar",
-    # find_local_source only: a title match against the cited-sources folder
+    # find_local_source only: a title match against the local sources, or a version of the paper there
     "local_title_exact",
     "local_title_similar",
+    "local_version",
 )
-
-_MARKUP = re.compile(
-    r"\\(?:emph|textit|textbf|textsc|texttt|textrm|textsf|text|mathrm|mathbf|mathit|mathcal|mathsf|mathtt|url|bf|it|sc|em|rm)\b\*?"
-)
-
-
-def normalise_title(title: str | None) -> str:
-    """Lower case ASCII words: accents folded, LaTeX markup and braces gone, punctuation as spaces."""
-    if not title:
-        return ""
-    t = _MARKUP.sub(" ", title)
-    t = re.sub(r"\\([a-zA-Z]+)", r" \1 ", t)  # keep names like \beta as words
-    t = re.sub(r"[{}$]", "", t)  # {A}ttention is one word
-    t = unicodedata.normalize("NFKD", t).encode("ascii", "ignore").decode("ascii")
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", t.lower()).split())
-
 
 def _versionless(raw: str | None) -> str | None:
     got = parse_arxiv_id(raw or "")
@@ -72,14 +71,16 @@ def _versionless(raw: str | None) -> str | None:
 
 
 class TitleIndex:
-    """Candidate titles (normalised once) for repeated matching."""
+    """Candidate titles (normalised once) for repeated matching; candidates are arXiv ids, or any names with
+    ``key=str`` (the local sources' folder names)."""
 
-    def __init__(self, candidates: Mapping[str, str] | Iterable[tuple[str, str]]):
+    def __init__(self, candidates: Mapping[str, str] | Iterable[tuple[str, str]],
+                 key: Callable[[str], str | None] = _versionless):  # fmt: skip
         self.exact: dict[str, set[str]] = {}
         self.items: list[tuple[str, str]] = []
         pairs = candidates.items() if isinstance(candidates, Mapping) else candidates
         for title, raw_id in pairs:
-            arxiv_id = _versionless(raw_id)
+            arxiv_id = key(raw_id)
             norm = normalise_title(title)
             if arxiv_id is None or not norm:
                 continue
@@ -167,22 +168,45 @@ def resolve_arxiv_id(
 
 
 # --------------------------------------------------------------------------
-# Local cited-sources folders
+# Local sources: a folder of paper folders (the fixture papers offline, a mirror of e-prints online)
 # --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class LocalEntry:
+    name: str  # the subfolder's name
     folder: Path  # the folder holding the LaTeX
     arxiv_id: str | None
     title: str | None
+    facts: WorkFacts | None  # None when the parser cannot read the source
+    body_chars: int = 0
+
+
+@dataclass(frozen=True)
+class LocalMatch:
+    """A cited work's local source: the version whose text is used, and how the citation was matched."""
+
+    folder: Path  # the LaTeX of the version read for the text (the version group's fullest)
+    arxiv_id: str | None  # that version's arXiv id (from its folder name), if any
+    title: str | None  # that version's title
+    how: str  # one of HOW_VALUES
+    matched: str  # the subfolder the citation named (a version of ``folder``'s paper, or the same folder)
+    detail: str = ""  # the score and its fields for a version match; the versions read as one paper
 
 
 class LocalSources:
-    """A scan of a cited-sources folder: ids from folder names, titles from metadata or LaTeX."""
+    """A scan of a sources folder: each subfolder's id, title and front matter, and which are versions of one paper.
+
+    Two subfolders are versions of one paper when their front matter matches
+    (``version_match``: title, authors, year, references) above the threshold
+    for the number of pairs compared; a version group reads as one paper, with
+    the text of its fullest version.
+    """
 
     def __init__(self, root: Path):
-        from rqbench.builder.sourcing import METADATA_FILE, folder_arxiv_id, peek_title_abstract
+        from rqbench.builder.front_matter import read_front_matter
+        from rqbench.builder.paper_skip import PaperSkipped
+        from rqbench.builder.sourcing import METADATA_FILE, folder_arxiv_id
 
         self.root = Path(root)
         self.entries: list[LocalEntry] = []
@@ -191,16 +215,28 @@ class LocalSources:
             got = folder_arxiv_id(sub.name)
             src = sub / "src"
             folder = src if src.is_dir() and not any(f.suffix == ".tex" for f in sub.glob("*.tex")) else sub
-            title = None
-            meta = sub / METADATA_FILE
-            if meta.is_file():
+            meta = None
+            if (sub / METADATA_FILE).is_file():
                 try:
-                    title = SourcePaper.model_validate_json(meta.read_text(encoding="utf-8")).title
+                    meta = SourcePaper.model_validate_json((sub / METADATA_FILE).read_text(encoding="utf-8"))
                 except ValueError as exc:
-                    raise ValueError(f"{meta}: not a SourcePaper record ({exc})") from exc
-            if not title:
-                title, _ = peek_title_abstract(folder)
-            entry = LocalEntry(folder=folder, arxiv_id=got[0] if got else None, title=title)
+                    raise ValueError(f"{sub / METADATA_FILE}: not a SourcePaper record ({exc})") from exc
+            try:
+                front = read_front_matter(folder)
+            except PaperSkipped as skip:  # found by its id still; no title, no version evidence
+                log.info("local source %s: front matter unreadable (%s)", folder, skip)
+                front = None
+            facts = from_source(front) if front is not None else None
+            if meta is not None and facts is not None:  # arXiv's metadata is better evidence than the LaTeX
+                facts = facts.model_copy(update={
+                    "title": normalise_title(meta.title) or facts.title,
+                    "surnames": tuple(x for x in (surname(a) for a in meta.authors) if x) or facts.surnames,
+                    "year": meta.published.year if meta.published else facts.year})  # fmt: skip
+            if got and facts is not None:  # a folder named by an arXiv id holds the arXiv version: a preprint
+                facts = facts.model_copy(update={"venue": "arXiv", "preprint": True})
+            title = (meta.title if meta is not None else None) or (front.title if front is not None else None)
+            entry = LocalEntry(name=sub.name, folder=folder, arxiv_id=got[0] if got else None, title=title,
+                               facts=facts, body_chars=front.body_chars if front is not None else 0)  # fmt: skip
             self.entries.append(entry)
             if entry.arxiv_id:
                 if entry.arxiv_id in self.by_id:
@@ -209,10 +245,44 @@ class LocalSources:
                         f"are both arXiv {entry.arxiv_id}"
                     )
                 self.by_id[entry.arxiv_id] = entry
-        self._titles = TitleIndex([(e.title, e.arxiv_id) for e in self.entries if e.title and e.arxiv_id])
-        self._by_title_slug = {
-            normalise_title(e.title): e for e in self.entries if e.title and not e.arxiv_id
-        }
+        self._titles = TitleIndex([(e.title, e.name) for e in self.entries if e.title], key=str)
+        self._by_name = {e.name: e for e in self.entries}
+        self.groups = self._version_groups()
+
+    def _version_groups(self) -> dict[str, tuple[str, ...]]:
+        """name -> the names of every version of its paper (itself included), fullest version first."""
+        parent = {e.name: e.name for e in self.entries}
+
+        def root(x: str) -> str:
+            while parent[x] != x:
+                x = parent[x]
+            return x
+
+        readable = [e for e in self.entries if e.facts is not None and e.facts.title]
+        bar = threshold_bits(len(readable) * (len(readable) - 1) // 2)
+        for i, a in enumerate(readable):
+            for b in readable[i + 1 :]:
+                if compare(a.facts, b.facts).score >= bar:  # type: ignore[arg-type]
+                    parent[root(b.name)] = root(a.name)
+        members: dict[str, list[LocalEntry]] = {}
+        for e in self.entries:
+            members.setdefault(root(e.name), []).append(e)
+        out = {}
+        for group in members.values():
+            names = tuple(e.name for e in sorted(group, key=lambda e: (-e.body_chars, e.name)))
+            out.update({n: names for n in names})
+        return out
+
+    def versions(self, name: str) -> tuple[str, ...]:
+        return self.groups.get(name, (name,))
+
+    def _matched(self, entry: LocalEntry, how: str, detail: str = "") -> LocalMatch:
+        group = self.versions(entry.name)
+        best = self._by_name[group[0]]
+        if len(group) > 1:
+            detail = "; ".join(x for x in (detail, f"versions of one paper: {', '.join(group)}") if x)
+        return LocalMatch(folder=best.folder, arxiv_id=best.arxiv_id, title=best.title, how=how, matched=entry.name,
+                          detail=detail)  # fmt: skip
 
     def find(
         self,
@@ -221,25 +291,48 @@ class LocalSources:
         *,
         s2_external_ids: Mapping[str, object] | None = None,
         threshold: float = TITLE_THRESHOLD,
-    ) -> tuple[Path, str | None, str] | None:
-        """``(folder, arxiv_id, how)`` of the local source for a cited work, or None."""
+        exclude: Path | None = None,
+        citations: int = 1,
+    ) -> LocalMatch | None:
+        """The local source of a cited work, or None.
+
+        Evidence in order: its arXiv id (given, or from the entry); its title, equal
+        once normalised (macros expanded, hyphens resolved) or nearly so; then a version
+        match on title, authors, year and venue at the threshold for ``citations`` x the
+        sources compared. ``exclude`` is the citing paper's own folder: neither it nor a
+        version of it is a background paper.
+        """
+        banned: set[str] = set()
+        if exclude is not None:
+            mine = Path(exclude).resolve()
+            for e in self.entries:
+                if e.folder.resolve() == mine or e.folder.parent.resolve() == mine:
+                    banned.update(self.versions(e.name))
         how = "given" if arxiv_id else None
         if arxiv_id is None and bib is not None:
             arxiv_id, how = resolve_arxiv_id(bib, s2_external_ids, None)
         arxiv_id = _versionless(arxiv_id) if arxiv_id else None
         if arxiv_id is not None:
             entry = self.by_id.get(arxiv_id)
-            if entry is not None:
-                return entry.folder, arxiv_id, how or "given"
+            if entry is not None and entry.name not in banned:
+                return self._matched(entry, how or "given")
         if bib is None or not bib.title:
             return None
         got = self._titles.match(bib.title, threshold)
-        if got and (arxiv_id is None or got[0] == arxiv_id):
-            return self.by_id[got[0]].folder, got[0], "local_" + got[2]
-        plain = self._by_title_slug.get(normalise_title(bib.title))
-        if plain is not None and arxiv_id is None:
-            return plain.folder, None, "local_title_exact"
-        return None
+        if got and got[0] not in banned:
+            entry = self._by_name[got[0]]
+            if arxiv_id is None or entry.arxiv_id in (None, arxiv_id):
+                return self._matched(entry, "local_" + got[2])
+        if arxiv_id is not None:
+            return None  # a known id that is not here: the online path fetches it, a title elsewhere is no better
+        candidates = [(e.name, e.facts) for e in self.entries if e.facts is not None and e.name not in banned]
+        bar = threshold_bits(max(1, citations) * len(candidates))
+        found = best_match(from_bib(bib), candidates, bar)
+        if found is None:
+            return None
+        name, comparison = found
+        return self._matched(self._by_name[name], "local_version",
+                             f"version match {comparison.explain()} (threshold {bar:.1f})")  # fmt: skip
 
 
 @lru_cache(maxsize=8)
@@ -262,6 +355,9 @@ def find_local_source(
     *,
     s2_external_ids: Mapping[str, object] | None = None,
     threshold: float = TITLE_THRESHOLD,
-) -> tuple[Path, str | None, str] | None:
-    """``(folder, arxiv_id, how)`` for a cited work in a ``--cited-sources`` folder, or None if it is not there."""
-    return local_sources(root).find(bib, arxiv_id, s2_external_ids=s2_external_ids, threshold=threshold)
+    exclude: Path | None = None,
+    citations: int = 1,
+) -> LocalMatch | None:
+    """The local source of a cited work in the sources folder ``root``, or None if it is not there."""
+    return local_sources(root).find(bib, arxiv_id, s2_external_ids=s2_external_ids, threshold=threshold,
+                                    exclude=exclude, citations=citations)  # fmt: skip

@@ -75,7 +75,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="characters of one cited work's citation contexts in a prompt (default 4000)")
     parser.add_argument("--allow-abstract-only", action="store_true",
                         help="let cited papers without full text count by their abstract or title (small offline samples)")
-    parser.add_argument("--cited-sources", type=Path, help="offline: a folder of cited papers' LaTeX, one subfolder per arXiv id")
+    parser.add_argument("--sources", "--cited-sources", dest="cited_sources", type=Path,
+                        help="a local folder of cited papers' LaTeX, one subfolder per paper (named by its arXiv id or "
+                        "anything else; found by id, title or as a version of the paper): offline the only source of "
+                        "their text, online a mirror that saves downloads")
     parser.add_argument("--no-fetch-cited", action="store_true", help="online: do not download cited papers' e-prints")
     parser.add_argument("--verification-source", choices=("latex", "text"), default="latex",
                         help="what the verifier reads of M: its merged LaTeX (default) or the parsed text")

@@ -96,8 +96,8 @@ def top_cited(papers: list[SourcePaper], citations: Mapping[str, int], fraction:
     keep: set[str] = set()
     for group in by_cat.values():
         k = max(1, math.floor(fraction * len(group) + 1e-9))
-        ranked = sorted(group, key=lambda p: (-citations.get(p.arxiv_id, 0), p.arxiv_id))
-        keep.update(p.arxiv_id for p in ranked[:k])
+        ranked = sorted(group, key=lambda p: (-citations.get(p.paper_id, 0), p.paper_id))
+        keep.update(p.paper_id for p in ranked[:k])
     return keep
 
 
@@ -207,8 +207,8 @@ def _counts(papers: list[SourcePaper]) -> dict[str, int]:
 
 
 def _outcome(rule: str, before: list[SourcePaper], after: list[SourcePaper], note: str = "") -> RuleOutcome:
-    kept = {p.arxiv_id for p in after}
-    gone = [p for p in before if p.arxiv_id not in kept]
+    kept = {p.paper_id for p in after}
+    gone = [p for p in before if p.paper_id not in kept]
     return RuleOutcome(
         rule=rule,
         description=RULE_DESCRIPTIONS[rule],
@@ -217,7 +217,7 @@ def _outcome(rule: str, before: list[SourcePaper], after: list[SourcePaper], not
         removed=_counts(gone),
         removed_total=len(gone),
         remaining=len(after),
-        removed_ids=[p.arxiv_id for p in gone],
+        removed_ids=[p.paper_id for p in gone],
     )
 
 
@@ -237,14 +237,14 @@ def apply_filters(
     """
     if not 0 < top_fraction <= 1:
         raise ValueError(f"top_fraction must be in (0, 1], got {top_fraction}")
-    dup = [i for i, n in Counter(p.arxiv_id for p in papers).items() if n > 1]
+    dup = [i for i, n in Counter(p.paper_id for p in papers).items() if n > 1]
     if dup:
         raise ValueError(f"papers repeat arXiv ids: {', '.join(sorted(dup)[:10])}")
-    missing = [p.arxiv_id for p in papers if p.arxiv_id not in has_latex]
+    missing = [p.paper_id for p in papers if p.paper_id not in has_latex]
     if missing:
         raise ValueError(f"has_latex has no entry for {len(missing)} paper(s): {', '.join(missing[:10])}")
     if not offline:
-        missing = [p.arxiv_id for p in papers if p.arxiv_id not in s2]
+        missing = [p.paper_id for p in papers if p.paper_id not in s2]
         if missing:
             raise ValueError(
                 f"Semantic Scholar data has no entry for {len(missing)} paper(s): {', '.join(missing[:10])} "
@@ -254,7 +254,7 @@ def apply_filters(
     rules: list[RuleOutcome] = []
     current = list(papers)
 
-    after = [p for p in current if has_latex[p.arxiv_id]]
+    after = [p for p in current if has_latex[p.paper_id]]
     rules.append(_outcome("latex", current, after))
     current = after
 
@@ -265,21 +265,21 @@ def apply_filters(
             )
         kept = current
     else:
-        after = [p for p in current if is_indexed(s2[p.arxiv_id])]
+        after = [p for p in current if is_indexed(s2[p.paper_id])]
         rules.append(_outcome("s2_indexed", current, after))
         current = after
 
-        uncounted = [p.arxiv_id for p in current if s2[p.arxiv_id].citation_count is None]  # type: ignore[union-attr]
-        citations = {p.arxiv_id: s2[p.arxiv_id].citation_count or 0 for p in current}  # type: ignore[union-attr]
+        uncounted = [p.paper_id for p in current if s2[p.paper_id].citation_count is None]  # type: ignore[union-attr]
+        citations = {p.paper_id: s2[p.paper_id].citation_count or 0 for p in current}  # type: ignore[union-attr]
         keep = top_cited(current, citations, top_fraction)
-        after = [p for p in current if p.arxiv_id in keep]
+        after = [p for p in current if p.paper_id in keep]
         note = f"{len(uncounted)} paper(s) without a citation count ranked as 0" if uncounted else ""
         rules.append(_outcome("top_cited", current, after, note))
         current = after
 
-        after = [p for p in current if venue_kind(s2[p.arxiv_id]) is not None]
+        after = [p for p in current if venue_kind(s2[p.paper_id]) is not None]
         rules.append(_outcome("venue", current, after))
-        kept = [with_s2_facts(p, s2[p.arxiv_id]) for p in after]  # type: ignore[arg-type]
+        kept = [with_s2_facts(p, s2[p.paper_id]) for p in after]  # type: ignore[arg-type]
 
     report = FunnelReport(
         top_fraction=top_fraction,

@@ -4,23 +4,31 @@ One prompt per cited work: its title, how often M cites it, the sections where
 it is cited, and every citation with its context. Inspiration and
 competitor/baseline count as influential. Only works with a bibliography
 entry that gives a title are labelled: a key the bibliography lacks can never
-become a background paper. ``max_cited`` keeps only the N most often cited of
-them (ties in order of first citation), to bound the cost.
+become a background paper. ``max_cited`` keeps only N of them, to bound the
+cost: first the works whose text the build can read (found among the local
+sources, or to be fetched by arXiv id; the cited_text stage's own lookup), since
+only they can become background papers with text, then the most often cited
+(ties in order of first citation).
 
 ``min_influential`` (off by default) is a flagged fallback for weak labellers,
-such as the embedded 135M model, that call everything canonical: when fewer
-works are labelled influential, the most often cited labelled works are
-promoted until there are that many, each marked ``promoted`` and counted in
-the manifest, so a small offline sample still yields RQs and nobody mistakes
-the promotion for the model's judgement.
+such as the embedded 135M model, that call everything canonical: labelled
+works are promoted in the same order (readable first, then the most often
+cited) until that many influential works have text the build can read (as
+many as there are), then until that many are influential at all, each marked
+``promoted`` and counted in the manifest, so a small offline sample still
+yields RQs with background text and nobody mistakes the promotion for the
+model's judgement.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 from rqbench.builder import prompt_text as pt
+from rqbench.builder.cited_text import CitedTextSettings, citing_works, has_source
 from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
 from rqbench.builder.stages import gather_calls
 
@@ -57,11 +65,15 @@ class InfluenceResult(Record):
     model: str | None = None
 
 
-def select_cited(parsed: ParsedPaper, max_cited: int | None) -> list[CitedWork]:
-    """The works to label: those with a titled bib entry, most often cited first, ties by first citation."""
+def select_cited(
+    parsed: ParsedPaper, max_cited: int | None, readable: Callable[[CitedWork], bool] | None = None
+) -> list[CitedWork]:
+    """The works to label: those with a titled bib entry; the ones whose text the build can read first (only
+    they can become background papers with text), then the most often cited, ties by first citation."""
     titled = [w for w in parsed.cited_works if w.bib is not None and (w.bib.title or "").strip()]
     order = {w.key: i for i, w in enumerate(titled)}
-    ranked = sorted(titled, key=lambda w: (-w.frequency, order[w.key]))
+    can_read = {w.key: bool(readable(w)) if readable else False for w in titled}
+    ranked = sorted(titled, key=lambda w: (not can_read[w.key], -w.frequency, order[w.key]))
     return ranked if max_cited is None else ranked[: max(0, max_cited)]
 
 
@@ -75,13 +87,41 @@ def variables(paper: SourcePaper, work: CitedWork, settings: LLMStageSettings) -
     }
 
 
+def promote(labels: list[CitationLabel], readable: list[bool], min_influential: int) -> list[CitationLabel]:
+    """The min_influential fallback: labelled works, in selection order, are promoted until ``min_influential`` of
+    the influential ones have text the build can read (as many as there are), then until that many are influential
+    at all. An RQ needs a background paper with text; a weak labeller's pick among the others cannot give one."""
+    out = list(labels)
+
+    def short(only_readable: bool) -> int:
+        return min_influential - sum(1 for x, r in zip(out, readable) if x.influential and (r or not only_readable))
+
+    for only_readable in (True, False):
+        for i, (x, r) in enumerate(zip(out, readable)):
+            if short(only_readable) <= 0:
+                break
+            if x.label is not None and not x.influential and (r or not only_readable):
+                out[i] = x.model_copy(update={"promoted": True})
+    return out
+
+
+def text_readable(parsed: ParsedPaper, folder: str | None, sources: CitedTextSettings | None) -> Callable[[CitedWork], bool]:
+    """Whether the cited_text stage will find a work's text (the same lookup, without reading the text)."""
+    if sources is None:
+        return lambda work: False
+    n = citing_works(parsed)
+    return lambda work: has_source(work.bib, sources, exclude=Path(folder) if folder else None, citations=n)
+
+
 async def label_paper(
-    item: dict[str, Any], llm: Any, *, settings: LLMStageSettings, max_cited: int | None, min_influential: int = 0
+    item: dict[str, Any], llm: Any, *, settings: LLMStageSettings, max_cited: int | None, min_influential: int = 0,
+    sources: CitedTextSettings | None = None,
 ) -> list[InfluenceResult]:
     """All labels of one paper; a citation whose reply stayed invalid is kept, unlabelled, with the reason."""
     paper: SourcePaper = item["filter"].paper
     parsed: ParsedPaper = item["parse"]
-    works = select_cited(parsed, max_cited)
+    readable = text_readable(parsed, item["filter"].folder, sources)
+    works = select_cited(parsed, max_cited, readable)
     calls = [ask(llm, settings, STEP.reply_model, variables(paper, w, settings)) for w in works]
     results = await gather_calls(calls)
     labels: list[CitationLabel] = []
@@ -95,13 +135,7 @@ async def label_paper(
             continue
         reply, model = res
         labels.append(CitationLabel(**base, label=reply.label, reason=reply.reason))
-    missing = min_influential - sum(1 for x in labels if x.influential)
-    for i, x in enumerate(labels):  # labels are in selection order: most often cited first
-        if missing <= 0:
-            break
-        if x.label is not None and not x.influential:
-            labels[i] = x.model_copy(update={"promoted": True})
-            missing -= 1
+    labels = promote(labels, [readable(w) for w in works], min_influential)
     return [
         InfluenceResult(
             arxiv_id=parsed.arxiv_id,

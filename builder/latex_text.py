@@ -24,6 +24,7 @@ from rqbench.builder.cite_syntax import CiteCall, is_cite_command, parse_cite_ar
 from rqbench.builder.latex_source import match_brace, match_bracket
 from rqbench.records import Section, SectionText
 
+FRONT_MATTER = "Front matter"  # the section name of the text before the first heading (title block, authors)
 MATH = "[MATH]"
 REF = "[REF]"
 CODE = "[CODE]"
@@ -359,7 +360,7 @@ class _Converter:
                 return i
             env = t[arg[0] : arg[1]].strip()
             if env == "abstract" and self.collect and not self.in_row:
-                out.append(f"{HEAD_OPEN}0*Front matter{HEAD_CLOSE}")
+                out.append(f"{HEAD_OPEN}0*{FRONT_MATTER}{HEAD_CLOSE}")
                 self.heads += 1
             elif env not in ("document",):
                 out.append("\n\n")
@@ -661,7 +662,7 @@ def convert_body(text: str, cite_extra: frozenset[str] | set[str] = frozenset())
     marked = conv.run(start, end)
     pieces = _HEAD_RE.split(marked)
     # pieces: [front, level, star, name, content, level, star, name, content, ...]
-    raw_sections: list[tuple[int, str, str, bool]] = [(0, "Front matter", pieces[0], True)]
+    raw_sections: list[tuple[int, str, str, bool]] = [(0, FRONT_MATTER, pieces[0], True)]
     for k in range(1, len(pieces) - 3, 4):
         raw_sections.append((int(pieces[k]), pieces[k + 2], pieces[k + 3], pieces[k + 1] == "*"))
     rows_by_head: dict[int, list[FloatRow]] = {}

@@ -47,8 +47,11 @@ def _bbl_candidates(source: LatexSource) -> list[Path]:
     return siblings[:1] if len(siblings) == 1 else []
 
 
-def read_bibliography(source: LatexSource, doc: Document) -> tuple[list[BibEntry], list[str], list[str]]:
-    """(entries, warnings, files read) from the declared .bib files, the .bbl, and inline thebibliography."""
+def read_bibliography(
+    source: LatexSource, doc: Document, keys: set[str] | None = None
+) -> tuple[list[BibEntry], list[str], list[str]]:
+    """(entries, warnings, files read) from the declared .bib files, the .bbl, and inline thebibliography;
+    of the .bib files only the entries ``keys`` names, when given."""
     warnings: list[str] = []
     files: list[str] = []
     entries: dict[str, BibEntry] = {}
@@ -65,7 +68,7 @@ def read_bibliography(source: LatexSource, doc: Document) -> tuple[list[BibEntry
             missing.append(name)
             continue
         try:
-            found, w = read_bib(path)
+            found, w = read_bib(path, keys)
         except BibliographyError as exc:
             warnings.append(f"bib_unreadable: {exc}")
             continue

@@ -73,7 +73,10 @@ DEFAULT_MAX_TOKENS = {"influence": 160, "contributions": 900, "gaps": 450, "auth
 
 
 class SourcedPaper(Record):
-    """A target paper M and the folder that holds its LaTeX (None while only metadata is known)."""
+    """A target paper M and the folder that holds its LaTeX (None while only metadata is known).
+
+    ``arxiv_id`` here, as in every stage output, is the stage's item key: the paper's ``paper_id`` (its arXiv id,
+    or a local paper's id)."""
 
     arxiv_id: str
     paper: SourcePaper
@@ -229,7 +232,7 @@ def source_stage(item: dict[str, Any], *, inputs: dict[str, Any], work_dir: str,
         )
     if window is not None:
         found = select_window(found, window)
-    return [SourcedPaper(arxiv_id=p.arxiv_id, paper=p, folder=str(f) if f else None) for p, f in found]
+    return [SourcedPaper(arxiv_id=p.paper_id, paper=p, folder=str(f) if f else None) for p, f in found]
 
 
 def filter_stage(
@@ -248,20 +251,20 @@ def filter_stage(
         with S2Client() as client:
             s2 = client.batch_arxiv([p.arxiv_id for p in papers])
     # Whether arXiv holds LaTeX is known only after download: assume so here, drop at fetch time.
-    has_latex = {s.arxiv_id: (s.folder is not None) or fetch for s in sourced}
+    has_latex = {s.arxiv_id: (s.folder is not None) or fetch for s in sourced}  # keyed by paper id
     kept, funnel = apply_filters(papers, s2, has_latex=has_latex, top_fraction=top_fraction, offline=not apply_s2)
     folders = {s.arxiv_id: s.folder for s in sourced}
     out: list[SourcedPaper] = []
     skips: list[SkipRecord] = []
     for p in kept:
-        folder = folders.get(p.arxiv_id)
+        folder = folders.get(p.paper_id)
         if folder is None and fetch:
             try:
                 folder = str(fetch_eprint(p, Path(sources_dir)))
             except ItemSkipped as skip:
-                skips.append(SkipRecord(stage="filter", item_id=p.arxiv_id, reason=skip.reason, detail=skip.detail))
+                skips.append(SkipRecord(stage="filter", item_id=p.paper_id, reason=skip.reason, detail=skip.detail))
                 continue
-        out.append(SourcedPaper(arxiv_id=p.arxiv_id, paper=p, folder=folder))
+        out.append(SourcedPaper(arxiv_id=p.paper_id, paper=p, folder=folder))
     return [FilterOutcome(kept=out, funnel=funnel.model_dump(mode="json"), skips=skips)]
 
 
@@ -372,9 +375,9 @@ def build_stages(config: BuildConfig) -> dict[str, Stage]:
         Stage("parse", ("filter",), ParsedPaper, parse_stage, "cpu"),
         Stage("influence", ("parse", "filter"), influence.InfluenceResult,
               functools.partial(influence.label_paper, settings=s["influence"], max_cited=config.max_cited_per_paper,
-                                min_influential=config.min_influential), "llm",
+                                min_influential=config.min_influential, sources=ct), "llm",
               fingerprint={**s["influence"].fingerprint(), "max_cited": config.max_cited_per_paper,
-                           "min_influential": config.min_influential}),
+                           "min_influential": config.min_influential, "sources": ct.model_dump()}),
         Stage("contributions", ("parse", "filter"), contributions.ContributionsResult,
               functools.partial(contributions.extract, settings=s["contributions"]), "llm",
               fingerprint={**s["contributions"].fingerprint(), **gate_fingerprint()}),
@@ -384,7 +387,7 @@ def build_stages(config: BuildConfig) -> dict[str, Stage]:
         Stage("author_rqs", ("gaps", "contributions", "parse", "filter"), author_rqs.AuthorRQsResult,
               functools.partial(author_rqs.write_rqs, settings=s["author_rqs"]), "llm",
               fingerprint={**s["author_rqs"].fingerprint(), **gate_fingerprint()}),
-        Stage("cited_text", ("influence", "parse"), cited_text.CitedTextResult,
+        Stage("cited_text", ("influence", "parse", "filter"), cited_text.CitedTextResult,
               functools.partial(cited_text.cited_text, settings=ct), "cpu", fingerprint=ct.model_dump()),
         Stage("cited_contributions", ("cited_text", "author_rqs"), cited_contributions.CitedContributionsResult,
               functools.partial(cited_contributions.extract, settings=s["cited_contributions"]), "llm",
@@ -591,8 +594,32 @@ def funnel_markdown(out: Path, funnel: Any, tables: BuildTables, malformed: dict
     dropped = ", ".join(f"{k}: {v}" for k, v in tables.dropped.items()) or "none"
     parts.append(f"\nRQs written: {tables.counts.get('rqs', 0)} from {tables.counts.get('papers', 0)} papers; "
                  f"RQs dropped: {dropped}.\n")  # fmt: skip
+    parts.append(cited_text_markdown(StageStore(out, "cited_text").records(cited_text.CitedTextResult)))
     parts.append(malformed_markdown(malformed))
     return "\n".join(parts)
+
+
+def cited_text_markdown(results: list[BaseModel]) -> str:
+    """funnel.md's section on the influential works' text: levels, why a work has no body text, how each was found."""
+    from collections import Counter
+
+    levels: Counter[str] = Counter()
+    why: Counter[str] = Counter()
+    how: Counter[str] = Counter()
+    for r in results:
+        for c in r.cited:  # type: ignore[attr-defined]
+            levels[c.paper.text_level.value if c.paper is not None else "no record"] += 1
+            if c.paper is None or c.paper.text_level.value != "full":
+                why[c.no_full_text or c.no_paper or "unknown"] += 1
+            how[c.arxiv_id_how or "not found"] += 1
+    if not levels:
+        return "# Cited papers' text\n\nNo influential cited work.\n"
+    rows = "\n".join(f"| {lv} | {n} |" for lv, n in sorted(levels.items()))
+    reasons = ", ".join(f"{k}: {v}" for k, v in sorted(why.items())) or "none"
+    found = ", ".join(f"{k}: {v}" for k, v in sorted(how.items()))
+    return ("# Cited papers' text\n\nThe influential cited works of every paper (skips.jsonl lists each one "
+            "without body text, stage `cited_text`):\n\n| text level | works |\n|---|---|\n" + rows
+            + f"\n\nWhy a work has no body text: {reasons}.\n\nHow its source or id was found: {found}.\n")
 
 
 def malformed_markdown(malformed: dict[str, MalformedCount]) -> str:

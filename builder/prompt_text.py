@@ -40,6 +40,21 @@ def sections_text(sections: Iterable[tuple[str, str]], budget: int | None) -> st
     return clip("\n\n".join(parts), budget)
 
 
+def sections_read(sections: Iterable[tuple[str, str]], budget: int | None) -> list[str]:
+    """The names of the sections ``sections_text`` keeps within ``budget``, in order; the one it cuts is marked."""
+    kept, used = [], 0
+    for name, text in sections:
+        body = text.strip()
+        if not body:
+            continue
+        start = used + (2 if kept else 0)
+        used = start + len(f"## {name}\n{body}" if name else body)
+        if budget is not None and start >= budget:
+            break
+        kept.append(name + (" (cut)" if budget is not None and used > budget else ""))
+    return kept
+
+
 def paper_text(parsed: ParsedPaper, budget: int | None) -> str:
     """The body of a parsed paper, section by section in document order, within ``budget``."""
     return sections_text(((s.name, s.text) for s in parsed.sections), budget)

@@ -1,7 +1,7 @@
 """The final tables of a build, assembled from the stage outputs by one pure function.
 
 Rules (method.md "Record", and the build folder contract):
-- rq_id is ``<arxiv_id>_rq<index>``, index = the RQ's position in the model's
+- rq_id is ``<paper_id>_rq<index>``, index = the RQ's position in the model's
   reply to the author_rqs prompt (``LinkedRQ.index``; its position in the stored
   list for a stage output without one), kept even when an earlier RQ is dropped
   (there, for linking no allowed work or failing the gate; here, for no
@@ -104,6 +104,21 @@ def _with_contributions(paper: CitedPaper, found: CitedContributions | None) -> 
     return paper.model_copy(update={"contributions": list(found.contributions), "contributions_source": found.source})
 
 
+def cited_text_skips(cited: Sequence[CitedTextResult]) -> list[SkipRecord]:
+    """One skip per influential cited work without body text: kept at its abstract or title level (or with no
+    record at all), and why, so a work that reads as a title says so in skips.jsonl."""
+    out = []
+    for result in cited:
+        for c in result.cited:
+            if c.paper is not None and c.paper.text_level is TextLevel.full:
+                continue
+            level = c.paper.text_level.value if c.paper is not None else "no_record"
+            why = c.no_full_text or c.no_paper or "unknown"
+            out.append(SkipRecord(stage="cited_text", item_id=f"{result.arxiv_id}:{c.key}", reason=why,
+                                  detail=f"kept at level {level}" + (f"; {c.lookup}" if c.lookup else "")))  # fmt: skip
+    return out
+
+
 def manual_sample(rq_ids: list[str], n: int = 50, seed: int = 42) -> list[str]:
     """The human-check sample of method.md step 8, exactly as the paper draws it."""
     rng = random.Random(seed)  # same stream as random.seed(seed) followed by random.sample
@@ -170,7 +185,7 @@ def assemble(
                       *(d for r in cited_contributions for c in r.papers for d in c.dropped), *found_drops]  # fmt: skip
 
     for paper in papers:
-        pid = paper.arxiv_id
+        pid = paper.paper_id
         contrib, rq_result = contrib_by.get(pid), rqs_by.get(pid)
         if contrib is None or rq_result is None:
             continue  # skipped by an earlier stage, which recorded why
@@ -217,7 +232,8 @@ def assemble(
                 RQRecord(
                     rq_id=rq_id,
                     rq=rq.question,
-                    arxiv_id=pid,
+                    paper_id=pid,
+                    arxiv_id=paper.arxiv_id,
                     paper_published=published,
                     paper_published_source=published_source,
                     subfield=paper.primary_category,
@@ -232,7 +248,7 @@ def assemble(
                     verification=verdicts[position] if position < len(verdicts) else None,
                 )
             )
-            out.instances.append(EvaluationInstance(rq_id=rq_id, gt_rq=rq.question, arxiv_id=pid,
+            out.instances.append(EvaluationInstance(rq_id=rq_id, gt_rq=rq.question, paper_id=pid, arxiv_id=paper.arxiv_id,
                                                     paper_published=published,
                                                     paper_published_source=published_source,
                                                     subfield=paper.primary_category,
@@ -264,6 +280,7 @@ def assemble(
         for c in texts.values():
             levels_all[c.paper.text_level.value if c.paper else "none"] += 1
 
+    out.skips += cited_text_skips(cited)
     out.cited_papers = sorted(cited_table.values(), key=lambda p: p.paper_id)
     out.dropped = dict(sorted(dropped.items()))
     out.sample = manual_sample([r.rq_id for r in out.rqs], sample_size, sample_seed)
@@ -286,6 +303,7 @@ def assemble(
         "cited_contributions_extracted": sources.get("extracted", 0),
         "cited_contributions_abstract": sources.get("abstract", 0),
         "influential_works_without_record": levels_all.get("none", 0),
+        "influential_works": sum(len(x.influential_keys) for x in influence),
         "influence_promoted": sum(len(x.promoted_keys) for x in influence),
         "verified": len(verified),
         "verified_addressed": sum(1 for v in verified if v.addressed),

@@ -1,9 +1,13 @@
 """``rqbench setup-sample``: build rq-bench-sample on the embedded model and publish it locally.
 
 Offline (``../shared`` present): the fixture papers in ``../shared/fixtures/latex``
-that have a real bibliography are linked into ``RQB_HOME/sample-papers`` and
-built with small budgets (a few papers, a few cited works each, abstracts
-allowed). Online (no ``../shared``, or ``--online``): the committed
+that have a real bibliography and cite another fixture paper (found by the
+cited-text stage's own lookup: arXiv id, title, or a version of the paper) are
+linked into ``RQB_HOME/sample-papers`` and built with small budgets (a few
+papers, a few cited works each), the fixture folder serving as the local
+sources of the cited papers' text. Only cited papers with full text count as
+background papers, as in the paper, so every RQ the sample publishes reads the
+section text of at least one paper it builds on. Online (no ``../shared``, or ``--online``): the committed
 ``sample_arxiv_ids.txt`` is built the same way from arXiv. Either way the build is
 published as a local git repository at ``rqbench.paths.sample_dataset_dir()``
 (inside the ignored data folder: the papers' texts never enter the project
@@ -19,6 +23,8 @@ import re
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from rqbench import paths
 from rqbench.dataset_card.build_folder import Build
 from rqbench.dataset_card.card import CardSettings
@@ -28,9 +34,12 @@ from rqbench.dataset_card.release import build_fingerprint
 from rqbench.dataset_card.repo import LocalGitTarget, TargetError
 from rqbench.dataset_card.versions import Version
 
+if TYPE_CHECKING:
+    from rqbench.builder.pipeline import BuildConfig
+
 SAMPLE_IDS = Path(__file__).with_name("sample_arxiv_ids.txt")
 MIN_BIB_ENTRIES = 10  # fewer is a template or a stub bibliography, not a paper's
-DEFAULT_LIMIT = 3
+DEFAULT_LIMIT = 4  # every fixture paper that cites another one, today
 DEFAULT_MAX_CITED = 4
 # The embedded model labels nearly every work a canonical reference; the builder's flagged fallback
 # promotes each paper's most cited works (marked and counted in the manifest) so the sample has RQs.
@@ -42,24 +51,42 @@ _BBL_ENTRY = re.compile(r"\\bibitem\b|\\entry\{")
 
 
 def bibliography_size(folder: Path) -> int:
-    """Entries in the largest .bib or .bbl under ``folder`` (0 when it has none)."""
+    """Entries in the largest .bib, .bbl or inline ``thebibliography`` (in a .tex file) under ``folder``."""
     best = 0
     for f in folder.rglob("*"):
-        if f.suffix not in (".bib", ".bbl") or not f.is_file():
+        if f.suffix not in (".bib", ".bbl", ".tex") or not f.is_file():
             continue
         text = f.read_text(encoding="utf-8", errors="replace")
         best = max(best, len((_BIB_ENTRY if f.suffix == ".bib" else _BBL_ENTRY).findall(text)))
     return best
 
 
+def cites_a_local_paper(folder: Path, latex_dir: Path) -> list[str]:
+    """The keys of ``folder``'s citations whose source is another paper under ``latex_dir`` (the cited-text
+    stage's lookup: arXiv id, title, or a version of the paper), in order of first citation."""
+    from rqbench.builder.cited_lookup import local_sources
+    from rqbench.builder.front_matter import cited_entries
+    from rqbench.builder.paper_skip import PaperSkipped
+
+    try:
+        entries = cited_entries(folder)
+    except PaperSkipped:
+        return []
+    pool = local_sources(latex_dir)
+    return [e.key for e in entries if pool.find(e, exclude=folder, citations=len(entries)) is not None]
+
+
 def choose_fixture_papers(latex_dir: Path, limit: int = DEFAULT_LIMIT) -> list[Path]:
-    """Fixture folders with a .tex file and at least MIN_BIB_ENTRIES bibliography entries, by name, at most ``limit``."""
+    """Fixture folders with a .tex file, at least MIN_BIB_ENTRIES bibliography entries and a citation of another
+    fixture paper, by name, at most ``limit``."""
     chosen = []
     for folder in sorted(p for p in latex_dir.iterdir() if p.is_dir()):
-        if any(folder.rglob("*.tex")) and bibliography_size(folder) >= MIN_BIB_ENTRIES:
+        if (any(folder.rglob("*.tex")) and bibliography_size(folder) >= MIN_BIB_ENTRIES
+                and cites_a_local_paper(folder, latex_dir)):  # fmt: skip
             chosen.append(folder)
     if not chosen:
-        raise FileNotFoundError(f"{latex_dir}: no paper folder with a .tex file and a bibliography")
+        raise FileNotFoundError(f"{latex_dir}: no paper folder with a .tex file and a bibliography that cites "
+                                "another paper there")  # fmt: skip
     return chosen[:limit]
 
 
@@ -103,6 +130,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-influential", type=int, default=DEFAULT_MIN_INFLUENTIAL,
                         help="promote the most cited works when fewer are labelled influential (default %(default)s)")
     parser.add_argument("--model", default="local", help="model for every stage (default: the embedded one)")
+    parser.add_argument("--sources", type=Path, default=None,
+                        help="a local folder of cited papers' LaTeX, one subfolder per paper (default offline: the "
+                             "fixture papers; online: none, the arXiv e-prints are fetched)")
     parser.add_argument("--build-dir", type=Path, default=None, help="default: RQB_HOME/builds/rq-bench-sample")
     parser.add_argument("--dataset-dir", type=Path, default=None, help="default: RQB_HOME/datasets/rq-bench-sample")
     parser.add_argument("--dry-run", action="store_true",
@@ -110,24 +140,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true")
 
 
+def sample_config(latex_dir: Path | None, build_dir: Path, *, links_dir: Path, model: str = "local",
+                  limit: int = DEFAULT_LIMIT, max_cited: int = DEFAULT_MAX_CITED,
+                  min_influential: int = DEFAULT_MIN_INFLUENTIAL, sources: Path | None = None,
+                  progress: bool = True, dry_run: bool = False) -> tuple[BuildConfig, str]:
+    """The sample's build: from the fixture papers that cite others under ``latex_dir`` (linked into ``links_dir``,
+    with ``latex_dir`` as the cited papers' local sources), or online from SAMPLE_IDS when it is None; and a
+    sentence saying which."""
+    from rqbench.builder.pipeline import BuildConfig
+
+    if latex_dir is None:
+        papers, where = SAMPLE_IDS, f"arXiv ids in {SAMPLE_IDS} (online)"
+    else:
+        chosen = choose_fixture_papers(latex_dir, limit)
+        papers = link_papers(chosen, links_dir)
+        sources = sources or latex_dir
+        where = f"{len(chosen)} fixture papers that cite other fixture papers: {', '.join(p.name for p in chosen)}"
+    config = BuildConfig(
+        out=build_dir, papers=papers, limit=limit, max_cited_per_paper=max_cited, min_influential=min_influential,
+        models={role: model for role in ("strong", "light", "labeller")}, cited_sources=sources,
+        progress=progress, dry_run=dry_run,
+    )
+    return config, where
+
+
 def run(args: argparse.Namespace) -> int:
-    from rqbench.builder.pipeline import BuildConfig, run_build
+    from rqbench.builder.pipeline import run_build
 
     build_dir = args.build_dir or paths.sample_build_dir()
     dataset_dir = args.dataset_dir or paths.sample_dataset_dir()
     shared = paths.shared_dir()
-    if args.online or shared is None:
-        papers, where = SAMPLE_IDS, f"arXiv ids in {SAMPLE_IDS} (online)"
-    else:
-        chosen = choose_fixture_papers(shared / "fixtures" / "latex", args.limit)
-        papers = link_papers(chosen, paths.home() / "sample-papers")
-        where = f"{len(chosen)} fixture papers: {', '.join(p.name for p in chosen)}"
+    latex = None if args.online or shared is None else shared / "fixtures" / "latex"
+    config, where = sample_config(latex, build_dir, links_dir=paths.home() / "sample-papers", model=args.model,
+                                  limit=args.limit, max_cited=args.max_cited, min_influential=args.min_influential,
+                                  sources=args.sources, progress=not args.no_progress, dry_run=args.dry_run)
     print(f"setup-sample: building from {where} on model {args.model!r} into {build_dir}", file=sys.stderr)
-    config = BuildConfig(
-        out=build_dir, papers=papers, limit=args.limit, max_cited_per_paper=args.max_cited,
-        allow_abstract_only=True, min_influential=args.min_influential, models={role: args.model for role in ("strong", "light", "labeller")},
-        progress=not args.no_progress, dry_run=args.dry_run,
-    )
     manifest = run_build(config)
     if args.dry_run:
         print(manifest.settings["dry_run"]["line"])

@@ -6,12 +6,14 @@ Three ways in, one shape out: ``(SourcePaper, folder-with-LaTeX or None)``.
   API. A date window is cut into slices of ``slice_days`` so no query passes
   arXiv's 30,000-result cap; each finished slice is kept under ``work_dir`` and
   read back on a rerun, so a crash costs at most the slice in progress.
-- A local folder holds one subfolder per paper. The id is the folder name when
-  it is an arXiv id (``2502.01113``, ``2502.01113v2``, ``hep-th_9901001``), else
-  a stable slug of the name. Title and abstract come from a ``metadata.json``
-  beside the sources (any SourcePaper fields) when present, else from the LaTeX
-  (``\\title``, the abstract environment) when that is cheap; the parser does
-  the real reading later.
+- A local folder holds one subfolder per paper. Its ``paper_id`` is the folder
+  name when it is an arXiv id (``2502.01113``, ``2502.01113v2``,
+  ``hep-th_9901001``; then it is also its ``arxiv_id``), else a stable slug of the
+  name, and the paper has no ``arxiv_id`` (unless its ``metadata.json`` gives one).
+  Title and abstract come from a ``metadata.json`` beside the sources (any
+  SourcePaper fields) when present, else from the LaTeX as the parser renders it
+  (``front_matter``: title macros expanded, the abstract as text); a paper whose
+  source gives no title has an empty one, never its folder's name.
 - A file of ids (one a line; ``#`` comments, ``arXiv:`` prefixes, URLs and
   versions allowed) is looked up on arXiv in batches.
 
@@ -33,7 +35,6 @@ from pydantic import ValidationError
 
 from rqbench import paths
 from rqbench.builder.arxiv_api import ArxivClient, build_query, date_window_clause, parse_arxiv_id, split_window
-from rqbench.builder.latex_source import match_brace
 from rqbench.io import RecordError, UnreadableInput, read_capped, read_jsonl, write_jsonl
 from rqbench.records import SourcePaper, SourceWindow
 
@@ -42,7 +43,6 @@ log = logging.getLogger(__name__)
 METADATA_FILE = "metadata.json"
 TEX_SUFFIXES = (".tex", ".ltx", ".latex")
 DEFAULT_CATEGORY = "unknown"
-MAX_PEEK_BYTES = 4 * 1024 * 1024
 MAX_IDS_FILE_BYTES = 16 * 1024 * 1024  # ~1M ids; arXiv's whole CS listing of a year is far less
 MAX_LISTED_BAD_IDS = 10
 MAX_METADATA_BYTES = 1024 * 1024
@@ -138,87 +138,22 @@ def check_papers_input(path: Path) -> None:
 
 
 # --------------------------------------------------------------------------
-# A cheap look at the LaTeX: title and abstract
+# Title and abstract from the LaTeX
 # --------------------------------------------------------------------------
 
-_GREEK = {
-    n: chr(c)
-    for n, c in zip(
-        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon phi chi psi omega".split(),
-        [0x3B1, 0x3B2, 0x3B3, 0x3B4, 0x3B5, 0x3B6, 0x3B7, 0x3B8, 0x3B9, 0x3BA, 0x3BB, 0x3BC, 0x3BD, 0x3BE, 0x3C0,
-         0x3C1, 0x3C3, 0x3C4, 0x3C5, 0x3C6, 0x3C7, 0x3C8, 0x3C9],
-    )
-}  # fmt: skip
-_DROP_WITH_ARG = re.compile(r"\\(?:thanks|footnote|footnotemark|label|vspace|hspace)\*?")
-_TITLE_RE = re.compile(r"\\title\s*(?:\[[^\]]*\]\s*)?\{")
-_SUBTITLE_RE = re.compile(r"\\subtitle\s*(?:\[[^\]]*\]\s*)?\{")
-_ABSTRACT_RE = re.compile(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", re.DOTALL)
 
-
-def _brace_end(text: str, open_pos: int) -> int | None:
-    """Index of the brace closing the one at ``open_pos``; None if unbalanced."""
-    end = match_brace(text, open_pos)
-    return None if end < 0 else end - 1
-
-
-def _drop_command_args(text: str) -> str:
-    out, pos = [], 0
-    for m in _DROP_WITH_ARG.finditer(text):
-        if m.start() < pos:
-            continue
-        j = m.end()
-        while j < len(text) and text[j].isspace():
-            j += 1
-        end = _brace_end(text, j) if j < len(text) and text[j] == "{" else None
-        out.append(text[pos : m.start()])
-        pos = (end + 1) if end is not None else m.end()
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def latex_to_plain(text: str) -> str:
-    """Rough plain text of a short LaTeX fragment (a title): notes dropped, Greek letters kept, markup gone."""
-    t = _drop_command_args(text)
-    t = t.replace("\\\\", " ").replace("~", " ")
-    t = re.sub(r"\\([a-zA-Z]+)\*?", lambda m: _GREEK.get(m.group(1), ""), t)
-    t = re.sub(r"\\(.)", r"\1", t)  # \& \% \_ ...
-    t = re.sub(r"[{}$]", "", t)
-    return " ".join(t.split())
-
-
-def _last_arg(pattern: re.Pattern, text: str) -> str | None:
-    """Plain text of the braced argument of the last match of ``pattern`` (LaTeX keeps the last definition)."""
-    found = None
-    for m in pattern.finditer(text):
-        end = _brace_end(text, m.end() - 1)
-        if end is not None:
-            found = latex_to_plain(text[m.end() : end]) or found
-    return found
-
-
-def peek_title_abstract(folder: Path) -> tuple[str | None, str | None]:
-    """Title and abstract from the main .tex file when they are plainly there; (None, None) otherwise."""
-    from rqbench.builder.latex_source import find_main_file, read_tex, strip_comments
+def source_title_abstract(folder: Path) -> tuple[str | None, str | None]:
+    """Title and abstract as the paper's own source gives them, rendered to text (``front_matter``); (None, None)
+    when the parser cannot read the source."""
+    from rqbench.builder.front_matter import read_front_matter
     from rqbench.builder.paper_skip import PaperSkipped
 
     try:
-        main = find_main_file(Path(folder))
-        text = strip_comments(read_tex(main))
+        front = read_front_matter(Path(folder), references=False)
     except PaperSkipped as skip:
-        log.debug("no title/abstract peek for %s: %s", folder, skip)
+        log.debug("no title/abstract for %s: %s", folder, skip)
         return None, None
-    head = text[:MAX_PEEK_BYTES]
-    cut = head.find("\\maketitle")
-    region = head if cut < 0 else head[:cut]  # the last \title before \maketitle is the one printed
-    title = _last_arg(_TITLE_RE, region)
-    subtitle = _last_arg(_SUBTITLE_RE, region)
-    if title and subtitle:
-        title = f"{title} {subtitle}" if title.endswith((":", "?", ".")) else f"{title}: {subtitle}"
-    abstract = None
-    am = _ABSTRACT_RE.search(head)
-    if am:
-        abstract = " ".join(am.group(1).split()) or None
-    return title, abstract
+    return front.title, front.abstract
 
 
 # --------------------------------------------------------------------------
@@ -284,13 +219,15 @@ def local_folder_papers(
     for f, (pid, ver) in ids.items():
         meta = _read_metadata(f)
         base = remote[pid].model_dump() if pid in remote else {}
-        fields: dict = {"arxiv_id": pid, "version": ver, "primary_category": default_category, **base, **meta}
+        named = folder_arxiv_id(f.name) is not None
+        fields: dict = {"version": ver, "primary_category": default_category, **base, **meta}
         fields["source"] = "local"
-        fields["arxiv_id"] = pid
+        fields["paper_id"] = pid
+        fields["arxiv_id"] = pid if named else meta.get("arxiv_id")  # a folder name is no arXiv id
         fields["published_source"] = _date_basis(meta, base) if fields.get("published") else None
         if not fields.get("title") or not fields.get("abstract"):
-            title, abstract = peek_title_abstract(f)
-            fields["title"] = fields.get("title") or title or f.name
+            title, abstract = source_title_abstract(f)
+            fields["title"] = fields.get("title") or title or ""  # never the folder's name
             fields["abstract"] = fields.get("abstract") or abstract or ""
         if not fields.get("categories"):
             fields["categories"] = [fields["primary_category"]]
@@ -476,7 +413,7 @@ Sourced = list[tuple[SourcePaper, Path | None]]
 def select_window(found: Sourced, window: SourceWindow) -> Sourced:
     """The sourced papers a rolling build takes (``SourceWindow.admits``); PapersInputError naming any paper
     without a first-version date, which cannot be placed in a window and is never given one."""
-    undated = [p.arxiv_id for p, _ in found if p.published is None]
+    undated = [p.paper_id for p, _ in found if p.published is None]
     if undated:
         shown = ", ".join(undated[:10]) + (f" and {len(undated) - 10} more" if len(undated) > 10 else "")
         raise PapersInputError(

@@ -130,7 +130,7 @@ def wellformed_problems(build: Build) -> list[str]:
     """
     rec = build.root / "records"
     rows = [("rqs", RQRecord.__name__, r.rq_id, r) for r in build.rqs]
-    rows += [("papers", PaperRecord.__name__, p.paper.arxiv_id, p) for p in build.papers]
+    rows += [("papers", PaperRecord.__name__, p.paper.paper_id, p) for p in build.papers]
     rows += [("instances", EvaluationInstance.__name__, i.rq_id, i) for i in build.instances]
     rows += [("cited_papers", CitedPaper.__name__, c.paper_id, c) for c in build.cited_papers]
     return [f"{rec / (config + '.jsonl')}: {describe(failure, record=f'{kind} {ident}', field=field)}"
@@ -147,22 +147,22 @@ def check_build(build: Build) -> list[str]:
         d = _dupes([getattr(r, key) for r in build.records(config)])
         if d:
             problems.append(f"{rec / (config + '.jsonl')}: duplicate {key} {d[:5]}")
-    d = _dupes([p.paper.arxiv_id for p in build.papers])
+    d = _dupes([p.paper.paper_id for p in build.papers])
     if d:
-        problems.append(f"{rec / 'papers.jsonl'}: duplicate paper.arxiv_id {d[:5]}")
+        problems.append(f"{rec / 'papers.jsonl'}: duplicate paper.paper_id {d[:5]}")
 
-    papers = {p.paper.arxiv_id: p for p in build.papers}
+    papers = {p.paper.paper_id: p for p in build.papers}
     cited = {c.paper_id for c in build.cited_papers}
     rqs = {r.rq_id: r for r in build.rqs}
     for r in build.rqs:
-        if r.arxiv_id not in papers:
-            problems.append(f"{rec / 'rqs.jsonl'}: RQRecord {r.rq_id}: arxiv_id {r.arxiv_id!r} not in papers.jsonl")
+        if r.paper_id not in papers:
+            problems.append(f"{rec / 'rqs.jsonl'}: RQRecord {r.rq_id}: paper_id {r.paper_id!r} not in papers.jsonl")
         missing = [c for c in r.cited_paper_ids if c not in cited]
         if missing:
             problems.append(
                 f"{rec / 'rqs.jsonl'}: RQRecord {r.rq_id}: cited_paper_ids {missing[:3]} not in cited_papers.jsonl"
             )
-    per_paper = Counter(r.arxiv_id for r in build.rqs)
+    per_paper = Counter(r.paper_id for r in build.rqs)
     for a, p in papers.items():
         if p.n_rqs != per_paper.get(a, 0):
             problems.append(
@@ -176,8 +176,9 @@ def check_build(build: Build) -> list[str]:
             continue
         if i.gt_rq != r.rq:
             problems.append(f"{where}: gt_rq differs from the RQRecord's rq")
-        if i.arxiv_id != r.arxiv_id:
-            problems.append(f"{where}: arxiv_id {i.arxiv_id!r} differs from the RQRecord's {r.arxiv_id!r}")
+        if (i.paper_id, i.arxiv_id) != (r.paper_id, r.arxiv_id):
+            problems.append(f"{where}: paper_id/arxiv_id {i.paper_id!r}/{i.arxiv_id!r} differ from the RQRecord's "
+                            f"{r.paper_id!r}/{r.arxiv_id!r}")
         missing = [c for c in i.background_paper_ids if c not in cited]
         if missing:
             problems.append(f"{where}: background_paper_ids {missing[:3]} not in cited_papers.jsonl")

@@ -365,6 +365,73 @@ def _citation(settings: CardSettings, release: ReleaseInfo) -> str:
     )
 
 
+# Why a cited paper has no body text, in the card's words (the reasons are CitedPaper.no_full_text's names).
+NO_TEXT_REASONS = {
+    "no_local_source": "its LaTeX is not among the local sources (no match by arXiv id, by title, or as a version "
+    "of the paper under another title)",
+    "no_arxiv_id": "it is not in the local mirror and its bibliography entry gives no arXiv id to fetch it by",
+    "no_source": "the build had neither a local sources folder nor downloads",
+    "too_little_body_text": "its source holds less than 200 characters of body text",
+    "no_bib_entry": "the citing paper's bibliography has no entry for it",
+}
+NO_TEXT_PREFIXES = {
+    "parse_skipped:": "the parser could not read its source",
+    "fetch_failed:": "its e-print could not be downloaded",
+    "fetch_skipped:": "its e-print holds no usable LaTeX",
+}
+
+
+def no_text_reason(reason: str | None) -> str:
+    """A cited paper's ``no_full_text`` in words, keeping the name."""
+    if not reason:
+        return "no reason recorded"
+    words = NO_TEXT_REASONS.get(reason) or next((w for p, w in NO_TEXT_PREFIXES.items() if reason.startswith(p)), "")
+    return f"{words} (`{reason}`)" if words else f"`{reason}`"
+
+
+def cited_text_summary(s: DatasetStats) -> str:
+    full, total = s.text_levels.get("full", 0), sum(s.text_levels.values())
+    c = s.cited_contributions
+    return (f"\n{full} of the {total} cited papers carry their body text ({s.cited_sections} sections in all), and "
+            f"{s.background_with_text} of the {s.instances} evaluation instances have at least one of them among "
+            f"their background papers. Their contributions: {c.get('extracted', 0)} extracted by an LLM from the "
+            f"body text, {c.get('abstract', 0)} the abstract standing in, {c.get('none', 0)} none.")
+
+
+def cited_text_notes(s: DatasetStats) -> str:
+    if not s.cited_without_text:
+        return "Every cited paper has its body text."
+    lines = [f"- *{x.title}* (`{x.paper_id}`), {x.text_level} only: {no_text_reason(x.reason)}."
+             for x in s.cited_without_text]  # fmt: skip
+    return ("Cited papers without body text count as background only where the build allowed it "
+            "(`allow_abstract_only` in the build settings); they are linked from the RQs that cite them:\n\n"
+            + "\n".join(lines))
+
+
+def influence_note(manifest: BuildManifest) -> str:
+    """Whether the labeller's own labels made the influential citations, or the promotion fallback did."""
+    counts, wanted = manifest.counts, manifest.settings.get("min_influential") or 0
+    promoted, influential = counts.get("influence_promoted", 0), counts.get("influential_works")
+    if not promoted:
+        return "Influence: every citation counted as influential was labelled so by the labeller; none was promoted."
+    of = f" of the {influential}" if influential is not None else ""
+    return (f"Influence: {promoted}{of} citations counted as influential were promoted by the "
+            f"`--min-influential {wanted}` fallback, not labelled influential by the labeller: when a paper has "
+            f"fewer influential citations than that, its labelled citations are promoted in the builder's order "
+            f"(those whose text the build can read first, then the most often cited) until it has {wanted}. Each "
+            "keeps its own label and is marked `promoted` in the build's influence stage output.")
+
+
+def verifier_note(models: Iterable[str]) -> str:
+    from rqbench.demo import demo_names
+
+    demo = demo_names(models)
+    if not demo:
+        return ""
+    return (f"The verifier here is a demo model ({', '.join(f'`{m}`' for m in demo)}): its verdicts, and the "
+            "approval rate below, show that the step runs, not whether the questions are addressed.")
+
+
 def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManifest, funnel: dict[str, Any],
                 settings: CardSettings, existing_text: str | None) -> str:
     s, v = stats, stats.verification
@@ -425,6 +492,10 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
         ),
         "novelty_rows": _rows(s.novelty_types.items()),
         "text_level_rows": _rows(s.text_levels.items()),
+        "cited_text_summary": cited_text_summary(s),
+        "cited_text_notes": cited_text_notes(s),
+        "influence_note": influence_note(manifest),
+        "verifier_note": verifier_note(v.models),
         "verifier_models": ", ".join(v.models) or "no verifier recorded",
         "verified": v.verified,
         "approved": v.approved,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 FIELD_DOCS: dict[str, str] = {
     # RQRecord
-    "RQRecord.rq_id": "`<arxiv_id>_rq<index>`, index = position in the paper's RQ list.",
+    "RQRecord.rq_id": "`<paper_id>_rq<index>`, index = position in the paper's RQ list.",
     "RQRecord.rq": "The author-anchored research question.",
-    "RQRecord.arxiv_id": "The source paper M.",
+    "RQRecord.arxiv_id": "The source paper M's arXiv id; null for a paper from a local folder.",
     "RQRecord.paper_published": "M's first-version date (arXiv v1, UTC day, ISO 8601); null when unknown.",
     "RQRecord.paper_published_source": "How paper_published is known: `arxiv_api` (arXiv's `published`) or "
     "`metadata_file` (the metadata.json of a local LaTeX folder with no arXiv record); null when the date is unknown.",
@@ -67,9 +67,10 @@ FIELD_DOCS: dict[str, str] = {
     # EvaluationInstance
     "EvaluationInstance.rq_id": "The RQ this instance evaluates against.",
     "EvaluationInstance.gt_rq": "The author-anchored RQ (ground-truth reference).",
-    "EvaluationInstance.arxiv_id": "The source paper M.",
+    "EvaluationInstance.arxiv_id": "The source paper M's arXiv id; null for a paper from a local folder.",
     "EvaluationInstance.paper_published": "M's first-version date (arXiv v1, UTC day, ISO 8601); null when unknown. "
-    "Its month is the instance's release window.",
+    "Its month is the instance's release window. A model's clean (post-cutoff) figures are over the instances "
+    "dated after its knowledge cutoff; an undated instance is in none.",
     "EvaluationInstance.paper_published_source": "How paper_published is known: `arxiv_api` or `metadata_file`; "
     "null when the date is unknown.",
     "EvaluationInstance.subfield": "M's arXiv primary category.",

@@ -43,10 +43,10 @@ def _rq_order(rq_id: str) -> tuple[str, int]:
 
 def release_rows(build: Build) -> tuple[dict[str, dict[str, list[dict[str, Any]]]], list[str]]:
     """Rows per config and split, in a fixed order, and the dev papers."""
-    dev = sorted(dev_papers(r.arxiv_id for r in build.rqs))
+    dev = sorted(dev_papers(r.paper_id for r in build.rqs))
     ordered = {
         "rqs": sorted(build.rqs, key=lambda r: _rq_order(r.rq_id)),
-        "papers": sorted(build.papers, key=lambda p: p.paper.arxiv_id),
+        "papers": sorted(build.papers, key=lambda p: p.paper.paper_id),
         "cited_papers": sorted(build.cited_papers, key=lambda c: c.paper_id),
         "instances": sorted(build.instances, key=lambda i: _rq_order(i.rq_id)),
     }
@@ -54,7 +54,7 @@ def release_rows(build: Build) -> tuple[dict[str, dict[str, list[dict[str, Any]]
     for config, records in ordered.items():
         splits = {"test": [to_row(r) for r in records]}
         if config in DEV_SPLIT_CONFIGS:
-            splits["dev"] = [to_row(r) for r in records if r.arxiv_id in dev]  # type: ignore[attr-defined]
+            splits["dev"] = [to_row(r) for r in records if r.paper_id in dev]  # type: ignore[attr-defined]
         out[config] = splits
     return out, dev
 

@@ -165,10 +165,10 @@ def additions(papers: Iterable[PaperRecord], rqs: Sequence[RQRecord], funnel: di
               manifest: BuildManifest, extends: str | None) -> ReleaseAdditions:  # fmt: skip
     """The changelog's facts: the added papers and their RQs by first-version month (``undated`` without a date),
     and the build's papers removed per applied keep rule and RQs dropped per reason."""
-    added = {p.paper.arxiv_id: p.paper.first_version()[0] for p in papers}
+    added = {p.paper.paper_id: p.paper.first_version()[0] for p in papers}
     month = {pid: month_of(d) if d else UNDATED for pid, d in added.items()}
     n_papers = Counter(month.values())
-    n_rqs = Counter(month[r.arxiv_id] for r in rqs if r.arxiv_id in month)
+    n_rqs = Counter(month[r.paper_id] for r in rqs if r.paper_id in month)
     rules = {r["rule"]: int(r.get("removed_total", 0)) for r in funnel.get("rules", [])
              if isinstance(r, dict) and "rule" in r and r.get("applied")}  # fmt: skip
     return ReleaseAdditions(

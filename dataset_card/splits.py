@@ -2,11 +2,11 @@
 
 Why by paper: the RQs of one paper share background papers, so a dev split that
 holds some of a paper's RQs would leak into the rest. Why a hash rather than
-``random.sample``: a paper's membership depends only on its arXiv id and the
+``random.sample``: a paper's membership depends only on its paper id (its arXiv id) and the
 seed, so it stays put when later versions add or drop other papers.
 
 Rule: a paper is in dev when the first 8 bytes of
-``blake2b(f"{seed}:{arxiv_id}")`` read as an integer, divided by 2**64, are below
+``blake2b(f"{seed}:{paper_id}")`` read as an integer, divided by 2**64, are below
 ``fraction``. If that picks no paper, the paper with the smallest hash is taken,
 so even a tiny sample has a dev split. Dev rows are also test rows: dev is for
 prompt development, results are reported on test.

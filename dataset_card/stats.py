@@ -58,6 +58,15 @@ class VerificationStats(BaseModel):
     manual_sample_protocol: dict[str, str] = Field(default_factory=dict)
 
 
+class CitedWithoutText(BaseModel):
+    """A cited paper that has no body text: which, at what level, and why."""
+
+    paper_id: str
+    title: str
+    text_level: str
+    reason: str | None
+
+
 class DatasetStats(BaseModel):
     rqs: int
     papers: int = Field(description="Source papers with at least one RQ.")
@@ -76,6 +85,12 @@ class DatasetStats(BaseModel):
     by_subfield: list[SubfieldRow]
     novelty_types: dict[str, int]
     text_levels: dict[str, int] = Field(description="Cited papers by how much text we have: full, abstract, title.")
+    cited_sections: int = Field(default=0, description="Sections of body text over all full-text cited papers.")
+    cited_contributions: dict[str, int] = Field(
+        default_factory=dict, description="Cited papers by where their contributions come from: extracted, "
+        "abstract, none.")
+    cited_without_text: list[CitedWithoutText] = Field(default_factory=list)
+    background_with_text: int = Field(default=0, description="Instances whose background has a full-text paper.")
     verification: VerificationStats
 
 
@@ -112,7 +127,7 @@ def by_subfield(rqs: Sequence[RQRecord]) -> list[SubfieldRow]:
     rows = [
         SubfieldRow(
             subfield=name,
-            papers=len({r.arxiv_id for r in group}),
+            papers=len({r.paper_id for r in group}),
             rqs=len(group),
             rq_citation_links=sum(len(r.cited_paper_ids) for r in group),
             unique_cited_papers=len({c for r in group for c in r.cited_paper_ids}),
@@ -149,12 +164,12 @@ def compute_stats(
     manual_sample_protocol: dict[str, object] | None = None,
 ) -> DatasetStats:
     """Table 1, the sub-field breakdown, text levels and verification, from the records alone."""
-    paper_ids = {r.arxiv_id for r in rqs}
+    paper_ids = {r.paper_id for r in rqs}
     linked = {c for r in rqs for c in r.cited_paper_ids}
     full_bodies = [
         sum(words(s.text) for s in c.sections) for c in cited_papers if c.text_level == TextLevel.full
     ]
-    per_paper = Counter(r.arxiv_id for r in rqs)
+    per_paper = Counter(r.paper_id for r in rqs)
     lengths = {
         "rq_words": spread(words(r.rq) for r in rqs),
         "problem_statement_words": spread(words(p.problem_statement) for p in papers),
@@ -168,10 +183,11 @@ def compute_stats(
         ),
     }
     levels = Counter(c.text_level.value for c in cited_papers)
+    full_text_ids = {c.paper_id for c in cited_papers if c.text_level == TextLevel.full}
     return DatasetStats(
         rqs=len(rqs),
         papers=len(paper_ids),
-        papers_without_rqs=len({p.paper.arxiv_id for p in papers} - paper_ids),
+        papers_without_rqs=len({p.paper.paper_id for p in papers} - paper_ids),
         subfields=len({r.subfield for r in rqs}),
         rq_citation_links=sum(len(r.cited_paper_ids) for r in rqs),
         unique_cited_papers=len(linked),
@@ -184,6 +200,12 @@ def compute_stats(
         by_subfield=by_subfield(rqs),
         novelty_types=dict(sorted(Counter(r.novelty_type.value for r in rqs).items())),
         text_levels={level.value: levels.get(level.value, 0) for level in TextLevel},
+        cited_sections=sum(len(c.sections) for c in cited_papers if c.text_level == TextLevel.full),
+        cited_contributions=dict(Counter(c.contributions_source or "none" for c in cited_papers)),
+        cited_without_text=[CitedWithoutText(paper_id=c.paper_id, title=c.title, text_level=c.text_level.value,
+                                             reason=c.no_full_text)
+                            for c in sorted(cited_papers, key=lambda c: c.paper_id) if c.text_level != TextLevel.full],
+        background_with_text=sum(1 for i in instances if set(i.background_paper_ids) & full_text_ids),
         verification=verification_stats(rqs, manual_sample, manual_sample_protocol),
     )
 

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
         print(llm.estimate.line())
         use = generator_use(model, llm, context_tokens=args.context_tokens, fixed=policy)
-        print("\n".join(generation_lines(use, args.prompt, bench)))
+        print("\n".join(generation_lines(use, args.prompt, bench, prompts)))
         return 0
     from rqbench.evaluate.submission import validate_submission
     from rqbench.evaluate.trial import trial_text

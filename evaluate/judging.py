@@ -137,7 +137,7 @@ def _new_instance(bench: Benchmark, rq_id: str, candidates: dict[str, str]) -> I
     inst = bench.instance(rq_id)
     return InstanceResult(
         rq_id=rq_id,
-        arxiv_id=inst.arxiv_id,
+        arxiv_id=inst.paper_id,
         subfield=inst.subfield,
         paper_published=inst.paper_published,
         background_paper_ids=list(inst.background_paper_ids),

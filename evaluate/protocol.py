@@ -13,8 +13,10 @@ The settings checked (the paper's value in brackets): judges [gemini-3.1-pro and
 deepseek-v4-pro, combined], judge temperature [0] and reasoning [highest],
 generation sampling [the vendor's default] and reasoning [highest where the model
 has a setting], what the models read [background papers whole up to the
-context window], the generation prompt [original, A.4], the prompt set
-[rqbench-v1], judging settings [standalone and comparative], criteria judged [novelty,
+context window], the generation prompt [original, A.4], the prompt text
+[the authors' own; the packaged rqbench-v1 says it in the project's words, so
+it is a departure, and ``--prompts DIR`` runs a folder with the authors' text],
+judging settings [standalone and comparative], criteria judged [novelty,
 narrowness, overlap], comparative orderings [1], instances [all], and the
 combine rule [pooled: our reading, since the paper's equation is missing from
 our copy of it; see docs/fidelity.md], and the failure accounting [every
@@ -43,6 +45,7 @@ from rqbench.llm.catalog import (
 )
 from rqbench.llm.client import LLM
 from rqbench.llm.config import ModelConfig
+from rqbench.prompt_elements import missing_elements
 from rqbench.prompts import DEFAULT_PROMPT_SET, PromptSet
 from rqbench.records import Departure, ProtocolRecord, SubmissionMetadata
 
@@ -69,6 +72,10 @@ OFFLINE_JUDGES = ("local", "local@temperature=0.7")
 PAPER_JUDGE_FLAGS = " ".join(f"--judge {j}" for j in PAPER_JUDGES)
 # §6.1: the models read the cited papers' texts, cut only by the model's own window.
 WHOLE_PAPERS = "background papers given whole, cut only where the context window requires it"
+# A.4, A.8: the prompts the authors ran. Our packaged set says each of them in our own words, every element kept
+# (rqbench/prompts/elements/, docs/fidelity.md J20); their text runs from a folder given as --prompts DIR.
+PAPER_PROMPTS = "the authors' own prompt text (A.4, A.8)"
+AUTHORS_PROMPTS_FLAG = "--prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J20)"
 
 
 def default_protocol(env: Mapping[str, str] = os.environ) -> Protocol:
@@ -265,8 +272,47 @@ def _judge_departures(plan: RunPlan) -> list[Departure]:
     return out
 
 
+def prompt_departure(prompts: PromptSet) -> Departure:
+    """How a run's prompt text stands to the authors'. The packaged set is a paraphrase; any set is checked element
+    by element against the paper's prompts (``rqbench.prompt_elements``) and the line says what the check found.
+    Whether a folder's wording is the authors' own a run cannot tell, so a ``--prompts`` set is named with its hash."""
+    found = missing_elements(prompts)
+    lacking = [f"{step} ({', '.join(ids[:5])}{f' and {len(ids) - 5} more' if len(ids) > 5 else ''})"
+               for step, ids in found.items() if ids]  # fmt: skip
+    if not found:
+        checked = "none of the paper's judge or generation prompts in it"
+    elif lacking:
+        checked = "elements of the paper's prompts missing: " + "; ".join(lacking)
+    else:
+        checked = f"every element of the paper's prompts present in its {len(found)} judge and generation steps"
+    if prompts.path.resolve() == DEFAULT_PROMPT_SET.resolve():
+        return Departure(item="prompt wording",
+                         ours=f"{prompts.name}, the paper's prompts in the project's own words ({checked}), plus "
+                         "the fence around untrusted candidates",
+                         paper=PAPER_PROMPTS, restore=AUTHORS_PROMPTS_FLAG)  # fmt: skip
+    return Departure(item="prompt set",
+                     ours=f"{prompts.name} ({prompts.path}, {prompts.hash}): {checked}; its wording is not compared "
+                     "with the authors'",
+                     paper=PAPER_PROMPTS,
+                     restore=f"{AUTHORS_PROMPTS_FLAG}, or drop --prompts for the packaged paraphrase")  # fmt: skip
+
+
+def _recorded_prompt_departure(params: dict[str, object]) -> Departure | None:
+    """The generation prompt set a submission's metadata records, against the authors' text."""
+    ref = params.get("prompt_set")
+    if not isinstance(ref, dict) or not ref.get("name"):
+        return None
+    packaged = ref["name"] == DEFAULT_PROMPT_SET.name
+    ours = (f"{ref['name']}, the paper's generation prompt in the project's own words" if packaged
+            else f"prompt set {ref['name']} ({ref.get('hash', 'no hash recorded')}), not compared with the authors'")
+    return Departure(item="generation prompt wording", ours=ours, paper=PAPER_PROMPTS,
+                     restore=f"regenerate with rqbench generate {AUTHORS_PROMPTS_FLAG}")  # fmt: skip
+
+
 def generation_departures(gen: ModelUse | RecordedGeneration | None, prompt_variant: str) -> list[Departure]:
-    """How the RQs were (or will be) generated differently from the paper's §6.1 settings and A.4 prompt."""
+    """How the RQs were (or will be) generated differently from the paper's §6.1 settings and A.4 prompt.
+
+    The wording of a prompt set this run uses is ``prompt_departure``'s; a recorded submission's is named here."""
     out: list[Departure] = []
     if prompt_variant != PROMPT_VARIANT:
         out.append(Departure(item="generation prompt", ours=f"the {prompt_variant} prompt",
@@ -299,6 +345,9 @@ def generation_departures(gen: ModelUse | RecordedGeneration | None, prompt_vari
             out.append(Departure(item="generation reasoning",
                                  ours=f"reasoning_effort={params.get('reasoning_effort')}",
                                  paper=reasoning_paper, restore=restore))  # fmt: skip
+        wording = _recorded_prompt_departure(params)
+        if wording is not None:
+            out.append(wording)
         bg = params.get("background")
         if isinstance(bg, dict):
             policy = BackgroundPolicy.model_validate(bg)
@@ -311,10 +360,7 @@ def generation_departures(gen: ModelUse | RecordedGeneration | None, prompt_vari
 def departures(plan: RunPlan) -> list[Departure]:
     """Every setting of ``plan`` that differs from the paper's protocol, each with its restoring flag."""
     out = _judge_departures(plan) + generation_departures(plan.generation, plan.prompt_variant)
-    if plan.prompts.path.resolve() != DEFAULT_PROMPT_SET.resolve():
-        out.append(Departure(item="prompt set", ours=f"{plan.prompts.name} ({plan.prompts.path})",
-                             paper="the packaged rqbench-v1 (the paper's prompts, in our words)",
-                             restore="drop --prompts"))  # fmt: skip
+    out.append(prompt_departure(plan.prompts))
     if tuple(s for s in SETTINGS if s in plan.settings) != SETTINGS:
         out.append(Departure(item="judging settings", ours=" and ".join(plan.settings) + " only",
                              paper="standalone and comparative", restore="--setting both"))  # fmt: skip
@@ -343,9 +389,13 @@ def departures(plan: RunPlan) -> list[Departure]:
 # --------------------------------------------------------------------------
 
 
-def generation_lines(gen: ModelUse, prompt_variant: str, bench: Benchmark | None = None) -> list[str]:
+def generation_lines(
+    gen: ModelUse, prompt_variant: str, bench: Benchmark | None = None, prompts: PromptSet | None = None
+) -> list[str]:
     """What ``rqbench generate`` prints: the generator's settings and inputs, and its departures from the paper's."""
     deps = generation_departures(gen, prompt_variant)
+    if prompts is not None:
+        deps.append(prompt_departure(prompts))
     cut = f"; {instances_cut(bench, gen.policy)} of {len(bench.instances)} instances cut" if bench else ""
     lines = [f"generator {gen.settings_line()}; prompt {prompt_variant}", f"  input: {gen.policy.describe()}{cut}"]
     lines.append(f"{len(deps)} departure{'' if len(deps) == 1 else 's'} from the paper's generation settings"

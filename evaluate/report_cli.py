@@ -3,7 +3,8 @@
 Writes Markdown, CSV and LaTeX tables shaped like the paper's Tables 1-13: the
 dataset's summary statistics (1) and sub-field breakdown (13), read from the
 dataset revision the results name; the judge meta-evaluation, paired model-vs-model tests, ``summary.json`` (the rows
-the leaderboard reads), ``report.md`` (all tables in one page) and two PNGs.
+the leaderboard reads), the clean-subset table (each model's figures over the papers after its
+knowledge cutoff), ``report.md`` (all tables in one page) and two PNGs.
 Semantic similarity (Table 6) needs the background papers' text
 (``--cited-papers``); agreement (Tables 5, 9, 11, 12) needs ``--annotations``.
 Where ``rqbench judge-board`` has run (``--judge-board DIR``, by default
@@ -71,7 +72,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="a sentence-transformers model for semantic similarity, by name (repeatable; default: the "
                    "paper's Qwen/Qwen3-Embedding-4B, online only, and all-mpnet-base-v2, offline from its PyPI parts)")
     p.add_argument("--source-dates", type=Path,
-                   help="JSON object arxiv_id -> publication date (YYYY-MM-DD) for the contamination flag")
+                   help="JSON object arxiv_id -> first-version date (YYYY-MM-DD) for source papers whose results "
+                   "carry none (written before dates were kept); used by the contamination flag and the clean "
+                   "(post-cutoff) figures")
     p.add_argument("--judge-board", type=Path, default=None, metavar="DIR",
                    help="the judge board's folder (rqbench judge-board --out) for its section, plot and "
                         "judge_board.json (default: RQB_HOME/judge-board, when a board was run there)")  # fmt: skip

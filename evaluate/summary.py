@@ -14,11 +14,14 @@ unjudged, and the paper's rules each judge had applied. Reading files lives at t
 is read once into a columnar ``ScoreTable`` and every figure is computed on
 arrays (``score_table.py``), which is what keeps the paper's scale (24 files of
 1,434 instances) to about a second.
+
+A model row also carries its clean figures: the same figures over the instances
+whose source paper is newer than the model's knowledge cutoff
+(``contamination.py``; empty, with the reason, when that cannot be known).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean_codes
 from rqbench.evaluate.accounting import criteria_run, failure_reason, instance_status, latest
+from rqbench.evaluate.contamination import clean_reason, exposure, is_clean, paper_dates
 from rqbench.evaluate.criteria import METRICS
 from rqbench.evaluate.metrics import CombineRule, FailureAccounting, MetricSpec, ScoreOptions
 from rqbench.evaluate.score_table import ScoreTable, mean_over_judges, score_table
@@ -97,19 +101,30 @@ class Provenance(BaseModel):
     knowledge_cutoff_source: str | None = Field(
         default=None, description="'submission' (its metadata states it), else the model catalog's source document."
     )
-    earliest_source_date: date | None = None
+    earliest_source_date: date | None = Field(default=None, description="The earliest dated covered source paper.")
     contaminated: bool | None = Field(
         default=None,
-        description="True if the knowledge cutoff is after the earliest covered source paper; None if unknown.",
+        description="True if a covered source paper's first version is not after the knowledge cutoff; False if every "
+        "one is dated and after it; None if unknown (no cutoff, or undated papers and none before it).",
     )
     contaminated_share: float | None = Field(
-        default=None, description="Share of covered instances whose source paper predates the knowledge cutoff."
+        default=None, description="Share of the dated covered instances whose source paper is not after the cutoff."
     )
 
     @property
     def incomplete(self) -> bool:
         """A judge left instances unjudged: the row's figures lack them, and it says so."""
         return self.instances_unjudged > 0
+
+
+class CleanFigures(BaseModel):
+    """A model row's figures over its clean instances: those whose source paper's first version is after the
+    model's knowledge cutoff (``evaluate/contamination.py``), so the model cannot have read it."""
+
+    instances: int = Field(description="Clean instances with at least one figure, of the row's instances_covered.")
+    undated: int = Field(description="Covered instances whose source paper has no first-version date: left out.")
+    figures: dict[str, Figure] = Field(default_factory=dict, description="Keyed like SummaryRow.figures.")
+    reason: str | None = Field(default=None, description="Why figures is empty; None when it holds figures.")
 
 
 class SummaryRow(BaseModel):
@@ -124,6 +139,7 @@ class SummaryRow(BaseModel):
     subfield: str | None = Field(default=None, description="None for the row over all sub-fields.")
     provenance: Provenance
     figures: dict[str, Figure] = Field(default_factory=dict)
+    clean: CleanFigures | None = Field(default=None, description="The clean-subset figures; None on reference rows.")
 
     def figure(self, name: str) -> Figure | None:
         return self.figures.get(name)
@@ -185,37 +201,6 @@ def load_results(paths: Iterable[str | Path]) -> list[ResultsFile]:
         else:
             raise FileNotFoundError(f"{p}: no such results file or folder")
     return [read_model(f, ResultsFile, kind="results file") for f in files]
-
-
-# --------------------------------------------------------------------------
-# Source-paper dates and contamination
-# --------------------------------------------------------------------------
-
-_NEW_ID = re.compile(r"^(\d{2})(\d{2})\.\d{4,5}$")
-_OLD_ID = re.compile(r"^[a-z\-]+(?:\.[A-Z]{2})?/(\d{2})(\d{2})\d{3}$")
-
-
-def arxiv_id_date(arxiv_id: str) -> date | None:
-    """The first day of the month an arXiv id was issued (ids encode YYMM); None if unparseable."""
-    m = _NEW_ID.match(arxiv_id) or _OLD_ID.match(arxiv_id)
-    if not m:
-        return None
-    yy, mm = int(m.group(1)), int(m.group(2))
-    if not 1 <= mm <= 12:
-        return None
-    year = 1900 + yy if yy >= 91 else 2000 + yy
-    return date(year, mm, 1)
-
-
-def _as_date(v: date | datetime) -> date:
-    return v.date() if isinstance(v, datetime) else v
-
-
-def source_date(arxiv_id: str, source_dates: Mapping[str, date | datetime] | None) -> date | None:
-    """A source paper's date: from the mapping when given, else from its arXiv id."""
-    if source_dates and arxiv_id in source_dates:
-        return _as_date(source_dates[arxiv_id])
-    return arxiv_id_date(arxiv_id)
 
 
 # --------------------------------------------------------------------------
@@ -456,7 +441,7 @@ def _provenance(
     covered: set[str],
     arxiv_of: Mapping[str, str],
     subfield: str | None,
-    source_dates: Mapping[str, date | datetime] | None,
+    dates: Mapping[str, date],
     submission: bool,
     failures: FailureAccounting = FailureAccounting.paper,
     cache: _CountCache | None = None,
@@ -482,16 +467,13 @@ def _provenance(
         return prov
     _count_failures(prov, files, subfield, cache)
     sub = first.submission
-    dates = [d for rq in covered if (d := source_date(arxiv_of[rq], source_dates)) is not None]
     prov.submission_hash = first.submission_hash
     prov.submission_date = sub.date
     prov.model_type = sub.model_type
     cutoff, prov.knowledge_cutoff_source = resolved_cutoff(sub.model, sub.knowledge_cutoff)
     prov.knowledge_cutoff = cutoff
-    prov.earliest_source_date = min(dates) if dates else None
-    if cutoff is not None and dates:
-        prov.contaminated = cutoff > min(dates)
-        prov.contaminated_share = sum(d < cutoff for d in dates) / len(dates)
+    seen = exposure([dates.get(arxiv_of[rq]) for rq in sorted(covered)], cutoff)
+    prov.contaminated, prov.contaminated_share, prov.earliest_source_date = seen.contaminated, seen.share, seen.earliest
     return prov
 
 
@@ -563,6 +545,59 @@ def _subfields(results: Sequence[ResultsFile]) -> list[str]:
     return sorted({i.subfield for r in results for i in r.instances})
 
 
+# --------------------------------------------------------------------------
+# Clean figures: a model row's figures over the instances it cannot have read
+# --------------------------------------------------------------------------
+
+
+class _CleanRows:
+    """Which rows of each score table are clean under a cutoff, worked out once per table and cutoff."""
+
+    def __init__(self, dates: Mapping[str, date], arxiv_of: Mapping[str, str]):
+        self.dates = dates
+        self.arxiv_of = arxiv_of
+        self._masks: dict[tuple[int, date], tuple[ScoreTable, np.ndarray]] = {}  # the table kept: its id stays its own
+
+    def published(self, rq_id: str) -> date | None:
+        return self.dates.get(self.arxiv_of[rq_id])
+
+    def mask(self, table: ScoreTable, cutoff: date) -> np.ndarray:
+        key = (id(table), cutoff)
+        if key not in self._masks:
+            dates = self.dates
+            clean = np.fromiter((is_clean(dates.get(a), cutoff) for a in table.arxiv_ids), dtype=bool,
+                                count=len(table.arxiv_ids))  # fmt: skip
+            self._masks[key] = (table, clean)
+        return self._masks[key][1]
+
+
+def _clean(
+    rows: _CleanRows,
+    model: str,
+    cutoff: date | None,
+    views: Sequence[_View],
+    setting: str,
+    combine: CombineRule | None,
+    figures: dict[str, Figure],
+    covered: set[str],
+    n_boot: int,
+    seed: int,
+) -> CleanFigures:
+    """The row's figures on its views restricted to clean instances; empty with the reason when there are none."""
+    published = [rows.published(rq) for rq in covered]
+    undated = sum(d is None for d in published)
+    clean = 0 if cutoff is None else sum(is_clean(d, cutoff) for d in published)
+    why = clean_reason(model, cutoff, len(covered), len(covered) - undated, clean)
+    if why is not None or cutoff is None:
+        return CleanFigures(instances=0, undated=undated, reason=why)
+    masks = [rows.mask(v.table, cutoff)[v.rows] for v in views]
+    if all(m.all() for m in masks):  # every instance is clean: the row's own figures, computed once
+        return CleanFigures(instances=len(covered), undated=undated, figures=dict(figures))
+    kept = [_View(v.table, v.rows[m], v.codes[m]) for v, m in zip(views, masks)]
+    clean_figures, clean_covered = _figures(kept, setting, combine, False, n_boot, seed)
+    return CleanFigures(instances=len(clean_covered), undated=undated, figures=clean_figures)
+
+
 def summarize(
     results: list[ResultsFile],
     *,
@@ -578,8 +613,8 @@ def summarize(
 
     combine: a ``CombineRule`` name ("pooled" or "mean_scores").
     by_subfield: add rows per sub-field after the all-sub-field rows.
-    source_dates: arXiv id -> publication date, for the contamination flag
-        (missing ids fall back to the YYMM their arXiv id encodes).
+    source_dates: arXiv id -> first-version date, for source papers whose instances carry no
+        ``paper_published`` (results written before dates were kept); a paper with neither stays undated.
     """
     try:
         rule = CombineRule(combine)
@@ -604,7 +639,9 @@ def _summarize(
     splits: list[str | None] = [None] + (_subfields(results) if by_subfield else [])
     rows: list[SummaryRow] = []
     arxiv_of = {i.rq_id: i.arxiv_id for r in results for i in r.instances}
+    dates = paper_dates(results, source_dates)
     tables = _Tables(options)
+    clean_rows = _CleanRows(dates, arxiv_of)
     groups = _group(results)
     for g in sorted(groups, key=lambda g: (next(iter(g.judges.values())).submission.model, g.setting,
                                            g.trial is not None, g.trial or 0)):
@@ -621,6 +658,7 @@ def _summarize(
                     [views[lab] for lab in use], g.setting, rule if judge == COMBINED else None, False, n_boot, seed
                 )
                 used_files = [g.judges[lab] for lab in use]
+                prov = _provenance(used_files, covered, arxiv_of, split, dates, True, options.failures, tables.counts)
                 rows.append(
                     SummaryRow(
                         model=sub.model,
@@ -629,13 +667,14 @@ def _summarize(
                         judge=judge,
                         combine=rule.value if judge == COMBINED else None,
                         subfield=split,
-                        provenance=_provenance(used_files, covered, arxiv_of, split, source_dates, True,
-                                               options.failures, tables.counts),
+                        provenance=prov,
                         figures=figs,
+                        clean=_clean(clean_rows, sub.model, prov.knowledge_cutoff, [views[lab] for lab in use],
+                                     g.setting, rule if judge == COMBINED else None, figs, covered, n_boot, seed),
                     )
                 )
     if include_reference:
-        rows.extend(_reference_rows(results, rule, splits, tables, source_dates, n_boot, seed, arxiv_of))
+        rows.extend(_reference_rows(results, rule, splits, tables, dates, n_boot, seed, arxiv_of))
     return rows
 
 
@@ -644,7 +683,7 @@ def _reference_rows(
     rule: CombineRule,
     splits: Sequence[str | None],
     tables: _Tables,
-    source_dates: Mapping[str, date | datetime] | None,
+    dates: Mapping[str, date],
     n_boot: int,
     seed: int,
     arxiv_of: Mapping[str, str],
@@ -683,7 +722,7 @@ def _reference_rows(
                     judge=judge,
                     combine=rule.value if judge == COMBINED else None,
                     subfield=split,
-                    provenance=_provenance(used, covered, arxiv_of, split, source_dates, False, tables.opts.failures),
+                    provenance=_provenance(used, covered, arxiv_of, split, dates, False, tables.opts.failures),
                     figures=figs,
                 )
             )

@@ -262,6 +262,49 @@ def prompt_variant_table(rows: Sequence[SummaryRow], judge: str | None = None) -
                  "narrowness (lower is broader), mean ± std.", paper_table="Table 10")
 
 
+HEADLINE_COLUMNS = tuple(col for c in CRITERIA.values() for col in c.columns if col.headline)
+
+
+def _fmt_figure(f: Figure | None, percent: bool) -> str:
+    if f is None:
+        return "–"
+    if percent:
+        return fmt_pct(f)
+    return f"{f.value:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]"
+
+
+def clean_subset_table(rows: Sequence[SummaryRow]) -> Table | None:
+    """The headline figures of every model row over its clean instances (source paper first published after the
+    model's knowledge cutoff), with the cutoff and its source, the clean count of the row's instances, and why a
+    row has none. None when there is no model row."""
+    use = [r for r in rows if r.row_kind == "model" and r.subfield is None and r.clean is not None]
+    if not use:
+        return None
+    judges = _judges(use)
+    use.sort(key=lambda r: (_row_name(r), r.setting != "standalone", judges.index(r.judge)))
+    cols = ["setting", "judge", "knowledge cutoff", "cutoff source", "clean / instances", "undated",
+            *(c.label for c in HEADLINE_COLUMNS), "no clean figures because"]  # fmt: skip
+    records, tidy, counts = [], [], []
+    for r in use:
+        p, c = r.provenance, r.clean
+        assert c is not None
+        key = f"{_row_name(r)} | {r.setting} | {r.judge}"
+        records.append([_row_name(r), r.setting, r.judge, str(p.knowledge_cutoff or "unknown"),
+                        p.knowledge_cutoff_source or "–", f"{c.instances}/{p.instances_covered}", str(c.undated),
+                        *(_fmt_figure(c.figures.get(col.metric or ""), col.percent) for col in HEADLINE_COLUMNS),
+                        c.reason or ""])  # fmt: skip
+        tidy += [(key, col.metric or "", c.figures.get(col.metric or "")) for col in HEADLINE_COLUMNS]
+        counts += [(key, "clean_instances", c.instances), (key, "instances_covered", p.instances_covered),
+                   (key, "undated", c.undated)]  # fmt: skip
+    display = pd.DataFrame(records, columns=["model", *cols]).set_index("model")
+    return Table("clean_subset", "Post-cutoff (clean) figures: each model's headline figures, value [95% CI], over "
+                 "the instances whose source paper was first published (arXiv v1) after the model's knowledge cutoff, "
+                 "which it cannot have read. The cutoff is the submission's own, else the model catalog's (its "
+                 "vendor document is the source); clean / instances counts the clean instances of the row's; an "
+                 "instance whose paper has no first-version date is left out (undated), never guessed clean."
+                 + combine_note(use) + trials_note(use), "beyond the paper", display, pd.concat([_tidy(tidy), _counts_frame(counts)], ignore_index=True))
+
+
 def _n(name: str, subfield: str | None) -> str:
     return name if subfield is None else f"{name}__{subfield.replace('.', '_')}"
 
@@ -528,6 +571,9 @@ def summary_tables(rows: Sequence[SummaryRow], *, by_subfield: bool = False) -> 
     pv = prompt_variant_table(rows)
     if pv is not None:
         out.append(pv)
+    clean = clean_subset_table(rows)
+    if clean is not None:
+        out.append(clean)
     if by_subfield:
         for sf in sorted({r.subfield for r in rows if r.subfield is not None}):
             out += criterion_tables(rows, sf)

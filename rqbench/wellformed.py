@@ -182,11 +182,20 @@ BUILDER_QUESTION_PATTERN = (
     r'^(' + "|".join(BUILDER_QUESTION_OPENINGS) + r') [^{}<>"\\?\[\]@\n\r\t]{8,400}\?$'
 )
 
+# The builder's other texts (gaps, contributions, ideas, problem statements, headlines) open with a capitalised
+# word: a capital letter, then a small letter or a space ("A fix ..."). Written from scratch under a grammar, the
+# embedded model otherwise opens with list markers ("2. Information ..."), numbers ("1.3.2.0.4:5687") and its
+# prompt's shouted labels ("M'S CONTRIBUTIONS:", "CITED WORK_2017"), every one of which the gate then drops
+# (the offline sample's gaps, measured). A text that opens with an acronym ("GPT-2 ...") is refused too; the
+# decoder writes its words out instead.
+BUILDER_TEXT_OPENING = "[A-Z][a-z ]"
+
 
 def grammar_pattern(kind: Kind | str, max_chars: int | None = None) -> str:
     """The JSON-schema ``pattern`` a grammar-constrained decoder gets for a text of ``kind``.
 
-    A research question gets ``BUILDER_QUESTION_PATTERN``. Every other kind gets its character bound
+    A research question gets ``BUILDER_QUESTION_PATTERN``. Every other kind opens with a capitalised word
+    (``BUILDER_TEXT_OPENING``) and gets its character bound
     (``max_chars`` may lower it, for a reply model that asks for less) with no brace, angle bracket,
     straight double quote, backslash, square bracket, "@", line break or tab: the debris a regular grammar
     can keep out (brackets and "@" are how a model copies the prompt's "[@key]" citations and "[MATH]").
@@ -201,7 +210,7 @@ def grammar_pattern(kind: Kind | str, max_chars: int | None = None) -> str:
     b = BOUNDS[kind]
     top = b.max_chars if max_chars is None else min(b.max_chars, max_chars)
     least = 2 * b.min_words - 1  # the shortest text with min_words words of one letter each
-    return rf'^[^{{}}<>"\\\[\]@\n\r\t]{{{least},{top}}}$'
+    return rf'^{BUILDER_TEXT_OPENING}[^{{}}<>"\\\[\]@\n\r\t]{{{least - 2},{top - 2}}}$'
 
 
 @functools.lru_cache(maxsize=1)
@@ -246,7 +255,7 @@ FIELD_NAMES = frozenset(
     originality gap_addressing non_obviousness relevance ranking mentions_source_specific_name
     main_object_in_source introduces_new_mechanism source_bound_score diagnostic_test_score
     source_bound_scope diagnostic_scope short_reason_source_bound short_reason_diagnostic
-    pairwise_scores covering_subset_indices covered rule_corrections rq_id rq arxiv_id subfield
+    pairwise_scores covering_subset_indices covered rule_corrections rq_id rq paper_id arxiv_id paper_published paper_published_source subfield
     cited_paper_ids cited_key cited_paper_id verification text model gt_rq background_paper_ids
     failure influential_keys extraction_model n_rqs paper
     new_problem new_method method_improvement new_resource empirical_finding

@@ -8,6 +8,10 @@ provenance), and a 95% CI column beside each figure. The author-anchored
 reference rows stay visible whatever the model filters say, since they are the
 yardstick.
 
+With ``View.clean_only`` every model row's figures are its clean ones (the
+instances whose source paper is newer than the model's knowledge cutoff), and a
+"Clean" column gives their count in each row.
+
 ``render`` gives the frame (the CSV download holds it); ``display`` gives the
 page's cells: each figure with its CI in one cell, win/tie/lose of a dimension
 in one cell, and for every empty cell the reason it is empty. Every row says
@@ -85,6 +89,16 @@ UNJUDGED_MARK = "†"
 TRIAL_MARK = "trial"
 
 
+# The clean-only view (``View.clean_only``): each figure column's clean value and CI ride in hidden columns under
+# this prefix and replace the shown ones; "Clean" gives each row's clean count, its hover text and, when it has none,
+# the reason, which is also the reason its figure cells are empty.
+CLEAN_PREFIX = "_clean: "
+CLEAN_COLUMN = Column("Clean", "model")
+_CLEAN_TITLE = "_clean_title"
+_CLEAN_WHY = "_clean_why"
+_EMPTY_WHY = "_empty_why"  # None, except in the clean view: why a model row has no clean figures ("" if it has)
+
+
 def ci_label(col: Column) -> str:
     return col.label + CI_SUFFIX
 
@@ -116,11 +130,16 @@ def _contamination(row: SummaryRow) -> str:
     p = row.provenance
     if row.row_kind == "reference":
         return ""
+    undated = row.clean.undated if row.clean is not None else 0
     if p.contaminated is None:
-        return "unknown (no knowledge cutoff given)" if p.knowledge_cutoff is None else "unknown"
+        if p.knowledge_cutoff is None:
+            return "unknown (no knowledge cutoff given)"
+        if p.contaminated_share is None:
+            return "unknown (no source paper dated)"
+        return f"unknown: no dated source paper on or before the cutoff {p.knowledge_cutoff}, {undated} undated"
     if p.contaminated:
-        share = f", {100 * p.contaminated_share:.0f}% of sources before it" if p.contaminated_share is not None else ""
-        return f"yes: cutoff {p.knowledge_cutoff} after sources from {p.earliest_source_date}{share}"
+        share = f", {100 * p.contaminated_share:.0f}% of dated sources on or before it" if p.contaminated_share is not None else ""
+        return f"yes: cutoff {p.knowledge_cutoff}, sources from {p.earliest_source_date}{share}"
     return "no"
 
 
@@ -172,6 +191,46 @@ def headline_flags(rows: Sequence[SummaryRow]) -> list[bool]:
     return [r.judge == COMBINED or sizes[key(r)] == 1 for r in rows]
 
 
+def _clean_cells(row: SummaryRow) -> dict[str, object]:
+    """A row's clean count (the "Clean" column), its hover text, and the reason when it has no clean figures."""
+    c, p = row.clean, row.provenance
+    if row.row_kind == "reference" or c is None:
+        return {CLEAN_COLUMN.label: "", _CLEAN_TITLE: "The author-anchored RQ has no knowledge cutoff: its figures "
+                "are over every instance.", _CLEAN_WHY: ""}  # fmt: skip
+    undated = f"; {c.undated} with an undated source paper left out" if c.undated else ""
+    if c.reason is not None:
+        return {CLEAN_COLUMN.label: f"none: {c.reason}", _CLEAN_TITLE: c.reason + undated, _CLEAN_WHY: c.reason}
+    source = "stated by the submission" if p.knowledge_cutoff_source == "submission" else (
+        f"from {p.knowledge_cutoff_source}")  # fmt: skip
+    return {CLEAN_COLUMN.label: f"{c.instances}/{p.instances_covered}",
+            _CLEAN_TITLE: f"{c.instances} of the row's {p.instances_covered} instances have a source paper first "
+            f"published after the knowledge cutoff {p.knowledge_cutoff} ({source}){undated}.", _CLEAN_WHY: ""}
+
+
+def _clean_figures(row: SummaryRow) -> dict[str, object]:
+    """The hidden clean value and CI of every figure column (a reference row keeps its own: it has no cutoff)."""
+    figures = row.figures if row.row_kind == "reference" or row.clean is None else row.clean.figures
+    out: dict[str, object] = {}
+    for col in FIGURE_COLUMNS:
+        fig = figures.get(col.metric or "")
+        out[CLEAN_PREFIX + col.label] = _value(fig.value, col.percent) if fig else None
+        out[CLEAN_PREFIX + ci_label(col)] = _fmt_ci(fig.ci_low, fig.ci_high, col.percent) if fig else ""
+    return out
+
+
+def clean_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The table with every figure its clean value: what the clean-only view filters, sorts and shows. Human
+    agreement has none (the annotated pairs are not chosen by date), so it is left empty, with that reason."""
+    out = df.copy()
+    for col in FIGURE_COLUMNS:
+        for label in (col.label, ci_label(col)):
+            out[label] = out[CLEAN_PREFIX + label]
+    out[AGREEMENT_COLUMN.label] = None
+    out[ci_label(AGREEMENT_COLUMN)] = ""
+    out[_EMPTY_WHY] = out[_CLEAN_WHY]
+    return out
+
+
 def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = None) -> pd.DataFrame:
     """Every row and every column (values and their CI columns); filters and choices come after."""
     main = [r for r in rows if r.subfield is None]  # sub-field splits belong to reports, not the main board
@@ -210,13 +269,19 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
         rec["Judge details"] = _judge_details(r)
         rec["Submitted"] = f"{p.submission_date:%Y-%m-%d}" if p.submission_date else ""
         rec["Contamination"] = _contamination(r)
+        rec |= _clean_cells(r) | _clean_figures(r) | {_EMPTY_WHY: None}
         records.append(rec)
-    columns = table_columns(GROUPS, show_ci=True) + list(_HIDDEN)
+    columns = table_columns(GROUPS, show_ci=True, clean=True) + list(_HIDDEN) + _CLEAN_HIDDEN
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-def table_columns(groups: Sequence[str], *, show_ci: bool) -> list[str]:
-    """The visible column labels for the chosen groups, each CI column right after its figure."""
+_CLEAN_HIDDEN = [_CLEAN_TITLE, _CLEAN_WHY, _EMPTY_WHY,
+                 *(CLEAN_PREFIX + label for col in FIGURE_COLUMNS for label in (col.label, ci_label(col)))]
+
+
+def table_columns(groups: Sequence[str], *, show_ci: bool, clean: bool = False) -> list[str]:
+    """The visible column labels for the chosen groups, each CI column right after its figure; ``clean`` adds the
+    clean count after the model's columns."""
     out = []
     for col in ALL_COLUMNS:
         if col.group not in groups and col.group != "model" and not (col.headline and "headline" in groups):
@@ -224,6 +289,9 @@ def table_columns(groups: Sequence[str], *, show_ci: bool) -> list[str]:
         out.append(col.label)
         if show_ci and col in (*FIGURE_COLUMNS, AGREEMENT_COLUMN):
             out.append(ci_label(col))
+    if clean:
+        ids = {c.label for c in ID_COLUMNS}
+        out.insert(max(i for i, label in enumerate(out) if label in ids) + 1, CLEAN_COLUMN.label)
     return out
 
 
@@ -240,6 +308,7 @@ class View:
     show_ci: bool = True
     sort_by: str | None = None
     ascending: bool = False
+    clean_only: bool = False  # every model row's figures over its clean instances, and their count
     trials: bool = False  # False: full runs (the ranking); True: trial runs only, ranked among themselves
 
 
@@ -278,15 +347,16 @@ def sort_table(df: pd.DataFrame, by: str | None, ascending: bool) -> pd.DataFram
 
 def render(df: pd.DataFrame, view: View) -> pd.DataFrame:
     """The table the page shows, as data: filtered, sorted, the chosen columns only (figures and CI apart)."""
+    df = clean_frame(df) if view.clean_only else df
     out = sort_table(filter_table(df, view), view.sort_by, view.ascending)
-    return out[table_columns(view.groups, show_ci=view.show_ci)].reset_index(drop=True)
+    return out[table_columns(view.groups, show_ci=view.show_ci, clean=view.clean_only)].reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------
 # The page's cells
 # --------------------------------------------------------------------------
 
-_BY_LABEL = {c.label: c for c in ALL_COLUMNS}
+_BY_LABEL = {c.label: c for c in (*ALL_COLUMNS, CLEAN_COLUMN)}
 # Shown under the model's name rather than as columns of their own: they are short and rarely compared.
 _IN_MODEL_CELL = ("Type", "Prompt variant")
 MISSING = "—"
@@ -299,17 +369,25 @@ _WHY_REFERENCE = (
 )
 _WHY_NO_ANNOTATION = "No human annotation covers this row yet (see the Annotate tab)."
 _WHY_UNSCORED = "No instance had this figure scored for this row (the judge's replies for it failed or are missing)."
+_WHY_NO_CLEAN_AGREEMENT = (
+    "Clean only: human agreement has no clean value (the annotated pairs are not chosen by publication date)."
+)
 
 
-def missing_reason(col: Column, row_kind: str, setting: str) -> str:
-    """Why a figure cell is empty for a row of this kind and setting: by design, or for want of data."""
+def missing_reason(col: Column, row_kind: str, setting: str, clean_why: str | None = None) -> str:
+    """Why a figure cell is empty for a row of this kind and setting: by design, or for want of data.
+
+    clean_why: None outside the clean-only view; there, why the row has no clean figures ("" when it has).
+    """
     spec = METRICS.get(col.metric or "")
     if spec is not None and setting not in spec.settings:
         return _WHY_NOT_IN_SETTING
     if row_kind == "reference":
         return _WHY_REFERENCE
     if col is AGREEMENT_COLUMN:
-        return _WHY_NO_ANNOTATION
+        return _WHY_NO_ANNOTATION if clean_why is None else _WHY_NO_CLEAN_AGREEMENT
+    if clean_why:
+        return f"No clean figures for this row: {clean_why}."
     return _WHY_UNSCORED
 
 
@@ -330,7 +408,8 @@ def _number(v: float, percent: bool) -> str:
 def _figure_cell(col: Column, rec: Mapping[str, object], show_ci: bool) -> Cell:
     v = rec[col.label]
     if v is None or pd.isna(v):
-        return Cell(MISSING, title=missing_reason(col, str(rec[_KIND]), str(rec["Setting"])), kind="missing")
+        return Cell(MISSING, title=missing_reason(col, str(rec[_KIND]), str(rec["Setting"]), rec.get(_EMPTY_WHY)),
+                    kind="missing")  # fmt: skip
     ci = str(rec[ci_label(col)])
     return Cell(_number(float(v), col.percent), note=ci if show_ci else "", title=f"95% CI {ci}", kind="num")
 
@@ -339,7 +418,8 @@ def _rates_cell(cols: Sequence[Column], rec: Mapping[str, object]) -> Cell:
     """Win / tie / lose of one dimension in one cell; each rate's CI on hover."""
     vals = [rec[c.label] for c in cols]
     if all(v is None or pd.isna(v) for v in vals):
-        return Cell(MISSING, title=missing_reason(cols[0], str(rec[_KIND]), str(rec["Setting"])), kind="missing")
+        return Cell(MISSING, title=missing_reason(cols[0], str(rec[_KIND]), str(rec["Setting"]), rec.get(_EMPTY_WHY)),
+                    kind="missing")  # fmt: skip
     text = " / ".join(MISSING if v is None or pd.isna(v) else f"{float(v):.0f}" for v in vals)
     title = "; ".join(f"{part} {_number(float(v), True)}% {rec[ci_label(c)]}" for part, c, v in
                       zip(("win", "tie", "lose"), cols, vals) if v is not None and not pd.isna(v))  # fmt: skip
@@ -348,7 +428,7 @@ def _rates_cell(cols: Sequence[Column], rec: Mapping[str, object]) -> Cell:
 
 def _plan(view: View) -> list[Column | tuple[Column, Column, Column]]:
     """The page's columns in order: one Column each, or (win, tie, lose) of a dimension merged into one."""
-    labels = [c for c in table_columns(view.groups, show_ci=False) if c not in _IN_MODEL_CELL]
+    labels = [c for c in table_columns(view.groups, show_ci=False, clean=view.clean_only) if c not in _IN_MODEL_CELL]
     cols = [_BY_LABEL[label] for label in labels]
     metrics = {c.metric: c for c in cols if c.metric}
     plan: list[Column | tuple[Column, Column, Column]] = []
@@ -388,7 +468,23 @@ _ID_TITLES = {
     "scored (a loss); an instance a judge's calls failed on does not, and is marked.",
     "Setting": "standalone: one RQ per judge call; comparative: the author-anchored RQ and the five in one call.",
     "Prompt variant": "The generation prompt: original, revised, or the submitter's own (custom).",
+    CLEAN_COLUMN.label: "Clean instances: those whose source paper was first published after the model's knowledge "
+    "cutoff, of the row's instances; this view's figures are over them. Undated papers are left out.",
 }
+_CLEAN_CAPTION = (
+    "Clean only: each model row's figures are over its clean instances, those whose source paper was first published "
+    "after the model's knowledge cutoff (the Clean column: how many, of the row's). The author-anchored reference rows "
+    "are over every instance."
+)
+
+
+def _clean_cell(rec: Mapping[str, object]) -> Cell:
+    """The row's clean count, with its cutoff on hover; "—" with the reason when it has no clean figures."""
+    if rec[_KIND] == "reference":
+        return Cell("", title=str(rec[_CLEAN_TITLE]))
+    if rec[_CLEAN_WHY]:
+        return Cell(MISSING, title=f"No clean figures for this row: {rec[_CLEAN_WHY]}.", kind="missing")
+    return Cell(str(rec[CLEAN_COLUMN.label]), title=str(rec[_CLEAN_TITLE]), kind="num")
 
 
 def _model_cell(rec: Mapping[str, object]) -> Cell:
@@ -408,6 +504,7 @@ def _model_cell(rec: Mapping[str, object]) -> Cell:
 
 def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]], str]:
     """The page's table for ``view``: headers, cells (figures with their CIs, reasons for empty cells) and a caption."""
+    df = clean_frame(df) if view.clean_only else df
     shown = sort_table(filter_table(df, view), view.sort_by, view.ascending)
     plan = _plan(view)
     headers = []
@@ -429,6 +526,8 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
                 cell = _rates_cell(item, rec)
             elif item.metric or item is AGREEMENT_COLUMN:
                 cell = _figure_cell(item, rec, view.show_ci)
+            elif item is CLEAN_COLUMN:
+                cell = _clean_cell(rec)
             elif item.label == "Model":
                 cell = _model_cell(rec)
             elif item.label == "Scored":
@@ -455,7 +554,7 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
         if rec[_COMBINE]:
             rules[str(rec[_COMBINE])] = None
         rows.append(cells)
-    lines = [f"{MISSING} {why}" for why in reasons]
+    lines = ([_CLEAN_CAPTION] if view.clean_only else []) + [f"{MISSING} {why}" for why in reasons]
     lines += [f"How 'combined' is made: {describe_combine_rule(rule)}." for rule in rules]
     if incomplete:
         lines.append(f"{UNJUDGED_MARK} Incomplete row: a judge's calls failed on some instances (hover the count).")
@@ -509,6 +608,7 @@ __all__ = [
     "View",
     "build_table",
     "choices",
+    "clean_frame",
     "display",
     "filter_table",
     "render",

@@ -215,9 +215,9 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
 
         # -- page load: the Browse tab opens on the first RQ, or the ?rq_id= one (then Browse is selected);
         # ?tab=<id> selects a tab
-        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, run, request: gr.Request):
+        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, request: gr.Request):
             data.refresh(max_age_s=config.reload_after_s)
-            base = reload_all(q, js, ss, vs, ts, gs, ci, by, asc, run)
+            base = reload_all(q, js, ss, vs, ts, gs, ci, by, asc, cl, run)
             params = request.query_params if request is not None else {}
             link = browser.deep_link(params.get("rq_id"))
             tab = "browse" if link is not None else params.get("tab")

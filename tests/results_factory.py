@@ -82,6 +82,7 @@ def instance(
     failures: list[str] | None = None,
     rule_corrections: int = 0,
     raw_replies: list[RawReply] | None = None,
+    published: date | None = None,
 ) -> InstanceResult:
     arxiv_id = rq_id.rsplit("_rq", 1)[0]
     ov = None
@@ -93,6 +94,7 @@ def instance(
         rq_id=rq_id,
         arxiv_id=arxiv_id,
         subfield=subfield,
+        paper_published=published,
         background_paper_ids=list(papers),
         candidates=[gt, *model],
         overlap=ov,

@@ -29,8 +29,9 @@ def user_text(req: ScriptedRequest) -> str:
 
 
 def candidates_of(req: ScriptedRequest) -> list[str]:
-    """The candidate texts of a judge request, in the order shown."""
-    block = req["messages"][1]["content"].split("<<<CANDIDATES", 1)[1]
+    """The candidate texts of a judge request, in the order shown (the fenced block; the whole user message of a
+    prompt set without the fence, such as the authors' own prompts)."""
+    block = req["messages"][1]["content"].split("<<<CANDIDATES", 1)[-1]
     return [m.group(2) for m in CAND_LINE.finditer(block)]
 
 

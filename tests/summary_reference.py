@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean
+from rqbench.evaluate.contamination import clean_reason, is_clean, paper_dates
 from metric_oracle import ORACLE, ScoreVector, mean_vector, reference_value, score_vector
 from rqbench.evaluate.criteria import METRICS
 from rqbench.evaluate.metrics import CombineRule, MetricSpec, ScoreOptions
@@ -20,6 +21,7 @@ from rqbench.evaluate.summary import (
     COMBINED,
     REFERENCE_MODEL,
     SUMMARY_BOOT,
+    CleanFigures,
     Figure,
     SummaryRow,
     _group,
@@ -121,6 +123,30 @@ def _figures(
     return figures, covered
 
 
+def _clean(
+    vecs: _Vectors,
+    labels: Sequence[str],
+    setting: str,
+    combine: CombineRule | None,
+    covered: set[str],
+    model: str,
+    cutoff: date | None,
+    dates: Mapping[str, date],
+    n_boot: int,
+    seed: int,
+) -> CleanFigures:
+    """The row's figures recomputed from the per-instance vectors of its clean instances only."""
+    published = {rq: dates.get(vecs_arxiv) for lab in labels for rq, (vecs_arxiv, _) in vecs[lab].items()}
+    undated = sum(published[rq] is None for rq in covered)
+    clean = {rq for rq, d in published.items() if cutoff is not None and is_clean(d, cutoff)}
+    why = clean_reason(model, cutoff, len(covered), len(covered) - undated, len(clean & covered))
+    if why is not None:
+        return CleanFigures(instances=0, undated=undated, reason=why)
+    kept = {lab: {rq: v for rq, v in vecs[lab].items() if rq in clean} for lab in labels}
+    figs, clean_covered = _figures(kept, labels, setting, combine, False, n_boot, seed)
+    return CleanFigures(instances=len(clean_covered), undated=undated, figures=figs)
+
+
 def reference_summarize(
     results: list[ResultsFile],
     *,
@@ -136,8 +162,7 @@ def reference_summarize(
 
     combine: a ``CombineRule`` name ("pooled" or "mean_scores").
     by_subfield: add rows per sub-field after the all-sub-field rows.
-    source_dates: arXiv id -> publication date, for the contamination flag
-        (missing ids fall back to the YYMM their arXiv id encodes).
+    source_dates: arXiv id -> first-version date, for papers whose instances carry none.
     """
     try:
         rule = CombineRule(combine)
@@ -146,6 +171,7 @@ def reference_summarize(
     splits: list[str | None] = [None] + (_subfields(results) if by_subfield else [])
     rows: list[SummaryRow] = []
     arxiv_of = {i.rq_id: i.arxiv_id for r in results for i in r.instances}
+    dates = paper_dates(results, source_dates)
     groups = _group(results)
     for g in sorted(groups, key=lambda g: (next(iter(g.judges.values())).submission.model, g.setting)):
         files = [g.judges[lab] for lab in sorted(g.judges)]
@@ -161,6 +187,7 @@ def reference_summarize(
                     vecs, use, g.setting, rule if judge == COMBINED else None, False, n_boot, seed
                 )
                 used_files = [g.judges[lab] for lab in use]
+                prov = _provenance(used_files, covered, arxiv_of, split, dates, True, options.failures)
                 rows.append(
                     SummaryRow(
                         model=sub.model,
@@ -169,13 +196,14 @@ def reference_summarize(
                         judge=judge,
                         combine=rule.value if judge == COMBINED else None,
                         subfield=split,
-                        provenance=_provenance(used_files, covered, arxiv_of, split, source_dates, True,
-                                               options.failures),
+                        provenance=prov,
                         figures=figs,
+                        clean=_clean(vecs, use, g.setting, rule if judge == COMBINED else None, covered, sub.model,
+                                     prov.knowledge_cutoff, dates, n_boot, seed),
                     )
                 )
     if include_reference:
-        rows.extend(_reference_rows(results, rule, splits, options, source_dates, n_boot, seed, arxiv_of))
+        rows.extend(_reference_rows(results, rule, splits, options, dates, n_boot, seed, arxiv_of))
     return rows
 
 
@@ -184,7 +212,7 @@ def _reference_rows(
     rule: CombineRule,
     splits: Sequence[str | None],
     options: ScoreOptions,
-    source_dates: Mapping[str, date | datetime] | None,
+    dates: Mapping[str, date],
     n_boot: int,
     seed: int,
     arxiv_of: Mapping[str, str],
@@ -229,7 +257,7 @@ def _reference_rows(
                     judge=judge,
                     combine=rule.value if judge == COMBINED else None,
                     subfield=split,
-                    provenance=_provenance(used, covered, arxiv_of, split, source_dates, False, options.failures),
+                    provenance=_provenance(used, covered, arxiv_of, split, dates, False, options.failures),
                     figures=figs,
                 )
             )

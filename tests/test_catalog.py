@@ -330,3 +330,12 @@ def test_a_paper_model_listed_without_a_price_is_priced_by_its_preview_entry():
     assert price_model("deepseek/deepseek-v4-pro") == "deepseek/deepseek-v4-pro"  # priced in the map itself
     rates = PriceBook().rates("gemini/gemini-3.1-pro", 1000)
     assert rates is not None and rates.full > 0 and rates.out > 0
+
+
+def test_an_unknown_cutoff_says_why_never_a_guess():
+    from rqbench.llm.catalog import UNKNOWN_CUTOFFS, unknown_cutoff_reason
+
+    for name, why in UNKNOWN_CUTOFFS.items():  # the looked-up reason, by full name or the last name part
+        assert why in unknown_cutoff_reason(name) and why in unknown_cutoff_reason(f"hosted_vllm/{name.split('/')[-1]}")
+    assert "the submission states none and the model catalog has none" in unknown_cutoff_reason("acme/new-model@x=1")
+    assert unknown_cutoff_reason("local").endswith("the embedded demo model states none")

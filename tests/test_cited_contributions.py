@@ -63,12 +63,24 @@ def test_only_linked_papers_with_body_text_are_read_each_once(run):
     assert "We replace the softmax" in requests[0]["messages"][1]["content"]
     full = got["2401.00001"]
     assert full.source == "extracted" and full.note is None and full.model
+    assert full.sections_read == ["Method"]  # the sections the prompt held within the text budget
     assert full.contributions[0].startswith("Shows when attention sinks emerge")
     assert (got["2401.00002"].source, got["2401.00002"].contributions, got["2401.00002"].note) == (
         "abstract", ["Short body."], "too_little_text")
     assert (got["2401.00003"].source, got["2401.00003"].note) == ("abstract", "no_body_text:abstract")
     title = got["bib:0000"]
     assert title.source is None and title.contributions == [] and title.note == "no_body_text:title; no abstract"
+
+
+def test_sections_read_name_the_section_cut_at_the_budget():
+    from rqbench.builder.prompt_text import sections_read, sections_text
+
+    sections = [("Intro", "a" * 50), ("Methods", "b" * 100), ("Results", "c" * 100)]
+    assert sections_read(sections, None) == ["Intro", "Methods", "Results"]
+    assert sections_read(sections, 150) == ["Intro", "Methods (cut)"]
+    text = sections_text(sections, 150)
+    assert "## Methods" in text and "## Results" not in text and "[... cut:" in text
+    assert sections_read(sections, 59) == ["Intro"] and "## Methods" not in sections_text(sections, 59)
 
 
 def test_an_unusable_reply_falls_back_to_the_abstract_by_name(run):

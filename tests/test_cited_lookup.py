@@ -131,29 +131,37 @@ def cited_root(tmp_path, fixtures_dir):
     return root
 
 
+def found(match):
+    return (match.folder, match.arxiv_id, match.how) if match is not None else None
+
+
 def test_local_source_by_id_version_and_old_style_names(cited_root):
     got = find_local_source(cited_root, bib(arxiv_id="2501.00001"))
-    assert got == (cited_root / "2501.00001v2", "2501.00001", "bib_eprint")
-    assert find_local_source(cited_root, None, "hep-th/9901001") == (cited_root / "hep-th_9901001", "hep-th/9901001", "given")
-    folder, aid, how = find_local_source(cited_root, bib(url="https://arxiv.org/abs/2407.08639"))
+    assert found(got) == (cited_root / "2501.00001v2", "2501.00001", "bib_eprint")
+    assert found(find_local_source(cited_root, None, "hep-th/9901001")) == (
+        cited_root / "hep-th_9901001", "hep-th/9901001", "given")
+    folder, aid, how = found(find_local_source(cited_root, bib(url="https://arxiv.org/abs/2407.08639")))
     assert folder == cited_root / "2407.08639" / "src" and aid == "2407.08639" and how == "bib_url"
 
 
 def test_local_source_by_title(cited_root):
     # the title comes from the folder's LaTeX \title
     b = bib(title="No universal mechanism for attention sink in transformers: evidence from {GPT-2}")
-    assert find_local_source(cited_root, b) == (cited_root / "2501.00001v2", "2501.00001", "local_title_exact")
+    assert found(find_local_source(cited_root, b)) == (cited_root / "2501.00001v2", "2501.00001", "local_title_exact")
     # from metadata.json, with a small difference
     b = bib(title="beta-DPO: Direct Preference Optimisation with Dynamic beta")
-    folder, aid, how = find_local_source(cited_root, b)
+    folder, aid, how = found(find_local_source(cited_root, b))
     assert folder == cited_root / "2407.08639" / "src" and aid == "2407.08639" and how == "local_title_similar"
     # a folder not named by an arXiv id is found by its exact title, without an id
     b = bib(title="A Stylometric Application of Large Language Models")
-    assert find_local_source(cited_root, b) == (cited_root / "stylometry-paper", None, "local_title_exact")
+    assert found(find_local_source(cited_root, b)) == (cited_root / "stylometry-paper", None, "local_title_exact")
     assert find_local_source(cited_root, bib(title="Something else entirely, not here")) is None
     # a known id that is not in the folder is not overridden by a title pointing elsewhere
     b = bib(arxiv_id="2999.00001", title="Value Profiles for Encoding Human Variation")
     assert find_local_source(cited_root, b) is None
+    # the citing paper's own folder is never its background paper
+    b = bib(title="A Stylometric Application of Large Language Models")
+    assert find_local_source(cited_root, b, exclude=cited_root / "stylometry-paper") is None
 
 
 def test_local_source_errors_are_named(tmp_path):

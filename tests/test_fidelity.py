@@ -172,7 +172,9 @@ def test_b17_the_manual_sample_draws_the_papers_stream():
 def test_b18_the_rq_record_has_the_papers_fields():
     from rqbench.records import RQRecord
 
-    want = {"rq_id", "rq", "arxiv_id", "subfield", "novelty_type", "problem_statement", "main_idea_headline",
+    # paper_id: M's id, its arXiv id for an arXiv paper (the paper's records are all arXiv papers); a local paper
+    # (the offline sample) has no arXiv id
+    want = {"rq_id", "rq", "paper_id", "arxiv_id", "subfield", "novelty_type", "problem_statement", "main_idea_headline",
             "contributions", "ideas", "gaps", "cited_paper_ids", "cited_keys", "verification"}  # fmt: skip
     ours = {"paper_published", "paper_published_source"}  # RQ-Bench Live's date column, beyond the paper's record
     assert set(RQRecord.model_fields) == want | ours
@@ -291,14 +293,30 @@ def test_j2_judges_run_at_temperature_0_with_the_highest_reasoning():
         assert cfg.max_tokens == catalog.REASONING_REPLY_TOKENS
 
 
+def _levels(step: str, first_line: str) -> list[int]:
+    """The level numbers of one scale as the step's prompt states it (the block ``rubric_scale`` reads)."""
+    from rqbench.prompts import rubric_scale
+
+    return [int(ln.split()[0]) for ln in rubric_scale(step, first_line).splitlines()[1:]]
+
+
 def test_j4_j5_novelty_scales_and_the_relevance_rule():
+    from rqbench.prompt_elements import load_checklists
+    from rqbench.prompts import load_prompt_set
     from rqbench.records import NoveltyScore
 
     s = NoveltyScore.model_validate({"relevance": 0, "originality": 3, "gap_addressing": 2, "non_obviousness": 1})
     assert (s.originality, s.gap_addressing, s.non_obviousness) == (0, 0, 0) and len(s.rule_corrections) == 1
     assert NoveltyScore.model_fields["relevance"].metadata[-1].le == 1
-    assert all(NoveltyScore.model_fields[d].metadata[-1].le == 3 for d in ("originality", "gap_addressing",
-                                                                           "non_obviousness"))  # fmt: skip
+    dims = ("originality", "gap_addressing", "non_obviousness")
+    assert all(NoveltyScore.model_fields[d].metadata[-1].le == 3 for d in dims)
+    # the prompts state the same scales, level by level, and every level and the relevance gate of A.1/A.4
+    scales = load_checklists()["novelty_scales"]
+    for step in ("novelty_standalone", "novelty_comparative"):
+        for d in dims:
+            assert _levels(step, d) == list(range(NoveltyScore.model_fields[d].metadata[-1].le + 1)), (step, d)
+        text = (PROMPTS / f"{step}.system.md").read_text(encoding="utf-8")
+        assert "relevance (0 or 1)" in text and scales.missing(step, text) == [], step
 
 
 JUDGE_STEPS = ("novelty_standalone", "novelty_comparative", "narrowness_standalone", "narrowness_comparative", "overlap")
@@ -349,10 +367,33 @@ def test_j7_j8_standalone_one_a_call_comparative_all_in_one_seeded_order():
 
 
 def test_j10_narrowness_scales():
+    from rqbench.prompt_elements import load_checklists
     from rqbench.records import NarrownessScore
 
-    for dim in ("source_bound_score", "diagnostic_test_score"):
-        assert NarrownessScore.model_fields[dim].metadata[-1].le == 3
+    heads = {"source_bound_score": "Source-boundedness (source_bound_score", "diagnostic_test_score":
+             "Diagnostic / test-list framing (diagnostic_test_score"}  # fmt: skip
+    levels = [e for e in load_checklists()["narrowness_standalone"].elements if e.kind == "level"]
+    assert len(levels) == 8  # four of each scale, A.2 and A.4
+    for dim, head in heads.items():
+        top = NarrownessScore.model_fields[dim].metadata[-1].le
+        assert top == 3
+        for step in ("narrowness_standalone", "narrowness_comparative"):
+            assert _levels(step, head) == list(range(top + 1)), (step, dim)  # the prompt's scale is the model's
+            text = (PROMPTS / f"{step}.system.md").read_text(encoding="utf-8")
+            assert [e.id for e in levels if e.span(text) is None] == [], step  # each level as the paper puts it
+
+
+def test_j20_the_packaged_prompts_are_a_paraphrase_that_every_run_names():
+    from rqbench.evaluate import protocol as P
+    from rqbench.prompt_elements import missing_elements
+
+    from rqbench.prompts import load_prompt_set
+
+    ps = load_prompt_set()
+    assert all(ids == [] for ids in missing_elements(ps).values())  # every element of the paper's prompts kept
+    plan = P.RunPlan("paper", [], None, P.PROMPT_VARIANT, ps, P.SETTINGS, P.CRITERIA, P.ORDERINGS)
+    (wording,) = [d for d in P.departures(plan) if d.item == "prompt wording"]
+    assert wording.paper == P.PAPER_PROMPTS and wording.restore.startswith("--prompts DIR")
 
 
 def test_j13_j14_overlap_scale_and_the_covering_subset():
@@ -767,7 +808,7 @@ def test_t2_to_t10_cells_computed_from_the_papers_a5_outputs():
         "overlap": "Table 2", "novelty_standalone_scores": "Table 3(a)", "novelty_standalone_rates": "Table 3(b)",
         "novelty_comparative_rates": "Table 4", "narrowness_standalone_scores": "Table 7(a)",
         "narrowness_standalone_rates": "Table 7(b)", "narrowness_comparative_rates": "Table 8",
-        "prompt_variants": "Table 10"}  # fmt: skip
+        "prompt_variants": "Table 10", "clean_subset": "beyond the paper"}  # fmt: skip
     j = A5.LABEL
 
     def cell(table, row, column):

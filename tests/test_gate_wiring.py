@@ -152,7 +152,7 @@ def test_builder_reasks_quoting_the_rules_then_drops_each_bad_item(junk_build):
     rqs = F_read(out / "records" / "rqs.jsonl", r.RQRecord)
     papers = F_read(out / "records" / "papers.jsonl", r.PaperRecord)
     instances = F_read(out / "records" / "instances.jsonl", r.EvaluationInstance)
-    assert rqs and {p.paper.arxiv_id for p in papers} == set(PAPERS)  # no paper lost for one bad item
+    assert rqs and {p.paper.paper_id for p in papers} == set(PAPERS)  # no paper lost for one bad item
     cited = F_read(out / "records" / "cited_papers.jsonl", r.CitedPaper)
     assert any(c.contributions_source == "extracted" and c.contributions for c in cited)
     every_text_passes(rqs + papers + instances + cited)

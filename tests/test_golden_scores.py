@@ -74,18 +74,29 @@ def _holes(r: ResultsFile, seed: int) -> ResultsFile:
     return r
 
 
+def _dated(r: ResultsFile) -> ResultsFile:
+    """First-version dates: the 12 papers (2501.10000-2501.10011) on January 1st-10th, the last two undated."""
+    r = r.model_copy(deep=True)
+    for inst in r.instances:
+        paper = int(inst.arxiv_id.split(".")[1]) - 10000
+        inst.paper_published = date(2025, 1, paper + 1) if paper < 10 else None
+    return r
+
+
 def _results() -> list[ResultsFile]:
     out = []
+    # cutoffs: before every paper (its clean figures are over the dated instances), inside the papers' days (some
+    # clean, some not), and none (no clean figures)
     for model, bias, cutoff, variant in (
         ("model-a", 0.4, date(2024, 6, 1), "original"),
         ("model-b", -0.2, None, "original"),
-        ("model-a", 0.1, date(2024, 6, 1), "revised"),
+        ("model-a", 0.1, date(2025, 1, 4), "revised"),
     ):
         for judge in ("judge-a", "judge-b"):
             for setting in ("standalone", "comparative"):
                 r = make_results(model, judge=judge, setting=setting, n_instances=N, seed=7, bias=bias,
                                  prompt_variant=variant, knowledge_cutoff=cutoff)
-                out.append(_holes(r, 7))
+                out.append(_dated(_holes(r, 7)))
     return out
 
 
@@ -161,6 +172,8 @@ def produce(tmp: Path) -> dict[str, str]:
                                               sort_by="Win % non-obviousness", ascending=True),
         "search, original, open": lb.View(search="model-a", variants=("original",), model_types=("open",),
                                           groups=lb.GROUPS),
+        "clean only, every judge, all groups": lb.View(judges=(), groups=lb.GROUPS, clean_only=True),
+        "clean only, sorted": lb.View(clean_only=True, sort_by="Win % non-obviousness"),
     }
     for name, view in views.items():
         frame = lb.render(df, view)

@@ -12,14 +12,20 @@ from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import make_results
 
 
+# the three source papers' first versions: the first before Closed-Model's cutoff, the other two after it
+PUBLISHED = {"2501.10000": date(2025, 1, 3), "2501.10001": date(2025, 1, 20), "2501.10002": date(2025, 1, 28)}
+CUTOFF = date(2025, 1, 15)
+
+
 @pytest.fixture(scope="module")
 def rows():
     res = []
     for judge in ("judge-a", "judge-b"):
         for setting in ("standalone", "comparative"):
-            res.append(make_results("open-model", judge=judge, setting=setting, bias=0.4))
+            res.append(make_results("open-model", judge=judge, setting=setting, bias=0.4, published=PUBLISHED))
             res.append(make_results("Closed-Model", judge=judge, setting=setting, bias=-0.4, model_type="closed",
-                                    prompt_variant="revised", knowledge_cutoff=date(2026, 1, 1)))  # fmt: skip
+                                    prompt_variant="revised", knowledge_cutoff=CUTOFF,
+                                    published=PUBLISHED))  # fmt: skip
     return summarize(res, n_boot=100)
 
 
@@ -55,6 +61,55 @@ def test_contamination_flag_when_cutoff_postdates_sources(table):
     assert closed["Contamination"].str.startswith("yes").all()
     open_ = table[(table["Model"] == "open-model") & (table["Judge"] == "combined")]
     assert open_["Contamination"].str.startswith("unknown").all()
+
+
+def test_the_clean_only_view_switches_every_figure_and_counts_the_clean_instances(rows, table):
+    """Closed-Model: 4 of its 6 instances are clean (papers 2 and 3 after the cutoff); open-model has no cutoff."""
+    src = next(r for r in rows if r.model == "Closed-Model" and r.setting == "standalone" and r.judge == "combined")
+    assert src.clean.instances == 4 and src.clean.figures != src.figures
+    cell = lb.AgreementCell(value=0.6, ci_low=0.4, ci_high=0.8, n=5)
+    t = lb.build_table(rows, {("Closed-Model", "standalone", "combined"): cell})
+    out = lb.render(t, lb.View(clean_only=True, groups=lb.GROUPS))
+    ids = [c.label for c in lb.ID_COLUMNS]
+    assert list(out.columns[:len(ids) + 1]) == [*ids, "Clean"]  # right after the model's columns
+    closed = out[(out.Model == "Closed-Model") & (out.Setting == "standalone")].iloc[0]
+    for metric, label in (("best5_non_obviousness", "Best@5 non-obviousness"), ("overlap5", "Overlap@5")):
+        fig = src.clean.figures[metric]
+        assert closed[label] == round(fig.value, 2) and closed[f"{label} 95% CI"] == f"[{fig.ci_low:.2f}, {fig.ci_high:.2f}]"
+    fig = src.clean.figures["win_non_obviousness"]
+    assert closed["Win % non-obviousness"] == round(100 * fig.value, 1)
+    assert closed["Clean"] == "4/6"
+    assert closed["Human agreement % (non-obviousness)"] is None  # agreement has no clean value
+    open_ = out[out.Model == "open-model"]
+    assert open_["Best@5 non-obviousness"].isna().all() and open_["Win % non-obviousness"].isna().all()
+    assert open_["Clean"].str.startswith("none: no knowledge cutoff for open-model").all()
+    # the reference rows keep their figures (no cutoff), and the default view is as it was
+    ref = out[out.Type == "reference"]
+    plain = lb.render(t, lb.View(groups=lb.GROUPS))
+    assert ref["Best@5 non-obviousness"].tolist() == plain[plain.Type == "reference"]["Best@5 non-obviousness"].tolist()
+    assert "Clean" not in plain.columns and (ref["Clean"] == "").all()
+    # sorting works on the clean values, the rows without any going last
+    by = lb.render(t, lb.View(clean_only=True, judges=(), sort_by="Best@5 non-obviousness"))
+    vals = by["Best@5 non-obviousness"].tolist()
+    shown = [v for v in vals if not pd.isna(v)]
+    assert shown == sorted(shown, reverse=True) and all(pd.isna(v) for v in vals[len(shown):])
+
+
+def test_the_clean_only_page_cells_say_why_a_row_has_none(table):
+    headers, cells, caption = lb.display(table, lb.View(clean_only=True))
+    labels = [h.label for h in headers]
+    k = labels.index("Clean")
+    assert labels[k - 1] == "Judge" or lb._BY_LABEL[labels[k - 1]] in lb.ID_COLUMNS  # after the model's columns
+    by_model = {row[0].text: row for row in cells if row[1].text == "standalone"}
+    closed, open_ = by_model["Closed-Model"], by_model["open-model"]
+    assert closed[k].text == "4/6" and f"knowledge cutoff {CUTOFF} (stated by the submission)" in closed[k].title
+    assert open_[k].text == "—" and open_[k].kind == "missing"
+    why = open_[k].title
+    assert why.startswith("No clean figures for this row: no knowledge cutoff for open-model")
+    assert all(c.title == why for c in open_[k + 1:] if c.kind == "missing") and open_[k + 1].kind == "missing"
+    assert caption.startswith("Clean only: each model row's figures are over its clean instances")
+    assert f"— {why}" in caption
+    assert "Clean" not in [h.label for h in lb.display(table, lb.View())[0]]
 
 
 def test_default_view_shows_combined_judge_and_reference(table):

@@ -314,6 +314,16 @@ def test_per_candidate_arrays_are_pinned_to_the_candidate_count(tmp_path, script
     assert scores["minItems"] == scores["maxItems"] == 3
 
 
+def test_a_subset_of_candidates_holds_at_most_one_entry_per_candidate():
+    from rqbench.llm.client import reply_schema
+    from rqbench.records import OverlapReply
+
+    props = reply_schema(OverlapReply, {"n_candidates": 6})["properties"]
+    assert props["pairwise_scores"]["minItems"] == props["pairwise_scores"]["maxItems"] == 6
+    assert props["covering_subset_indices"]["maxItems"] == 6 and "minItems" not in props["covering_subset_indices"]
+    assert "maxItems" not in reply_schema(OverlapReply, None)["properties"]["covering_subset_indices"]
+
+
 def test_retry_failed_is_a_per_call_choice_that_defaults_to_the_llms(tmp_path, scripted_server):
     scripted_server.responder = lambda req: "not json"
     llm = make_llm(tmp_path, scripted_server)

@@ -12,12 +12,18 @@ from rqbench.builder.parse import PaperSkipped, paper_full_text, paper_section_t
 EXPECT = {
     "acl-template": ("acl_latex.tex", ["Abstract", "Introduction", "Citations", "Example Appendix"], 1, "bib", ["Gusfield:97"]),
     "attention-sink-gpt2": ("acl_latex.tex", ["Introduction", "Conclusions", "Limitations"], 15, "bib", []),
+    "efficient-learning-khan": ("paper/main.tex", ["Abstract", "Introduction", "Results", "Discussion"], 60, "bib", ["HeusEtal21"]),
     "hypertools-arxiv-bblonly": ("arXiv/main.tex", ["Introduction", "Discussion"], 20, "bbl", ["Hunt07"]),
+    "hypertools-jmlr": ("JMLR/main.tex", ["Abstract", "Introduction", "Concluding remarks"], 15, "bib", ["HaxbEtal11"]),
     "inlg2024-ngram-gec": ("acl_latex.tex", ["Introduction", "Related Work", "Conclusions"], 20, "bib", []),
     "llm-stylometry": ("main.tex", ["Introduction", "Methods", "Discussion"], 20, "bib", []),
     "neurips2024-beta-dpo": ("neurips_2024.tex", ["Introduction", "Related Work", "Experiments", "Broader Impacts"], 40, "bib", ["DPO", "PPO"]),
     "neurips2026-llm-judge-biblatex": ("main.tex", ["Introduction", "Background", "Judge prompts"], 30, "bib", []),
+    "pca-paper": ("paper/main.tex", ["Introduction", "Results", "Discussion", "Methods"], 50, "bib", ["OwenEtal20", "OwenEtal21"]),
+    "sherlock-topic-model": ("paper/main.tex", ["Introduction", "Results", "Discussion", "Methods"], 60, "bbl", ["HeusEtal18a"]),
+    "supereeg-paper": ("paper/main.tex", ["Introduction", "Approach", "Results", "Discussion"], 60, "bib", []),
     "themis-ml-fairness-mit": ("main.tex", ["Introduction", "Discussion"], 15, "bib", []),
+    "timecorr-paper": ("paper/main.tex", ["Introduction", "Results", "Discussion", "Methods"], 80, "bbl", []),
     "value-profiles-emnlp": ("acl_latex.tex", ["Introduction", "Related Work", "Limitations"], 50, "bib", []),
 }
 

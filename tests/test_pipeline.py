@@ -73,11 +73,11 @@ def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
     papers = read(out / "records" / "papers.jsonl", PaperRecord)
     cited = read(out / "records" / "cited_papers.jsonl", CitedPaper)
     instances = read(out / "records" / "instances.jsonl", EvaluationInstance)
-    assert {p.paper.arxiv_id for p in papers} == set(PAPERS)
+    assert {p.paper.paper_id for p in papers} == set(PAPERS) and all(p.paper.arxiv_id is None for p in papers)
     assert rqs and len(instances) == len(rqs)
     for r in rqs:
-        arxiv_id, index = parse_rq_id(r.rq_id)
-        assert arxiv_id == r.arxiv_id and 0 <= index < 6
+        paper_id, index = parse_rq_id(r.rq_id)
+        assert paper_id == r.paper_id and r.arxiv_id is None and 0 <= index < 6
     cited_ids = {c.paper_id for c in cited}
     for r, inst in zip(rqs, instances):
         assert set(r.cited_paper_ids) <= cited_ids and set(inst.background_paper_ids) <= set(r.cited_paper_ids)
@@ -365,7 +365,7 @@ def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
         llama_cpp.llama_sampler_free(sampler)
 
 
-def test_min_influential_promotes_the_most_cited_works_and_marks_them(setup):
+def test_min_influential_promotes_the_first_selected_works_and_marks_them(setup):
     llm, srv, config, tmp = setup
 
     def everything_canonical(req):
@@ -381,4 +381,23 @@ def test_min_influential_promotes_the_most_cited_works_and_marks_them(setup):
     for result in StageStore(tmp / "out", "influence").records(influence_module.InfluenceResult):
         (promoted,) = [x for x in result.labels if x.promoted]
         assert promoted.label.value == "canonical_reference" and result.promoted_keys == [promoted.key]
-        assert promoted.frequency == max(x.frequency for x in result.labels)
+        # the first in selection order (select_cited): a work whose text the build can read, else the most cited
+        assert promoted.key == result.labels[0].key
+
+
+def test_promotion_reaches_readable_works_before_the_count():
+    from rqbench.builder.influence import CitationLabel, promote
+
+    def label(key, name):
+        return CitationLabel(key=key, title=key, frequency=1, label=name)
+
+    # two works labelled influential, neither readable; a readable one labelled minimally influential
+    labels = [label("r1", "minimally_influential"), label("r2", "canonical_reference"), label("a", "inspiration"),
+              label("b", "inspiration"), label("c", "irrelevant")]
+    got = promote(labels, [True, True, False, False, False], 2)
+    assert [x.key for x in got if x.promoted] == ["r1", "r2"]  # the count alone was already met
+    got = promote(labels, [True, False, False, False, False], 2)
+    assert [x.key for x in got if x.promoted] == ["r1"]  # one readable work, and two influential ones
+    got = promote([label("a", "irrelevant"), label("b", "irrelevant")], [False, False], 2)
+    assert [x.key for x in got if x.promoted] == ["a", "b"]  # nothing readable: the count, as before
+    assert promote(labels, [True, True, False, False, False], 0) == labels

@@ -310,14 +310,19 @@ def test_hub_and_local_targets_receive_the_same_files(tmp_path):
 
 
 def test_sample_chooses_fixture_papers_with_a_real_bibliography(fixtures_dir, tmp_path):
-    from rqbench.builder.sample import bibliography_size, choose_fixture_papers, link_papers
+    from rqbench.builder.sample import bibliography_size, choose_fixture_papers, cites_a_local_paper, link_papers
 
     latex = fixtures_dir / "latex"
     assert bibliography_size(latex / "acl-template") < 10  # the template's stub .bib
     assert bibliography_size(latex / "hypertools-arxiv-bblonly") == 23  # .bbl only: \bibitem entries
+    assert bibliography_size(latex / "sherlock-topic-model") == 69  # an inline thebibliography in the .tex
+    # the papers that cite another fixture paper, found by the cited-text stage's own lookup
+    assert cites_a_local_paper(latex / "sherlock-topic-model", latex) == ["HeusEtal18a"]
+    assert cites_a_local_paper(latex / "pca-paper", latex) == ["OwenEtal20", "OwenEtal21"]
+    assert cites_a_local_paper(latex / "hypertools-jmlr", latex) == []
     chosen = choose_fixture_papers(latex, 4)
-    assert [p.name for p in chosen] == ["attention-sink-gpt2", "hypertools-arxiv-bblonly", "llm-stylometry",
-                                        "neurips2024-beta-dpo"]
+    assert [p.name for p in chosen] == ["efficient-learning-khan", "pca-paper", "sherlock-topic-model",
+                                        "supereeg-paper"]
     linked = link_papers(chosen, tmp_path / "links")
     assert sorted(p.name for p in linked.iterdir()) == [p.name for p in chosen]
     assert all(p.is_symlink() for p in linked.iterdir())  # linked, never copied

@@ -12,7 +12,7 @@ from rqbench.steps import STEPS
 def test_rq_id_rule_round_trips():
     assert r.rq_id_for("2502.01113", 2) == "2502.01113_rq2"
     assert r.parse_rq_id("2502.01113_rq2") == ("2502.01113", 2)
-    with pytest.raises(ValueError, match="<arxiv_id>_rq<index>"):
+    with pytest.raises(ValueError, match="<paper_id>_rq<index>"):
         r.parse_rq_id("2502.01113-2")
 
 

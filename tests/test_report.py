@@ -312,3 +312,52 @@ def test_a_report_of_hosted_judges_and_models_has_no_demo_note(tmp_path, capsys)
     assert main(["report", str(res), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
     assert "Demo output" not in (out / "report.md").read_text()
     assert "not results" not in capsys.readouterr().out
+
+
+def _dated_results(model: str) -> list:
+    """Four instances, one per paper; under the catalog's gemini-3.1-pro cutoff (2025-01-31) 2502 and 2503 are clean,
+    2501 is not and 2504 has no date. Best@5 non-obviousness: 2, 3, 1, 0; verdicts: win, win, lose, lose."""
+    from datetime import date
+
+    def inst(rq_id, gt, best, published):
+        return instance(rq_id, cand("gt", gt), [cand("m0", best)] + [cand(f"m{i}", (0, 0, 0)) for i in range(1, 5)],
+                        published=published)
+
+    insts = [inst("2501.00001_rq0", (1, 1, 1), (2, 2, 2), date(2025, 1, 10)),
+             inst("2502.00002_rq0", (1, 1, 1), (3, 3, 3), date(2025, 2, 3)),
+             inst("2503.00003_rq0", (2, 2, 2), (1, 1, 1), date(2025, 3, 7)),
+             inst("2504.00004_rq0", (1, 1, 1), (0, 0, 0), None)]  # fmt: skip
+    return [results(insts, model=model, judge_model=jm, label=label) for jm, label in JUDGES]
+
+
+def test_the_clean_subset_table(tmp_path, capsys):
+    """Per model: the cutoff and its source, clean instances of the row's, the headline figures on them with CIs."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for k, r in enumerate(_dated_results("gemini/gemini-3.1-pro") + _dated_results("openai/gpt-5.5")):
+        (folder / f"r{k}.json").write_text(r.model_dump_json())
+    out = tmp_path / "report"
+    assert main(["report", str(folder), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
+    md = (out / "clean_subset.md").read_text()
+    assert "Post-cutoff (clean) figures" in md and "clean_subset" not in md.split("\n")[0]
+    lines = {tuple(c.strip() for c in line.strip("|").split("|")[:3]): line for line in md.splitlines()
+             if line.startswith("| ") and "model" not in line[:8]}  # fmt: skip
+    gemini = [c.strip() for c in lines[("gemini/gemini-3.1-pro", "standalone", "combined")].strip("|").split("|")]
+    assert gemini[3] == "2025-01-31" and "Google, Gemini API model page" in gemini[4]
+    assert gemini[5:7] == ["2/4", "1"]  # 2502 and 2503 of the four; 2504 undated
+    header = [c.strip() for c in md.splitlines()[4].strip("|").split("|")]
+    cell = dict(zip(header, gemini))
+    assert cell["Best@5 non-obviousness"].startswith("2.00 [")  # (3 + 1) / 2
+    assert cell["Win % non-obviousness"].startswith("50.0 [") and cell["Lose % non-obviousness"].startswith("50.0 [")
+    assert cell["no clean figures because"] == ""
+    gpt = dict(zip(header, (c.strip() for c in lines[("openai/gpt-5.5", "standalone", "combined")].strip("|").split("|"))))
+    assert gpt["knowledge cutoff"] == "unknown" and gpt["clean / instances"] == "0/4"
+    assert gpt["Best@5 non-obviousness"] == "–" and "OpenAI's model page" in gpt["no clean figures because"]
+    with (out / "clean_subset.csv").open() as fh:
+        tidy = list(csv.DictReader(line for line in fh if not line.startswith("#")))
+    got = {(r["row"], r["column"]): float(r["value"]) for r in tidy}
+    key = "gemini/gemini-3.1-pro | standalone | combined"
+    assert got[(key, "best5_non_obviousness")] == 2.0 and got[(key, "win_non_obviousness")] == 0.5
+    assert (got[(key, "clean_instances")], got[(key, "instances_covered")], got[(key, "undated")]) == (2, 4, 1)
+    assert "Post-cutoff (clean) figures" in (out / "report.md").read_text()
+    assert "\\begin{tabular}" in (out / "clean_subset.tex").read_text()

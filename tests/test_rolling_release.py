@@ -247,7 +247,7 @@ def test_publish_makes_the_union_the_next_minor_version_and_refuses_a_wrong_base
     new = make_records(2, 2, first=2, published=datetime(2025, 2, 3, tzinfo=timezone.utc))
     with pytest.raises(PublishRefused, match="is not the release the build was made from"):
         publish(rolling("b-other", new, "b2:elsewhere"), None, target, settings)
-    twice = r"(?s)does not hold together.*<v0.1.0 \+ .*b-again>/records/papers.jsonl: duplicate paper.arxiv_id"
+    twice = r"(?s)does not hold together.*<v0.1.0 \+ .*b-again>/records/papers.jsonl: duplicate paper.paper_id"
     with pytest.raises(PublishRefused, match=twice):
         publish(rolling("b-again", make_records(2, 1, published=jan), base_fp), None, target, settings)
 

@@ -13,10 +13,10 @@ import pytest
 from replay_server import ReplayServer, split_feed
 
 from rqbench.builder.arxiv_api import ArxivClient
+from rqbench.builder.front_matter import fragment_to_plain
 from rqbench.builder.sourcing import (
     folder_arxiv_id,
     has_latex_source,
-    latex_to_plain,
     read_ids_file,
     slug,
     source_papers,
@@ -48,9 +48,10 @@ def client(server):
 
 def test_local_folder_of_real_sources(latex_dir):
     got = source_papers(papers=latex_dir)
-    ids = [p.arxiv_id for p, _ in got]
-    assert ids == sorted(ids) and len(ids) == 9
-    by_id = {p.arxiv_id: (p, f) for p, f in got}
+    ids = [p.paper_id for p, _ in got]
+    assert ids == sorted(ids) and len(ids) == 15
+    assert all(p.arxiv_id is None for p, _ in got)  # a folder name is no arXiv id
+    by_id = {p.paper_id: (p, f) for p, f in got}
     p, folder = by_id["neurips2024-beta-dpo"]
     assert p.title == "β-DPO: Direct Preference Optimization with Dynamic β"  # the last \title wins
     assert p.abstract.startswith("Direct Preference Optimization (DPO)")
@@ -58,8 +59,17 @@ def test_local_folder_of_real_sources(latex_dir):
     assert folder == latex_dir / "neurips2024-beta-dpo"
     themis, _ = by_id["themis-ml-fairness-mit"]
     assert themis.title.startswith("Themis-ml: A Fairness-aware Machine Learning Interface")
-    # no \title at all (the title is set by hand in the body): the folder name stands in
-    assert by_id["hypertools-arxiv-bblonly"][0].title == "hypertools-arxiv-bblonly"
+    # no \title at all: the title set by hand at the top of the body; never the folder's name
+    assert by_id["hypertools-arxiv-bblonly"][0].title == (
+        "HyperTools: A Python toolbox for visualizing and manipulating high-dimensional data")
+    # a title macro (\hypertools) is expanded; discretionary hyphens (e\-lect\-ro...) are resolved
+    assert by_id["hypertools-jmlr"][0].title == (
+        "HyperTools: A Python toolbox for gaining geometric insights into high-dimensional data")
+    assert by_id["supereeg-paper"][0].title == "A Gaussian process model of human electrocorticographic data"
+    # abstracts are text: no LaTeX command is left, citations read as in section text
+    arxiv_abstract = by_id["hypertools-arxiv-bblonly"][0].abstract
+    assert "\\" not in arxiv_abstract and "[@Pear01; @TippBish99]" in arxiv_abstract
+    assert all("\\" not in p.abstract and "\\" not in p.title for p, _ in got)
     assert all(has_latex_source(f) for _, f in got)
     assert len(source_papers(papers=latex_dir, limit=2)) == 2
 
@@ -72,7 +82,8 @@ def test_local_folder_ids_metadata_and_errors(tmp_path, latex_dir):
     (root / "Notes and Drafts" / "readme.txt").write_text("no LaTeX here")
     (root / ".git").mkdir()
     got = source_papers(papers=root)
-    assert [p.arxiv_id for p, _ in got] == ["2502.01113", "notes-and-drafts"]
+    assert [p.paper_id for p, _ in got] == ["2502.01113", "notes-and-drafts"]
+    assert [p.arxiv_id for p, _ in got] == ["2502.01113", None]  # named by an arXiv id, or not
     first, f0 = got[0]
     assert first.version == 2 and first.title == "Given title" and first.primary_category == "cs.CL"
     assert first.abstract.startswith("We show that large language models")  # from the LaTeX
@@ -106,7 +117,7 @@ def test_a_local_folder_says_how_its_date_is_known_and_never_invents_one(tmp_pat
     shutil.copytree(latex_dir / "acl-template", root / "undated")
     shutil.copytree(latex_dir / "acl-template", root / "2104.12255v1")  # an arXiv id, but nothing looked up
     (root / "dated" / "metadata.json").write_text(json.dumps({"published": "2026-03-02T09:00:00Z"}))
-    by_id = {p.arxiv_id: p for p, _ in source_papers(papers=root)}
+    by_id = {p.paper_id: p for p, _ in source_papers(papers=root)}
     assert by_id["dated"].published_source == "metadata_file"
     assert by_id["dated"].first_version() == (date(2026, 3, 2), "metadata_file")
     assert by_id["undated"].first_version() == (None, None) and by_id["undated"].published_source is None
@@ -239,6 +250,6 @@ def test_names_and_ids():
     assert folder_arxiv_id("hep-th_9901001") == ("hep-th/9901001", None)
     assert folder_arxiv_id("acl-template") is None
     assert slug("Notes and Drafts!") == "notes-and-drafts" and slug("***").startswith("paper-")
-    assert latex_to_plain(r"$n$-gram \textit{F}-score\thanks{Work done at X.} \\ for $\alpha$ \& more") == (
+    assert fragment_to_plain(r"$n$-gram \textit{F}-score\thanks{Work done at X.} \\ for $\alpha$ \& more") == (
         "n-gram F-score for α & more"
     )

@@ -17,6 +17,7 @@ import re
 import socket
 import threading
 import time
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,8 @@ LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgro
                "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 HOSTILE_MODEL = '<img src=x onerror="window.__pwned=1">'
 DEMO_MODEL = "local/smollm2-135m"  # the embedded model, as the README's first command leaves it
+PUBLISHED = {"2501.10000": date(2025, 1, 3), "2501.10001": date(2025, 1, 20), "2501.10002": date(2025, 1, 28)}
+CUTOFF = date(2025, 1, 15)
 
 if not CHROMIUM.exists():
     pytest.skip("Debian's chromium is not installed at /usr/bin/chromium", allow_module_level=True)
@@ -64,11 +67,14 @@ class SpaceUnderTest:
         self.root = root
         self.stores = SpaceStores.local(root / "store")
         n = 6
-        for model, bias, mtype in (("model-a", 0.5, "open"), (HOSTILE_MODEL, -0.5, "closed")):
+        # model-a states a cutoff that two of the three source papers are after (4 of 6 instances clean);
+        # the hostile one states none (no clean figures)
+        for model, bias, mtype, cutoff in (("model-a", 0.5, "open", CUTOFF), (HOSTILE_MODEL, -0.5, "closed", None)):
             for judge in ("judge-a", "judge-b"):
                 for setting in ("standalone", "comparative"):
                     self.stores.results.put(make_results(model, judge=judge, setting=setting, bias=bias,
-                                                         model_type=mtype, n_instances=n))  # fmt: skip
+                                                         model_type=mtype, n_instances=n, knowledge_cutoff=cutoff,
+                                                         published=PUBLISHED))  # fmt: skip
         for judge in ("local", "local@temperature=0.7"):
             self.stores.results.put(make_results(DEMO_MODEL, judge=judge, setting="standalone", n_instances=n))
         sample = make_results("x", n_instances=n)
@@ -233,7 +239,8 @@ def test_the_page_opens_on_the_expert_study(space, page, test_output_dir):
     assert first.background_title in row[1] and row[2] == first.gt_rq and row[3] == first.model_rq
     want = {"gt": "author-anchored", "model": first.model, "tie": "tie"}
     assert row[4:] == [want[first.verdicts[r]] for r in ("expert_1", "expert_2", "gemini-3.1-pro", "deepseek-v4-pro")]
-    assert str(space.study) in samples.inner_text()  # where the samples come from
+    shown = samples.inner_text()  # where the samples come from, relative to ../shared: no host path
+    assert "fixtures/paper_examples/expert_vs_llm.jsonl" in shown and str(space.study) not in shown
     # the matrix is agreement_matrix's, cell for cell
     matrix = agreement_matrix(expert_sample_picks(study), n_boot=200)
     shown = page.locator("#es-matrix tbody tr")
@@ -312,6 +319,59 @@ def test_leaderboard_headline_view_fits_and_explains_itself(space, page, test_ou
         time.sleep(0.3)
     assert {"Judges", "Dataset", "Failures", "Judge details", "Contamination"} <= set(headers(page, "leaderboard-table"))
     page.screenshot(path=str(test_output_dir / "leaderboard-provenance.png"))
+    assert page.errors == []
+
+
+def _row_cells(pg, table: str, model: str, setting: str) -> list:
+    """The cells of the row of ``model`` and ``setting`` (each cell's locator), read where the table is now."""
+    row = pg.locator(f"#{table} tbody tr").filter(has=pg.locator("td", has_text=model)).filter(
+        has=pg.locator("td", has_text=re.compile(f"^{setting}$")))
+    return row.first.locator("td").all()
+
+
+def test_leaderboard_clean_only_toggle(space, page, test_output_dir):
+    """Issue 26, item 3: "Clean only" switches every figure to its value over the papers after the model's cutoff,
+    shows each row's clean count, and says why a row has none."""
+    from rqbench.evaluate.summary import summarize
+    from rqbench.testing.synthetic import make_results
+
+    files = [make_results("model-a", judge=j, setting=s, bias=0.5, n_instances=6, knowledge_cutoff=CUTOFF,
+                          published=PUBLISHED) for j in ("judge-a", "judge-b") for s in ("standalone", "comparative")]
+    row = next(r for r in summarize(files, n_boot=200) if r.setting == "standalone" and r.judge == "combined")
+    full, clean = row.figures["best5_non_obviousness"].value, row.clean.figures["best5_non_obviousness"].value
+    assert row.clean.instances == 4 and f"{full:.2f}" != f"{clean:.2f}"  # the toggle visibly changes this cell
+
+    open_board(page, space.url)
+    table = "leaderboard-table"
+    col = headers(page, table).index("Best@5 non-obviousness")
+    assert "Clean" not in headers(page, table)
+    assert _row_cells(page, table, "model-a", "standalone")[col].inner_text().startswith(f"{full:.2f}")
+    page.locator("#lb-clean input").check()
+    deadline = time.monotonic() + 20
+    while "Clean" not in headers(page, table) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    cols = headers(page, table)
+    k = cols.index("Clean")
+    assert cols[:3] == ["Model", "Setting", "Judge"] and k < cols.index("Best@5 originality")  # with the model's
+    col = cols.index("Best@5 non-obviousness")
+    cells = _row_cells(page, table, "model-a", "standalone")
+    assert cells[k].inner_text().strip() == "4/6"
+    assert f"after the knowledge cutoff {CUTOFF}" in cells[k].get_attribute("title")
+    assert cells[col].inner_text().startswith(f"{clean:.2f}")
+    hostile = _row_cells(page, table, HOSTILE_MODEL, "standalone")
+    assert hostile[k].inner_text().strip() == "—" and "no knowledge cutoff" in hostile[k].get_attribute("title")
+    assert hostile[col].inner_text().strip() == "—"
+    assert hostile[col].get_attribute("title").startswith("No clean figures for this row: no knowledge cutoff")
+    caption = page.locator(f"#{table} .rqb-caption").all_inner_texts()[0]
+    assert "Clean only: each model row's figures are over its clean instances" in caption
+    assert no_horizontal_scroll(page, table)
+    page.screenshot(path=str(test_output_dir / "leaderboard-clean.png"), full_page=True)
+    page.locator("#lb-clean input").uncheck()
+    deadline = time.monotonic() + 20
+    while "Clean" in headers(page, table) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert "Clean" not in headers(page, table)
+    assert _row_cells(page, table, "model-a", "standalone")[col - 1].inner_text().startswith(f"{full:.2f}")
     assert page.errors == []
 
 

@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from results_factory import cand, instance, results, simple_instance
-from rqbench.evaluate.summary import arxiv_id_date, load_results, summarize
+from rqbench.evaluate.summary import load_results, summarize
 
 ZERO = (0, 0, 0)
 
@@ -99,26 +99,33 @@ def test_by_subfield_rows_and_coverage():
     assert by["cs.LG"].figure("lose_originality").value == 1.0
 
 
-def test_contamination_flag_from_arxiv_ids_or_a_date_mapping():
+def test_contamination_flag_from_instance_dates_or_a_date_mapping():
     insts = [
-        simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5),
-        simple_instance("2504.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5),
+        simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 1, 14)),
+        simple_instance("2504.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 4, 2)),
     ]
     f = results(insts, knowledge_cutoff=date(2025, 3, 1))
     judge = f.judge.label  # one judge: its own row, no combined one
     prov = _rows(summarize([f], n_boot=10), judge=judge)[0].provenance
     assert prov.contaminated is True and prov.contaminated_share == 0.5
-    assert prov.earliest_source_date == date(2025, 1, 1)
-    later = {"2501.00001": date(2025, 6, 1)}
-    prov = _rows(summarize([f], source_dates=later, n_boot=10), judge=judge)[0].provenance
+    assert prov.earliest_source_date == date(2025, 1, 14)
+    # a mapping dates only the papers whose instances carry no date: the instance's own date stands
+    prov = _rows(summarize([f], source_dates={"2501.00001": date(2025, 6, 1)}, n_boot=10), judge=judge)[0].provenance
+    assert prov.contaminated is True and prov.earliest_source_date == date(2025, 1, 14)
+    undated = [i.model_copy(update={"paper_published": None}) for i in insts]
+    g = results(undated, knowledge_cutoff=date(2025, 3, 1))
+    prov = _rows(summarize([g], n_boot=10), judge=judge)[0].provenance
+    assert (prov.contaminated, prov.contaminated_share, prov.earliest_source_date) == (None, None, None)  # no YYMM
+    later = {"2501.00001": date(2025, 6, 1), "2504.00002": date(2025, 4, 2)}
+    prov = _rows(summarize([g], source_dates=later, n_boot=10), judge=judge)[0].provenance
     assert prov.contaminated is False and prov.contaminated_share == 0.0
     prov = _rows(summarize([results(insts)], n_boot=10), judge=judge)[0].provenance
-    assert prov.contaminated is None
+    assert prov.contaminated is None  # no cutoff
 
 
 def test_the_cutoff_is_the_submissions_else_the_catalogs_with_its_source():
-    insts = [simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5),
-             simple_instance("2504.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5)]  # fmt: skip
+    insts = [simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 1, 9)),
+             simple_instance("2504.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 4, 2))]  # fmt: skip
     gemini = results(insts, model="gemini/gemini-3.1-pro")  # no cutoff stated; the catalog has January 2025
     prov = _rows(summarize([gemini], n_boot=10), judge=gemini.judge.label)[0].provenance
     assert prov.knowledge_cutoff == date(2025, 1, 31) and "ai.google.dev" in prov.knowledge_cutoff_source
@@ -130,12 +137,6 @@ def test_the_cutoff_is_the_submissions_else_the_catalogs_with_its_source():
     unknown = results(insts)  # openai/gpt-5.5: neither states one
     prov = _rows(summarize([unknown], n_boot=10), judge=unknown.judge.label)[0].provenance
     assert (prov.knowledge_cutoff, prov.knowledge_cutoff_source, prov.contaminated) == (None, None, None)
-
-
-def test_arxiv_id_dates():
-    assert arxiv_id_date("2502.01113") == date(2025, 2, 1)
-    assert arxiv_id_date("cs/9912001") == date(1999, 12, 1)
-    assert arxiv_id_date("not-an-id") is None
 
 
 def test_duplicate_judge_files_and_unknown_rule_are_errors():

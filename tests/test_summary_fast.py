@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from datetime import date
 
 import pytest
 from results_factory import cand, instance, results
@@ -14,6 +15,8 @@ from rqbench.records import RawReply
 from rqbench.evaluate.summary import instance_values, summarize
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV")
+# model-0's and model-extra's cutoffs leave some instances clean and some not; model-1 states none (no clean figures)
+CUTOFFS = {"model-0": date(2025, 6, 15), "model-extra": date(2025, 3, 31)}
 
 
 def _maybe(rng: random.Random, p: float, value):
@@ -42,6 +45,22 @@ def _random_instance(rng: random.Random, k: int, n_model: int):
                     papers=papers, overlap=overlap, raw_replies=raws)  # fmt: skip
 
 
+def _dated(files, seed: int):
+    """First-version dates, one per paper in the month its id names (about one paper in seven undated), and the
+    submissions' cutoffs (``CUTOFFS``)."""
+    rng = random.Random(f"dates:{seed}")
+    published: dict[str, date | None] = {}
+    out = []
+    for f in files:
+        for i in f.instances:
+            if i.arxiv_id not in published:
+                published[i.arxiv_id] = _maybe(rng, 0.15, date(2025, int(i.arxiv_id[2:4]), rng.randint(1, 28)))
+        insts = [i.model_copy(update={"paper_published": published[i.arxiv_id]}) for i in f.instances]
+        meta = f.submission.model_copy(update={"knowledge_cutoff": CUTOFFS.get(f.submission.model)})
+        out.append(f.model_copy(update={"instances": insts, "submission": meta}))
+    return out
+
+
 def _random_results(seed: int, n: int = 40):
     rng = random.Random(seed)
     files = []
@@ -54,7 +73,7 @@ def _random_results(seed: int, n: int = 40):
     # a second standalone file of one judge, overlapping the first: the reference row's "first file wins"
     extra = [_random_instance(rng, k, 5) for k in range(n // 2, n + 10)]
     files.append(results(extra, model="model-extra", label="judge-a", setting="standalone"))
-    return files
+    return _dated(files, seed)
 
 
 def _dump(rows):
@@ -101,3 +120,11 @@ def test_every_metric_is_covered_by_the_random_results():
     rows = summarize(_random_results(0), by_subfield=False, n_boot=20)
     seen = {name for r in rows for name in r.figures}
     assert seen == set(METRICS)
+
+
+def test_the_random_results_have_partial_clean_subsets_and_empty_ones():
+    """So the equality above covers the clean figures: some rows clean in part, some with none and a reason."""
+    rows = [r for r in summarize(_random_results(0), n_boot=20) if r.row_kind == "model"]
+    partial = [r for r in rows if 0 < r.clean.instances < r.provenance.instances_covered and r.clean.undated]
+    assert partial and all(r.clean.figures != r.figures for r in partial)
+    assert any(r.clean.reason and r.clean.reason.startswith("no knowledge cutoff for ") for r in rows)

@@ -557,6 +557,21 @@ def test_the_builders_question_grammar_is_stricter_than_the_submission_pattern()
         assert re.fullmatch(wf.grammar_pattern(kind), "[MATH] [@key] shows that attention costs a great deal.") is None
 
 
+def test_the_builders_other_texts_open_with_a_capitalised_word():
+    """The debris the embedded model wrote as gaps of the offline sample is refused by the grammar; the gate's
+    good gaps and contributions that open with a word pass it."""
+    for kind in (GAP, Kind.contribution, Kind.problem_statement, Kind.headline):
+        pattern = wf.grammar_pattern(kind)
+        for debris in ("2. Information content is compressed by the amount of data that can be processed.",
+                       "M'S CONTRIBUTIONS: the model tracks what each learner knows.", "1.3.2.0.4:5687",
+                       "CITED WORK_2017 leaves the question of scale open for later work."):
+            assert re.fullmatch(pattern, debris) is None, (kind, debris)
+    raw = re.compile(r'[^{}<>"\\\[\]@\n\r\t]+')  # what the grammar refused before it asked for an opening word
+    worded = [(t, k) for t, k in GOOD if k in (GAP, Kind.contribution) and re.match(r"[A-Z][a-z ]", t)
+              and raw.fullmatch(t) and len(t) <= wf.BOUNDS[k].max_chars]  # fmt: skip
+    assert len(worded) >= 5 and all(re.fullmatch(wf.grammar_pattern(k), t) for t, k in worded)
+
+
 PATTERN_PROBES = [t for t, k in GOOD if k is RQ] + [t for t, k, _ in JUNK] + [
     " How do attention sinks arise in GPT-2 models?",
     "How do sinks arise?",

@@ -326,6 +326,21 @@ def resolved_cutoff(model: str, stated: date | None) -> tuple[date | None, str |
     return (found.last_day(), found.source) if found is not None else (None, None)
 
 
+def unknown_cutoff_reason(model: str) -> str:
+    """Why ``model`` has no cutoff when its submission states none: the catalog's recorded reason, or that it
+    has no entry (said, never guessed), with how to state one."""
+    state = "state one with knowledge_cutoff in the submission's metadata or --model NAME@cutoff=YYYY-MM"
+    if is_local(model):
+        return f"no knowledge cutoff for {model}: the embedded demo model states none"
+    name, _ = parse_model_spec(model)
+    last = name.rsplit("/", 1)[-1]
+    why = UNKNOWN_CUTOFFS.get(name) or next((r for k, r in UNKNOWN_CUTOFFS.items() if k.rsplit("/", 1)[-1] == last),
+                                            None)  # fmt: skip
+    if why is not None:
+        return f"no knowledge cutoff for {name}: {why}; {state}"
+    return f"no knowledge cutoff for {name}: the submission states none and the model catalog has none; {state}"
+
+
 # --------------------------------------------------------------------------
 # room for inputs
 # --------------------------------------------------------------------------

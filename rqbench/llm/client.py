@@ -147,6 +147,8 @@ _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 # Top-level arrays that hold one entry per candidate in the judges' replies.
 PER_CANDIDATE_ARRAYS = ("scores", "pairwise_scores")
+# Top-level arrays of candidate indices: a subset, so never more entries than candidates.
+CANDIDATE_SUBSET_ARRAYS = ("covering_subset_indices",)
 
 
 def reply_schema(reply_model: type[BaseModel], context: dict[str, Any] | None) -> dict[str, Any]:
@@ -154,14 +156,18 @@ def reply_schema(reply_model: type[BaseModel], context: dict[str, Any] | None) -
 
     A grammar-constrained decoder then cannot return four scores for six candidates (the
     embedded model's commonest comparative failure); validation checks the count either way.
+    A subset of candidates is capped at ``n_candidates`` entries: unbounded, the embedded model
+    can count on (5, 6, 7, ...) until its reply budget runs out.
     """
     schema = reply_json_schema(reply_model)
     n = (context or {}).get("n_candidates")
     if isinstance(n, int) and n > 0:
-        for name in PER_CANDIDATE_ARRAYS:
+        for name in (*PER_CANDIDATE_ARRAYS, *CANDIDATE_SUBSET_ARRAYS):
             prop = schema.get("properties", {}).get(name)
             if isinstance(prop, dict) and prop.get("type") == "array":
-                prop["minItems"] = prop["maxItems"] = n
+                prop["maxItems"] = n
+                if name in PER_CANDIDATE_ARRAYS:
+                    prop["minItems"] = n
     return schema
 
 

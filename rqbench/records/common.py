@@ -39,19 +39,27 @@ class Reply(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-def rq_id_for(arxiv_id: str, index: int) -> str:
-    """The dataset's RQ id rule: ``<arxiv_id>_rq<index>``."""
+def rq_id_for(paper_id: str, index: int) -> str:
+    """The dataset's RQ id rule: ``<paper_id>_rq<index>`` (the paper id is M's arXiv id for an arXiv paper)."""
     if index < 0:
         raise ValueError(f"RQ index must be >= 0, got {index}")
-    return f"{arxiv_id}_rq{index}"
+    return f"{paper_id}_rq{index}"
 
 
 def parse_rq_id(rq_id: str) -> tuple[str, int]:
-    """Split an RQ id into (arxiv_id, index); ValueError if it breaks the rule."""
+    """Split an RQ id into (paper_id, index); ValueError if it breaks the rule."""
     m = RQ_ID_RE.match(rq_id)
     if not m:
-        raise ValueError(f"rq_id {rq_id!r} is not of the form <arxiv_id>_rq<index>")
+        raise ValueError(f"rq_id {rq_id!r} is not of the form <paper_id>_rq<index>")
     return m.group("arxiv_id"), int(m.group("index"))
+
+
+def paper_id_from_arxiv_id(data: object) -> object:
+    """A ``mode="before"`` validator body: a record written before ``paper_id`` existed (every paper was then
+    named by its arXiv id) gets its ``paper_id`` from ``arxiv_id``, so older releases and files still load."""
+    if isinstance(data, dict) and not data.get("paper_id") and data.get("arxiv_id"):
+        return {**data, "paper_id": data["arxiv_id"]}
+    return data
 
 
 # The validation context under which the gate's validators (``gate_fields``, ``gate_type``) let text through

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from rqbench import wellformed
-from rqbench.records.common import Record, parse_rq_id
+from rqbench.records.common import Record, paper_id_from_arxiv_id, parse_rq_id
 from rqbench.records.extraction import NoveltyType
 from rqbench.records.papers import DateBasis, SourcePaper
 
@@ -62,7 +62,8 @@ class RQRecord(Record):
 
     rq_id: str
     rq: str = Field(min_length=1)
-    arxiv_id: str
+    paper_id: str = Field(description="The source paper M: its arXiv id, or a local paper's id.")
+    arxiv_id: str | None = Field(default=None, description="M's arXiv id; null for a paper from a local folder.")
     paper_published: date | None = None
     paper_published_source: DateBasis | None = None
     subfield: str
@@ -76,11 +77,13 @@ class RQRecord(Record):
     cited_keys: list[str] = Field(default_factory=list)
     verification: Verification | None = None
 
+    _paper_id = model_validator(mode="before")(paper_id_from_arxiv_id)
+
     @model_validator(mode="after")
     def _id_rule(self) -> "RQRecord":
-        arxiv_id, _ = parse_rq_id(self.rq_id)
-        if arxiv_id != self.arxiv_id:
-            raise ValueError(f"rq_id {self.rq_id!r} does not belong to arxiv_id {self.arxiv_id!r}")
+        paper_id, _ = parse_rq_id(self.rq_id)
+        if paper_id != self.paper_id:
+            raise ValueError(f"rq_id {self.rq_id!r} does not belong to paper_id {self.paper_id!r}")
         _same_basis(self)
         return self
 
@@ -113,11 +116,14 @@ class EvaluationInstance(Record):
 
     rq_id: str
     gt_rq: str
-    arxiv_id: str
+    paper_id: str = Field(description="The source paper M: its arXiv id, or a local paper's id.")
+    arxiv_id: str | None = Field(default=None, description="M's arXiv id; null for a paper from a local folder.")
     paper_published: date | None = None
     paper_published_source: DateBasis | None = None
     subfield: str
     background_paper_ids: list[str] = Field(min_length=1)
+
+    _paper_id = model_validator(mode="before")(paper_id_from_arxiv_id)
 
     @model_validator(mode="after")
     def _dated(self) -> "EvaluationInstance":

@@ -6,10 +6,10 @@ import enum
 from datetime import date, datetime, timezone
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from rqbench import wellformed
-from rqbench.records.common import Record
+from rqbench.records.common import Record, paper_id_from_arxiv_id
 
 # How a paper's first-version date is known: arXiv's ``<published>`` (the API, online or a recorded reply), or the
 # ``published`` field of a local paper folder's metadata.json (LaTeX with no arXiv record). No basis: no date.
@@ -19,7 +19,10 @@ DateBasis = Literal["arxiv_api", "metadata_file"]
 class SourcePaper(Record):
     """A target paper M: arXiv metadata, plus Semantic Scholar's facts once filtered."""
 
-    arxiv_id: str = Field(description="arXiv identifier without version, e.g. 2502.01113.")
+    paper_id: str = Field(description="M's id in the dataset: its arXiv id, or, for a paper from a local folder that "
+                          "is not named by one, a slug of the folder's name.")
+    arxiv_id: str | None = Field(default=None, description="arXiv identifier without version, e.g. 2502.01113; "
+                                 "null for a local paper that is not known to be on arXiv.")
     version: int | None = Field(default=None, description="arXiv version number.")
     title: str
     abstract: str = ""
@@ -41,6 +44,8 @@ class SourcePaper(Record):
     publication_venue_type: str | None = Field(default=None, description="conference, journal, ...")
     publication_types: list[str] = Field(default_factory=list)
     external_ids: dict[str, str] = Field(default_factory=dict)
+
+    _paper_id = model_validator(mode="before")(paper_id_from_arxiv_id)
 
     def first_version(self) -> tuple[date | None, DateBasis | None]:
         """The first-version day (UTC) and how it is known; (None, None) when it is not.
@@ -136,6 +141,12 @@ class CitedPaper(Record):
     arxiv_id: str | None = None
     abstract: str = ""
     text_level: TextLevel
+    no_full_text: str | None = Field(
+        default=None,
+        description="Why the paper has no body text, by name (no_local_source: not among the local sources by arXiv "
+        "id, title or version; no_arxiv_id: nothing to fetch it by; parse_skipped:<why>, fetch_failed:<why>, "
+        "too_little_body_text); null when text_level is full.",
+    )
     sections: list[SectionText] = Field(default_factory=list)
     contributions: list[str] = Field(
         default_factory=list,

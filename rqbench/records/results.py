@@ -76,7 +76,7 @@ class CandidateScores(Record):
 
 class InstanceResult(Record):
     rq_id: str
-    arxiv_id: str
+    arxiv_id: str = Field(description="The source paper's id (the dataset's paper_id: its arXiv id, or a local paper's).")
     subfield: str
     paper_published: date | None = Field(
         default=None,

@@ -7,6 +7,7 @@ random but rubric-valid scores, so every code path downstream is the real one.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from datetime import date, datetime, timezone
 
 from rqbench.hashing import content_hash
@@ -75,8 +76,12 @@ def make_results(
     dataset_revision: str = "v0.1.0",
     instances_expected: int | None = None,
     gt_texts: dict[str, str] | None = None,
+    published: Mapping[str, date] | None = None,
 ) -> ResultsFile:
-    """One results file for ``model`` under one judge; ``bias`` shifts the model's scores up or down."""
+    """One results file for ``model`` under one judge; ``bias`` shifts the model's scores up or down.
+
+    published: arXiv id -> first-version date of the source papers that have one (the others stay undated).
+    """
     rng = random.Random(f"{seed}:{model}:{judge}:{setting}")
     meta = SubmissionMetadata(
         model=model, provider="synthetic", model_type=model_type, prompt_variant=prompt_variant,
@@ -104,7 +109,7 @@ def make_results(
         )
         instances.append(
             InstanceResult(rq_id=rq_id, arxiv_id=arxiv_id, subfield=subfield, background_paper_ids=papers,
-                           candidates=cands, overlap=overlap)
+                           candidates=cands, overlap=overlap, paper_published=(published or {}).get(arxiv_id))
         )
     return ResultsFile(
         dataset_repo=dataset_repo,

@@ -84,8 +84,57 @@ def matrix_html(config: "SpaceConfig", data: "SpaceData") -> str:
     return "".join(parts)
 
 
-def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
-    """The tab: start, save, skip, export and delete, each answering with the next pair or a status line."""
+@dataclass
+class _Widgets:
+    """The tab's components, as ``_layout`` places them."""
+
+    banner: gr.HTML
+    name: gr.Textbox
+    fields: gr.CheckboxGroup
+    start: gr.Button
+    status: gr.Textbox
+    pair: gr.State
+    shown_at: gr.State
+    left: gr.Textbox
+    right: gr.Textbox
+    choice: gr.Radio
+    sb_left: gr.Radio
+    sb_right: gr.Radio
+    comment: gr.Textbox
+    save: gr.Button
+    skip: gr.Button
+    agreement: gr.HTML
+    matrix: gr.HTML
+    export: gr.Button
+    export_file: gr.File
+    confirm: gr.Checkbox
+    delete: gr.Button
+
+
+def _pair_papers(config: "SpaceConfig", data: "SpaceData", pair_id: str | None) -> None:
+    """The background papers of the pair being judged (title, abstract, outline, section text), or a hint."""
+    pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
+    if pair is None:
+        gr.Markdown("Tick your field(s) and press **Start / next pair**: the background papers of "
+                    "the pair appear here, and its two research questions on the right.")  # fmt: skip
+        return
+    ref = browse.InstanceRef(pair.rq_id, pair.arxiv_id, pair.subfield, "", pair.background_paper_ids)
+    views = browse.paper_views(ref, config.library)
+    gr.Markdown(f"**Background papers** ({len(views)}): the only context both questions may use.")
+    for k, pv in enumerate(views):
+        with gr.Group():
+            gr.Textbox(value=pv.title, label=f"Paper {k + 1}: {pv.paper_id}", interactive=False,
+                       elem_classes=["an-paper-title"])  # fmt: skip
+            gr.Textbox(value=pv.abstract, label="Abstract", interactive=False, max_lines=8)
+            outline = " · ".join(name or "(unnamed section)" for name, _ in pv.sections)
+            gr.Textbox(value=outline or "(no section text in the dataset)", label="Sections",
+                       interactive=False, elem_classes=["an-outline"])  # fmt: skip
+            with gr.Accordion("Section text", open=False):
+                section_accordions(pv.sections)
+
+
+def _layout(config: "SpaceConfig", data: "SpaceData") -> _Widgets:
+    """The tab's page: who is annotating, the pair's papers beside its two RQs and the rubric, agreement, own data."""
     non_obvious_rubric, source_bound_rubric = rubric_texts()
     with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate"):
         banner = demo_banner("annotate")
@@ -93,77 +142,67 @@ def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
                     "the real paper that cites them, one written by a model; which is which is not shown. Read the "
                     "papers on the left, then say which question is more non-obvious, using the judges' own rubric.")  # fmt: skip
         with gr.Row(equal_height=True):
-            a_name = gr.Textbox(label="Your name (offline only)", visible=not config.on_hub, elem_id="an-name")
-            a_fields = gr.CheckboxGroup(label="Your field(s)", choices=[], elem_id="an-fields")
-            a_start = gr.Button("Start / next pair", elem_id="an-start", scale=0, min_width=160)
-        a_status = gr.Textbox(label="Status", interactive=False, elem_id="an-status")
+            name = gr.Textbox(label="Your name (offline only)", visible=not config.on_hub, elem_id="an-name")
+            fields = gr.CheckboxGroup(label="Your field(s)", choices=[], elem_id="an-fields")
+            start = gr.Button("Start / next pair", elem_id="an-start", scale=0, min_width=160)
+        status = gr.Textbox(label="Status", interactive=False, elem_id="an-status")
         pair_state = gr.State(None)
         shown_state = gr.State(None)
         with gr.Row():
             with gr.Column(scale=1, elem_id="an-papers"):
-
-                @gr.render(inputs=[pair_state])
-                def _pair_papers(pair_id):
-                    pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
-                    if pair is None:
-                        gr.Markdown("Tick your field(s) and press **Start / next pair**: the background papers of "
-                                    "the pair appear here, and its two research questions on the right.")  # fmt: skip
-                        return
-                    ref = browse.InstanceRef(pair.rq_id, pair.arxiv_id, pair.subfield, "", pair.background_paper_ids)
-                    views = browse.paper_views(ref, config.library)
-                    gr.Markdown(f"**Background papers** ({len(views)}): the only context both questions may use.")
-                    for k, pv in enumerate(views):
-                        with gr.Group():
-                            gr.Textbox(value=pv.title, label=f"Paper {k + 1}: {pv.paper_id}", interactive=False,
-                                       elem_classes=["an-paper-title"])  # fmt: skip
-                            gr.Textbox(value=pv.abstract, label="Abstract", interactive=False, max_lines=8)
-                            outline = " · ".join(name or "(unnamed section)" for name, _ in pv.sections)
-                            gr.Textbox(value=outline or "(no section text in the dataset)", label="Sections",
-                                       interactive=False, elem_classes=["an-outline"])  # fmt: skip
-                            with gr.Accordion("Section text", open=False):
-                                section_accordions(pv.sections)
-
+                gr.render(inputs=[pair_state])(lambda pair_id: _pair_papers(config, data, pair_id))
             with gr.Column(scale=1):
-                a_left = gr.Textbox(label="Research question A", interactive=False, lines=3, elem_id="an-left")
-                a_right = gr.Textbox(label="Research question B", interactive=False, lines=3, elem_id="an-right")
-                a_choice = gr.Radio(label="Which is more non-obvious?", choices=list(CHOICE_LABELS),
-                                    elem_id="an-choice")  # fmt: skip
+                left = gr.Textbox(label="Research question A", interactive=False, lines=3, elem_id="an-left")
+                right = gr.Textbox(label="Research question B", interactive=False, lines=3, elem_id="an-right")
+                choice = gr.Radio(label="Which is more non-obvious?", choices=list(CHOICE_LABELS), elem_id="an-choice")
                 gr.Textbox(value=non_obvious_rubric, label="Non-obviousness: the judges' rubric", interactive=False,
                            lines=5, elem_id="an-rubric-nonobv")  # fmt: skip
                 with gr.Row():
-                    a_sb_left = gr.Radio(label="Source-boundedness of A (optional)", choices=SOURCE_BOUND_CHOICES,
-                                         value="not rated", elem_id="an-sb-left")  # fmt: skip
-                    a_sb_right = gr.Radio(label="Source-boundedness of B (optional)", choices=SOURCE_BOUND_CHOICES,
-                                          value="not rated", elem_id="an-sb-right")  # fmt: skip
+                    sb_left = gr.Radio(label="Source-boundedness of A (optional)", choices=SOURCE_BOUND_CHOICES,
+                                       value="not rated", elem_id="an-sb-left")  # fmt: skip
+                    sb_right = gr.Radio(label="Source-boundedness of B (optional)", choices=SOURCE_BOUND_CHOICES,
+                                        value="not rated", elem_id="an-sb-right")  # fmt: skip
                 with gr.Accordion("Source-boundedness: the judges' rubric (0 broad, 3 bound to one paper)", open=False):
                     gr.Textbox(value=source_bound_rubric, show_label=False, interactive=False, lines=5,
                                elem_id="an-rubric-sb")  # fmt: skip
-                a_comment = gr.Textbox(label="Comment (optional)", elem_id="an-comment")
+                comment = gr.Textbox(label="Comment (optional)", elem_id="an-comment")
                 with gr.Row():
-                    a_submit = gr.Button("Save judgment", variant="primary", elem_id="an-save")
-                    a_skip = gr.Button("Skip this pair", elem_id="an-skip")
+                    save = gr.Button("Save judgment", variant="primary", elem_id="an-save")
+                    skip = gr.Button("Skip this pair", elem_id="an-skip")
         gr.Markdown("**Agreement.** How often each judge picks what the annotators picked (the leaderboard's human "
                     "agreement column); then who agrees with whom, computed as in the expert study.")  # fmt: skip
-        a_agreement = html_block("agreement-table", max_height=500)
-        a_matrix = html_block("agreement-matrix", max_height=500)
+        agreement = html_block("agreement-table", max_height=500)
+        matrix = html_block("agreement-matrix", max_height=500)
         with gr.Accordion("Your judgments", open=False):
-            a_export = gr.Button("Export my judgments", elem_id="an-export")
-            a_export_file = gr.File(label="Export", interactive=False, elem_id="an-export-file")
-            a_confirm = gr.Checkbox(label="Yes, delete all my judgments", value=False, elem_id="an-confirm")
-            a_delete = gr.Button("Delete my judgments", variant="stop", elem_id="an-delete")
+            export = gr.Button("Export my judgments", elem_id="an-export")
+            export_file = gr.File(label="Export", interactive=False, elem_id="an-export-file")
+            confirm = gr.Checkbox(label="Yes, delete all my judgments", value=False, elem_id="an-confirm")
+            delete = gr.Button("Delete my judgments", variant="stop", elem_id="an-delete")
+    return _Widgets(banner, name, fields, start, status, pair_state, shown_state, left, right, choice, sb_left,
+                    sb_right, comment, save, skip, agreement, matrix, export, export_file, confirm, delete)  # fmt: skip
 
-    def agreement_value() -> tuple:
-        return agreement_table(config, data), matrix_html(config, data)
 
-    def _annotator(profile, name) -> tuple[str | None, str]:
-        user, problem = identity(config, profile, name)
+class _Handlers:
+    """What each button does: start, save, skip, export and delete, each answering with the next pair or a status."""
+
+    def __init__(self, config: "SpaceConfig", data: "SpaceData"):
+        self.config, self.data = config, data
+
+    def agreement(self) -> tuple:
+        return agreement_table(self.config, self.data), matrix_html(self.config, self.data)
+
+    def _annotator(self, profile, name) -> tuple[str | None, str]:
+        user, problem = identity(self.config, profile, name)
         return (an.annotator_id(user), "") if user else (None, problem)
 
-    def next_for(annotator: str, fields):
-        data.refresh(max_age_s=config.reload_after_s)
-        store = config.stores.annotations
+    def _pair(self, pair_id):
+        return next((p for p in self.data.pairs if p.pair_id == pair_id), None)
+
+    def next_for(self, annotator: str, fields):
+        self.data.refresh(max_age_s=self.config.reload_after_s)
+        store = self.config.stores.annotations
         mine = store.judgments(annotator)
-        pair = an.next_pair(data.pairs, annotator=annotator, fields=fields, judgments=store.judgments(),
+        pair = an.next_pair(self.data.pairs, annotator=annotator, fields=fields, judgments=store.judgments(),
                             skips=store.skips(annotator))  # fmt: skip
         if pair is None:
             done = (f"No more pairs in {', '.join(fields)} for you. "
@@ -173,67 +212,68 @@ def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
         status = f"Pair {len(mine) + 1} ({pair.subfield}). You have made {len(mine)} judgment(s)."
         return pair.pair_id, datetime.now(timezone.utc).isoformat(), left, right, status
 
-    def start(name, fields, profile: gr.OAuthProfile | None):
-        annotator, problem = _annotator(profile, name)
+    def start(self, name, fields, profile: gr.OAuthProfile | None):
+        annotator, problem = self._annotator(profile, name)
         if annotator is None:
             return None, None, "", "", problem
         if not fields:
             return None, None, "", "", "Choose at least one field."
-        return next_for(annotator, fields)
+        return self.next_for(annotator, fields)
 
-    def _reset():
-        return gr.Radio(value=None), gr.Radio(value="not rated"), gr.Radio(value="not rated"), gr.Textbox(value="")
-
-    def save(name, fields, pair_id, shown_at, choice, sb_l, sb_r, comment, profile: gr.OAuthProfile | None):
-        annotator, problem = _annotator(profile, name)
-        pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
+    def save(self, name, fields, pair_id, shown_at, choice, sb_l, sb_r, comment, profile: gr.OAuthProfile | None):
+        annotator, problem = self._annotator(profile, name)
+        pair = self._pair(pair_id)
         if annotator is None or pair is None or choice not in CHOICE_LABELS:
             msg = problem or ("Press 'Start / next pair' first." if pair is None else "Pick A, B or Tie first.")
-            return (pair_id, shown_at, gr.Textbox(), gr.Textbox(), msg, *agreement_value(),
+            return (pair_id, shown_at, gr.Textbox(), gr.Textbox(), msg, *self.agreement(),
                     gr.Radio(), gr.Radio(), gr.Radio(), gr.Textbox())  # fmt: skip
         j = an.make_judgment(
             annotator, pair, CHOICE_LABELS[choice], shown_at=datetime.fromisoformat(shown_at),
             source_bound_left=None if sb_l in (None, "not rated") else int(sb_l),
             source_bound_right=None if sb_r in (None, "not rated") else int(sb_r), comment=comment or "",
         )  # fmt: skip
-        config.stores.annotations.append(j)
-        nxt = next_for(annotator, fields or [pair.subfield])
-        return (*nxt[:4], "Saved. " + nxt[4], *agreement_value(), *_reset())
+        self.config.stores.annotations.append(j)
+        nxt = self.next_for(annotator, fields or [pair.subfield])
+        reset = gr.Radio(value=None), gr.Radio(value="not rated"), gr.Radio(value="not rated"), gr.Textbox(value="")
+        return (*nxt[:4], "Saved. " + nxt[4], *self.agreement(), *reset)
 
-    def skip(name, fields, pair_id, profile: gr.OAuthProfile | None):
-        annotator, problem = _annotator(profile, name)
-        pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
+    def skip(self, name, fields, pair_id, profile: gr.OAuthProfile | None):
+        annotator, problem = self._annotator(profile, name)
+        pair = self._pair(pair_id)
         if annotator is None or pair is None:
             return pair_id, None, gr.Textbox(), gr.Textbox(), problem or "Nothing to skip."
-        config.stores.annotations.skip(an.make_skip(annotator, pair))
-        return next_for(annotator, fields or [pair.subfield])
+        self.config.stores.annotations.skip(an.make_skip(annotator, pair))
+        return self.next_for(annotator, fields or [pair.subfield])
 
-    def export(name, profile: gr.OAuthProfile | None):
-        annotator, problem = _annotator(profile, name)
+    def export(self, name, profile: gr.OAuthProfile | None):
+        annotator, problem = self._annotator(profile, name)
         if annotator is None:
             return None, problem
         folder = Path(tempfile.mkdtemp(prefix="rqbench-export-"))
         path = folder / "my-judgments.jsonl"
-        path.write_bytes(config.stores.annotations.export(annotator))
-        n = len(config.stores.annotations.judgments(annotator))
+        path.write_bytes(self.config.stores.annotations.export(annotator))
+        n = len(self.config.stores.annotations.judgments(annotator))
         return str(path), f"Exported {n} judgment(s)."
 
-    def delete(name, confirm, profile: gr.OAuthProfile | None):
-        annotator, problem = _annotator(profile, name)
+    def delete(self, name, confirm, profile: gr.OAuthProfile | None):
+        annotator, problem = self._annotator(profile, name)
         if annotator is None:
-            return problem, *agreement_value(), gr.Checkbox()
+            return problem, *self.agreement(), gr.Checkbox()
         if not confirm:
-            return "Tick the box to confirm the deletion.", *agreement_value(), gr.Checkbox()
-        n = config.stores.annotations.delete_annotator(annotator)
-        return f"Deleted {n} judgment(s).", *agreement_value(), gr.Checkbox(value=False)
+            return "Tick the box to confirm the deletion.", *self.agreement(), gr.Checkbox()
+        n = self.config.stores.annotations.delete_annotator(annotator)
+        return f"Deleted {n} judgment(s).", *self.agreement(), gr.Checkbox(value=False)
 
-    pair_outputs = [pair_state, shown_state, a_left, a_right, a_status]
-    a_start.click(start, [a_name, a_fields], pair_outputs)
-    a_submit.click(
-        save, [a_name, a_fields, pair_state, shown_state, a_choice, a_sb_left, a_sb_right, a_comment],
-        [*pair_outputs, a_agreement, a_matrix, a_choice, a_sb_left, a_sb_right, a_comment],
-    )  # fmt: skip
-    a_skip.click(skip, [a_name, a_fields, pair_state], pair_outputs)
-    a_export.click(export, [a_name], [a_export_file, a_status])
-    a_delete.click(delete, [a_name, a_confirm], [a_status, a_agreement, a_matrix, a_confirm])
-    return AnnotateTab(config, data, a_fields, a_agreement, a_matrix, banner)
+
+def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
+    """The tab: its page, and its buttons wired to their handlers."""
+    w = _layout(config, data)
+    h = _Handlers(config, data)
+    pair_outputs = [w.pair, w.shown_at, w.left, w.right, w.status]
+    w.start.click(h.start, [w.name, w.fields], pair_outputs)
+    w.save.click(h.save, [w.name, w.fields, w.pair, w.shown_at, w.choice, w.sb_left, w.sb_right, w.comment],
+                 [*pair_outputs, w.agreement, w.matrix, w.choice, w.sb_left, w.sb_right, w.comment])  # fmt: skip
+    w.skip.click(h.skip, [w.name, w.fields, w.pair], pair_outputs)
+    w.export.click(h.export, [w.name], [w.export_file, w.status])
+    w.delete.click(h.delete, [w.name, w.confirm], [w.status, w.agreement, w.matrix, w.confirm])
+    return AnnotateTab(config, data, w.fields, w.agreement, w.matrix, w.banner)

@@ -2,7 +2,8 @@
 
 The table is one static HTML table (``rqbench.space.html_table``): the headline
 figures by default, each with its CI, more column groups on request, and hover
-text for headers, CIs, empty cells and the combine rule.
+text for headers, CIs, empty cells and the combine rule. "Clean only" switches
+every figure to its value over the papers newer than the model's knowledge cutoff.
 """
 
 import tempfile
@@ -92,6 +93,8 @@ def build(data: "SpaceData") -> LeaderboardTab:
             "judge's failed calls left incomplete, with the count. Trial runs (the first instances only) are "
             "listed apart, under Runs. Hover a header or a cell for more."
         )
+        gr.Markdown("**Clean only (post-cutoff)**: each model's figures over the papers first published after its "
+                    "knowledge cutoff, which it cannot have read (the Clean column counts them).")
         with gr.Row(equal_height=True):
             search = gr.Textbox(label="Search model", placeholder="model name", elem_id="lb-search", scale=2)
             judges = gr.Dropdown(label="Judge", multiselect=True, value=[COMBINED], choices=[COMBINED],
@@ -102,6 +105,7 @@ def build(data: "SpaceData") -> LeaderboardTab:
                                   value="(default)", elem_id="lb-sort", scale=2)  # fmt: skip
             with gr.Column(scale=1, min_width=120):
                 ascending = gr.Checkbox(label="Ascending", value=False, elem_id="lb-asc")
+                clean = gr.Checkbox(label="Clean only (post-cutoff)", value=False, elem_id="lb-clean")
                 refresh = gr.Button("Refresh", elem_id="lb-refresh", size="sm")
         with gr.Accordion("More columns, filters and intervals", open=False, elem_id="lb-more"):
             with gr.Row(equal_height=True):
@@ -120,19 +124,19 @@ def build(data: "SpaceData") -> LeaderboardTab:
         problems = gr.Textbox(label="Results files that could not be read", visible=False, interactive=False,
                               elem_id="lb-problems")  # fmt: skip
 
-    controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, runs]
+    controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs]
 
-    def render_table(q, js, ss, vs, ts, gs, ci, by, asc, run=FULL_RUNS):
+    def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl, run=FULL_RUNS):
         view = lb.View(search=q or "", judges=tuple(js or ()), settings=tuple(ss or ()), variants=tuple(vs or ()),
                        model_types=tuple(ts or ()), groups=("model", "headline", *(gs or ())), show_ci=bool(ci),
                        sort_by=None if by in (None, "", "(default)") else by, ascending=bool(asc),
-                       trials=RUNS.get(run, False))  # fmt: skip
+                       clean_only=bool(cl), trials=RUNS.get(run, False))  # fmt: skip
         shown = lb.render(data.table, replace(view, show_ci=True))
         return table_html(data.table, view), _csv_file(shown)
 
     # .input, not .change: only a visitor's own edits redraw the table (the page load sets choices without it),
     # and while they type only the latest pending redraw runs
     search.submit(render_table, controls, [table, download], trigger_mode="always_last")
-    for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, runs):
+    for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs):
         comp.input(render_table, controls, [table, download], trigger_mode="always_last")
     return LeaderboardTab(data, controls, judges, table, download, problems, banner, refresh, render_table)
