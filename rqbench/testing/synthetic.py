@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rqbench.hashing import content_hash
 from rqbench.records import (
@@ -24,6 +26,9 @@ from rqbench.records import (
 )
 from rqbench.records import DIAGNOSTIC_SCOPES as DIAG_SCOPES
 from rqbench.records import SOURCE_BOUND_SCOPES as SOURCE_SCOPES
+
+if TYPE_CHECKING:
+    from rqbench.space.stores import SpaceStores
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV", "cs.AI")
 
@@ -117,3 +122,19 @@ def make_results(
         instances_expected=n_instances if instances_expected is None else instances_expected,
         instances=instances,
     )
+
+
+def fill_results_store(root: Path, n_models: int, *, judges: tuple[str, ...] = ("j1",),
+                       settings: tuple[str, ...] = ("standalone", "comparative"),
+                       n_instances: int = 4) -> "SpaceStores":  # fmt: skip
+    """A Space store under ``root`` holding one results file per (model, judge, setting): ``model-000``... with
+    scores spread around the mean, the leaderboard the Space's benchmarks load (500 models: 1,000 rows)."""
+    from rqbench.space.stores import SpaceStores
+
+    stores = SpaceStores.local(root)
+    for m in range(n_models):
+        for judge in judges:
+            for setting in settings:
+                stores.results.put(make_results(f"model-{m:03d}", judge=judge, setting=setting,
+                                                n_instances=n_instances, bias=(m % 7 - 3) / 5, seed=m))  # fmt: skip
+    return stores
