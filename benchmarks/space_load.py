@@ -1,7 +1,8 @@
 """The Space under a crowd: simulated visitors on loopback, against a static file server in the same run.
 
 The Space is the real ``rqbench space`` process on a store of 1,000 leaderboard rows (500 synthetic
-models x 2 settings, one judge, through the real results store: ``fill_results_store``), with its own
+models x 2 settings, one judge, through the real results store: ``fill_results_store``) and the 500
+finished requests behind them (the Submit tab's queue, which every page load lists), with its own
 temporary and upload folders so that every file it writes is counted. Visitors speak Gradio's queue
 API over plain HTTP, as the page does (``POST /gradio_api/queue/join``, then the session's event
 stream ``GET /gradio_api/queue/data``); each visit is what a person does:
@@ -20,7 +21,8 @@ visitors fetch them with the same pauses. Ratios are Space over static, per acti
 number of visitors, measured one right after the other.
 
 Then, on the same Space: the soak (visits until 10,000 requests in all, the Space's RSS taken along
-the way), hostile requests (long search strings; a burst of 2 MB uploads and one over the cap), and
+the way), hostile requests (searches of 100,000, 700,000 and 4 Mi characters; a burst of 2 MB uploads
+and one over the cap), and
 the files its temporary and upload folders gained. One request is one action above (one GET, or one
 queue event and its stream). Every phase stops at its request budget or its time limit, whichever
 comes first, and the whole run at ``--max-seconds``.
@@ -416,12 +418,28 @@ async def calibrate(space: Server, plan: Plan, static_dir: Path, timeout_s: floa
     return sizes
 
 
+async def status_of_headers(base: str, path: str, length: int) -> str:
+    """The status a server answers to a POST's headers alone (declaring ``length`` bytes), before any body."""
+    url = httpx.URL(base)
+    reader, writer = await asyncio.open_connection(url.host, url.port)
+    try:
+        writer.write(f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {length}\r\n\r\n".encode())  # fmt: skip
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), 10)
+        return line.decode().split(" ")[1] if line else "none (closed)"
+    except asyncio.TimeoutError:
+        return "none within 10 s (the body was awaited)"
+    finally:
+        writer.close()
+
+
 async def hostile(space: Server, plan: Plan, uploads_dir: Path, *, searches: int, uploads: int,
                   upload_bytes: int, cap_bytes: int, timeout_s: float) -> None:  # fmt: skip
     """Long search strings (RSS after each), then a burst of uploads and one over the cap (files left)."""
     print("\nhostile requests")
     async with client_for(2) as client:
-        for size in (700_000, 4 * 1024 * 1024):
+        for size in (100_000, 700_000, 4 * 1024 * 1024):
             before = space.rss_mb()
             outcomes: dict[str, int] = defaultdict(int)
             for k in range(searches):
@@ -429,11 +447,14 @@ async def hostile(space: Server, plan: Plan, uploads_dir: Path, *, searches: int
                 v.new_session()
                 tally = Tally()
                 out = await v.act("filter", tally, search="model-" + "x" * size)
-                if out is None:
-                    outcomes[tally.errors["filter"][0][:90]] += 1
-                else:
+                if out is not None:
                     warned = b'"level":"warning"' in out or b'"level": "warning"' in out
                     outcomes["answered, with a warning" if warned else "answered"] += 1
+                elif tally.errors["filter"][0].startswith(("ReadError", "WriteError", "RemoteProtocolError")):
+                    # refused before its body was read: ask again with the headers alone to read the status
+                    outcomes[f"refused: HTTP {await status_of_headers(space.url, JOIN, size)}"] += 1
+                else:
+                    outcomes[tally.errors["filter"][0][:90]] += 1
             grown = (space.rss_mb() - before) / max(searches, 1)
             said = "; ".join(f"{n}x {what}" for what, n in outcomes.items())
             print(f"  search of {size:,} characters x{searches}: {said}; Space RSS {grown:+.1f} MB per request")
@@ -448,7 +469,7 @@ async def hostile(space: Server, plan: Plan, uploads_dir: Path, *, searches: int
         kept = folder_usage(uploads_dir)[0] - before_files
         said = ", ".join(f"{n}x HTTP {code}" for code, n in sorted(statuses.items()))
         print(f"  {uploads} uploads of {upload_bytes / 1e6:.1f} MB in {took:.1f}s from one client: {said}; "
-              f"{kept} file(s) left in the upload folder")  # fmt: skip
+              f"{kept} file(s) left in the upload folder (uploaded, never submitted)")  # fmt: skip
         before_files = folder_usage(uploads_dir)[0]
         r = await client.post(space.url + UPLOAD + "?upload_id=over",
                               files={"files": ("over.jsonl", os.urandom(cap_bytes + 20_000))}, timeout=timeout_s)  # fmt: skip
@@ -489,9 +510,9 @@ def main() -> None:
     (run / "space-tmp").mkdir()
     (run / "static").mkdir()
     t = time.perf_counter()
-    fill_results_store(run / "store", args.models)
-    print(f"store: {args.models * 2} results files ({args.models} models x 2 settings, one judge) in "
-          f"{time.perf_counter() - t:.0f}s")  # fmt: skip
+    fill_results_store(run / "store", args.models, with_requests=True)
+    print(f"store: {args.models * 2} results files ({args.models} models x 2 settings, one judge) and "
+          f"{args.models} finished requests in {time.perf_counter() - t:.0f}s")  # fmt: skip
 
     env = {**os.environ, "TMPDIR": str(run / "space-tmp"), "GRADIO_TEMP_DIR": str(run / "gradio"),
            "RQB_HOME": str(run / "home"), "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}  # fmt: skip

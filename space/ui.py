@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,9 +22,10 @@ from typing import Any
 import gradio as gr
 from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
 from rqbench.space import annotate as an
-from rqbench.space import browse, tabs
+from rqbench.space import browse, downloads, tabs
 from rqbench.space import leaderboard as lb
-from rqbench.space.safety import UploadGate, public_results, redact
+from rqbench.space.memo import Recent, ViewCache
+from rqbench.space.safety import AttemptLimiter, UploadGate, public_results, redact
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitPolicy
 from rqbench.space.tabs.common import banner_update
@@ -63,15 +64,25 @@ class SpaceConfig:
     # A page load re-reads the results store only when its file list changed or this many seconds passed;
     # the Refresh button always re-reads it.
     reload_after_s: float = 60.0
+    # A page load looks at the stores (lists results, annotations and requests) at most this often; under a
+    # crowd every other page load is served from what the last look found.
+    recheck_after_s: float = 5.0
 
 
 class SpaceData:
-    """Results, summary rows and derived tables, recomputed only when the stored results change."""
+    """Results, summary rows and derived tables, recomputed only when the stored results change.
 
-    def __init__(self, config: SpaceConfig):
-        self.config = config
+    ``version`` counts those recomputations: what a tab derives from the data is cached under it
+    (``rqbench.space.memo.ViewCache``). ``requests`` is the requests store as a page load last read it.
+    """
+
+    def __init__(self, config: SpaceConfig, clock: Callable[[], float] = time.monotonic):
+        self.config, self.clock = config, clock
         self._lock = threading.Lock()
         self._key: tuple | None = None
+        self.version = 0
+        self._checked_at: float | None = None
+        self.requests = Recent(lambda: self.config.stores.requests.load(), config.recheck_after_s, clock)
         self.results: list[ResultsFile] = []
         self.problems: list[str] = []
         self.rows: list[SummaryRow] = []
@@ -85,17 +96,24 @@ class SpaceData:
     def _results(self, max_age_s: float) -> tuple[list[ResultsFile], list[str]]:
         """The stored results: re-read unless the file list is unchanged and the last read is recent."""
         listing = tuple(self.config.stores.results.paths())
-        fresh = time.monotonic() - self._read_at < max_age_s
+        fresh = self.clock() - self._read_at < max_age_s
         if listing != self._listing or not fresh:
             results, problems = self.config.stores.results.load()
             self._read = ([public_results(r) for r in results], problems)  # judges by their public labels only
-            self._listing, self._read_at = listing, time.monotonic()
+            self._listing, self._read_at = listing, self.clock()
         return self._read
 
     def refresh(self, *, max_age_s: float = 0.0) -> "SpaceData":
         """Re-read the stores and recompute what changed; ``max_age_s`` lets a recent read of an unchanged
-        results listing stand (page loads), 0 always re-reads (the Refresh button)."""
+        results listing stand (page loads), and a look at the stores less than ``recheck_after_s`` ago, 0
+        always re-reads (the Refresh button)."""
         with self._lock:
+            now = self.clock()
+            if max_age_s and self._checked_at is not None and now - self._checked_at < self.config.recheck_after_s:
+                return self
+            self._checked_at = now
+            if not max_age_s:
+                self.requests.invalidate()
             results, problems = self._results(max_age_s)
             judgments = self.config.stores.annotations.judgments()
             key = (
@@ -116,12 +134,13 @@ class SpaceData:
             self.pairs = an.build_pairs(results, judgments)
             self.index = browse.index_instances(results)
             self._key = key
+            self.version += 1
             return self
 
     def unreadable(self) -> list[str]:
-        """Every stored file the page could not read (results from the last read, requests now), by path."""
+        """Every stored file the page could not read (results and requests from their last reads), by path."""
         try:
-            bad_requests = [str(u) for u in self.config.stores.requests.load()[1]]
+            bad_requests = [str(u) for u in self.requests.get()[1]]
         except Exception as exc:  # an outage of the requests store: say so, and keep serving the rest
             log.warning("requests store unreadable: %s", exc)
             bad_requests = [f"{self.config.stores.requests.repo.name}: the requests store cannot be listed "
@@ -148,7 +167,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
     """The whole Space as one Blocks object: the tabs (``rqbench.space.tabs``), then the events that span them."""
     data = SpaceData(config)
 
-    with gr.Blocks(title=config.title, analytics_enabled=False) as demo:
+    with gr.Blocks(title=config.title, analytics_enabled=False, delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(f"# {config.title}\n{HEADER}")
         if config.on_hub:
             gr.LoginButton()
@@ -174,42 +193,80 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
                         *browser.reload_outputs]  # fmt: skip
         board.refresh.click(load_all, board.controls, load_outputs)
 
+        # a crowd's page loads get one reply per version of the data and view: computed once, the same objects
+        # for everyone (Gradio keeps a reference per session, not a copy)
+        page_views = ViewCache(max_entries=8)
+        queue_views = ViewCache(max_entries=1)  # the queue's rows, per read of the requests store
+
+        def reloaded_for(*view):
+            version, key = data.version, tuple(tuple(v) if isinstance(v, list) else v for v in view)
+            return page_views.get(version, key, lambda: reload_all(*view))
+
+        def queue_now():
+            try:
+                read, (requests, _) = data.requests.stamped()
+            except Exception as exc:  # an outage: the queue shows empty, the About tab says why (unreadable())
+                log.warning("the request queue cannot be read: %s", redact(str(exc)))
+                return tabs.submit.queue_rows(list)
+            return queue_views.get(read, "rows", lambda: tabs.submit.queue_rows(lambda: requests))
+
         # -- page load: the Browse tab opens on the first RQ, or the ?rq_id= one (then Browse is selected);
         # ?tab=<id> selects a tab
         def page_load(q, js, ss, vs, ts, gs, ci, by, asc, request: gr.Request):
             data.refresh(max_age_s=config.reload_after_s)
-            base = reload_all(q, js, ss, vs, ts, gs, ci, by, asc)
+            base = reloaded_for(q, js, ss, vs, ts, gs, ci, by, asc)
             params = request.query_params if request is not None else {}
             link = browser.deep_link(params.get("rq_id"))
             tab = "browse" if link is not None else params.get("tab")
             link = link or browser.opening()
             pickers = link if link is not None else (base[-1], gr.Dropdown(), gr.Dropdown())
             selected = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
-            rows, unreadable = tabs.submit.queue_rows(config), data.unreadable()
-            return (*base[:-1], *pickers, selected, rows, tabs.about.unreadable_update(unreadable))
+            return (*base[:-1], *pickers, selected, queue_now(), tabs.about.unreadable_update(data.unreadable()))
 
         demo.load(page_load, board.controls,
                   [*load_outputs, browser.paper, browser.rq, strip, queue.requests, about.unreadable])  # fmt: skip
+    demo.space_data = data  # what the Space's own routes read (launch_options: the CSV download)
     return demo
 
 
 # multipart headers and boundaries around the one file of an upload
 UPLOAD_OVERHEAD_BYTES = 64 * 1024
+# Gradio's uploads and cached copies older than 30 minutes are deleted, looked for every 5 minutes (a submission
+# is checked and stored as it is sent; an upload nobody submitted is abandoned)
+DELETE_CACHE = (300, 1800)
+# Sessions whose page state Gradio keeps (the components a handler updated, the Browse tab's rendered papers, the
+# Annotate tab's pair); past it the least recently active is dropped. Gradio's default (10,000) let memory grow
+# with every visitor; a dropped visitor's next event runs on the page's starting state.
+SESSION_CAPACITY = 400
+# Events running at once (threads; the GIL shares the cores between them). Drawing a plot has its own lane of one.
+EVENTS_AT_ONCE = 4
+# Uploads per client (account, else address): 10 a minute, 30 an hour
+UPLOADS_PER_MINUTE, UPLOADS_PER_HOUR = 10, 30
 
 
-def launch_options(config: SpaceConfig) -> dict[str, Any]:
-    """Keyword arguments for ``demo.launch``: uploads capped before they are read, and signed in on the Hub.
+def queue_options() -> dict[str, Any]:
+    """Keyword arguments for ``demo.queue``, as ``rqbench space`` and ``app.py`` serve the Space."""
+    return {"default_concurrency_limit": EVENTS_AT_ONCE}
+
+
+def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:
+    """Keyword arguments for ``demo.launch`` (``demo`` from ``build_app``): request sizes capped before they
+    are read, uploads rate-limited and signed in on the Hub, session state bounded, the CSV route.
 
     Gradio's ``max_file_size`` refuses a file part over the cap as it streams (HTTP 413) and deletes
-    what it wrote; ``UploadGate`` refuses a body whose declared length is over the cap plus the
-    multipart overhead before reading any of it, cuts off an undeclared one, and on the Hub refuses
-    ``/upload`` without a Hugging Face sign-in (Gradio's own upload check is all-or-nothing).
+    what it wrote; ``UploadGate`` refuses a body whose declared length is over its endpoint's cap (an
+    upload: the cap plus the multipart overhead; an event: ``MAX_EVENT_BYTES``) before reading any of
+    it, cuts off an undeclared one, counts uploads per client, and on the Hub refuses ``/upload``
+    without a Hugging Face sign-in (Gradio's own upload check is all-or-nothing).
     """
     from starlette.middleware import Middleware
 
+    limits = (AttemptLimiter(UPLOADS_PER_MINUTE, 60), AttemptLimiter(UPLOADS_PER_HOUR, 3600))
     gate = Middleware(UploadGate, max_body_bytes=config.policy.max_bytes + UPLOAD_OVERHEAD_BYTES,
-                      require_sign_in=config.on_hub)  # fmt: skip
-    return {"max_file_size": config.policy.max_bytes, "app_kwargs": {"middleware": [gate]}}
+                      upload_limits=limits, require_sign_in=config.on_hub)  # fmt: skip
+    routes = [downloads.csv_route(demo.space_data)]
+    return {"max_file_size": config.policy.max_bytes, "state_session_capacity": SESSION_CAPACITY,
+            "app_kwargs": {"middleware": [gate], "routes": routes}}  # fmt: skip
 
 
 def worker_thread(worker, interval_s: float) -> tuple[threading.Thread, threading.Event]:

@@ -92,7 +92,7 @@ class SpaceUnderTest:
         self.port = _free_port()
         self.uploads = Path(os.environ["GRADIO_TEMP_DIR"])  # the fixture gives this app its own upload folder
         self.demo.queue().launch(server_name="127.0.0.1", server_port=self.port, prevent_thread_lock=True,
-                                 quiet=True, **launch_options(config))  # fmt: skip
+                                 quiet=True, **launch_options(config, self.demo))  # fmt: skip
         assert Path(self.demo.server_app.uploaded_file_dir) == self.uploads
         self.url = f"http://127.0.0.1:{self.port}/"
 
