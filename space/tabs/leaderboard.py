@@ -45,9 +45,9 @@ class LeaderboardTab:
 
     def reloaded(self, *view: Any) -> tuple:
         """After ``data.refresh()``: the table for the current view, the unreadable files, the judges present."""
-        tbl, csv = self.render(*view)
+        tbl, link = self.render(*view)
         prob = gr.Textbox(value=redact("\n".join(self.data.problems)), visible=bool(self.data.problems))
-        return tbl, csv, prob, gr.Dropdown(choices=self.data.judge_choices()), banner_update(self.data.model_names())
+        return tbl, link, prob, gr.Dropdown(choices=self.data.judge_choices()), banner_update(self.data.model_names())
 
 
 # The column groups a visitor can add to the headline view, with what each holds.
