@@ -38,6 +38,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -418,12 +419,17 @@ async def calibrate(space: Server, plan: Plan, static_dir: Path, timeout_s: floa
     return sizes
 
 
-async def status_of_headers(base: str, path: str, length: int) -> str:
+# how httpx names a request the server answered and closed before the body was sent
+CUT_OFF = ("ReadError", "WriteError", "RemoteProtocolError")
+
+
+async def status_of_headers(base: str, path: str, length: int, *, multipart: bool = False) -> str:
     """The status a server answers to a POST's headers alone (declaring ``length`` bytes), before any body."""
     url = httpx.URL(base)
+    kind = "multipart/form-data; boundary=x" if multipart else "application/json"
     reader, writer = await asyncio.open_connection(url.host, url.port)
     try:
-        writer.write(f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: application/json\r\n"
+        writer.write(f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: {kind}\r\n"
                      f"Content-Length: {length}\r\n\r\n".encode())  # fmt: skip
         await writer.drain()
         line = await asyncio.wait_for(reader.readline(), 10)
@@ -447,24 +453,34 @@ async def hostile(space: Server, plan: Plan, uploads_dir: Path, *, searches: int
                 v.new_session()
                 tally = Tally()
                 out = await v.act("filter", tally, search="model-" + "x" * size)
+                error = tally.errors["filter"][0] if out is None else ""
+                refused = re.search(r"join HTTP (\d+)", error)
                 if out is not None:
                     warned = b'"level":"warning"' in out or b'"level": "warning"' in out
                     outcomes["answered, with a warning" if warned else "answered"] += 1
-                elif tally.errors["filter"][0].startswith(("ReadError", "WriteError", "RemoteProtocolError")):
+                elif refused:
+                    outcomes[f"refused: HTTP {refused.group(1)}"] += 1
+                elif error.startswith(CUT_OFF):
                     # refused before its body was read: ask again with the headers alone to read the status
                     outcomes[f"refused: HTTP {await status_of_headers(space.url, JOIN, size)}"] += 1
                 else:
-                    outcomes[tally.errors["filter"][0][:90]] += 1
+                    outcomes[error[:90]] += 1
             grown = (space.rss_mb() - before) / max(searches, 1)
             said = "; ".join(f"{n}x {what}" for what, n in outcomes.items())
             print(f"  search of {size:,} characters x{searches}: {said}; Space RSS {grown:+.1f} MB per request")
         before_files = folder_usage(uploads_dir)[0]
-        statuses: dict[int, int] = defaultdict(int)
+        statuses: dict[str, int] = defaultdict(int)
         t = time.perf_counter()
         blob = os.urandom(upload_bytes)
         for k in range(uploads):
-            r = await client.post(space.url + UPLOAD, files={"files": (f"burst-{k}.jsonl", blob)}, timeout=timeout_s)
-            statuses[r.status_code] += 1
+            try:
+                r = await client.post(space.url + UPLOAD, files={"files": (f"burst-{k}.jsonl", blob)},
+                                      timeout=timeout_s)  # fmt: skip
+                statuses[str(r.status_code)] += 1
+            except httpx.TransportError as exc:  # answered and closed before the body was sent: read the status
+                if not type(exc).__name__.startswith(CUT_OFF):
+                    raise
+                statuses[await status_of_headers(space.url, UPLOAD, upload_bytes, multipart=True)] += 1
         took = time.perf_counter() - t
         kept = folder_usage(uploads_dir)[0] - before_files
         said = ", ".join(f"{n}x HTTP {code}" for code, n in sorted(statuses.items()))

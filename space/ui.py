@@ -193,35 +193,35 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
                         *browser.reload_outputs]  # fmt: skip
         board.refresh.click(load_all, board.controls, load_outputs)
 
-        # a crowd's page loads get one reply per version of the data and view: computed once, the same objects
-        # for everyone (Gradio keeps a reference per session, not a copy)
-        page_views = ViewCache(max_entries=8)
-        queue_views = ViewCache(max_entries=1)  # the queue's rows, per read of the requests store
+        # -- page load: the Browse tab opens on the first RQ, or the ?rq_id= one (then Browse is selected);
+        # ?tab=<id> selects a tab
+        def page_reply(view: tuple, rq_id: str | None, tab: str | None, requests: list) -> tuple:
+            base = reload_all(*view)
+            link = browser.deep_link(rq_id)
+            tab = "browse" if link is not None else tab
+            link = link or browser.opening()
+            pickers = link if link is not None else (base[-1], gr.Dropdown(), gr.Dropdown())
+            selected = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
+            return (*base[:-1], *pickers, selected, tabs.submit.queue_rows(lambda: requests),
+                    tabs.about.unreadable_update(data.unreadable()))  # fmt: skip
 
-        def reloaded_for(*view):
-            version, key = data.version, tuple(tuple(v) if isinstance(v, list) else v for v in view)
-            return page_views.get(version, key, lambda: reload_all(*view))
+        # A crowd's page loads get one reply per (data version, read of the requests store, view, link): computed
+        # once, and the same objects for everyone (Gradio keeps a reference per session, not a copy).
+        page_replies = ViewCache(max_entries=16)
 
-        def queue_now():
+        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, request: gr.Request):
+            data.refresh(max_age_s=config.reload_after_s)
+            view = (q, js, ss, vs, ts, gs, ci, by, asc)
+            params = request.query_params if request is not None else {}
+            rq_id, tab = params.get("rq_id"), params.get("tab")
+            version = data.version  # before the data (see the leaderboard tab)
             try:
                 read, (requests, _) = data.requests.stamped()
             except Exception as exc:  # an outage: the queue shows empty, the About tab says why (unreadable())
                 log.warning("the request queue cannot be read: %s", redact(str(exc)))
-                return tabs.submit.queue_rows(list)
-            return queue_views.get(read, "rows", lambda: tabs.submit.queue_rows(lambda: requests))
-
-        # -- page load: the Browse tab opens on the first RQ, or the ?rq_id= one (then Browse is selected);
-        # ?tab=<id> selects a tab
-        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, request: gr.Request):
-            data.refresh(max_age_s=config.reload_after_s)
-            base = reloaded_for(q, js, ss, vs, ts, gs, ci, by, asc)
-            params = request.query_params if request is not None else {}
-            link = browser.deep_link(params.get("rq_id"))
-            tab = "browse" if link is not None else params.get("tab")
-            link = link or browser.opening()
-            pickers = link if link is not None else (base[-1], gr.Dropdown(), gr.Dropdown())
-            selected = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
-            return (*base[:-1], *pickers, selected, queue_now(), tabs.about.unreadable_update(data.unreadable()))
+                return page_reply(view, rq_id, tab, [])
+            key = (tuple(tuple(v) if isinstance(v, list) else v for v in view), rq_id, tab)
+            return page_replies.get((version, read), key, lambda: page_reply(view, rq_id, tab, requests))
 
         demo.load(page_load, board.controls,
                   [*load_outputs, browser.paper, browser.rq, strip, queue.requests, about.unreadable])  # fmt: skip
@@ -240,13 +240,20 @@ DELETE_CACHE = (300, 1800)
 SESSION_CAPACITY = 400
 # Events running at once (threads; the GIL shares the cores between them). Drawing a plot has its own lane of one.
 EVENTS_AT_ONCE = 4
+# Gradio rebuilds a monitoring summary (a pandas frame of the last 10,000 events) after every event: under a crowd
+# that took a fifth of the Space's CPU, more as events pile up. Here: every 1,000 events, over the last 1,000.
+GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": "1000", "GRADIO_ANALYTICS_MAX_EVENTS": "1000"}
 # Uploads per client (account, else address): 10 a minute, 30 an hour
 UPLOADS_PER_MINUTE, UPLOADS_PER_HOUR = 10, 30
 
 
-def queue_options() -> dict[str, Any]:
-    """Keyword arguments for ``demo.queue``, as ``rqbench space`` and ``app.py`` serve the Space."""
-    return {"default_concurrency_limit": EVENTS_AT_ONCE}
+def with_queue(demo: gr.Blocks) -> gr.Blocks:
+    """``demo`` with its event queue, as ``rqbench space`` and ``app.py`` serve it. Gradio's queue reads its
+    analytics settings from the environment when it is made: ``GRADIO_ANALYTICS`` unless the environment says
+    otherwise."""
+    for name, value in GRADIO_ANALYTICS.items():
+        os.environ.setdefault(name, value)
+    return demo.queue(default_concurrency_limit=EVENTS_AT_ONCE)
 
 
 def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:

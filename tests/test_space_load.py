@@ -317,7 +317,7 @@ class Visitor:
 
 @pytest.fixture
 def launched(stores, tmp_path, monkeypatch):
-    """The Space as ``rqbench space`` serves it (``queue_options`` and ``launch_options``), with 3 sessions kept
+    """The Space as ``rqbench space`` serves it (``with_queue`` and ``launch_options``), with 3 sessions kept
     and its own temporary and upload folders."""
     import socket
 
@@ -332,8 +332,8 @@ def launched(stores, tmp_path, monkeypatch):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    demo.queue(**ui.queue_options()).launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True,
-                                            quiet=True, **ui.launch_options(config, demo))  # fmt: skip
+    ui.with_queue(demo).launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                               **ui.launch_options(config, demo))  # fmt: skip
     try:
         yield SimpleNamespace(demo=demo, url=f"http://127.0.0.1:{port}", folders=(tmp_path / "gradio", tmp_path / "tmp"))
     finally:
