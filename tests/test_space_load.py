@@ -189,6 +189,28 @@ def test_plots_and_browse_tables_are_drawn_once_per_version(stores, monkeypatch)
     assert "model-c" in pick.fn(rq_id, None)[3] and len(drawn) == 2 and len(scanned) == 2
 
 
+def test_the_judges_plot_is_drawn_once_per_version_in_the_plots_lane(stores, monkeypatch):
+    """10 visitors opening the Judges tab at once drew with pyplot from several threads (matplotlib's mathtext
+    raised ParseException, 29 errors of 156 in benchmarks/space_load.py): one drawing per data version, in the
+    Plots tab's one-at-a-time lane."""
+    from rqbench.space.tabs import judges as tab
+
+    demo = build_app(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=0))
+    load_page(demo)
+    drawn = []
+    real = tab.agreement_cost_figure
+    monkeypatch.setattr(tab, "agreement_cost_figure", lambda board: drawn.append(1) or real(board))
+    opened = page_fn(demo, "opened")
+    assert opened.concurrency_id == "plots" and opened.concurrency_limit == 1
+    first = opened.fn()
+    second = opened.fn()
+    assert len(drawn) == 1 and first[-1] is second[-1] and first[-1].type == "matplotlib"
+    stores.results.put(make_results("model-c", n_instances=2))
+    load_page(demo)
+    opened.fn()
+    assert len(drawn) == 2
+
+
 # --------------------------------------------------------------------------
 # long search strings
 # --------------------------------------------------------------------------
