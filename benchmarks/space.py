@@ -27,23 +27,12 @@ from pathlib import Path
 import pandas as pd
 from rqbench.evaluate.summary import summarize
 from rqbench.space import leaderboard as lb
-from rqbench.space.stores import SpaceStores
-from rqbench.testing.synthetic import make_results
+from rqbench.testing.synthetic import fill_results_store
 
 N_MODELS, JUDGES, SETTINGS = 500, ("j1",), ("standalone", "comparative")
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
-
-
-def fill_store(root: Path, n_models: int = N_MODELS) -> SpaceStores:
-    stores = SpaceStores.local(root)
-    for m in range(n_models):
-        for j in JUDGES:
-            for s in SETTINGS:
-                stores.results.put(make_results(f"model-{m:03d}", judge=j, setting=s, n_instances=4,
-                                                bias=(m % 7 - 3) / 5, seed=m))  # fmt: skip
-    return stores
 
 
 def timed(fn, repeat: int = 3) -> tuple[float, object]:
@@ -60,7 +49,8 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="rqb-space-bench-"))
-    stores = fill_store(tmp / "store", 100 if args.smoke else N_MODELS)  # the filters ask for model-04, -01, -09
+    # the filters ask for model-04, -01, -09
+    stores = fill_results_store(tmp / "store", 100 if args.smoke else N_MODELS, judges=JUDGES, settings=SETTINGS)
     results, _ = stores.results.load()
 
     rows_t, rows = timed(lambda: summarize(results, n_boot=200), repeat=1)

@@ -11,11 +11,11 @@ _here = Path(__file__).resolve().parent
 if (_here / "rqbench").is_dir():
     sys.path.insert(0, str(_here))
 
-from rqbench.space.ui import build_app, config_from_env, launch_options, start_background_worker
+from rqbench.space.ui import build_app, config_from_env, launch_options, start_background_worker, with_queue
 
 config = config_from_env()
 demo = build_app(config)
 
 if __name__ == "__main__":
     start_background_worker(config)
-    demo.queue(default_concurrency_limit=4).launch(**launch_options(config))
+    with_queue(demo).launch(**launch_options(config, demo))

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     import os
 
-    from rqbench.space.ui import build_app, config_from_env, launch_options, start_background_worker
+    from rqbench.space.ui import build_app, config_from_env, launch_options, start_background_worker, with_queue
 
     if args.worker:
         os.environ["RQB_SPACE_WORKER"] = "1"
@@ -75,6 +75,5 @@ def run(args: argparse.Namespace) -> int:
     demo = build_app(config)
     start_background_worker(config, dataset=args.dataset)
     print(f"RQ-Bench Space on http://{args.host}:{args.port} (store: {config.stores.backend})")
-    demo.queue(default_concurrency_limit=4).launch(server_name=args.host, server_port=args.port,
-                                                   **launch_options(config))  # fmt: skip
+    with_queue(demo).launch(server_name=args.host, server_port=args.port, **launch_options(config, demo))
     return 0

@@ -205,22 +205,36 @@ class BodyTooLarge(Exception):
     """A request body without a Content-Length grew past the limit while it was read."""
 
 
-class UploadGate:
-    """ASGI middleware in front of the Space: request bodies over ``max_body_bytes`` and, with
-    ``require_sign_in``, file uploads (``POST .../upload``) without a Hugging Face sign-in are refused.
+# Every request body but a file upload: an event's inputs (a search, a name, a comment, file references).
+MAX_EVENT_BYTES = 128 * 1024
 
-    A body that declares its length is refused from the header, before any of it is read; a file
-    upload must declare it (HTTP 411 otherwise: browsers always do, and Gradio keeps the partial file
-    of an upload cut off mid-stream); any other body sent without a length is counted as it is read
-    and cut off at the limit. Gradio's own ``max_file_size`` (set beside it) stops a file part over
-    the cap inside an allowed body, and deletes what it wrote. The
-    sign-in check reads the session Gradio's OAuth keeps (``oauth_info``, with its expiry); Gradio adds
-    that session middleware outside this one.
+
+class UploadGate:
+    """ASGI middleware in front of the Space: request bodies over their endpoint's cap, uploads past the
+    rate limit and, with ``require_sign_in``, file uploads (``POST .../upload``) without a Hugging Face
+    sign-in are refused.
+
+    Caps are per endpoint: a file upload may carry ``max_body_bytes``, every other body (an event's
+    inputs: a search string, a name) ``max_event_bytes``, so a 4 MB search string never reaches a
+    handler, nor the session state Gradio keeps of each input. A body that declares its length is
+    refused from the header, before any of it is read; a file upload must declare it (HTTP 411
+    otherwise: browsers always do, and Gradio keeps the partial file of an upload cut off
+    mid-stream); any other body sent without a length is counted as it is read and cut off at its
+    cap. Gradio's own ``max_file_size`` (set beside it) stops a file part over the cap inside an
+    allowed body, and deletes what it wrote. ``upload_limits`` (``AttemptLimiter``s) count uploads per
+    client (the signed-in account, else the address the nearest proxy saw): past any of them an upload
+    gets 429 with ``Retry-After``, before its body is read. The sign-in check reads the session
+    Gradio's OAuth keeps (``oauth_info``, with its expiry); Gradio adds that session middleware
+    outside this one.
     """
 
-    def __init__(self, app: Any, *, max_body_bytes: int, require_sign_in: bool = False, clock=time.time):
+    def __init__(self, app: Any, *, max_body_bytes: int, max_event_bytes: int = MAX_EVENT_BYTES,
+                 upload_limits: tuple[AttemptLimiter, ...] = (), require_sign_in: bool = False,
+                 clock=time.time):  # fmt: skip
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.max_event_bytes = max_event_bytes
+        self.upload_limits = upload_limits
         self.require_sign_in = require_sign_in
         self.clock = clock
 
@@ -232,7 +246,7 @@ class UploadGate:
         if refusal is not None:
             await _plain_response(send, *refusal)
             return
-        limit, seen, started = self.max_body_bytes, 0, False
+        limit, seen, started = self._cap(scope), 0, False
 
         async def counted_receive() -> dict:
             nonlocal seen
@@ -255,9 +269,16 @@ class UploadGate:
                 raise
             await _plain_response(send, 413, f"request body is over the limit of {limit:,} bytes")
 
-    def _refusal(self, scope: dict) -> tuple[int, str] | None:
+    @staticmethod
+    def _is_upload(scope: dict) -> bool:
+        return scope.get("path", "").rstrip("/").endswith("/upload")
+
+    def _cap(self, scope: dict) -> int:
+        return self.max_body_bytes if self._is_upload(scope) else self.max_event_bytes
+
+    def _refusal(self, scope: dict) -> tuple[int, str] | tuple[int, str, dict[str, str]] | None:
         length = next((v for k, v in scope.get("headers", ()) if k == b"content-length"), None)
-        upload = scope.get("path", "").rstrip("/").endswith("/upload")
+        upload, cap = self._is_upload(scope), self._cap(scope)
         if length is None and upload:  # cut off mid-stream, Gradio would leave the partial file on disk
             return 411, "a file upload must declare its length (Content-Length)"
         if length is not None:
@@ -265,24 +286,54 @@ class UploadGate:
                 size = int(length)
             except ValueError:
                 return 400, "Content-Length is not a number"
-            if size > self.max_body_bytes:
-                return 413, f"request body of {size:,} bytes is over the limit of {self.max_body_bytes:,}"
+            if size > cap:
+                what = "file upload" if upload else "request body (an event's inputs; files go to /upload)"
+                return 413, f"{what} of {size:,} bytes is over the limit of {cap:,}"
         if self.require_sign_in and upload and not self._signed_in(scope):
             return 401, "sign in with Hugging Face to upload"
+        if upload:
+            key = self._client(scope)
+            for limiter in self.upload_limits:
+                if not limiter.allow(key):
+                    wait = max(1, round(limiter.retry_in(key)))
+                    return (429, f"too many uploads: at most {limiter.limit} in {limiter.window_s:.0f} s; try again in "
+                                 f"{wait} s", {"retry-after": str(wait)})  # fmt: skip
         return None
 
     def _signed_in(self, scope: dict) -> bool:
+        return self._account(scope) is not None
+
+    def _account(self, scope: dict) -> str | None:
+        """The signed-in Hugging Face account of the request's session (unexpired), if any."""
         session = scope.get("session")
         info = session.get("oauth_info") if isinstance(session, dict) else None
         if not isinstance(info, dict):
-            return False
+            return None
         expires = info.get("expires_at")
-        return expires is None or (isinstance(expires, int | float) and expires > self.clock())
+        if expires is not None and not (isinstance(expires, int | float) and expires > self.clock()):
+            return None
+        user = info.get("userinfo")
+        name = user.get("preferred_username") if isinstance(user, dict) else None
+        return str(name or "signed-in")
+
+    def _client(self, scope: dict) -> str:
+        """Who an upload counts against: the signed-in account, else the last X-Forwarded-For address (the one
+        the nearest proxy saw: the Hub's), else the connection's peer."""
+        account = self._account(scope)
+        if account is not None:
+            return f"account:{account}"
+        forwarded = next((v for k, v in scope.get("headers", ()) if k == b"x-forwarded-for"), b"")
+        hops = [h.strip() for h in forwarded.decode("latin-1").split(",") if h.strip()]
+        if hops:
+            return f"address:{hops[-1]}"
+        client = scope.get("client")
+        return f"address:{client[0] if client else 'unknown'}"
 
 
-async def _plain_response(send: Any, status: int, message: str) -> None:
+async def _plain_response(send: Any, status: int, message: str, headers: dict[str, str] | None = None) -> None:
     body = json.dumps({"error": message}).encode("utf-8")
+    extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})  # fmt: skip
+                            (b"connection", b"close"), *extra]})  # fmt: skip
     await send({"type": "http.response.body", "body": body})

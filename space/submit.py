@@ -35,7 +35,7 @@ import logging
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -420,12 +420,17 @@ def _shown_reason(r: SubmissionRequest) -> str:
 
 
 def requests_table(stores: SpaceStores, user: str | None = None) -> list[list[str]]:
+    """Rows for the Submit tab's queue from the requests store as it is now (``requests_rows``)."""
+    return requests_rows(stores.requests.all(), user)
+
+
+def requests_rows(requests: Iterable[SubmissionRequest], user: str | None = None) -> list[list[str]]:
     """Rows for the Submit tab's queue: newest first, the failure or review reason shown as text.
 
     Only what may be public: never the submitter's contact, which stays in the (private) request.
     """
     rows = []
-    for r in sorted(stores.requests.all(), key=lambda r: r.submitted_at, reverse=True):
+    for r in sorted(requests, key=lambda r: r.submitted_at, reverse=True):
         if user is not None and r.user != user:
             continue
         cells = (r.request_id, r.metadata.model, r.user, STATUS_SHOWN.get(r.status, r.status), _shown_reason(r),

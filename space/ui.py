@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +25,12 @@ from rqbench.evaluate.judge_board import Board, make_board
 from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
 from rqbench.evaluate.trial import one_run_each
 from rqbench.space import annotate as an
-from rqbench.space import browse, tabs
+from rqbench.space import browse, downloads, tabs
 from rqbench.space import expert_study as es
 from rqbench.space import leaderboard as lb
 from rqbench.space.expert_pool import load_pool
-from rqbench.space.safety import UploadGate, public_board, public_results, redact
+from rqbench.space.memo import Recent, ViewCache
+from rqbench.space.safety import AttemptLimiter, UploadGate, public_board, public_results, redact
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitPolicy
 from rqbench.space.tabs.common import banner_update
@@ -69,15 +70,25 @@ class SpaceConfig:
     # A page load re-reads the results store only when its file list changed or this many seconds passed;
     # the Refresh button always re-reads it.
     reload_after_s: float = 60.0
+    # A page load looks at the stores (lists results, annotations and requests) at most this often; under a
+    # crowd every other page load is served from what the last look found.
+    recheck_after_s: float = 5.0
 
 
 class SpaceData:
-    """Results, summary rows and derived tables, recomputed only when the stored results change."""
+    """Results, summary rows and derived tables, recomputed only when the stored results change.
 
-    def __init__(self, config: SpaceConfig):
-        self.config = config
+    ``version`` counts those recomputations: what a tab derives from the data is cached under it
+    (``rqbench.space.memo.ViewCache``). ``requests`` is the requests store as a page load last read it.
+    """
+
+    def __init__(self, config: SpaceConfig, clock: Callable[[], float] = time.monotonic):
+        self.config, self.clock = config, clock
         self._lock = threading.Lock()
         self._key: tuple | None = None
+        self.version = 0
+        self._checked_at: float | None = None
+        self.requests = Recent(lambda: self.config.stores.requests.load(), config.recheck_after_s, clock)
         self.results: list[ResultsFile] = []
         self.problems: list[str] = []
         self.rows: list[SummaryRow] = []
@@ -93,17 +104,24 @@ class SpaceData:
     def _results(self, max_age_s: float) -> tuple[list[ResultsFile], list[str]]:
         """The stored results: re-read unless the file list is unchanged and the last read is recent."""
         listing = tuple(self.config.stores.results.paths())
-        fresh = time.monotonic() - self._read_at < max_age_s
+        fresh = self.clock() - self._read_at < max_age_s
         if listing != self._listing or not fresh:
             results, problems = self.config.stores.results.load()
             self._read = ([public_results(r) for r in results], problems)  # judges by their public labels only
-            self._listing, self._read_at = listing, time.monotonic()
+            self._listing, self._read_at = listing, self.clock()
         return self._read
 
     def refresh(self, *, max_age_s: float = 0.0) -> "SpaceData":
         """Re-read the stores and recompute what changed; ``max_age_s`` lets a recent read of an unchanged
-        results listing stand (page loads), 0 always re-reads (the Refresh button)."""
+        results listing stand (page loads), and a look at the stores less than ``recheck_after_s`` ago, 0
+        always re-reads (the Refresh button)."""
         with self._lock:
+            now = self.clock()
+            if max_age_s and self._checked_at is not None and now - self._checked_at < self.config.recheck_after_s:
+                return self
+            self._checked_at = now
+            if not max_age_s:
+                self.requests.invalidate()
             results, problems = self._results(max_age_s)
             judgments = self.config.stores.annotations.judgments()
             store = self.config.stores.judge_board
@@ -130,12 +148,13 @@ class SpaceData:
             self.index = browse.index_instances(self.results)
             self.board, self.board_problems = self._board(self.results, judgments, boards, board_problems)
             self._key = key
+            self.version += 1
             return self
 
     def unreadable(self) -> list[str]:
-        """Every stored file the page could not read (results from the last read, requests now), by path."""
+        """Every stored file the page could not read (results and requests from their last reads), by path."""
         try:
-            bad_requests = [str(u) for u in self.config.stores.requests.load()[1]]
+            bad_requests = [str(u) for u in self.requests.get()[1]]
         except Exception as exc:  # an outage of the requests store: say so, and keep serving the rest
             log.warning("requests store unreadable: %s", exc)
             bad_requests = [f"{self.config.stores.requests.repo.name}: the requests store cannot be listed "
@@ -186,7 +205,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
     """The whole Space as one Blocks object: the tabs (``rqbench.space.tabs``), then the events that span them."""
     data = SpaceData(config)
 
-    with gr.Blocks(title=config.title, analytics_enabled=False) as demo:
+    with gr.Blocks(title=config.title, analytics_enabled=False, delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(f"# {config.title}\n{HEADER}")
         if config.on_hub:
             gr.LoginButton()
@@ -215,40 +234,85 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
 
         # -- page load: the Browse tab opens on the first RQ, or the ?rq_id= one (then Browse is selected);
         # ?tab=<id> selects a tab
-        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, request: gr.Request):
-            data.refresh(max_age_s=config.reload_after_s)
-            base = reload_all(q, js, ss, vs, ts, gs, ci, by, asc, cl, run)
-            params = request.query_params if request is not None else {}
-            link = browser.deep_link(params.get("rq_id"))
-            tab = "browse" if link is not None else params.get("tab")
+        def page_reply(view: tuple, rq_id: str | None, tab: str | None, requests: list) -> tuple:
+            base = reload_all(*view)
+            link = browser.deep_link(rq_id)
+            tab = "browse" if link is not None else tab
             link = link or browser.opening()
             pickers = link if link is not None else (base[-1], gr.Dropdown(), gr.Dropdown())
             selected = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
-            rows, unreadable = tabs.submit.queue_rows(config), data.unreadable()
-            return (*base[:-1], *pickers, selected, rows, tabs.about.unreadable_update(unreadable))
+            return (*base[:-1], *pickers, selected, tabs.submit.queue_rows(lambda: requests),
+                    tabs.about.unreadable_update(data.unreadable()))  # fmt: skip
+
+        # A crowd's page loads get one reply per (data version, read of the requests store, view, link): computed
+        # once, and the same objects for everyone (Gradio keeps a reference per session, not a copy).
+        page_replies = ViewCache(max_entries=16)
+
+        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, request: gr.Request):
+            data.refresh(max_age_s=config.reload_after_s)
+            view = (q, js, ss, vs, ts, gs, ci, by, asc, cl, run)
+            params = request.query_params if request is not None else {}
+            rq_id, tab = params.get("rq_id"), params.get("tab")
+            version = data.version  # before the data (see the leaderboard tab)
+            try:
+                read, (requests, _) = data.requests.stamped()
+            except Exception as exc:  # an outage: the queue shows empty, the About tab says why (unreadable())
+                log.warning("the request queue cannot be read: %s", redact(str(exc)))
+                return page_reply(view, rq_id, tab, [])
+            key = (tuple(tuple(v) if isinstance(v, list) else v for v in view), rq_id, tab)
+            return page_replies.get((version, read), key, lambda: page_reply(view, rq_id, tab, requests))
 
         demo.load(page_load, board.controls,
                   [*load_outputs, browser.paper, browser.rq, strip, queue.requests, about.unreadable])  # fmt: skip
+    demo.space_data = data  # what the Space's own routes read (launch_options: the CSV download)
     return demo
 
 
 # multipart headers and boundaries around the one file of an upload
 UPLOAD_OVERHEAD_BYTES = 64 * 1024
+# Gradio's uploads and cached copies older than 30 minutes are deleted, looked for every 5 minutes (a submission
+# is checked and stored as it is sent; an upload nobody submitted is abandoned)
+DELETE_CACHE = (300, 1800)
+# Sessions whose page state Gradio keeps (the components a handler updated, the Browse tab's rendered papers, the
+# Annotate tab's pair); past it the least recently active is dropped. Gradio's default (10,000) let memory grow
+# with every visitor; a dropped visitor's next event runs on the page's starting state.
+SESSION_CAPACITY = 400
+# Events running at once (threads; the GIL shares the cores between them). Drawing a plot has its own lane of one.
+EVENTS_AT_ONCE = 4
+# Gradio rebuilds a monitoring summary (a pandas frame of the last 10,000 events) after every event: under a crowd
+# that took a fifth of the Space's CPU, more as events pile up. Here: every 1,000 events, over the last 1,000.
+GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": "1000", "GRADIO_ANALYTICS_MAX_EVENTS": "1000"}
+# Uploads per client (account, else address): 10 a minute, 30 an hour
+UPLOADS_PER_MINUTE, UPLOADS_PER_HOUR = 10, 30
 
 
-def launch_options(config: SpaceConfig) -> dict[str, Any]:
-    """Keyword arguments for ``demo.launch``: uploads capped before they are read, and signed in on the Hub.
+def with_queue(demo: gr.Blocks) -> gr.Blocks:
+    """``demo`` with its event queue, as ``rqbench space`` and ``app.py`` serve it. Gradio's queue reads its
+    analytics settings from the environment when it is made: ``GRADIO_ANALYTICS`` unless the environment says
+    otherwise."""
+    for name, value in GRADIO_ANALYTICS.items():
+        os.environ.setdefault(name, value)
+    return demo.queue(default_concurrency_limit=EVENTS_AT_ONCE)
+
+
+def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:
+    """Keyword arguments for ``demo.launch`` (``demo`` from ``build_app``): request sizes capped before they
+    are read, uploads rate-limited and signed in on the Hub, session state bounded, the CSV route.
 
     Gradio's ``max_file_size`` refuses a file part over the cap as it streams (HTTP 413) and deletes
-    what it wrote; ``UploadGate`` refuses a body whose declared length is over the cap plus the
-    multipart overhead before reading any of it, cuts off an undeclared one, and on the Hub refuses
-    ``/upload`` without a Hugging Face sign-in (Gradio's own upload check is all-or-nothing).
+    what it wrote; ``UploadGate`` refuses a body whose declared length is over its endpoint's cap (an
+    upload: the cap plus the multipart overhead; an event: ``MAX_EVENT_BYTES``) before reading any of
+    it, cuts off an undeclared one, counts uploads per client, and on the Hub refuses ``/upload``
+    without a Hugging Face sign-in (Gradio's own upload check is all-or-nothing).
     """
     from starlette.middleware import Middleware
 
+    limits = (AttemptLimiter(UPLOADS_PER_MINUTE, 60), AttemptLimiter(UPLOADS_PER_HOUR, 3600))
     gate = Middleware(UploadGate, max_body_bytes=config.policy.max_bytes + UPLOAD_OVERHEAD_BYTES,
-                      require_sign_in=config.on_hub)  # fmt: skip
-    return {"max_file_size": config.policy.max_bytes, "app_kwargs": {"middleware": [gate]}}
+                      upload_limits=limits, require_sign_in=config.on_hub)  # fmt: skip
+    routes = [downloads.csv_route(demo.space_data)]
+    return {"max_file_size": config.policy.max_bytes, "state_session_capacity": SESSION_CAPACITY,
+            "app_kwargs": {"middleware": [gate], "routes": routes}}  # fmt: skip
 
 
 def worker_thread(worker, interval_s: float) -> tuple[threading.Thread, threading.Event]:

@@ -98,7 +98,7 @@ class SpaceUnderTest:
         self.port = _free_port()
         self.uploads = Path(os.environ["GRADIO_TEMP_DIR"])  # the fixture gives this app its own upload folder
         self.demo.queue().launch(server_name="127.0.0.1", server_port=self.port, prevent_thread_lock=True,
-                                 quiet=True, **launch_options(config))  # fmt: skip
+                                 quiet=True, **launch_options(config, self.demo))  # fmt: skip
         assert Path(self.demo.server_app.uploaded_file_dir) == self.uploads
         self.url = f"http://127.0.0.1:{self.port}/"
 
@@ -451,6 +451,8 @@ def test_a_folders_two_files_and_the_partial_box_on_the_page(space, page, test_o
     wait_text(result, r"Queued: request")
     (req,) = [r for r in space.stores.requests.all() if r.user == "folder-tester"]
     assert req.partial and req.instances == 3 and req.metadata.model == "folder-model"
+    uploaded = list((space.root / "gradio-uploads").rglob("metadata.json"))
+    assert uploaded == []  # stored, so deleted from Gradio's folder (the refused try kept them for this retry)
     page.screenshot(path=str(test_output_dir / "submit-folder-partial-queued.png"))
     assert page.errors == []
 

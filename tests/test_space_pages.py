@@ -329,7 +329,7 @@ def test_a_page_load_rereads_results_only_when_the_listing_changes_or_they_are_o
 
     stores = SpaceStores.local(tmp_path / "store")
     stores.results.put(make_results("model-a"))
-    data = SpaceData(SpaceConfig(stores=stores, n_boot=50))
+    data = SpaceData(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=0))  # a look at the store every load
     reads = []
     real = stores.results.load
     monkeypatch.setattr(stores.results, "load", lambda: reads.append(1) or real())

@@ -304,15 +304,64 @@ def _call_gate(gate_kwargs, *, path="/gradio_api/upload", headers=(), body_chunk
 
 
 def test_upload_gate_refuses_by_declared_length_before_reading_and_cuts_undeclared_bodies():
-    limit = {"max_body_bytes": 1000}
+    limit = {"max_body_bytes": 1000, "max_event_bytes": 1000}
     status, body, offered, called = _call_gate(limit, headers=[(b"content-length", b"30000000")])
     assert status == 413 and "30,000,000 bytes is over the limit of 1,000" in body
     assert offered == 0 and not called  # not one byte was read, the app never saw the request
     status, body, offered, _ = _call_gate(limit, body_chunks=[b"x" * 600] * 5)
     assert status == 411 and offered == 0  # an upload must declare its length
     status, body, offered, _ = _call_gate(limit, path="/gradio_api/queue/join", body_chunks=[b"x" * 600] * 5)
-    assert status == 413 and offered == 2  # any other body is cut off at the limit
+    assert status == 413 and offered == 2  # any other body is cut off at its limit
     assert _call_gate(limit, headers=[(b"content-length", b"600")], body_chunks=[b"x" * 600])[:2] == (200, "ok")
+
+
+def test_upload_gate_caps_each_endpoint_and_counts_uploads_per_client():
+    from rqbench.space.safety import AttemptLimiter
+
+    now = [0.0]
+    gate = {"max_body_bytes": 10_000, "max_event_bytes": 500,
+            "upload_limits": (AttemptLimiter(2, 60, clock=lambda: now[0]),)}  # fmt: skip
+    join = "/gradio_api/queue/join"
+    status, body, offered, called = _call_gate(gate, path=join, headers=[(b"content-length", b"4194304")])
+    assert status == 413 and "4,194,304 bytes is over the limit of 500" in body and offered == 0 and not called
+    assert _call_gate(gate, path=join, headers=[(b"content-length", b"800")], body_chunks=[b"x" * 800])[0] == 413
+    assert _call_gate(gate, headers=[(b"content-length", b"800")], body_chunks=[b"x" * 800])[0] == 200  # an upload
+    # the first upload above counted: one more passes, the third within the minute is refused before it is read
+    one = [(b"content-length", b"3")]
+    assert _call_gate(gate, headers=one, body_chunks=[b"abc"])[0] == 200
+    status, body, offered, called = _call_gate(gate, headers=one, body_chunks=[b"abc"])
+    assert status == 429 and "too many uploads: at most 2 in 60 s" in body and offered == 0 and not called
+    # another client (the address the nearest proxy saw) has its own count; the page's events are never counted
+    other = [*one, (b"x-forwarded-for", b"10.0.0.1, 192.0.2.7")]
+    assert _call_gate(gate, headers=other, body_chunks=[b"abc"])[0] == 200
+    spoofed = [*one, (b"x-forwarded-for", b"203.0.113.9, 192.0.2.7")]  # a made-up first hop changes nothing
+    assert _call_gate(gate, headers=spoofed, body_chunks=[b"abc"])[0] == 200
+    assert _call_gate(gate, headers=spoofed, body_chunks=[b"abc"])[0] == 429
+    assert _call_gate(gate, path=join, headers=one, body_chunks=[b"abc"])[0] == 200
+    now[0] = 61
+    assert _call_gate(gate, headers=one, body_chunks=[b"abc"])[0] == 200  # a minute later
+
+
+def test_the_429_says_when_to_come_back():
+    import asyncio
+
+    from rqbench.space.safety import AttemptLimiter, UploadGate
+
+    limiter = AttemptLimiter(1, 60, clock=lambda: 0.0)
+    limiter.allow("address:127.0.0.1")
+    sent = []
+
+    async def send(msg):
+        sent.append(msg)
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    scope = {"type": "http", "method": "POST", "path": "/gradio_api/upload", "client": ("127.0.0.1", 5),
+             "headers": [(b"content-length", b"3")]}  # fmt: skip
+    asyncio.run(UploadGate(None, max_body_bytes=100, upload_limits=(limiter,))(scope, receive, send))
+    start = sent[0]
+    assert start["status"] == 429 and (b"retry-after", b"60") in start["headers"]
 
 
 def test_upload_gate_on_the_hub_wants_a_live_sign_in_for_uploads():

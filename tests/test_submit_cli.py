@@ -146,7 +146,7 @@ class LaunchedSpace:
         self.demo = build_app(self.config)
         port = _free_port()
         self.demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                                 **launch_options(self.config))  # fmt: skip
+                                 **launch_options(self.config, self.demo))  # fmt: skip
         self.url = f"http://127.0.0.1:{port}/"
 
 

@@ -177,6 +177,13 @@ def test_the_leaderboard_shows_trials_apart_and_never_ranks_them_with_full_runs(
     model_cell = next(row[0] for row in cells if row[0].text == "team/tried-model")
     assert "trial: first 2" in model_cell.note and "judged only the first 2 instance(s)" in model_cell.title
     assert "Trial runs: each judged only the first N instances" in caption
+    # the CSV link of the trial view downloads the trial rows (the view travels in its query)
+    from urllib.parse import parse_qs
+
+    from rqbench.space import downloads
+
+    assert downloads.view_from_query(parse_qs(downloads.view_query(lb.View(trials=True)))).trials
+    assert not downloads.view_from_query(parse_qs(downloads.view_query(lb.View()))).trials
     # a trial and a full run of one model each keep their own headline row
     both = summarize([_results("team/full-model"), _results("team/full-model", trial=1)], n_boot=20)
     assert lb.headline_flags([r for r in both if r.row_kind == "model"]) == [True, True]

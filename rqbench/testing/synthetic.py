@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rqbench.hashing import content_hash
 from rqbench.records import (
@@ -25,6 +27,9 @@ from rqbench.records import (
 )
 from rqbench.records import DIAGNOSTIC_SCOPES as DIAG_SCOPES
 from rqbench.records import SOURCE_BOUND_SCOPES as SOURCE_SCOPES
+
+if TYPE_CHECKING:
+    from rqbench.space.stores import SpaceStores
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV", "cs.AI")
 
@@ -122,3 +127,31 @@ def make_results(
         instances_expected=n_instances if instances_expected is None else instances_expected,
         instances=instances,
     )
+
+
+def fill_results_store(root: Path, n_models: int, *, judges: tuple[str, ...] = ("j1",),
+                       settings: tuple[str, ...] = ("standalone", "comparative"),
+                       n_instances: int = 4, with_requests: bool = False) -> "SpaceStores":  # fmt: skip
+    """A Space store under ``root`` holding one results file per (model, judge, setting): ``model-000``... with
+    scores spread around the mean, the leaderboard the Space's benchmarks load (500 models: 1,000 rows).
+    ``with_requests``: each model also has its finished request in the queue, as on a Space that judged them."""
+    from rqbench.space.records import SubmissionRequest
+    from rqbench.space.stores import SpaceStores
+
+    stores = SpaceStores.local(root)
+    for m in range(n_models):
+        written = []
+        for judge in judges:
+            for setting in settings:
+                results = make_results(f"model-{m:03d}", judge=judge, setting=setting, n_instances=n_instances,
+                                       bias=(m % 7 - 3) / 5, seed=m)  # fmt: skip
+                written.append(stores.results.put(results))
+        if with_requests:
+            at = results.created_at
+            stores.requests.put(SubmissionRequest(
+                request_id=results.submission_hash.split(":")[-1][:16], user=f"team-{m:03d}",
+                submission_hash=results.submission_hash, metadata=results.submission,
+                submission_file=f"submissions/team-{m:03d}/{m}.jsonl", dataset_repo=results.dataset_repo,
+                dataset_revision=results.dataset_revision, instances=n_instances, status="finished",
+                submitted_at=at, updated_at=at, attempts=1, results_files=written))  # fmt: skip
+    return stores

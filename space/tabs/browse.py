@@ -1,7 +1,8 @@
 """The Browse tab: sub-field, paper and RQ pickers, the background papers, and every judge's scores.
 
 The tab opens on the first RQ; ``?rq_id=`` opens it on that one instead
-(``deep_link``), and the link box shows that address.
+(``deep_link``), and the link box shows that address. An RQ's models and score
+tables are computed once per version of the data (``ViewCache``).
 """
 
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from html import escape
 
 import gradio as gr
 from rqbench.space import browse, html_table
+from rqbench.space.memo import ViewCache
 from rqbench.demo import is_demo_model
 from rqbench.space.tabs.common import banner_update, demo_banner, html_block, section_reader
 
@@ -77,10 +79,14 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
         banner = demo_banner("browse")
         gr.Markdown("One instance: the papers the models read, the question the real paper pursued (the "
                     "author-anchored RQ), and each model's five RQs with every judge's scores and reasons.")  # fmt: skip
+        # The pickers' choices come with the page load and live in the visitor's session, which Gradio may drop
+        # under a crowd (ui.SESSION_CAPACITY); a value from the page is then still taken (the handlers look it up).
         with gr.Row():
-            b_sub = gr.Dropdown(label="Sub-field", choices=[], elem_id="br-subfield", scale=1)
-            b_paper = gr.Dropdown(label="Source paper (arXiv id)", choices=[], elem_id="br-paper", scale=1)
-            b_rq = gr.Dropdown(label="Instance (its author-anchored RQ)", choices=[], elem_id="br-rq", scale=3)
+            b_sub = gr.Dropdown(label="Sub-field", choices=[], elem_id="br-subfield", scale=1, allow_custom_value=True)
+            b_paper = gr.Dropdown(label="Source paper (arXiv id)", choices=[], elem_id="br-paper", scale=1,
+                                  allow_custom_value=True)  # fmt: skip
+            b_rq = gr.Dropdown(label="Instance (its author-anchored RQ)", choices=[], elem_id="br-rq", scale=3,
+                               allow_custom_value=True)  # fmt: skip
         with gr.Row():
             b_gt = gr.Textbox(label="Author-anchored RQ", interactive=False, elem_id="br-gt", scale=3)
             b_link = gr.Textbox(label="Link to this RQ", interactive=False, elem_id="br-link", scale=1)
@@ -101,8 +107,19 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
                         section_reader(pv.sections, key=f"br-{rq_id}-{k}")
 
         gr.Markdown("**Each model's RQs**, the author-anchored RQ (GT) first, with every judge's scores:")
-        b_models = gr.Dropdown(label="Models shown", multiselect=True, choices=[], value=[], elem_id="br-models")
+        b_models = gr.Dropdown(label="Models shown", multiselect=True, choices=[], value=[], elem_id="br-models",
+                               allow_custom_value=True)  # fmt: skip
         b_scores = html_block("br-scores", max_height=100_000)
+
+    per_rq = ViewCache(max_entries=64)
+
+    def models_of(rq_id: str) -> list[str]:
+        version = data.version  # before the data (see the leaderboard tab)
+        return per_rq.get(version, ("models", rq_id), lambda: browse.models_for(data.results, rq_id))
+
+    def scores_of(rq_id: str, models: list[str]) -> str:
+        version = data.version
+        return per_rq.get(version, ("scores", rq_id, tuple(models)), lambda: candidates_html(data, rq_id, models))
 
     def pick_subfield(sub):
         papers = browse.paper_choices(data.index, sub)
@@ -119,15 +136,15 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
         base = ""
         if request is not None:
             base = str(request.request.base_url) if hasattr(request, "request") else ""
-        models = browse.models_for(data.results, rq_id)
+        models = models_of(rq_id)
         shown = models[:MODELS_SHOWN]
         label = f"Models shown ({len(shown)} of {len(models)}; pick others here)" if len(models) > len(shown) else (
             "Models shown")  # fmt: skip
         return (f"{base}?rq_id={rq_id}", ref.gt_text, gr.Dropdown(choices=models, value=shown, label=label),
-                candidates_html(data, rq_id, shown))  # fmt: skip
+                scores_of(rq_id, shown))  # fmt: skip
 
     def pick_models(rq_id, models):
-        return candidates_html(data, rq_id, list(models or []))
+        return scores_of(rq_id or "", list(models or []))
 
     b_sub.input(pick_subfield, b_sub, b_paper).then(pick_paper, b_paper, b_rq)
     b_paper.input(pick_paper, b_paper, b_rq)

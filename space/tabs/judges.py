@@ -14,6 +14,7 @@ import gradio as gr
 from rqbench.evaluate.judge_board_plot import agreement_cost_figure
 from rqbench.evaluate.judge_board_report import COLUMNS, pool_line
 from rqbench.space import html_table, judges_view
+from rqbench.space.memo import ViewCache
 from rqbench.space.safety import redact
 from rqbench.space.tabs.common import banner_update, demo_banner, html_block
 
@@ -76,10 +77,15 @@ def build(data: "SpaceData") -> JudgesTab:
         with gr.Accordion("What each column means", open=False):
             gr.Markdown("\n".join(f"- **{name}**: {what}." for name, what in COLUMNS.items()))
 
+    drawn = ViewCache(max_entries=4)
+
     def opened():
         data.refresh(max_age_s=data.config.reload_after_s)
-        board = JudgesTab(data, banner, table, pool).reloaded()
-        return (*board, agreement_cost_figure(data.board))
+        version, board = data.version, data.board  # the version first (see the leaderboard tab)
+        shown = JudgesTab(data, banner, table, pool).reloaded()
+        return (*shown, drawn.get(version, ("judge-board",), lambda: plot.postprocess(agreement_cost_figure(board))))
 
-    tab.select(opened, None, [banner, table, pool, plot])
+    # drawn in the Plots tab's lane, one at a time: pyplot is not thread-safe (concurrent draws raised
+    # matplotlib's mathtext ParseException under 10 visitors, benchmarks/space_load.py)
+    tab.select(opened, None, [banner, table, pool, plot], concurrency_id="plots", concurrency_limit=1)
     return JudgesTab(data, banner, table, pool)

@@ -4,20 +4,20 @@ The table is one static HTML table (``rqbench.space.html_table``): the headline
 figures by default, each with its CI, more column groups on request, and hover
 text for headers, CIs, empty cells and the combine rule. "Clean only" switches
 every figure to its value over the papers newer than the model's knowledge cutoff.
+Each view is rendered once per version of the data (``ViewCache``) and handed to
+every visitor who asks for it; the CSV link under it is served from memory (``downloads``).
 """
 
-import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import datetime, timezone
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 import pandas as pd
 from rqbench.evaluate.summary import COMBINED
-from rqbench.space import html_table
+from rqbench.space import downloads, html_table
 from rqbench.space import leaderboard as lb
+from rqbench.space.memo import ViewCache
 from rqbench.space.safety import redact
 from rqbench.space.tabs.common import banner_update, demo_banner, html_block
 
@@ -34,7 +34,7 @@ class LeaderboardTab:
     controls: list[Any]
     judges: gr.Dropdown
     table: gr.HTML
-    download: gr.DownloadButton
+    download: gr.HTML
     problems: gr.Textbox
     banner: gr.HTML
     refresh: gr.Button
@@ -46,9 +46,9 @@ class LeaderboardTab:
 
     def reloaded(self, *view: Any) -> tuple:
         """After ``data.refresh()``: the table for the current view, the unreadable files, the judges present."""
-        tbl, csv = self.render(*view)
+        tbl, link = self.render(*view)
         prob = gr.Textbox(value=redact("\n".join(self.data.problems)), visible=bool(self.data.problems))
-        return tbl, csv, prob, gr.Dropdown(choices=self.data.judge_choices()), banner_update(self.data.model_names())
+        return tbl, link, prob, gr.Dropdown(choices=self.data.judge_choices()), banner_update(self.data.model_names())
 
 
 # The column groups a visitor can add to the headline view, with what each holds.
@@ -60,17 +60,12 @@ EXTRA_GROUPS = [
 ]
 
 
+# Views rendered per data version: the default view and the searches a crowd repeats (about 1 MB each at 1,000 rows)
+CACHED_VIEWS = 16
+SEARCH_CUT = f"The search was cut to its first {downloads.MAX_SEARCH_CHARS} characters (model names are shorter)."
 # Which runs the table ranks: full runs (the leaderboard), or trial runs apart (``View.trials``).
 FULL_RUNS = "full runs"
 RUNS = {FULL_RUNS: False, "trial runs": True}
-
-
-def _csv_file(df: pd.DataFrame) -> str:
-    folder = Path(tempfile.gettempdir()) / "rqbench-space"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"leaderboard-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%f}.csv"
-    path.write_bytes(lb.to_csv(df))
-    return str(path)
 
 
 def table_html(table: pd.DataFrame, view: lb.View) -> str:
@@ -119,20 +114,27 @@ def build(data: "SpaceData") -> LeaderboardTab:
                 runs = gr.Radio(label="Runs", choices=list(RUNS), value=FULL_RUNS, elem_id="lb-runs",
                                 info="trial runs judged only the first N instances: never ranked beside full runs")
         table = html_block("leaderboard-table", max_height=640)
-        download = gr.DownloadButton("Download CSV (the rows shown, figures and CIs in separate columns)",
-                                     elem_id="lb-download", size="sm")  # fmt: skip
+        download = gr.HTML(elem_id="lb-download", padding=False)
         problems = gr.Textbox(label="Results files that could not be read", visible=False, interactive=False,
                               elem_id="lb-problems")  # fmt: skip
 
     controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs]
 
+    views: ViewCache[tuple[str, str]] = ViewCache(CACHED_VIEWS)
+
     def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl, run=FULL_RUNS):
-        view = lb.View(search=q or "", judges=tuple(js or ()), settings=tuple(ss or ()), variants=tuple(vs or ()),
+        search, cut = downloads.capped_search(str(q or ""))
+        if cut:
+            gr.Warning(SEARCH_CUT)
+        view = lb.View(search=search, judges=tuple(js or ()), settings=tuple(ss or ()), variants=tuple(vs or ()),
                        model_types=tuple(ts or ()), groups=("model", "headline", *(gs or ())), show_ci=bool(ci),
                        sort_by=None if by in (None, "", "(default)") else by, ascending=bool(asc),
                        clean_only=bool(cl), trials=RUNS.get(run, False))  # fmt: skip
-        shown = lb.render(data.table, replace(view, show_ci=True))
-        return table_html(data.table, view), _csv_file(shown)
+        # the version before the table: refresh() replaces the table first, so a table newer than its key can be
+        # cached (and is recomputed under the next key), never one older
+        version = data.version
+        table = data.table
+        return views.get(version, view, lambda: (table_html(table, view), downloads.link_html(view)))
 
     # .input, not .change: only a visitor's own edits redraw the table (the page load sets choices without it),
     # and while they type only the latest pending redraw runs

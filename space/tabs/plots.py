@@ -1,7 +1,10 @@
 """The Plots tab: novelty against narrowness, and win/tie/lose bars, for one judge.
 
 The figures are drawn when the tab is opened (and when a picker changes), not
-on page load: a visitor who never opens the tab never waits for them.
+on page load: a visitor who never opens the tab never waits for them. Each
+figure is drawn once per version of the data and kept as the image Gradio
+sends (``ViewCache``); drawing runs one at a time (matplotlib's pyplot is not
+thread-safe, and one drawing keeps a core busy).
 """
 
 from dataclasses import dataclass
@@ -10,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 from rqbench.evaluate.summary import COMBINED
 from rqbench.space import plots
+from rqbench.space.memo import ViewCache
 from rqbench.space.tabs.common import banner_update, demo_banner
 
 if TYPE_CHECKING:
@@ -48,7 +52,9 @@ def build(data: "SpaceData") -> PlotsTab:
     with gr.Tab("Plots", id="plots", elem_id="tab-plots") as tab:
         banner = demo_banner("plots")
         with gr.Row():
-            p_judge = gr.Dropdown(label="Judge", choices=[COMBINED], value=COMBINED, elem_id="pl-judge")
+            # its choices come with the page load, in the visitor's session (see the Browse tab's pickers)
+            p_judge = gr.Dropdown(label="Judge", choices=[COMBINED], value=COMBINED, elem_id="pl-judge",
+                                  allow_custom_value=True)  # fmt: skip
             p_setting = gr.Dropdown(label="Setting (bars)", choices=["standalone", "comparative"], value="standalone",
                                     elem_id="pl-setting")  # fmt: skip
             p_dim = gr.Dropdown(label="Dimension (bars)", value="non_obviousness", choices=DIMENSIONS,
@@ -56,19 +62,30 @@ def build(data: "SpaceData") -> PlotsTab:
         p_scatter = gr.Plot(label="Novelty against narrowness (standalone)", elem_id="pl-scatter")
         p_bars = gr.Plot(label="Win / tie / lose against the author-anchored RQ", elem_id="pl-bars")
 
+    drawn = ViewCache(max_entries=32)
+
+    def image(plot: gr.Plot, key: tuple, draw):
+        """The figure as the image Gradio sends (``Plot.postprocess`` also closes it), drawn once per version."""
+        version, rows = data.version, data.rows  # the version first (see the leaderboard tab)
+        return drawn.get(version, key, lambda: plot.postprocess(draw(rows)))
+
     def draw_scatter(judge):
-        return plots.novelty_vs_narrowness(data.rows, judge=judge or COMBINED)
+        judge = judge or COMBINED
+        return image(p_scatter, ("scatter", judge), lambda rows: plots.novelty_vs_narrowness(rows, judge=judge))
 
     def draw_bars(judge, setting, dim):
-        return plots.verdict_bars(data.rows, judge=judge or COMBINED, setting=setting, dimension=dim)
+        judge = judge or COMBINED
+        return image(p_bars, ("bars", judge, setting, dim),
+                     lambda rows: plots.verdict_bars(rows, judge=judge, setting=setting, dimension=dim))  # fmt: skip
 
     def draw_both(judge, setting, dim):
         return draw_scatter(judge), draw_bars(judge, setting, dim)
 
     pickers = [p_judge, p_setting, p_dim]
-    tab.select(draw_both, pickers, [p_scatter, p_bars])
+    one_at_a_time = {"concurrency_id": "plots", "concurrency_limit": 1}
+    tab.select(draw_both, pickers, [p_scatter, p_bars], **one_at_a_time)
     # .input: the page load's new judge choices draw nothing; only a visitor's pick does
-    p_judge.input(draw_both, pickers, [p_scatter, p_bars], trigger_mode="always_last")
-    p_setting.input(draw_bars, pickers, p_bars, trigger_mode="always_last")
-    p_dim.input(draw_bars, pickers, p_bars, trigger_mode="always_last")
+    p_judge.input(draw_both, pickers, [p_scatter, p_bars], trigger_mode="always_last", **one_at_a_time)
+    p_setting.input(draw_bars, pickers, p_bars, trigger_mode="always_last", **one_at_a_time)
+    p_dim.input(draw_bars, pickers, p_bars, trigger_mode="always_last", **one_at_a_time)
     return PlotsTab(data, p_judge, banner, p_scatter, p_bars)

@@ -13,11 +13,14 @@ error that would break the event stream. One validation runs at a time.
 """
 
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import gradio as gr
 import pandas as pd
+from gradio.utils import get_upload_folder
 from rqbench.space.safety import printable, redact
 from rqbench.space.submit import (
     PARTIAL_BOX,
@@ -26,11 +29,12 @@ from rqbench.space.submit import (
     SubmitOutcome,
     Submitter,
     account_created_at,
-    requests_table,
+    requests_rows as public_rows,
 )
 from rqbench.space.tabs.common import demo_banner, identity
 
 if TYPE_CHECKING:
+    from rqbench.space.records import SubmissionRequest
     from rqbench.space.ui import SpaceConfig
 
 log = logging.getLogger(__name__)
@@ -53,15 +57,33 @@ def identity_note(config: "SpaceConfig") -> str:
             "ownership hold per typed name, and typing another name gets around both.")
 
 
-def queue_rows(config: "SpaceConfig") -> pd.DataFrame:
-    """Every readable request in the store with its status and failure or review reason (never a contact);
-    an unreadable request file is named on the About tab, and a store outage leaves the queue empty."""
+def queue_rows(read: "Callable[[], list[SubmissionRequest]]") -> pd.DataFrame:
+    """Every readable request ``read`` gives (the store now, or as the page load last read it) with its status
+    and failure or review reason (never a contact); an unreadable request file is named on the About tab, and a
+    store outage leaves the queue empty."""
     try:
-        rows = requests_table(config.stores)
+        rows = public_rows(read())
     except Exception as exc:  # the rest of the page (and the submit reply) must still be sent
         log.warning("the request queue cannot be read: %s", redact(str(exc)))
         rows = []
     return pd.DataFrame(rows, columns=REQUEST_COLUMNS)
+
+
+def discard_uploads(paths: Iterable[str] | None, upload_folder: str | Path | None = None) -> None:
+    """Delete the uploaded files once they are stored in the private store: Gradio keeps every upload until its
+    cache is swept. A refused upload is kept, since the page still lists it for a retry (with "Allow a partial
+    submission" ticked, say); the sweep removes it. Only files inside Gradio's upload folder are touched."""
+    folder = Path(upload_folder or get_upload_folder()).resolve()
+    for p in paths or ():
+        path = Path(p).resolve()
+        if folder not in path.parents:
+            continue
+        try:
+            path.unlink(missing_ok=True)
+            if path.parent != folder:
+                path.parent.rmdir()  # Gradio's folder for this one upload, when nothing else is in it
+        except OSError as exc:  # not empty, or already swept: the cache sweep (ui.DELETE_CACHE) gets the rest
+            log.debug("upload %s not removed: %s", path, exc)
 
 
 def build(config: "SpaceConfig") -> SubmitTab:
@@ -106,6 +128,13 @@ def build(config: "SpaceConfig") -> SubmitTab:
         return text, requests_rows(), SubmitOutcome(False, [text]).summary()
 
     def do_submit(paths, name, allow_partial, profile: gr.OAuthProfile | None):
+        reply = checked(paths, name, allow_partial, profile)
+        if reply[2].get("accepted"):
+            discard_uploads(paths)  # stored in the private store; a refused upload stays for the retry (the box
+            # ticked, say) until the cache sweep (ui.DELETE_CACHE) removes it
+        return reply
+
+    def checked(paths, name, allow_partial, profile):
         if flow is None:
             return closed("No benchmark is loaded; submissions are closed.")
         user, problem = identity(config, profile, name)
@@ -130,7 +159,7 @@ def build(config: "SpaceConfig") -> SubmitTab:
         return summary["message"], requests_rows(), summary
 
     def requests_rows():
-        return queue_rows(config)
+        return queue_rows(config.stores.requests.all)
 
     submit_btn.click(do_submit, [upload, sub_name, partial], [submit_out, req_table, outcome], concurrency_limit=1,
                      api_name="submit")  # fmt: skip

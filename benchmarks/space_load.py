@@ -1,0 +1,651 @@
+"""The Space under a crowd: simulated visitors on loopback, against a static file server in the same run.
+
+The Space is the real ``rqbench space`` process on a store of 1,000 leaderboard rows (500 synthetic
+models x 2 settings, one judge, through the real results store: ``fill_results_store``) and the 500
+finished requests behind them (the Submit tab's queue, which every page load lists), with its own
+temporary and upload folders so that every file it writes is counted. Visitors speak Gradio's queue
+API over plain HTTP, as the page does (``POST /gradio_api/queue/join``, then the session's event
+stream ``GET /gradio_api/queue/data``); each visit is what a person does:
+
+- ``page``: ``GET /`` (the page and its config, the Expert study tab included: it has no event of its own);
+- ``page_load``: the page's load events (the page-load handler and the renders the page fires with it);
+- ``browse``: an RQ picked on the Browse tab (the RQ picker's change events), the opening RQ then another
+  of the same paper (the picker's choices);
+- ``filter``: two model searches typed into the leaderboard (the search box's input event);
+- ``plots``: the Plots tab opened (its select event draws both figures for the combined judge);
+- ``judges``: the Judges tab opened, where the page has one.
+
+The baseline is a static file server (starlette ``StaticFiles`` on uvicorn, the server Gradio runs on)
+holding, for each action, the very bytes the Space answered in a calibration visit; the same number of
+visitors fetch them with the same pauses. Ratios are Space over static, per action, at the same
+number of visitors, measured one right after the other.
+
+Then, on the same Space: the soak (visits until 10,000 requests in all, the Space's RSS taken along
+the way), hostile requests (searches of 100,000, 700,000 and 4 Mi characters; a burst of 2 MB uploads
+and one over the cap), and
+the files its temporary and upload folders gained. One request is one action above (one GET, or one
+queue event and its stream). Every phase stops at its request budget or its time limit, whichever
+comes first, and the whole run at ``--max-seconds``.
+
+Run: ``.venv/bin/python benchmarks/space_load.py`` (about 15-30 minutes on a busy 2-core machine);
+``--smoke`` checks the script on a tiny store in a minute or two (its figures mean nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from rqbench.testing.synthetic import fill_results_store, instance_ids
+
+ACTIONS = ("page", "page_load", "browse", "filter", "plots", "judges")
+N_INSTANCES = 4  # per results file (fill_results_store's default)
+JOIN = "/gradio_api/queue/join"
+STREAM = "/gradio_api/queue/data"
+UPLOAD = "/gradio_api/upload"
+
+
+# --------------------------------------------------------------------------
+# the two servers
+# --------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve_static(folder: Path, port: int) -> None:
+    """The baseline: a folder of files, served by starlette on uvicorn (what Gradio itself runs on)."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    app = Starlette(routes=[Mount("/", app=StaticFiles(directory=folder))])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+@dataclass
+class Server:
+    name: str
+    url: str
+    proc: subprocess.Popen
+
+    def rss_mb(self) -> float:
+        """The server's resident memory (VmRSS), in MB."""
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError(f"{self.name}: no VmRSS for pid {self.proc.pid}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start(name: str, cmd: list[str], port: int, env: dict[str, str], log: Path, ready_s: float,
+          ready_path: str = "/") -> Server:  # fmt: skip
+    """Start a server process and wait until ``GET ready_path`` answers 200."""
+    proc = subprocess.Popen(cmd, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + ready_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"{name} exited with {proc.returncode}; its log: {log}\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(url + ready_path, timeout=5).status_code == 200:
+                return Server(name, url, proc)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    proc.kill()
+    raise SystemExit(f"{name} did not answer on {url} within {ready_s:.0f}s; its log: {log}")
+
+
+def folder_usage(*folders: Path) -> tuple[int, int]:
+    """(files, bytes) under the folders."""
+    files = size = 0
+    for folder in folders:
+        for dirpath, _, names in os.walk(folder):
+            for n in names:
+                try:
+                    size += os.lstat(os.path.join(dirpath, n)).st_size
+                    files += 1
+                except FileNotFoundError:
+                    continue
+    return files, size
+
+
+# --------------------------------------------------------------------------
+# what a visitor sends: the page's events, read from its config
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Event:
+    fn_index: int
+    trigger_id: int | None
+    inputs: tuple[int, ...]
+
+
+@dataclass
+class Plan:
+    """The page's events a visitor fires, by action, and each component's starting value."""
+
+    values: dict[int, Any]
+    events: dict[str, list[Event]]
+    search_id: int
+    rq_ids: list[str]
+
+    @classmethod
+    def from_config(cls, config: dict, rq_ids: list[str]) -> Plan:
+        comps = {c["id"]: c for c in config["components"]}
+        by_elem = {c.get("props", {}).get("elem_id"): c["id"] for c in comps.values() if c.get("props")}
+        values = {cid: c.get("props", {}).get("value") for cid, c in comps.items()}
+
+        def triggered(elem_id: str | None, event: str) -> list[Event]:
+            target = by_elem.get(elem_id) if elem_id else None
+            found = []
+            for dep in config["dependencies"]:
+                for tid, name in dep["targets"]:
+                    if name == event and (elem_id is None or tid == target):
+                        found.append(Event(dep["id"], tid, tuple(dep["inputs"])))
+                        break
+            return found
+
+        events = {
+            "page_load": triggered(None, "load"),
+            "browse": triggered("br-rq", "change"),
+            "filter": triggered("lb-search", "input"),
+            "plots": triggered("tab-plots", "select"),
+            "judges": triggered("tab-judges", "select"),
+        }
+        missing = [a for a in ("page_load", "browse", "filter", "plots") if not events[a]]
+        if missing:
+            raise SystemExit(f"the page has no event for {', '.join(missing)}: the benchmark needs updating")
+        return cls(values, events, by_elem["lb-search"], rq_ids)
+
+    def data(self, event: Event, overrides: dict[int, Any]) -> list[Any]:
+        return [overrides.get(i, self.values.get(i)) for i in event.inputs]
+
+
+# --------------------------------------------------------------------------
+# measurements
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """Latencies (seconds) and errors per action, and how many requests were made."""
+
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    requests: int = 0
+
+    def add(self, action: str, seconds: float, error: str | None) -> None:
+        self.requests += 1
+        if error is None:
+            self.latencies[action].append(seconds)
+        else:
+            self.errors[action].append(error)
+
+    def n_errors(self) -> int:
+        return sum(len(v) for v in self.errors.values())
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100); NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[k]
+
+
+def ms(seconds: float) -> str:
+    return "-" if seconds != seconds else f"{seconds * 1000:.0f}"
+
+
+# --------------------------------------------------------------------------
+# visitors
+# --------------------------------------------------------------------------
+
+
+class SpaceVisitor:
+    """One person's visit to the Space over Gradio's queue API (a new session per visit)."""
+
+    def __init__(self, client: httpx.AsyncClient, base: str, plan: Plan, timeout_s: float):
+        self.client, self.base, self.plan, self.timeout_s = client, base, plan, timeout_s
+        self.session = ""
+        self.captured: dict[str, bytes] = {}
+
+    def new_session(self) -> None:
+        self.session = "".join(random.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=11))
+
+    async def page(self) -> bytes:
+        r = await self.client.get(self.base + "/", timeout=self.timeout_s)
+        r.raise_for_status()
+        return r.content
+
+    async def events(self, action: str, overrides: dict[int, Any] | None = None,
+                     events: list[Event] | None = None) -> bytes:  # fmt: skip
+        """Join the action's events, then read the session's stream until each has completed."""
+        pending: set[str] = set()
+        for ev in events if events is not None else self.plan.events[action]:
+            body = {"data": self.plan.data(ev, overrides or {}), "event_data": None, "fn_index": ev.fn_index,
+                    "trigger_id": ev.trigger_id, "session_hash": self.session}  # fmt: skip
+            r = await self.client.post(self.base + JOIN, json=body, timeout=self.timeout_s)
+            if r.status_code != 200:
+                raise RuntimeError(f"join HTTP {r.status_code}: {r.text[:160]}")
+            pending.add(r.json()["event_id"])
+        received = bytearray()
+        failures = []
+        url = f"{self.base}{STREAM}?session_hash={self.session}"
+        async with self.client.stream("GET", url, timeout=self.timeout_s) as r:
+            if r.status_code != 200:
+                raise RuntimeError(f"stream HTTP {r.status_code}")
+            async for line in r.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                received += line.encode() + b"\n"
+                msg = json.loads(line[5:])
+                kind = msg.get("msg")
+                if kind == "process_completed":
+                    pending.discard(msg.get("event_id"))
+                    if not msg.get("success"):
+                        failures.append(str(msg.get("output", {}).get("error") or msg.get("title") or "error")[:160])
+                elif kind == "unexpected_error":
+                    failures.append(f"unexpected error: {msg.get('message')}"[:160])
+                    break
+                if not pending or kind == "close_stream":
+                    break
+        if failures:
+            raise RuntimeError("; ".join(failures))
+        if pending:
+            raise RuntimeError(f"the stream closed with {len(pending)} event(s) unanswered")
+        return bytes(received)
+
+    async def act(self, action: str, tally: Tally, **kw: Any) -> bytes | None:
+        t = time.perf_counter()
+        try:
+            out = await asyncio.wait_for(self._act(action, **kw), self.timeout_s)
+        except Exception as exc:  # a failed action is what the benchmark counts: keep going, say what it was
+            tally.add(action, time.perf_counter() - t, f"{type(exc).__name__}: {exc}"[:200] or type(exc).__name__)
+            return None
+        tally.add(action, time.perf_counter() - t, None)
+        return out
+
+    async def _act(self, action: str, search: str = "", rq_id: str = "") -> bytes:
+        if action == "page":
+            return await self.page()
+        if action == "filter":
+            return await self.events("filter", {self.plan.search_id: search})
+        if action == "browse":
+            return await self.events("browse", {ev.inputs[0]: rq_id for ev in self.plan.events["browse"]})
+        return await self.events(action)
+
+
+class StaticVisitor:
+    """The same visit against the static server: each action fetches the bytes the Space answered."""
+
+    def __init__(self, client: httpx.AsyncClient, base: str, timeout_s: float):
+        self.client, self.base, self.timeout_s = client, base, timeout_s
+
+    def new_session(self) -> None:
+        pass
+
+    async def act(self, action: str, tally: Tally, **_: Any) -> bytes | None:
+        t = time.perf_counter()
+        try:
+            r = await self.client.get(f"{self.base}/{action}.txt", timeout=self.timeout_s)
+            r.raise_for_status()
+        except Exception as exc:
+            tally.add(action, time.perf_counter() - t, f"{type(exc).__name__}: {exc}"[:200])
+            return None
+        tally.add(action, time.perf_counter() - t, None)
+        return r.content
+
+
+def visit_script(plan: Plan, rng: random.Random, n_models: int) -> list[tuple[str, dict[str, str]]]:
+    """One visit: the page, its load events, the opening RQ, two searches, another RQ, the plots, the judges."""
+    steps: list[tuple[str, dict[str, str]]] = [("page", {}), ("page_load", {}), ("browse", {"rq_id": plan.rq_ids[0]})]
+    for _ in range(2):
+        steps.append(("filter", {"search": f"model-{rng.randrange(n_models):03d}"[: rng.choice((7, 8, 9))]}))
+    steps.append(("browse", {"rq_id": rng.choice(plan.rq_ids)}))
+    steps.append(("plots", {}))
+    if plan.events["judges"]:
+        steps.append(("judges", {}))
+    return steps
+
+
+async def crowd(make_visitor: Callable[[], Any], plan: Plan, *, visitors: int, budget: int, think_s: float,
+                deadline: float, n_models: int, seed: int, on_request: Callable[[int], None] | None = None) -> Tally:  # fmt: skip
+    """``visitors`` people visiting at once (arrivals spread over a second), each visit after visit, pausing
+    about ``think_s`` between actions, until ``budget`` requests are made or the deadline passes."""
+    tally = Tally()
+
+    async def person(k: int) -> None:
+        rng = random.Random(f"{seed}:{k}")
+        await asyncio.sleep(rng.random())
+        visitor = make_visitor()
+        while tally.requests < budget and time.monotonic() < deadline:
+            visitor.new_session()
+            for action, kw in visit_script(plan, rng, n_models):
+                if tally.requests >= budget or time.monotonic() >= deadline:
+                    return
+                await visitor.act(action, tally, **kw)
+                if on_request is not None:
+                    on_request(tally.requests)
+                if think_s:
+                    await asyncio.sleep(rng.expovariate(1 / think_s))
+
+    await asyncio.gather(*(person(k) for k in range(visitors)))
+    return tally
+
+
+def client_for(visitors: int) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=2 * visitors + 8, max_keepalive_connections=2 * visitors + 8)
+    return httpx.AsyncClient(limits=limits, timeout=60)
+
+
+# --------------------------------------------------------------------------
+# the run
+# --------------------------------------------------------------------------
+
+
+def print_phase(n: int, space: Tally, static: Tally, seconds: float) -> dict[str, float]:
+    """The per-action table for one crowd size; returns the p50 ratios."""
+    print(f"\n{n} visitors: {space.requests} requests to the Space in {seconds:.0f}s, {space.n_errors()} errors; "
+          f"{static.requests} to the static server, {static.n_errors()} errors")  # fmt: skip
+    print(f"  {'action':<10} {'n':>5} {'err':>4} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} | {'static p50':>10} "
+          f"{'p95':>6} | {'p50 ratio':>9} {'p95 ratio':>9}")  # fmt: skip
+    ratios = {}
+    for action in ACTIONS:
+        lat, base = space.latencies.get(action, []), static.latencies.get(action, [])
+        errs = space.errors.get(action, [])
+        if not lat and not errs:
+            continue
+        p50, p95, p99 = (percentile(lat, q) for q in (50, 95, 99))
+        b50, b95 = percentile(base, 50), percentile(base, 95)
+        r50 = p50 / b50 if base and lat else float("nan")
+        r95 = p95 / b95 if base and lat else float("nan")
+        ratios[action] = r50
+        print(f"  {action:<10} {len(lat):>5} {len(errs):>4} {ms(p50):>8} {ms(p95):>8} {ms(p99):>8} | {ms(b50):>10} "
+              f"{ms(b95):>6} | {r50:>8.1f}x {r95:>8.1f}x")  # fmt: skip
+    for action, errs in space.errors.items():
+        print(f"  errors in {action}: {len(errs)}, e.g. {errs[0]}")
+    return ratios
+
+
+async def calibrate(space: Server, plan: Plan, static_dir: Path, timeout_s: float) -> dict[str, int]:
+    """One visit by one visitor: the Space computes its tables, and each action's answer becomes a static file."""
+    async with client_for(1) as client:
+        v = SpaceVisitor(client, space.url, plan, timeout_s)
+        v.new_session()
+        tally = Tally()
+        sizes = {}
+        for action, kw in (("page", {}), ("page_load", {}), ("browse", {"rq_id": plan.rq_ids[0]}),
+                           ("filter", {"search": "model-00"}), ("plots", {}), ("judges", {})):  # fmt: skip
+            if action == "judges" and not plan.events["judges"]:
+                continue
+            out = await v.act(action, tally, **kw)
+            if out is None:
+                raise SystemExit(f"the calibration visit failed at {action}: {tally.errors[action][0]}")
+            (static_dir / f"{action}.txt").write_bytes(out)
+            sizes[action] = len(out)
+    return sizes
+
+
+# how httpx names a request the server answered and closed before the body was sent
+CUT_OFF = ("ReadError", "WriteError", "RemoteProtocolError")
+
+
+async def status_of_headers(base: str, path: str, length: int, *, multipart: bool = False) -> str:
+    """The status a server answers to a POST's headers alone (declaring ``length`` bytes), before any body."""
+    url = httpx.URL(base)
+    kind = "multipart/form-data; boundary=x" if multipart else "application/json"
+    reader, writer = await asyncio.open_connection(url.host, url.port)
+    try:
+        writer.write(f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: {kind}\r\n"
+                     f"Content-Length: {length}\r\n\r\n".encode())  # fmt: skip
+        await writer.drain()
+        line = await asyncio.wait_for(reader.readline(), 10)
+        return line.decode().split(" ")[1] if line else "none (closed)"
+    except asyncio.TimeoutError:
+        return "none within 10 s (the body was awaited)"
+    finally:
+        writer.close()
+
+
+async def hostile(space: Server, plan: Plan, uploads_dir: Path, *, searches: int, uploads: int,
+                  upload_bytes: int, cap_bytes: int, timeout_s: float) -> None:  # fmt: skip
+    """Long search strings (RSS after each), then a burst of uploads and one over the cap (files left)."""
+    print("\nhostile requests")
+    async with client_for(2) as client:
+        for size in (100_000, 700_000, 4 * 1024 * 1024):
+            before = space.rss_mb()
+            outcomes: dict[str, int] = defaultdict(int)
+            for k in range(searches):
+                v = SpaceVisitor(client, space.url, plan, timeout_s)
+                v.new_session()
+                tally = Tally()
+                out = await v.act("filter", tally, search="model-" + "x" * size)
+                error = tally.errors["filter"][0] if out is None else ""
+                refused = re.search(r"join HTTP (\d+)", error)
+                if out is not None:
+                    warned = b'"level":"warning"' in out or b'"level": "warning"' in out
+                    outcomes["answered, with a warning" if warned else "answered"] += 1
+                elif refused:
+                    outcomes[f"refused: HTTP {refused.group(1)}"] += 1
+                elif error.startswith(CUT_OFF):
+                    # refused before its body was read: ask again with the headers alone to read the status
+                    outcomes[f"refused: HTTP {await status_of_headers(space.url, JOIN, size)}"] += 1
+                else:
+                    outcomes[error[:90]] += 1
+            grown = (space.rss_mb() - before) / max(searches, 1)
+            said = "; ".join(f"{n}x {what}" for what, n in outcomes.items())
+            print(f"  search of {size:,} characters x{searches}: {said}; Space RSS {grown:+.1f} MB per request")
+        before_files = folder_usage(uploads_dir)[0]
+        statuses: dict[str, int] = defaultdict(int)
+        t = time.perf_counter()
+        blob = os.urandom(upload_bytes)
+        for k in range(uploads):
+            try:
+                r = await client.post(space.url + UPLOAD, files={"files": (f"burst-{k}.jsonl", blob)},
+                                      timeout=timeout_s)  # fmt: skip
+                statuses[str(r.status_code)] += 1
+            except httpx.TransportError as exc:  # answered and closed before the body was sent: read the status
+                if not type(exc).__name__.startswith(CUT_OFF):
+                    raise
+                statuses[await status_of_headers(space.url, UPLOAD, upload_bytes, multipart=True)] += 1
+        took = time.perf_counter() - t
+        kept = folder_usage(uploads_dir)[0] - before_files
+        said = ", ".join(f"{n}x HTTP {code}" for code, n in sorted(statuses.items()))
+        print(f"  {uploads} uploads of {upload_bytes / 1e6:.1f} MB in {took:.1f}s from one client: {said}; "
+              f"{kept} file(s) left in the upload folder (uploaded, never submitted)")  # fmt: skip
+        before_files = folder_usage(uploads_dir)[0]
+        r = await client.post(space.url + UPLOAD + "?upload_id=over",
+                              files={"files": ("over.jsonl", os.urandom(cap_bytes + 20_000))}, timeout=timeout_s)  # fmt: skip
+        kept = folder_usage(uploads_dir)[0] - before_files
+        print(f"  one upload 20 KB over the {cap_bytes / 2**20:.0f} MB cap: HTTP {r.status_code}; {kept} file(s) left")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true",
+                    help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")  # fmt: skip
+    ap.add_argument("--visitors", default="10,50,100,300", help="crowd sizes, comma-separated (default 10,50,100,300)")
+    ap.add_argument("--budget", type=int, default=1500, help="requests per crowd size (at least 8 per visitor)")
+    ap.add_argument("--soak", type=int, default=10_000, help="requests in all before the last RSS reading")
+    ap.add_argument("--soak-visitors", type=int, default=50)
+    ap.add_argument("--think", type=float, default=0.5, help="mean pause between a visitor's actions, seconds")
+    ap.add_argument("--models", type=int, default=500, help="synthetic models (x2 settings = leaderboard rows)")
+    ap.add_argument("--phase-seconds", type=float, default=300, help="time limit of each phase")
+    ap.add_argument("--max-seconds", type=float, default=2400, help="time limit of the whole run")
+    ap.add_argument("--timeout", type=float, default=60, help="a request unanswered this long is an error")
+    ap.add_argument("--serve-static", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.serve_static is not None:
+        serve_static(args.serve_static, args.port)
+        return
+    sys.stdout.reconfigure(line_buffering=True)  # each phase's lines as it ends, also into a file
+    if args.smoke:
+        args.visitors, args.budget, args.soak, args.soak_visitors, args.models = "3", 30, 80, 3, 20
+        args.think, args.phase_seconds = 0.05, 120
+    crowds = [int(x) for x in args.visitors.split(",") if x.strip()]
+    run_started = time.monotonic()
+    deadline = run_started + args.max_seconds
+    uptime = Path("/proc/loadavg").read_text().split()[:3]
+    print(f"machine: {os.cpu_count()} cores, load average {' '.join(uptime)} (1, 5, 15 min) at the start")
+
+    run = Path(tempfile.mkdtemp(prefix="rqb-space-load-"))
+    (run / "space-tmp").mkdir()
+    (run / "static").mkdir()
+    t = time.perf_counter()
+    fill_results_store(run / "store", args.models, with_requests=True)
+    print(f"store: {args.models * 2} results files ({args.models} models x 2 settings, one judge) and "
+          f"{args.models} finished requests in {time.perf_counter() - t:.0f}s")  # fmt: skip
+
+    env = {**os.environ, "TMPDIR": str(run / "space-tmp"), "GRADIO_TEMP_DIR": str(run / "gradio"),
+           "RQB_HOME": str(run / "home"), "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}  # fmt: skip
+    env.pop("SPACE_ID", None)
+    watched = (run / "space-tmp", run / "gradio")
+    space_port, static_port = free_port(), free_port()
+    space = start("the Space", [sys.executable, "-m", "rqbench", "space", "--store", str(run / "store"), "--port",
+                                str(space_port)], space_port, env, run / "space.log", 300)  # fmt: skip
+    static = None
+    try:
+        config = httpx.get(space.url + "/config", timeout=60).json()
+        ids = instance_ids(N_INSTANCES)  # the Browse tab opens on the first paper; its RQs are the RQ picker's choices
+        plan = Plan.from_config(config, [r for r, arxiv_id, _ in ids if arxiv_id == ids[0][1]])
+        rss_start = space.rss_mb()
+        t = time.perf_counter()
+        sizes = asyncio.run(calibrate(space, plan, run / "static", args.timeout))
+        print(f"calibration visit (the Space reads and summarises the store): {time.perf_counter() - t:.1f}s; "
+              + ", ".join(f"{a} {n / 1e3:.0f} kB" for a, n in sizes.items()))  # fmt: skip
+        if not plan.events["judges"]:
+            print("judges: this page has no Judges tab, so visits skip it")
+        static = start("the static server", [sys.executable, __file__, "--serve-static", str(run / "static"),
+                                             "--port", str(static_port)], static_port, env, run / "static.log", 60,
+                       ready_path="/page.txt")  # fmt: skip
+        files0, bytes0 = folder_usage(*watched)
+        rss_warm = space.rss_mb()
+        print(f"Space RSS {rss_start:.0f} MB at start, {rss_warm:.0f} MB after the calibration visit; "
+              f"its temporary folders hold {files0} files")  # fmt: skip
+
+        total = 0
+        p50_ratios: dict[int, dict[str, float]] = {}
+        errors: dict[int, int] = {}
+        filter_p95: dict[int, float] = {}
+        rss_log: list[tuple[int, float]] = [(0, rss_warm)]
+        for n in crowds:
+            budget = max(args.budget, 8 * n)
+            phase_deadline = min(deadline, time.monotonic() + args.phase_seconds)
+            t = time.monotonic()
+
+            async def both(n=n, budget=budget, phase_deadline=phase_deadline):
+                async with client_for(n) as client:
+                    sp = await crowd(lambda: SpaceVisitor(client, space.url, plan, args.timeout), plan, visitors=n,
+                                     budget=budget, think_s=args.think, deadline=phase_deadline, n_models=args.models,
+                                     seed=n)  # fmt: skip
+                took = time.monotonic() - t
+                st_deadline = min(deadline, time.monotonic() + args.phase_seconds)
+                async with client_for(n) as client:
+                    st = await crowd(lambda: StaticVisitor(client, static.url, args.timeout), plan, visitors=n,
+                                     budget=budget, think_s=args.think, deadline=st_deadline, n_models=args.models,
+                                     seed=n)  # fmt: skip
+                return sp, st, took
+
+            sp, st, took = asyncio.run(both())
+            total += sp.requests
+            p50_ratios[n] = print_phase(n, sp, st, took)
+            errors[n] = sp.n_errors()
+            filter_p95[n] = percentile(sp.latencies.get("filter", []), 95)
+            rss_log.append((total, space.rss_mb()))
+            print(f"  Space RSS after {total} requests: {rss_log[-1][1]:.0f} MB")
+            if time.monotonic() >= deadline:
+                print("the run's time limit is reached: later crowd sizes are skipped")
+                break
+
+        if total < args.soak and time.monotonic() < deadline:
+            step = max(1, (args.soak - total) // 5)
+            marks = {total + step * k for k in range(1, 6)}
+
+            def note_rss(done: int, base: int = total) -> None:
+                if base + done in marks:
+                    rss_log.append((base + done, space.rss_mb()))
+
+            async def soak():
+                async with client_for(args.soak_visitors) as client:
+                    return await crowd(lambda: SpaceVisitor(client, space.url, plan, args.timeout), plan,
+                                       visitors=args.soak_visitors, budget=args.soak - total, think_s=args.think,
+                                       deadline=deadline, n_models=args.models, seed=7, on_request=note_rss)  # fmt: skip
+
+            t = time.monotonic()
+            tally = asyncio.run(soak())
+            total += tally.requests
+            rss_log.append((total, space.rss_mb()))
+            print(f"\nsoak: {tally.requests} requests by {args.soak_visitors} visitors in {time.monotonic() - t:.0f}s, "
+                  f"{tally.n_errors()} errors")  # fmt: skip
+        files1, bytes1 = folder_usage(*watched)
+        print("Space RSS (MB) by requests served: " + ", ".join(f"{n}: {mb:.0f}" for n, mb in sorted(set(rss_log))))
+        half = [mb for n, mb in rss_log if n >= total / 2]
+        print(f"Space RSS: {rss_warm:.0f} MB after warm-up, {rss_log[-1][1]:.0f} MB after {total} requests "
+              f"({rss_log[-1][1] - rss_warm:+.0f} MB; {half[-1] - half[0]:+.0f} MB over the second half)")  # fmt: skip
+        print(f"disk: the Space's temporary and upload folders gained {files1 - files0} files "
+              f"({(bytes1 - bytes0) / 1e6:+.1f} MB) over {total} requests")  # fmt: skip
+
+        cap = 8 * 1024 * 1024
+        asyncio.run(hostile(space, plan, run / "gradio", searches=1 if args.smoke else 3,
+                            uploads=3 if args.smoke else 20, upload_bytes=100_000 if args.smoke else 2_000_000,
+                            cap_bytes=cap, timeout_s=args.timeout))  # fmt: skip
+        files2, bytes2 = folder_usage(*watched)
+        print(f"disk after the hostile requests: {files2 - files0} files ({(bytes2 - bytes0) / 1e6:+.1f} MB) "
+              f"more than before the crowds")  # fmt: skip
+
+        print("\ngoals")
+        for n in crowds:
+            if n in errors and n >= 100:
+                print(f"  no error at {n} visitors: {'met' if errors[n] == 0 else 'NOT met'} ({errors[n]} errors)")
+        for n, p95 in filter_p95.items():
+            print(f"  p95 of a filter change within 2 s at {n} visitors: {'met' if p95 <= 2 else 'NOT met'} "
+                  f"({p95:.2f}s)")  # fmt: skip
+        for n, ratios in p50_ratios.items():
+            r = ratios.get("page_load", float("nan"))
+            print(f"  page_load p50 within 5x the static server at {n} visitors: {'met' if r <= 5 else 'NOT met'} "
+                  f"({r:.1f}x)")  # fmt: skip
+        load = Path("/proc/loadavg").read_text().split()[:3]
+        print(f"machine: load average {' '.join(load)} at the end; the run took {time.monotonic() - run_started:.0f}s")
+    finally:
+        space.stop()
+        if static is not None:
+            static.stop()
+        shutil.rmtree(run, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,436 @@
+"""What keeps the Space steady under a crowd (issue 24, item 1), as behaviour, never timed:
+computed views cached per version of the data and recomputed when the store changes, a page load
+that looks at the stores at most every few seconds, long search strings cut with a message, the
+CSV download served from memory (no file per render), uploads deleted once submitted, and, on a
+launched app, bounded session state and no file written by page loads and filter changes.
+
+The figures (latency against a static server, RSS, files written) come from
+``benchmarks/space_load.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import httpx
+import pytest
+from rqbench.space import downloads
+from rqbench.space import leaderboard as lb
+from rqbench.space.memo import Recent, ViewCache
+from rqbench.space.stores import SpaceStores
+from rqbench.space.ui import SpaceConfig, SpaceData, build_app
+
+from rqbench.testing.synthetic import make_results
+
+
+def page_fn(demo, name: str):
+    return next(f for f in demo.fns.values() if f.name == name)
+
+
+def load_page(demo) -> tuple:
+    load = page_fn(demo, "page_load")
+    return load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={}))
+
+
+def render(demo, search: str = "", **_) -> tuple[str, str]:
+    fn = page_fn(demo, "render_table")
+    values = [b.value for b in fn.inputs]
+    values[0] = search
+    return fn.fn(*values)
+
+
+@pytest.fixture
+def stores(tmp_path) -> SpaceStores:
+    stores = SpaceStores.local(tmp_path / "store")
+    for model in ("model-a", "model-b"):
+        stores.results.put(make_results(model, n_instances=2))
+    return stores
+
+
+# --------------------------------------------------------------------------
+# the caches
+# --------------------------------------------------------------------------
+
+
+def test_a_view_is_computed_once_per_version_even_when_a_crowd_asks_at_once():
+    cache: ViewCache[str] = ViewCache(max_entries=4)
+    calls = []
+    gate = threading.Event()
+
+    def compute():
+        calls.append(1)
+        gate.wait(5)  # everyone else arrives while the first computes
+        return "table"
+
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(cache.get(1, "default", compute))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    gate.set()
+    for t in threads:
+        t.join(5)
+    assert out == ["table"] * 8 and len(calls) == 1
+    assert cache.get(1, "default", lambda: "other") == "table"
+    assert cache.get(2, "default", lambda: "new version") == "new version"  # a new version drops the old views
+    assert len(cache) == 1
+    for k in range(6):
+        cache.get(2, k, lambda k=k: k)
+    assert len(cache) == 4  # least recently used dropped
+
+
+def test_a_failed_computation_is_not_kept():
+    cache: ViewCache[int] = ViewCache()
+
+    def boom():
+        raise ValueError("no")
+
+    with pytest.raises(ValueError):
+        cache.get(1, "k", boom)
+    assert cache.get(1, "k", lambda: 3) == 3
+
+
+def test_a_recent_value_is_kept_for_its_age_and_dropped_when_invalidated():
+    now = [0.0]
+    reads = []
+    recent = Recent(lambda: reads.append(1) or len(reads), max_age_s=5, clock=lambda: now[0])
+    assert recent.get() == 1 and recent.get() == 1
+    now[0] = 4.9
+    assert recent.get() == 1
+    now[0] = 5.0
+    assert recent.get() == 2
+    recent.invalidate()
+    assert recent.get() == 3 and len(reads) == 3
+
+
+# --------------------------------------------------------------------------
+# the page's handlers: cached per version, recomputed when the store changes
+# --------------------------------------------------------------------------
+
+
+def test_a_page_load_looks_at_the_stores_at_most_every_few_seconds_and_refresh_always(stores, monkeypatch):
+    now = [100.0]
+    data = SpaceData(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=5), clock=lambda: now[0])
+    listings, request_reads = [], []
+    real_paths, real_requests = stores.results.paths, stores.requests.load
+    monkeypatch.setattr(stores.results, "paths", lambda: listings.append(1) or real_paths())
+    monkeypatch.setattr(stores.requests, "load", lambda: request_reads.append(1) or real_requests())
+    data.refresh(max_age_s=60)
+    data.unreadable()
+    looks = len(listings)  # the listing, and the read that follows it
+    assert looks >= 1 and data.version == 1 and len(request_reads) == 1
+    stores.results.put(make_results("model-c", n_instances=2))
+    for _ in range(20):  # a crowd within the same few seconds
+        data.refresh(max_age_s=60)
+        data.unreadable()
+    assert len(listings) == looks and len(request_reads) == 1 and data.version == 1
+    now[0] += 5
+    data.refresh(max_age_s=60)
+    assert len(listings) > looks and data.version == 2  # the new file is seen on the next look
+    assert {r.submission.model for r in data.results} == {"model-a", "model-b", "model-c"}
+    data.unreadable()
+    assert len(request_reads) == 2
+    looks = len(listings)
+    data.refresh()  # the Refresh button: always looks, and reads the requests again
+    data.unreadable()
+    assert len(listings) > looks and len(request_reads) == 3 and data.version == 2  # nothing changed: same version
+
+
+def test_the_table_is_rendered_once_per_view_and_again_when_the_store_changes(stores, monkeypatch):
+    from rqbench.space.tabs import leaderboard as tab
+
+    config = SpaceConfig(stores=stores, n_boot=50, recheck_after_s=0)
+    demo = build_app(config)
+    drawn = []
+    real = tab.table_html
+    monkeypatch.setattr(tab, "table_html", lambda table, view: drawn.append(view.search) or real(table, view))
+    first = load_page(demo)
+    again = load_page(demo)
+    assert drawn == [""]  # the second visitor gets the first one's table
+    assert first[0] is again[0] and "model-a" in first[0]
+    one = render(demo, "model-b")
+    assert render(demo, "model-b") == one and drawn == ["", "model-b"] and "model-a" not in one[0]
+    stores.results.put(make_results("model-b2", n_instances=2))
+    load_page(demo)  # the page load's look finds the new file: a new version
+    fresh = render(demo, "model-b")
+    assert "model-b2" in fresh[0] and drawn == ["", "model-b", "", "model-b"]
+
+
+def test_plots_and_browse_tables_are_drawn_once_per_version(stores, monkeypatch):
+    from rqbench.space import browse as browse_data
+    from rqbench.space import plots as plot_code
+
+    demo = build_app(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=0))
+    load_page(demo)
+    drawn = []
+    real = plot_code.novelty_vs_narrowness
+    monkeypatch.setattr(plot_code, "novelty_vs_narrowness", lambda rows, **kw: drawn.append(1) or real(rows, **kw))
+    draw = page_fn(demo, "draw_both")
+    first = draw.fn("combined", "standalone", "non_obviousness")
+    second = draw.fn("combined", "standalone", "non_obviousness")
+    assert len(drawn) == 1 and first[0] is second[0] and first[0].type == "matplotlib"
+    scanned = []
+    real_models = browse_data.models_for
+    monkeypatch.setattr(browse_data, "models_for", lambda res, rq: scanned.append(rq) or real_models(res, rq))
+    pick = page_fn(demo, "pick_rq")
+    rq_id = make_results("x", n_instances=2).instances[0].rq_id
+    a = pick.fn(rq_id, None)
+    b = pick.fn(rq_id, None)
+    assert scanned == [rq_id] and a[3] is b[3] and "model-a" in a[3]
+    stores.results.put(make_results("model-c", n_instances=2))
+    load_page(demo)
+    draw.fn("combined", "standalone", "non_obviousness")
+    assert "model-c" in pick.fn(rq_id, None)[3] and len(drawn) == 2 and len(scanned) == 2
+
+
+def test_the_judges_plot_is_drawn_once_per_version_in_the_plots_lane(stores, monkeypatch):
+    """10 visitors opening the Judges tab at once drew with pyplot from several threads (matplotlib's mathtext
+    raised ParseException, 29 errors of 156 in benchmarks/space_load.py): one drawing per data version, in the
+    Plots tab's one-at-a-time lane."""
+    from rqbench.space.tabs import judges as tab
+
+    demo = build_app(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=0))
+    load_page(demo)
+    drawn = []
+    real = tab.agreement_cost_figure
+    monkeypatch.setattr(tab, "agreement_cost_figure", lambda board: drawn.append(1) or real(board))
+    opened = page_fn(demo, "opened")
+    assert opened.concurrency_id == "plots" and opened.concurrency_limit == 1
+    first = opened.fn()
+    second = opened.fn()
+    assert len(drawn) == 1 and first[-1] is second[-1] and first[-1].type == "matplotlib"
+    stores.results.put(make_results("model-c", n_instances=2))
+    load_page(demo)
+    opened.fn()
+    assert len(drawn) == 2
+
+
+# --------------------------------------------------------------------------
+# long search strings
+# --------------------------------------------------------------------------
+
+
+def test_a_search_of_700000_characters_is_cut_with_a_message_not_a_crash(stores, monkeypatch):
+    import gradio as gr
+
+    demo = build_app(SpaceConfig(stores=stores, n_boot=50))
+    load_page(demo)
+    warnings = []
+    monkeypatch.setattr(gr, "Warning", lambda message, *a, **k: warnings.append(message))
+    html, link = render(demo, "model-" + "x" * 700_000)
+    assert warnings and f"first {downloads.MAX_SEARCH_CHARS} characters" in warnings[0]
+    assert "No results match these filters." in html and len(link) < 2000
+    assert render(demo, "MODEL-A")[0].count("model-a") >= 1 and len(warnings) == 1
+
+
+def test_the_table_filter_matches_no_name_with_a_search_far_longer_than_every_name(stores):
+    from rqbench.evaluate.summary import summarize
+
+    results, _ = stores.results.load()
+    table = lb.build_table(summarize(results, n_boot=20))
+    assert lb.filter_table(table, lb.View(search="x" * 700_000)).empty  # Arrow refused such patterns
+    assert set(lb.filter_table(table, lb.View(search="Model-B"))["Model"]) == {"model-b"}
+
+
+# --------------------------------------------------------------------------
+# the CSV download, from memory
+# --------------------------------------------------------------------------
+
+
+def test_the_csv_link_carries_the_view_and_the_route_serves_its_rows_from_memory(stores, tmp_path, monkeypatch):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # where the page wrote a CSV per render
+    demo = build_app(SpaceConfig(stores=stores, n_boot=50))
+    load_page(demo)
+    view = lb.View(search="model-b", judges=(), settings=("standalone",), groups=("model", "headline", "provenance"),
+                   sort_by="Best@5 non-obviousness", ascending=True)  # fmt: skip
+    assert downloads.view_from_query(_query(downloads.view_query(view))) == view
+    _, link = render(demo, "model-b")
+    href = link.split('href="')[1].split('"')[0].replace("&amp;", "&")
+    assert href.startswith("leaderboard.csv?")  # relative: it works wherever the Space is served
+    client = TestClient(Starlette(routes=[downloads.csv_route(demo.space_data)]))
+    r = client.get("/" + href)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    assert "attachment" in r.headers["content-disposition"]
+    shown = lb.render(demo.space_data.table, lb.View(search="model-b"))
+    assert r.content == lb.to_csv(shown) and b"model-a" not in r.content
+    hostile = client.get("/leaderboard.csv", params={"q": "x" * 5_000, "group": ["nope"], "sort": "os.system"})
+    assert hostile.status_code == 200 and hostile.content.count(b"\n") == 1  # the header line: nothing matched
+    assert list((tmp_path / "tmp").iterdir()) == []  # no file written for any of it
+
+
+def _query(qs: str) -> dict[str, list[str]]:
+    from urllib.parse import parse_qs
+
+    return parse_qs(qs, keep_blank_values=True)
+
+
+# --------------------------------------------------------------------------
+# uploads: deleted once stored, kept while a refused one may be sent again
+# --------------------------------------------------------------------------
+
+
+def test_a_refused_upload_stays_for_the_retry_and_discarding_touches_only_gradios_folder(stores, tmp_path,
+                                                                                          monkeypatch):  # fmt: skip
+    from rqbench.space.tabs.submit import discard_uploads
+
+    uploads = tmp_path / "gradio"
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(uploads))
+    (uploads / "abc123").mkdir(parents=True)
+    upload = uploads / "abc123" / "submission.jsonl"
+    upload.write_text('{"kind": "metadata", "model": "m"}\n')
+    outside = tmp_path / "mine.jsonl"
+    outside.write_text("{}\n")
+    demo = build_app(SpaceConfig(stores=stores, n_boot=50))
+    submit = page_fn(demo, "do_submit")
+    message, _, outcome = submit.fn([str(upload), str(outside)], "alice", False, None)
+    assert not outcome["accepted"]  # closed (no benchmark loaded): the page still lists the file for a retry
+    assert upload.exists()
+    discard_uploads([str(upload), str(outside)])  # what an accepted submission's handler does
+    assert not upload.exists() and not (uploads / "abc123").exists() and uploads.is_dir()
+    assert outside.exists()  # only Gradio's upload folder is touched
+
+
+# --------------------------------------------------------------------------
+# on a launched app: bounded sessions, no file per render
+# --------------------------------------------------------------------------
+
+
+class Visitor:
+    """Gradio's queue API over HTTP, as the page speaks it: join an event, read the session's stream."""
+
+    def __init__(self, base: str, config: dict, session: str):
+        self.base, self.session = base, session
+        self.deps = config["dependencies"]
+        comps = {c["id"]: c for c in config["components"]}
+        self.by_elem = {c.get("props", {}).get("elem_id"): cid for cid, c in comps.items()}
+        self.values = {cid: c.get("props", {}).get("value") for cid, c in comps.items()}
+
+    def events(self, elem_id: str | None, event: str) -> list[dict]:
+        target = self.by_elem.get(elem_id) if elem_id else None
+        return [d for d in self.deps if any(n == event and (elem_id is None or t == target) for t, n in d["targets"])]
+
+    def fire(self, deps: list[dict], overrides: dict[int, object] | None = None) -> list[dict]:
+        ids = set()
+        for dep in deps:
+            data = [(overrides or {}).get(i, self.values.get(i)) for i in dep["inputs"]]
+            r = httpx.post(f"{self.base}/gradio_api/queue/join", timeout=60,
+                           json={"data": data, "fn_index": dep["id"], "trigger_id": dep["targets"][0][0],
+                                 "session_hash": self.session, "event_data": None})  # fmt: skip
+            assert r.status_code == 200, r.text
+            ids.add(r.json()["event_id"])
+        done = []
+        with httpx.stream("GET", f"{self.base}/gradio_api/queue/data", params={"session_hash": self.session},
+                          timeout=60) as r:  # fmt: skip
+            for line in r.iter_lines():
+                if line.startswith("data:"):
+                    msg = json.loads(line[5:])
+                    if msg.get("msg") == "process_completed":
+                        done.append(msg)
+                        ids.discard(msg.get("event_id"))
+                    if not ids or msg.get("msg") == "close_stream":
+                        break
+        return done
+
+
+@pytest.fixture
+def launched(stores, tmp_path, monkeypatch):
+    """The Space as ``rqbench space`` serves it (``with_queue`` and ``launch_options``), with 3 sessions kept
+    and its own temporary and upload folders."""
+    import socket
+
+    from rqbench.space import ui
+
+    monkeypatch.setattr(ui, "SESSION_CAPACITY", 3)
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    config = SpaceConfig(stores=stores, n_boot=50)
+    demo = build_app(config)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ui.with_queue(demo).launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                               **ui.launch_options(config, demo))  # fmt: skip
+    try:
+        yield SimpleNamespace(demo=demo, url=f"http://127.0.0.1:{port}", folders=(tmp_path / "gradio", tmp_path / "tmp"))
+    finally:
+        demo.close()
+
+
+def _files(folders) -> list[str]:
+    """Every file under the folders."""
+    found = []
+    for folder in folders:
+        for dirpath, _, names in os.walk(folder):
+            found += [os.path.join(dirpath, n) for n in names]
+    return sorted(found)
+
+
+def test_page_loads_and_filter_changes_write_no_file_and_sessions_stay_bounded(launched):
+    config = httpx.get(launched.url + "/config", timeout=60).json()
+    first = Visitor(launched.url, config, "first-visitor")
+    opened = first.fire(first.events(None, "load"))
+    assert opened and all(m["success"] for m in opened)
+    link = next(d for m in opened for d in m["output"].get("data", []) if isinstance(d, str) and "leaderboard.csv?" in d)
+    assert all(m["success"] for m in first.fire(first.events("br-rq", "change"),
+                                                {first.by_elem["br-rq"]: make_results("x", n_instances=2).instances[1].rq_id}))  # fmt: skip
+    before = _files(launched.folders)
+    for k in range(8):
+        v = Visitor(launched.url, config, f"visitor-{k}")
+        assert all(m["success"] for m in v.fire(v.events(None, "load")))
+        done = v.fire(v.events("lb-search", "input"), {v.by_elem["lb-search"]: f"model-{'ab'[k % 2]}"})
+        assert done and all(m["success"] for m in done)
+        html = done[0]["output"]["data"][0]
+        assert f"model-{'ab'[k % 2]}" in html
+    assert _files(launched.folders) == before  # no CSV, no cached copy: not one file per render
+    sessions = launched.demo.state_holder.session_data
+    assert len(sessions) <= 3 and "first-visitor" not in sessions
+    # the first visitor's session is gone; their next pick on the Browse tab still works (the page's value is taken)
+    rq_id = make_results("x", n_instances=2).instances[0].rq_id
+    done = first.fire(first.events("br-rq", "change"), {first.by_elem["br-rq"]: rq_id})
+    assert done and all(m["success"] for m in done), done
+    # the page's CSV link is served by the launched app, from memory
+    href = link.split('href="')[1].split('"')[0].replace("&amp;", "&")
+    r = httpx.get(f"{launched.url}/{href}", timeout=60)
+    assert r.status_code == 200 and b"model-a" in r.content and b"model-b" in r.content
+    assert _files(launched.folders) == before
+
+
+def test_a_4_mb_search_is_refused_before_it_is_read_and_an_upload_burst_is_limited(launched):
+    config = httpx.get(launched.url + "/config", timeout=60).json()
+    v = Visitor(launched.url, config, "hostile")
+    (dep,) = v.events("lb-search", "input")
+    data = [v.values.get(i) for i in dep["inputs"]]
+    data[0] = "x" * (4 * 1024 * 1024)
+    r = httpx.post(f"{launched.url}/gradio_api/queue/join", timeout=60,
+                   json={"data": data, "fn_index": dep["id"], "session_hash": "hostile"})  # fmt: skip
+    assert r.status_code == 413 and "over the limit" in r.text
+    assert "hostile" not in launched.demo.state_holder.session_data  # never reached the session state
+    codes = [httpx.post(f"{launched.url}/gradio_api/upload", files={"files": (f"f{k}.jsonl", b"{}\n" * 1000)},
+                        timeout=60).status_code for k in range(12)]  # fmt: skip
+    assert codes[:10] == [200] * 10 and codes[10:] == [429, 429]
+    r = httpx.post(f"{launched.url}/gradio_api/upload", files={"files": ("f.jsonl", b"{}\n")}, timeout=60)
+    assert r.status_code == 429 and int(r.headers["retry-after"]) > 0 and "too many uploads" in r.text
+
+
+def test_a_requests_store_outage_leaves_the_queue_empty_and_the_page_served(stores, monkeypatch):
+    demo = build_app(SpaceConfig(stores=stores, n_boot=50))
+
+    def outage():
+        raise OSError("the Hub is down")
+
+    monkeypatch.setattr(stores.requests, "load", outage)
+    load = page_fn(demo, "page_load")
+    out = dict(zip((getattr(b, "elem_id", None) for b in load.outputs), load_page(demo)))
+    assert out["requests-table"].empty and "model-a" in out["leaderboard-table"]
+    assert "the requests store cannot be listed" in out["about-unreadable"].value
