@@ -17,7 +17,7 @@ from rqbench.builder.sourcing import (
     folder_arxiv_id,
     has_latex_source,
     read_ids_file,
-    slug,
+    folder_paper_id,
     source_papers,
 )
 
@@ -248,4 +248,4 @@ def test_names_and_ids():
     assert folder_arxiv_id("arXiv-2502.01113") == ("2502.01113", None)
     assert folder_arxiv_id("hep-th_9901001") == ("hep-th/9901001", None)
     assert folder_arxiv_id("acl-template") is None
-    assert slug("Notes and Drafts!") == "notes-and-drafts" and slug("***").startswith("paper-")
+    assert folder_paper_id("Notes and Drafts!") == "notes-and-drafts" and folder_paper_id("***").startswith("paper-")
