@@ -52,7 +52,6 @@ from rqbench.evaluate.criteria import (
     JudgeRequest,
     candidate_id,
     criterion_for_step,
-    parse_reply,
 )
 from rqbench.evaluate.protocol import ModelUse, RecordedGeneration, RunPlan, judge_use
 from rqbench.evaluate.schedule import InstanceScheduler
@@ -61,7 +60,7 @@ from tqdm import tqdm
 
 from rqbench.io import read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec, spec_matches
-from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
+from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed, validate_reply
 from rqbench.llm.config import public_label
 from rqbench.paths import slug
 from rqbench.prompts import PromptSet, load_prompt_set
@@ -192,7 +191,7 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
                 outcomes.append(_Outcome(req, raw, None, f"{req.label()}: {raw.error or 'no reply text'}"))
                 continue
             try:
-                reply = parse_reply(req.reply_model, raw.text, req.context)
+                reply = validate_reply(req.reply_model, raw.text, req.context)
             except ValueError as exc:
                 bad = raw.model_copy(update={"error": f"invalid_reply: {exc}"})
                 outcomes.append(_Outcome(req, bad, None, f"{req.label()}: invalid_reply: {exc}"))
