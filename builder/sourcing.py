@@ -27,14 +27,13 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from rqbench import paths
-from rqbench.builder.arxiv_api import ArxivClient, build_query, date_window_clause, parse_arxiv_id, split_window
+from rqbench.builder.arxiv_api import ArxivClient, date_window_clause, parse_arxiv_id, split_window
 from rqbench.io import RecordError, UnreadableInput, read_capped, read_jsonl, write_jsonl
 from rqbench.paths import slug
 from rqbench.records import SourcePaper, SourceWindow
@@ -423,8 +422,3 @@ def select_window(found: Sourced, window: SourceWindow) -> Sourced:
     kept = [(p, f) for p, f in found if window.admits(p)]
     log.info("%s: %d of %d sourced papers", window.describe(), len(kept), len(found))
     return kept
-
-
-def default_query(categories: str | Iterable[str] = "cs.*") -> str:
-    """The category part of the paper's query (the window is added per slice)."""
-    return build_query(categories)
