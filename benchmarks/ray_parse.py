@@ -19,7 +19,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rqbench.builder.pipeline import SourcedPaper, parse_stage
+from rqbench.builder.input_stages import SourcedPaper, parse_stage
 from rqbench.builder.stages import Stage, StageStore, run_stage
 from rqbench.paths import shared_dir
 from rqbench.records import ParsedPaper, SourcePaper

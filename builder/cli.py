@@ -30,7 +30,7 @@ def _date(text: str) -> date:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from rqbench.builder.pipeline import DEFAULT_MAX_TOKENS, LLM_STAGES, STAGE_ORDER
+    from rqbench.builder.build_config import DEFAULT_MAX_TOKENS, LLM_STAGES, STAGE_ORDER
 
     src = parser.add_argument_group("input (one of)")
     src.add_argument("--papers", type=Path, help="offline: a folder of LaTeX folders (one per paper) or a file of arXiv ids")
@@ -87,7 +87,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace, window=None):  # type: ignore[no-untyped-def]
-    from rqbench.builder.pipeline import LLM_STAGES, BuildConfig
+    from rqbench.builder.build_config import LLM_STAGES, BuildConfig
 
     models = {role: getattr(args, f"model_{role}") for role in ROLES if getattr(args, f"model_{role}")}
     models.update({s: getattr(args, f"model_stage_{s}") for s in LLM_STAGES if getattr(args, f"model_stage_{s}")})

@@ -36,49 +36,6 @@ _DATE_COMMANDS = (("date", 0), ("copyrightyear", 0), ("acmYear", 0), ("year", 0)
 _STYLE = re.compile(r"\\(?:documentclass|usepackage)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
 
 
-_GREEK = {
-    n: chr(c)
-    for n, c in zip(
-        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon phi chi psi omega".split(),
-        [0x3B1, 0x3B2, 0x3B3, 0x3B4, 0x3B5, 0x3B6, 0x3B7, 0x3B8, 0x3B9, 0x3BA, 0x3BB, 0x3BC, 0x3BD, 0x3BE, 0x3C0,
-         0x3C1, 0x3C3, 0x3C4, 0x3C5, 0x3C6, 0x3C7, 0x3C8, 0x3C9],
-    )
-}  # fmt: skip
-_DROP_WITH_ARG = re.compile(r"\\(?:thanks|footnote|footnotemark|label|vspace|hspace)\*?")
-
-
-def _brace_end(text: str, open_pos: int) -> int | None:
-    """Index of the brace closing the one at ``open_pos``; None if unbalanced."""
-    end = match_brace(text, open_pos)
-    return None if end < 0 else end - 1
-
-
-def _drop_command_args(text: str) -> str:
-    out, pos = [], 0
-    for m in _DROP_WITH_ARG.finditer(text):
-        if m.start() < pos:
-            continue
-        j = m.end()
-        while j < len(text) and text[j].isspace():
-            j += 1
-        end = _brace_end(text, j) if j < len(text) and text[j] == "{" else None
-        out.append(text[pos : m.start()])
-        pos = (end + 1) if end is not None else m.end()
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def fragment_to_plain(text: str) -> str:
-    """Rough plain text of a short LaTeX fragment (a title's inline math): notes dropped, Greek letters kept, markup
-    gone."""
-    t = _drop_command_args(text)
-    t = t.replace("\\\\", " ").replace("~", " ")
-    t = re.sub(r"\\([a-zA-Z]+)\*?", lambda m: _GREEK.get(m.group(1), ""), t)
-    t = re.sub(r"\\(.)", r"\1", t)  # \& \% \_ ...
-    t = re.sub(r"[{}$]", "", t)
-    return " ".join(t.split())
-
-
 class FrontMatter(Record):
     """A source's own account of itself, every text rendered (no LaTeX commands left)."""
 
@@ -138,11 +95,10 @@ def _nth_arg(text: str, name: str, n: int) -> str | None:
 def render(source: LatexSource, fragment: str) -> str:
     """A LaTeX fragment of this source as plain text: its macros expanded, then rendered like body text."""
     expanded, _ = expand_macros(fragment, source.macros, budget=20 * len(fragment) + 10_000)
-    # inline math in a title or a name is a symbol, not a formula: $\beta$-DPO reads "β-DPO", not "[MATH]-DPO"
-    expanded = re.sub(r"(?<!\\)\$([^$]{1,40})\$", lambda m: fragment_to_plain(m.group(1)), expanded)
     text = re.sub(r"\\(?:AND|And|and)(?![a-zA-Z])", ", ", expanded)  # author separators of several classes
     text = re.sub(r"\\(?:email|name|affiliation|address|thanks|textsuperscript|footnote)(?![a-zA-Z])", " ", text)
-    return " ".join(latex_to_plain(text).split())
+    # inline math in a title or a name is a symbol, not a formula: $\beta$-DPO reads "β-DPO", not "[MATH]-DPO"
+    return " ".join(latex_to_plain(text, math="symbols").split())
 
 
 _AFFILIATION = re.compile(

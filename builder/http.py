@@ -26,6 +26,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -37,10 +38,20 @@ from rqbench.retry_after import retry_after_seconds  # re-exported for the clien
 log = logging.getLogger(__name__)
 
 C = TypeVar("C", bound="ApiClient")
+T = TypeVar("T")
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 USER_AGENT = "rq-bench/0.1 (https://github.com/rq-bench; research benchmark builder)"
 BODY_EXCERPT = 300
+
+
+@dataclass
+class _Refused:
+    """One try answered with a status the caller does not take: retried when RETRY_STATUSES holds it."""
+
+    resp: httpx.Response
+    where: str  # the URL as the log and the error show it
+    message: str  # the error's words when it is not retried (or no retry is left)
 
 
 class HttpError(RuntimeError):
@@ -209,13 +220,29 @@ class PoliteClient:
         ``passthrough`` statuses (say 404) come back to the caller, who decides what
         they mean; any other status raises :class:`HttpError`.
         """
+
+        def once(attempt: int) -> httpx.Response | _Refused:
+            resp = self._http.request(method, url, params=params, json=json_body)
+            self.responses += 1
+            shown = str(resp.request.url)
+            if resp.status_code in ok or resp.status_code in passthrough:
+                log.debug("%s %s -> %d", method, shown, resp.status_code)
+                return resp
+            return _Refused(resp, shown, "unexpected status" + (f" after {attempt + 1} tries" if attempt else ""))
+
         url = self.url(path)
+        return self._retried(method, url, once)
+
+    def _retried(self, method: str, url: str, once: Callable[[int], T | _Refused]) -> T:
+        """The one retry loop: ``once(attempt)`` sends one paced request and returns what the caller wants, or
+        ``_Refused``; a transport error or a status in RETRY_STATUSES is tried again with backoff (Retry-After
+        honoured) up to ``max_retries`` times, anything else raises HttpError."""
         attempt = 0
         while True:
             self._pace()
             self.requests_sent += 1
             try:
-                resp = self._http.request(method, url, params=params, json=json_body)
+                got = once(attempt)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 self._fail_fast(exc, method, url)
                 if attempt >= self.max_retries:
@@ -225,18 +252,15 @@ class PoliteClient:
                 self._backoff(attempt, None, type(exc).__name__, url, method)
                 attempt += 1
                 continue
-            self.responses += 1
-            shown = str(resp.request.url)
-            if resp.status_code in ok or resp.status_code in passthrough:
-                log.debug("%s %s -> %d", method, shown, resp.status_code)
-                return resp
-            if resp.status_code in RETRY_STATUSES and attempt < self.max_retries:
-                wait = retry_after_seconds(resp.headers.get("Retry-After"))
-                self._backoff(attempt, wait, f"HTTP {resp.status_code}", shown, method, resp.status_code)
+            if not isinstance(got, _Refused):
+                return got
+            status = got.resp.status_code
+            if status in RETRY_STATUSES and attempt < self.max_retries:
+                wait = retry_after_seconds(got.resp.headers.get("Retry-After"))
+                self._backoff(attempt, wait, f"HTTP {status}", got.where, method, status)
                 attempt += 1
                 continue
-            tries = f" after {attempt + 1} tries" if attempt else ""
-            raise HttpError(method, shown, resp.status_code, f"unexpected status{tries}", _text(resp))
+            raise HttpError(method, got.where, status, got.message, _text(got.resp))
 
     def _fail_fast(self, exc: Exception, method: str, url: str) -> None:
         """Raise NetworkUnavailable when no request of this client was ever answered and ``exc`` says the host
@@ -279,32 +303,20 @@ class PoliteClient:
 
     def download(self, path: str, dest: Path) -> httpx.Headers:
         """Stream a body to ``dest``, atomically: a crash or a dropped connection leaves no half file."""
+
+        def once(attempt: int) -> httpx.Headers | _Refused:
+            with self._http.stream("GET", url) as resp:
+                self.responses += 1
+                if resp.status_code == 200:
+                    with atomic_open(dest, "wb") as fh:
+                        for chunk in resp.iter_bytes():
+                            fh.write(chunk)
+                    return resp.headers
+                resp.read()
+                return _Refused(resp, url, "download failed")
+
         url = self.url(path)
-        attempt = 0
-        while True:
-            self._pace()
-            self.requests_sent += 1
-            try:
-                with self._http.stream("GET", url) as resp:
-                    self.responses += 1
-                    if resp.status_code == 200:
-                        with atomic_open(dest, "wb") as fh:
-                            for chunk in resp.iter_bytes():
-                                fh.write(chunk)
-                        return resp.headers
-                    resp.read()
-                    if resp.status_code in RETRY_STATUSES and attempt < self.max_retries:
-                        wait = retry_after_seconds(resp.headers.get("Retry-After"))
-                        self._backoff(attempt, wait, f"HTTP {resp.status_code}", url, "GET", resp.status_code)
-                        attempt += 1
-                        continue
-                    raise HttpError("GET", url, resp.status_code, "download failed", _text(resp))
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                self._fail_fast(exc, "GET", url)
-                if attempt >= self.max_retries:
-                    raise HttpError("GET", url, None, f"{type(exc).__name__}: {exc} (after {attempt + 1} tries)") from exc
-                self._backoff(attempt, None, type(exc).__name__, url, "GET")
-                attempt += 1
+        return self._retried("GET", url, once)
 
     # --------------------------------------------------------------- cache
 

@@ -19,6 +19,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Literal
 
 from rqbench.builder.cite_syntax import CiteCall, is_cite_command, parse_cite_args, render_cite
 from rqbench.builder.latex_source import match_brace, match_bracket
@@ -159,6 +160,16 @@ SYMBOLS = {
 ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
            ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
            "r": "\u030a", "d": "\u0323", "b": "\u0331", "t": "\u0361"}
+# Greek letters, read only inside short inline math rendered as symbols (``latex_to_plain(..., math="symbols")``)
+GREEK = {
+    n: chr(c)
+    for n, c in zip(
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon phi chi psi omega".split(),
+        [0x3B1, 0x3B2, 0x3B3, 0x3B4, 0x3B5, 0x3B6, 0x3B7, 0x3B8, 0x3B9, 0x3BA, 0x3BB, 0x3BC, 0x3BD, 0x3BE, 0x3C0,
+         0x3C1, 0x3C3, 0x3C4, 0x3C5, 0x3C6, 0x3C7, 0x3C8, 0x3C9],
+    )
+}  # fmt: skip
+MAX_SYMBOL_MATH_CHARS = 40  # inline math up to this long is a symbol ($\beta$-DPO), longer is a formula
 ESCAPES = {"%": "%", "&": "&", "$": "$", "#": "#", "_": "_", "{": "{", "}": "}", " ": " ", ",": " ",
            ";": " ", ":": " ", ">": " ", "!": "", "-": "", "/": "", "@": "", "\\": " ", "\n": " ",
            "|": "‖", "*": ""}
@@ -177,7 +188,14 @@ _TYPO = [("---", "—"), ("--", "–"), ("``", "“"), ("''", "”"), ("<<", "«
 class _Converter:
     """A single pass over the body; state is per document, so it is safe in worker processes."""
 
-    def __init__(self, text: str, cite_extra: frozenset[str] | set[str] = frozenset(), *, collect: bool = True) -> None:
+    def __init__(
+        self,
+        text: str,
+        cite_extra: frozenset[str] | set[str] = frozenset(),
+        *,
+        collect: bool = True,
+        math_symbols: bool = False,
+    ) -> None:
         self.t = text
         self.cite_extra = frozenset(cite_extra)
         self.cites: list[CiteCall] = []
@@ -186,6 +204,8 @@ class _Converter:
         self.warnings: list[str] = []
         self.heads = 0
         self.collect = collect  # False: plain-string mode (bib fields), no headings
+        self.math_symbols = math_symbols  # True: short inline math as its symbols, not [MATH]
+        self.in_math = False
         self.in_row = False
         self.cell_sep = " "
 
@@ -263,7 +283,7 @@ class _Converter:
                 if closers:
                     out.append(closers.pop())
             elif tok == "$":
-                i = self.inline_math(m.start(), end, out)
+                i = self.inline_math(m.start(), end, out, depth)
             elif tok == "~":
                 out.append(" ")
             elif tok == "&":
@@ -274,7 +294,7 @@ class _Converter:
                 i = self.command(tok, i, end, out, closers, depth)
         return "".join(out)
 
-    def inline_math(self, pos: int, end: int, out: list[str]) -> int:
+    def inline_math(self, pos: int, end: int, out: list[str], depth: int) -> int:
         t = self.t
         display = t.startswith("$$", pos)
         opener = "$$" if display else "$"
@@ -286,12 +306,24 @@ class _Converter:
                 j += 2
                 continue
             if t.startswith(opener, j):
-                out.append(" " + MATH + " ")
+                body = pos + len(opener)
+                if self.math_symbols and not display and 0 < j - body <= MAX_SYMBOL_MATH_CHARS:
+                    out.append(self.math_as_symbols(body, j, depth))
+                else:
+                    out.append(" " + MATH + " ")
                 return j + len(opener)
             if c == "\n" and not display and t.startswith("\n", j + 1):
                 break
             j += 1
         return pos + len(opener)  # unclosed: drop the dollar and read on
+
+    def math_as_symbols(self, start: int, end: int, depth: int) -> str:
+        """A short formula as the text it reads as: Greek letters kept, other commands as in text."""
+        self.in_math = True
+        try:
+            return self.sub(start, end, depth)
+        finally:
+            self.in_math = False
 
     def command(self, tok: str, i: int, end: int, out: list[str], closers: list[str], depth: int) -> int:
         t = self.t
@@ -315,6 +347,9 @@ class _Converter:
             return i
         star = name.endswith("*")
         base = name.rstrip("*")
+        if self.in_math and base in GREEK:
+            out.append(GREEK[base])
+            return i
         if base in ACCENTS and len(base) == 1:
             return self.accent(base, i, end, out)
         if is_cite_command(base, self.cite_extra):
@@ -707,11 +742,15 @@ def to_section_texts(doc: Document) -> list[SectionText]:
     return out
 
 
-def latex_to_plain(s: str) -> str:
-    """A short LaTeX string (a title, a name) as plain text: accents resolved, braces and commands gone."""
+def latex_to_plain(s: str, *, math: Literal["placeholder", "symbols"] = "placeholder") -> str:
+    """A short LaTeX string (a title, a name) as plain text: accents resolved, braces and commands gone.
+
+    Inline math is ``[MATH]`` as in body text; with ``math="symbols"`` a short one (up to
+    ``MAX_SYMBOL_MATH_CHARS``) is the symbols it reads as, so a title's ``$\\beta$-DPO`` reads "β-DPO".
+    """
     if not s:
         return ""
     s = re.sub("[\ue000-\ue0ff]", "", s)
-    conv = _Converter(s, collect=False)
+    conv = _Converter(s, collect=False, math_symbols=math == "symbols")
     text = conv.run(0, len(s))
     return _typography(render_sentence(text, conv.cites))

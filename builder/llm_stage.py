@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 
 from rqbench.hashing import content_hash
 from rqbench.llm.catalog import grammar_constrained, is_local, parse_model_spec  # noqa: F401 (re-exported)
-from rqbench.llm.client import LLMCallFailed, parse_json_reply
+from rqbench.llm.client import LLMCallFailed, validate_reply
 from rqbench.prompts import load_prompt_set
 from rqbench.records import WELLFORMED_PER_ITEM
 
@@ -119,7 +119,7 @@ async def ask_gated(
         if exc.reason != "invalid_reply" or exc.last_text is None:
             raise
         try:
-            reply = reply_model.model_validate(parse_json_reply(exc.last_text), context=WELLFORMED_PER_ITEM)
-        except (ValidationError, ValueError):  # json.JSONDecodeError is a ValueError
+            reply = validate_reply(reply_model, exc.last_text, WELLFORMED_PER_ITEM)
+        except ValueError:
             raise exc from None
         return reply, stage_model(llm, settings.model, settings.max_tokens)

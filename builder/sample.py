@@ -35,7 +35,7 @@ from rqbench.dataset_card.repo import LocalGitTarget, TargetError
 from rqbench.dataset_card.versions import Version
 
 if TYPE_CHECKING:
-    from rqbench.builder.pipeline import BuildConfig
+    from rqbench.builder.build_config import BuildConfig
 
 SAMPLE_IDS = Path(__file__).with_name("sample_arxiv_ids.txt")
 MIN_BIB_ENTRIES = 10  # fewer is a template or a stub bibliography, not a paper's
@@ -147,7 +147,7 @@ def sample_config(latex_dir: Path | None, build_dir: Path, *, links_dir: Path, m
     """The sample's build: from the fixture papers that cite others under ``latex_dir`` (linked into ``links_dir``,
     with ``latex_dir`` as the cited papers' local sources), or online from SAMPLE_IDS when it is None; and a
     sentence saying which."""
-    from rqbench.builder.pipeline import BuildConfig
+    from rqbench.builder.build_config import BuildConfig
 
     if latex_dir is None:
         papers, where = SAMPLE_IDS, f"arXiv ids in {SAMPLE_IDS} (online)"

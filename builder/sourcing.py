@@ -27,15 +27,15 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from rqbench import paths
-from rqbench.builder.arxiv_api import ArxivClient, build_query, date_window_clause, parse_arxiv_id, split_window
+from rqbench.builder.arxiv_api import ArxivClient, date_window_clause, parse_arxiv_id, split_window
 from rqbench.io import RecordError, UnreadableInput, read_capped, read_jsonl, write_jsonl
+from rqbench.paths import slug
 from rqbench.records import SourcePaper, SourceWindow
 
 log = logging.getLogger(__name__)
@@ -62,10 +62,9 @@ def folder_arxiv_id(name: str) -> tuple[str, int | None] | None:
     return None
 
 
-def slug(name: str) -> str:
-    """A stable id for a folder that is not named by an arXiv id: lower case, runs of other characters as '-'."""
-    s = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    return s or "paper-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+def folder_paper_id(name: str) -> str:
+    """The paper id of a folder not named by an arXiv id: a stable slug of its name (a hash when none is left)."""
+    return slug(name, alphabet="id", max_len=None, empty="paper-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:12])
 
 
 def safe_dirname(arxiv_id: str) -> str:
@@ -206,7 +205,7 @@ def local_folder_papers(
     seen: dict[str, Path] = {}
     for f in folders:
         got = folder_arxiv_id(f.name)
-        pid, ver = got if got else (slug(f.name), None)
+        pid, ver = got if got else (folder_paper_id(f.name), None)
         if pid in seen:
             raise PapersInputError(f"papers folder {root}: {seen[pid].name!r} and {f.name!r} both give the id {pid!r}")
         seen[pid] = f
@@ -423,8 +422,3 @@ def select_window(found: Sourced, window: SourceWindow) -> Sourced:
     kept = [(p, f) for p, f in found if window.admits(p)]
     log.info("%s: %d of %d sourced papers", window.describe(), len(kept), len(found))
     return kept
-
-
-def default_query(categories: str | Iterable[str] = "cs.*") -> str:
-    """The category part of the paper's query (the window is added per slice)."""
-    return build_query(categories)

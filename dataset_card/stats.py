@@ -24,6 +24,7 @@ from rqbench.records import (
     RQRecord,
     TextLevel,
 )
+from rqbench.wellformed import words
 
 
 class Spread(BaseModel):
@@ -92,10 +93,6 @@ class DatasetStats(BaseModel):
     cited_without_text: list[CitedWithoutText] = Field(default_factory=list)
     background_with_text: int = Field(default=0, description="Instances whose background has a full-text paper.")
     verification: VerificationStats
-
-
-def words(text: str) -> int:
-    return len(text.split())
 
 
 def spread(values: Iterable[float]) -> Spread:
@@ -167,13 +164,15 @@ def compute_stats(
     paper_ids = {r.paper_id for r in rqs}
     linked = {c for r in rqs for c in r.cited_paper_ids}
     full_bodies = [
-        sum(words(s.text) for s in c.sections) for c in cited_papers if c.text_level == TextLevel.full
+        sum(len(words(s.text, split="spaces")) for s in c.sections)
+        for c in cited_papers
+        if c.text_level == TextLevel.full
     ]
     per_paper = Counter(r.paper_id for r in rqs)
     lengths = {
-        "rq_words": spread(words(r.rq) for r in rqs),
-        "problem_statement_words": spread(words(p.problem_statement) for p in papers),
-        "gap_words": spread(words(g) for g in distinct_gaps(rqs)),
+        "rq_words": spread(len(words(r.rq, split="spaces")) for r in rqs),
+        "problem_statement_words": spread(len(words(p.problem_statement, split="spaces")) for p in papers),
+        "gap_words": spread(len(words(g, split="spaces")) for g in distinct_gaps(rqs)),
         "background_papers_per_rq": spread(len(r.cited_paper_ids) for r in rqs),
         "gaps_per_rq": spread(len(r.gaps) for r in rqs),
         "rqs_per_paper": spread(per_paper.values()),

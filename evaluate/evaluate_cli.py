@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.background import BackgroundPolicy
     from rqbench.evaluate.dataset import DatasetError, load_benchmark
     from rqbench.evaluate.generate import generate_submission
-    from rqbench.evaluate.judging import judge_submission, slug
+    from rqbench.evaluate.judging import judge_submission
+    from rqbench.paths import slug
     from rqbench.evaluate.protocol import choose_judges, default_protocol, plan_lines
     from rqbench.evaluate.submission import SubmissionInvalid, load_submission
 

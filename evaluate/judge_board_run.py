@@ -37,7 +37,7 @@ from rqbench.evaluate.judge_board_requests import (
     pair_requests,
     reply_scores,
 )
-from rqbench.evaluate.judging import slug
+from rqbench.paths import slug
 from rqbench.evaluate.protocol import judge_use
 from tqdm import tqdm
 

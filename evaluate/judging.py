@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -55,18 +54,17 @@ from rqbench.evaluate.criteria import (
     JudgeRequest,
     candidate_id,
     criterion_for_step,
-    parse_reply,
 )
 from rqbench.evaluate.protocol import ModelUse, RecordedGeneration, RunPlan, judge_use
 from rqbench.evaluate.schedule import InstanceScheduler
 from rqbench.evaluate.submission import Submission
 from tqdm import tqdm
 
-from rqbench.hashing import content_hash
 from rqbench.io import read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec, spec_matches
-from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
+from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed, validate_reply
 from rqbench.llm.config import public_label
+from rqbench.paths import slug
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     CallTotals,
@@ -84,14 +82,6 @@ from rqbench.records import (
 
 ALL_CRITERIA: tuple[str, ...] = tuple(CRITERIA)
 NOT_SUBMITTED = "not in the submission"
-
-
-def slug(text: str, max_len: int = 60) -> str:
-    """A file-name-safe form of ``text``; long ones keep a prefix plus a hash of the whole, so they stay distinct."""
-    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "x"
-    if len(s) <= max_len:
-        return s
-    return f"{s[: max_len - 11].rstrip('-.')}-{content_hash(text).removeprefix('b2:')[:10]}"
 
 
 def results_path(out_dir: Path, submission: Submission, label: str, setting: str, trial: int | None = None) -> Path:
@@ -206,7 +196,7 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
                 outcomes.append(_Outcome(req, raw, None, f"{req.label()}: {raw.error or 'no reply text'}"))
                 continue
             try:
-                reply = parse_reply(req.reply_model, raw.text, req.context)
+                reply = validate_reply(req.reply_model, raw.text, req.context)
             except ValueError as exc:
                 bad = raw.model_copy(update={"error": f"invalid_reply: {exc}"})
                 outcomes.append(_Outcome(req, bad, None, f"{req.label()}: invalid_reply: {exc}"))

@@ -6,9 +6,30 @@ Tests point ``RQB_HOME`` at a temporary folder; nothing here is created on impor
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Literal
+
+from rqbench.hashing import content_hash
 
 SAMPLE_NAME = "rq-bench-sample"
+
+
+_NOT_IN_SLUG = {"file": re.compile(r"[^A-Za-z0-9._-]+"), "id": re.compile(r"[^a-z0-9]+")}
+
+
+def slug(text: str, *, alphabet: Literal["file", "id"] = "file", max_len: int | None = 60, empty: str = "x") -> str:
+    """``text`` as a name safe in a file name or an id: every run of other characters one '-'.
+
+    ``"file"`` keeps case, letters, digits and ``._-`` (results, submission and judge-board file names);
+    ``"id"`` is lower-case letters and digits (a local paper's id, which must not change between builds).
+    Over ``max_len`` a slug keeps a prefix and a hash of the whole text, so long names stay distinct;
+    ``empty`` stands in for a text with nothing left.
+    """
+    s = _NOT_IN_SLUG[alphabet].sub("-", text.lower() if alphabet == "id" else text).strip("-.") or empty
+    if max_len is None or len(s) <= max_len:
+        return s
+    return f"{s[: max_len - 11].rstrip('-.')}-{content_hash(text).removeprefix('b2:')[:10]}"
 
 
 def home() -> Path:

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import re
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from rqbench.evaluate.generate_cli import add_dataset_options
+from rqbench.paths import slug
 
 # The Space's event (space/tabs/submit.py): (files, name, allow partial) -> (message, queue table, outcome).
 SPACE_API_NAME = "/submit"
@@ -55,10 +55,6 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-dataset", action="store_true",
                    help="with --space: check the format here and leave the rq_ids to the Space")
     add_dataset_options(p, limit=False)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:80] or "submission"
 
 
 def send_to_space(url: str, packed: Path, name: str, allow_partial: bool, *, client_factory: Any = None) -> dict:
@@ -136,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     name = args.name or getpass.getuser()
     with tempfile.TemporaryDirectory(prefix="rqbench-submit-") as tmp:
-        packed = args.out or Path(tmp) / f"{_slug(report.metadata.model)}.jsonl"
+        packed = args.out or Path(tmp) / f"{slug(report.metadata.model, max_len=80, empty='submission')}.jsonl"
         write_single_file(packed, report.metadata, report.entries)
         if args.out:
             print(f"packed {len(report.entries)} entries into {packed} (the single-file form)")

@@ -76,7 +76,8 @@ def test_cpu_stage_functions_travel_to_worker_processes(tmp_path):
     """--workers N sends the parse and cited_text functions (with their settings) to spawned processes."""
     import pickle
 
-    from rqbench.builder.pipeline import BuildConfig, build_stages
+    from rqbench.builder.build_config import BuildConfig
+    from rqbench.builder.pipeline import build_stages
 
     stages = build_stages(BuildConfig(out=tmp_path, papers=tmp_path, cited_sources=tmp_path, workers=2))
     for name in ("parse", "cited_text"):

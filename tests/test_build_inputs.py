@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rqbench.builder.pipeline import DEFAULT_MAX_TOKENS, BuildConfig, llm_settings, text_budget_basis
+from rqbench.builder.build_config import DEFAULT_MAX_TOKENS, BuildConfig, llm_settings, text_budget_basis
 from rqbench.builder.verification import paper_source
 
 from rqbench.llm import catalog

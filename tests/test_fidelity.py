@@ -82,7 +82,7 @@ def test_the_summary_counts_are_the_rows_counts():
 
 
 def test_b1_the_sourcing_window_is_given_not_defaulted(tmp_path):
-    from rqbench.builder.pipeline import BuildConfig
+    from rqbench.builder.build_config import BuildConfig
 
     cfg = BuildConfig(out=tmp_path, arxiv_query="cat:cs.*")
     assert cfg.date_from is None and cfg.date_to is None
@@ -113,7 +113,7 @@ def test_b6_two_of_the_five_labels_are_influential():
 
 
 def test_b7_b11_citation_contexts_are_capped_by_default(tmp_path):
-    from rqbench.builder.pipeline import BuildConfig
+    from rqbench.builder.build_config import BuildConfig
 
     assert BuildConfig(out=tmp_path, papers=tmp_path).context_budget_chars == 4000  # B7, B11: the cap
 
@@ -125,7 +125,7 @@ def test_b8_a_context_is_three_sentences_either_side():
 
 
 def test_b9_the_labeller_is_not_the_papers_model_but_gets_room_to_reason(tmp_path, monkeypatch):
-    from rqbench.builder.pipeline import BuildConfig, llm_settings
+    from rqbench.builder.build_config import BuildConfig, llm_settings
 
     from rqbench.llm.config import ROLE_DEFAULTS
 
@@ -135,7 +135,7 @@ def test_b9_the_labeller_is_not_the_papers_model_but_gets_room_to_reason(tmp_pat
 
 
 def test_b10_b16_contributions_and_the_verifier_read_m_whole(tmp_path, monkeypatch):
-    from rqbench.builder.pipeline import BuildConfig, llm_settings
+    from rqbench.builder.build_config import BuildConfig, llm_settings
     from rqbench.builder.verification import paper_source
 
     from rqbench.records import ParsedPaper
@@ -628,7 +628,7 @@ def _table6_inputs():
 
 
 def test_m9_t6_similarity_reads_the_contributions_the_builder_extracted(tmp_path, monkeypatch):
-    from rqbench.builder.pipeline import BuildConfig, LLM_STAGES, STAGE_ROLES, llm_settings
+    from rqbench.builder.build_config import BuildConfig, LLM_STAGES, STAGE_ROLES, llm_settings
     from rqbench.evaluate.similarity import contribution_text, similarity_rows
 
     # the builder extracts background papers' contributions with the model of §4's extractor, from their body text

@@ -17,7 +17,8 @@ import evaluate_factory as F
 import pytest
 from builder_script import make_cited_sources, make_papers, reply_for
 from pydantic import ValidationError
-from rqbench.builder.pipeline import BuildConfig, run_build
+from rqbench.builder.build_config import BuildConfig
+from rqbench.builder.pipeline import run_build
 from rqbench.builder.records_out import assemble
 from rqbench.evaluate.generate import LOG_FILE, generate_submission
 from rqbench.evaluate.submission import validate_submission

@@ -6,7 +6,7 @@ import json
 
 import evaluate_factory as F
 import pytest
-from rqbench.evaluate.judging import ordering_stats, read_results
+from rqbench.evaluate.judging import ordering_stats, read_results, reparse_results
 
 from rqbench.cli import main
 from rqbench.llm.config import public_label
@@ -279,6 +279,11 @@ def test_a_run_whose_judge_calls_failed_keeps_its_results_says_so_and_exits_1(bu
     assert "--retry-failed" in err and "results are kept" in err
     (rf,) = [read_results(p) for p in out.glob("*.json")]  # written, with its counts
     assert (rf.coverage.instances_scored, rf.coverage.unjudged, rf.coverage.generation_failures) == (2, 1, 1)
+    # a reparse of the stored replies says what is wrong in the live run's words (one validate_reply, not two)
+    live = [r.error for i in rf.instances for r in i.raw_replies if r.error]
+    again = [r.error for i in reparse_results(rf).instances for r in i.raw_replies if r.error]
+    assert live and again == live, (live, again)
+    assert all(e.startswith("invalid_reply: reply is not JSON") and "at position" in e for e in live), live
     # the report marks the row incomplete and counts the failed generation as a loss
     assert main(["report", str(out), "--out", str(tmp_path / "rep"), "--n-boot", "20"]) == 0
     report = (tmp_path / "rep" / "report.md").read_text()

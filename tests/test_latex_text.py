@@ -110,6 +110,25 @@ def test_latex_to_plain_for_bib_strings():
     assert latex_to_plain(r"M{\"u}ller and Ca{\~n}ete \& Co") == "Müller and Cañete & Co"
 
 
+def test_latex_to_plain_renders_short_inline_math_as_symbols_for_titles():
+    """One renderer for titles and bib strings: sourcing's fragment renderer (merged here) read a title's short
+    inline math as its symbols; the converter keeps that as ``math="symbols"`` and its own tables win where the
+    two read a formula differently."""
+    title = r"$n$-gram \textit{F}-score\thanks{Work done at X.} \\ for $\alpha$ \& more"
+    assert " ".join(latex_to_plain(title, math="symbols").split()) == "n-gram F-score for α & more"
+    assert latex_to_plain(r"$\beta$-DPO", math="symbols") == "β-DPO"
+    assert latex_to_plain(r"$\beta$-DPO") == "[MATH] -DPO"  # body text and bib fields: a formula is [MATH]
+    # where the two copies differed (the old fragment renderer's reading in the comment): the converter's is kept
+    assert latex_to_plain(r"$2\times$ faster", math="symbols") == "2× faster"  # was "2 faster"
+    assert latex_to_plain(r"$\leq 5$", math="symbols") == "≤ 5"  # was "5"
+    assert latex_to_plain(r"$A\&B$", math="symbols") == "A&B"  # was "A B"
+    assert latex_to_plain(r"$10\,000$", math="symbols") == "10 000"  # was "10,000"
+    assert latex_to_plain(r"$\{x\}$", math="symbols") == "{x}"  # was "x"
+    # a long formula stays a formula, display math too
+    assert latex_to_plain("$" + "x" * 41 + "$", math="symbols").strip() == "[MATH]"
+    assert latex_to_plain("$$x$$", math="symbols").strip() == "[MATH]"
+
+
 def test_verbatim_content_is_literal_and_not_cited():
     doc = convert_body("\\section{S}\nUse \\verb|\\cite{x}| like \\citep{y}.\n\\begin{verbatim}\n\\citet{z}\n\\end{verbatim}\n")
     assert [c.keys for c in doc.cites] == [["y"]]

@@ -11,7 +11,8 @@ from builder_script import make_cited_sources, make_papers, reply_for
 from ray_local import ray_local  # noqa: F401 - the fixture
 from rqbench.builder import gaps as gaps_module
 from rqbench.builder import influence as influence_module
-from rqbench.builder.pipeline import BuildConfig, run_build
+from rqbench.builder.build_config import BuildConfig
+from rqbench.builder.pipeline import run_build
 from rqbench.builder.records_out import assemble, manual_sample
 from rqbench.builder.stages import StageStore
 

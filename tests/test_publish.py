@@ -357,7 +357,8 @@ def test_a_real_builder_build_publishes_loads_and_validates(tmp_path, fixtures_d
     """The builder's actual output (scripted LLM) goes through the sample's publish path unchanged."""
     from builder_script import reply_for
 
-    from rqbench.builder.pipeline import BuildConfig, run_build
+    from rqbench.builder.build_config import BuildConfig
+    from rqbench.builder.pipeline import run_build
     from rqbench.builder.sample import choose_fixture_papers, link_papers, publish_sample
     from rqbench.llm import LLM, CallStore
 

@@ -194,7 +194,7 @@ def test_a_window_admits_only_dated_papers_strictly_newer_than_the_release_and_i
 def test_a_rolling_arxiv_build_queries_the_windows_days(tmp_path):
     from datetime import datetime, timezone
 
-    from rqbench.builder.pipeline import BuildConfig
+    from rqbench.builder.build_config import BuildConfig
     from rqbench.records import SourceWindow
 
     window = SourceWindow(since_release="v0.1.0", dataset="d", after=datetime(2025, 2, 11, 17, 0, tzinfo=timezone.utc),
@@ -269,7 +269,8 @@ def test_a_rolling_arxiv_query_asks_the_windows_days_and_keeps_papers_newer_than
     """The query path of a monthly refresh, on arXiv's recorded entries: one request per day of the window."""
     from datetime import datetime, timedelta, timezone
 
-    from rqbench.builder.pipeline import BuildConfig, source_stage
+    from rqbench.builder.build_config import BuildConfig
+    from rqbench.builder.input_stages import source_stage
     from rqbench.records import SourceWindow
 
     recorded = fixtures_dir / "arxiv_api" / "arxiv.py_fixtures"

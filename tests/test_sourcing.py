@@ -13,12 +13,11 @@ import pytest
 from replay_server import ReplayServer, split_feed
 
 from rqbench.builder.arxiv_api import ArxivClient
-from rqbench.builder.front_matter import fragment_to_plain
 from rqbench.builder.sourcing import (
     folder_arxiv_id,
     has_latex_source,
     read_ids_file,
-    slug,
+    folder_paper_id,
     source_papers,
 )
 
@@ -249,7 +248,4 @@ def test_names_and_ids():
     assert folder_arxiv_id("arXiv-2502.01113") == ("2502.01113", None)
     assert folder_arxiv_id("hep-th_9901001") == ("hep-th/9901001", None)
     assert folder_arxiv_id("acl-template") is None
-    assert slug("Notes and Drafts!") == "notes-and-drafts" and slug("***").startswith("paper-")
-    assert fragment_to_plain(r"$n$-gram \textit{F}-score\thanks{Work done at X.} \\ for $\alpha$ \& more") == (
-        "n-gram F-score for α & more"
-    )
+    assert folder_paper_id("Notes and Drafts!") == "notes-and-drafts" and folder_paper_id("***").startswith("paper-")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fake_build import make_manifest, make_records
 from rqbench.dataset_card.stats import by_subfield, compute_stats, distinct_gaps, size_category, spread
+from rqbench.wellformed import words
 
 
 def _stats(**kw):
@@ -63,3 +64,16 @@ def test_spread_and_size_categories():
     assert spread([1, 2, 3, 10]).model_dump() == {"count": 4, "mean": 4.0, "median": 2.5, "min": 1.0, "max": 10.0}
     assert [size_category(n) for n in (0, 999, 1000, 1434, 10_000, 2_000_000)] == [
         "n<1K", "n<1K", "1K<n<10K", "1K<n<10K", "10K<n<100K", "1M<n<10M"]
+
+
+def test_card_lengths_count_words_by_spaces_the_gate_by_letters():
+    """One ``words`` (rqbench.wellformed) where there were two: the card's statistics keep counting runs of
+    non-space characters (``split="spaces"``), the gate's bounds runs of letters and digits; this is where they
+    differ."""
+    text = "Does [MATH] help — a/b tests, (e.g. LLM-based ones)?"
+    assert len(words(text, split="spaces")) == 9
+    assert words(text) == ["Does", "help", "a", "b", "tests", "e", "g", "LLM-based", "ones"]
+    r = make_records()
+    r["rqs"] = [q.model_copy(update={"rq": text}) for q in r["rqs"]]
+    s = compute_stats(r["rqs"], r["papers"], r["cited_papers"], r["instances"], make_manifest(r))
+    assert s.lengths["rq_words"].mean == 9.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from rqbench.builder import pipeline
+from rqbench.builder import build_config
 from rqbench.evaluate.generate import CheckedGenerationReply, generation_step
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, criterion_for_step
 from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
@@ -48,9 +48,9 @@ def test_unknown_names_are_errors_that_say_what_exists():
 
 def test_the_build_stages_read_their_steps_from_the_registry():
     builder = in_package("rqbench.builder")
-    assert pipeline.STAGE_STEPS == {stage: s.name for stage, s in builder.items()}
-    assert set(pipeline.LLM_STAGES) == set(builder)
-    assert set(pipeline.DEFAULT_MAX_TOKENS) == set(pipeline.STAGE_ROLES) == set(builder)
+    assert build_config.STAGE_STEPS == {stage: s.name for stage, s in builder.items()}
+    assert set(build_config.LLM_STAGES) == set(builder)
+    assert set(build_config.DEFAULT_MAX_TOKENS) == set(build_config.STAGE_ROLES) == set(builder)
     for s in builder.values():
         module = importlib.import_module(s.owner)
         assert module.STEP is s, s.owner

@@ -20,7 +20,6 @@ from .requests import (
     JudgeConfig,
     JudgeRequest,
     candidate_id,
-    parse_reply,
     shuffled,
 )
 
@@ -78,6 +77,5 @@ __all__ = [
     "dimension",
     "figure_column",
     "metric",
-    "parse_reply",
     "shuffled",
 ]

@@ -13,18 +13,13 @@ user message and tell the judge that it is material to score, whatever its topic
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
 from rqbench.evaluate.background import BackgroundPolicy
-from rqbench.io import RecordError
 from rqbench.llm.config import public_label
-from rqbench.llm.client import parse_json_reply
 from rqbench.prompts import PromptSet
 from rqbench.records import CandidateScores, InstanceResult, PaperCut, Reply
 from rqbench.untrusted import CANDIDATE_VARIABLES
@@ -100,20 +95,6 @@ class JudgeRequest:
         where = f"@{self.paper_id}" if self.paper_id else ""
         k = f"#{self.ordering}" if self.ordering else ""
         return f"{self.step}[{','.join(self.candidate_ids)}]{where}{k}"
-
-
-def parse_reply(model: type[Reply], text: str, context: dict[str, Any]) -> Reply:
-    """Validate a stored or fresh reply text exactly as the LLM layer does; ValueError when it does not fit."""
-    try:
-        data = parse_json_reply(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"reply is not JSON ({exc.msg})") from exc
-    if not isinstance(data, dict):
-        raise ValueError("reply is JSON but not an object")  # noqa: TRY004 - one error type for every bad reply
-    try:
-        return model.model_validate(data, context=context)
-    except ValidationError as exc:
-        raise ValueError(RecordError.from_validation(exc).problem_list(5)) from exc
 
 
 def render(prompts: PromptSet, step: str, values: dict[str, str]) -> list[dict[str, str]]:

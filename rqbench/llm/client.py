@@ -187,11 +187,22 @@ def parse_json_reply(text: str) -> Any:
         return json.loads(m.group(0), strict=False)
 
 
-def _short_error(exc: ValidationError | ValueError) -> str:
-    """What is wrong with a reply, as the re-ask quotes it to the model (changing it changes re-ask cache keys)."""
-    if isinstance(exc, ValidationError):
-        return RecordError.from_validation(exc).problem_list(8)
-    return str(exc)
+def validate_reply(reply_model: type[R], text: str, context: dict[str, Any] | None = None) -> R:
+    """A reply text as its reply model: the one check ``LLM.ask`` applies and a reparse of stored replies repeats.
+
+    ValueError when it does not fit, saying what is wrong in the words a re-ask quotes to the model (changing them
+    changes re-ask cache keys).
+    """
+    try:
+        data = parse_json_reply(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"reply is not JSON ({exc.msg} at position {exc.pos})") from exc
+    if not isinstance(data, dict):
+        raise ValueError("reply is JSON but not an object")  # noqa: TRY004 - one error type for every bad reply
+    try:
+        return reply_model.model_validate(data, context=context)
+    except ValidationError as exc:
+        raise ValueError(RecordError.from_validation(exc).problem_list(8)) from exc
 
 
 class LLM:
@@ -360,7 +371,7 @@ class LLM:
                 "role": "user",
                 "content": (
                     "Your reply did not match the required JSON format: "
-                    f"{_short_error(error)}. Reply again with only the corrected JSON object."
+                    f"{error}. Reply again with only the corrected JSON object."
                 ),
             },
         ]
@@ -373,31 +384,19 @@ class LLM:
             raise LLMCallFailed(step, key, TRUNCATED, truncation_detail(cfg), text2, reask_key=key2)
         reply2, error2 = self._try_validate(reply_model, text2, context)
         if error2 is not None:
-            raise LLMCallFailed(step, key, "invalid_reply", _short_error(error2), text2, reask_key=key2) from error2
+            raise LLMCallFailed(step, key, "invalid_reply", str(error2), text2, reask_key=key2) from error2
         return Answer(reply2, text2, key, cached and cached2, True, reask_key=key2)
 
     @classmethod
     def _invalid(cls, reply_model: type[R], text: str, context: dict[str, Any] | None) -> bool:
         return cls._try_validate(reply_model, text, context)[1] is not None
 
-    @classmethod
-    def _try_validate(
-        cls, reply_model: type[R], text: str, context: dict[str, Any] | None
-    ) -> tuple[R | None, ValidationError | ValueError | None]:
-        try:
-            return cls._validate(reply_model, text, context), None
-        except (ValidationError, ValueError) as exc:
-            return None, exc
-
     @staticmethod
-    def _validate(reply_model: type[R], text: str, context: dict[str, Any] | None) -> R:
+    def _try_validate(reply_model: type[R], text: str, context: dict[str, Any] | None) -> tuple[R | None, ValueError | None]:
         try:
-            data = parse_json_reply(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"reply is not JSON ({exc.msg} at position {exc.pos})") from exc
-        if not isinstance(data, dict):
-            raise ValueError("reply is JSON but not an object")
-        return reply_model.model_validate(data, context=context)
+            return validate_reply(reply_model, text, context), None
+        except ValueError as exc:
+            return None, exc
 
     async def _text(
         self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str,
