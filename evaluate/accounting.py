@@ -13,8 +13,9 @@ to be charged to someone:
   score. The instance is then *unjudged* for that criterion: it has no model value
   there, and every row it would have entered says how many such instances it lacks.
 
-The criteria say what "judged" means for each (``Criterion.unjudged``); this
-module counts, for the judging run's line, the ``Coverage`` every results file
+An instance outside a trial (``--limit N``: the revision's first N instances) is
+neither: it is not in the run (``evaluate/trial.py``). The criteria say what
+"judged" means for each (``Criterion.unjudged``); this module counts, for the judging run's line, the ``Coverage`` every results file
 carries, and the report.
 """
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 
 from rqbench.evaluate.criteria import CRITERIA
 from rqbench.evaluate.metrics import MODEL_RQS, split_candidates
+from rqbench.evaluate.trial import trial_text
 from rqbench.records import Coverage, InstanceResult, ResultsFile
 
 GENERATION_FAILED = "generation_failed"
@@ -91,6 +93,7 @@ def tally(r: ResultsFile) -> Coverage:
         unjudged_by_criterion={c: by_criterion[c] for c in criteria if by_criterion[c]},
         failed_calls=dict(sorted(failed.items())),
         rule_applications=dict(sorted(rules.items())),
+        trial=r.trial,
     )
 
 
@@ -103,8 +106,11 @@ def coverage_line(r: ResultsFile, cov: Coverage | None = None) -> str:
     cov = cov or tally(r)
     parts = [f"{cov.instances_scored} of {cov.instances_expected} instances scored "
              f"(dataset {r.dataset_repo}@{r.dataset_revision})"]  # fmt: skip
-    if cov.instances < cov.instances_expected:
-        parts.append(f"{cov.instances_expected - cov.instances} not in the results")
+    if cov.trial is not None:
+        parts.append(f"{trial_text(cov.trial, cov.instances_expected)}; the other "
+                     f"{cov.instances_expected - cov.trial} are not in this run (nobody's failure)")  # fmt: skip
+    if cov.instances < (cov.trial or cov.instances_expected):
+        parts.append(f"{(cov.trial or cov.instances_expected) - cov.instances} not in the results")
     if cov.generation_failures:
         parts.append(f"{cov.generation_failures} with no valid generation (the model's failure: a loss with the "
                      "worst Best@5)")  # fmt: skip

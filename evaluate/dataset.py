@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -70,10 +70,14 @@ class Benchmark:
     subfields: list[str] = field(default_factory=list)
     name: str = ""  # the public name results and pages carry (see the module docstring); the repo when not given
     version: str | None = None  # the release's tag, where the source has one
+    # every rq_id of the revision, in dataset order; ``instances`` are its first ones in a trial (``subset``)
+    revision_rq_ids: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.name:
             self.name = self.repo
+        if not self.revision_rq_ids:
+            self.revision_rq_ids = [i.rq_id for i in self.instances]
         if not self.subfields:
             self.subfields = sorted({i.subfield for i in self.instances})
         missing = sorted({p for i in self.instances for p in i.background_paper_ids if p not in self.papers})
@@ -96,11 +100,25 @@ class Benchmark:
     def background(self, inst: EvaluationInstance) -> list[CitedPaper]:
         return [self.papers[p] for p in inst.background_paper_ids]
 
+    @property
+    def instances_expected(self) -> int:
+        """Instances in the dataset revision: what coverage is counted against, in a trial too."""
+        return len(self.revision_rq_ids)
+
+    @property
+    def trial(self) -> int | None:
+        """N when this is a trial of the revision's first N instances (``--limit N``); None for the whole revision."""
+        n = len(self.instances)
+        return n if n < self.instances_expected else None
+
     def subset(self, limit: int | None) -> Benchmark:
-        """The first ``limit`` instances (for trial runs); the same object when ``limit`` is None."""
+        """A trial: the revision's first ``limit`` instances in dataset order, still counted against the whole
+        revision (``instances_expected``); the same object when ``limit`` is None or covers every instance."""
         if limit is None or limit >= len(self.instances):
             return self
-        return Benchmark(self.instances[:limit], self.papers, self.repo, self.revision, self.subfields)
+        if limit < 1:
+            raise ValueError(f"a trial takes at least one instance (--limit {limit})")
+        return replace(self, instances=self.instances[:limit], revision_rq_ids=list(self.revision_rq_ids))
 
 
 def _validated(model: type[M], rows: Iterable[dict[str, Any]], where: str, key: str) -> list[M]:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options, prompt_variants
-from rqbench.evaluate.judge_cli import SETTING_CHOICES, add_judge_options, print_results, unjudged_message
+from rqbench.evaluate.judge_cli import SETTING_CHOICES, add_judge_options, coverage_note, print_results, unjudged_message
 
 from rqbench import paths
 from rqbench.llm.catalog import split_cutoff
@@ -74,14 +74,15 @@ def _estimate(args, dry, bench, model, judges, settings, criteria, prompts, poli
                             context_tokens=args.context_tokens, progress=False)  # fmt: skip
         sub = _placeholder_submission(bench, SubmissionMetadata(model=model))
     else:
-        sub = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial)
+        sub = load_submission(args.submission, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids,
+                              allow_partial=args.allow_partial)  # fmt: skip
     judge_submission(bench, sub, judges, settings, llm=dry, seed=args.seed, orderings=args.orderings,
                      out_dir=Path("unused"), criteria=criteria, prompts=prompts, policy=policy,
                      context_tokens=args.context_tokens, progress=False)  # fmt: skip
     return dry.estimate.line()
 
 
-def _plan(args, dry, full, bench, protocol, choice, model, settings, criteria, prompts, policy):  # type: ignore[no-untyped-def]
+def _plan(args, dry, bench, protocol, choice, model, settings, criteria, prompts, policy):  # type: ignore[no-untyped-def]
     """The run's protocol: what ``--dry-run`` prints and every results file records."""
     from rqbench.evaluate.metrics import CombineRule, FailureAccounting
     from rqbench.evaluate.protocol import RecordedGeneration, RunPlan, generator_use, judge_use
@@ -92,12 +93,13 @@ def _plan(args, dry, full, bench, protocol, choice, model, settings, criteria, p
         generation = generator_use(model, dry, context_tokens=args.context_tokens, fixed=policy)
         variant = args.prompt
     else:
-        meta = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial).metadata
+        meta = load_submission(args.submission, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids,
+                               allow_partial=args.allow_partial).metadata  # fmt: skip
         generation, variant = RecordedGeneration(meta), meta.prompt_variant
     return RunPlan(protocol, uses, generation, variant, prompts, settings, criteria, args.orderings,
                    combine=CombineRule(args.combine), failures=FailureAccounting(args.failures),
                    instances=len(bench.instances),
-                   instances_total=len(full.instances), missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
+                   instances_total=bench.instances_expected, missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,13 +126,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     out = args.out or paths.results_dir()
     try:
-        full = load_benchmark(args.dataset, args.revision)
-        bench = full.subset(args.limit)
+        bench = load_benchmark(args.dataset, args.revision).subset(args.limit)
         prompts = load_prompt_set(args.prompts)
         policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
         dry = LLM(dry_run=True, batch=args.batch)
         print(_estimate(args, dry, bench, model, judges, settings, criteria, prompts, policy), flush=True)
-        plan = _plan(args, dry, full, bench, protocol, choice, model, settings, criteria, prompts, policy)
+        plan = _plan(args, dry, bench, protocol, choice, model, settings, criteria, prompts, policy)
         print("\n".join(plan_lines(plan, bench)), flush=True)
     except (DatasetError, PromptError, SubmissionInvalid, ValueError) as exc:
         print(f"rqbench evaluate: {exc}", file=sys.stderr)
@@ -154,13 +155,13 @@ def run(args: argparse.Namespace) -> int:
                             knowledge_cutoff=cutoff)  # fmt: skip
         allow_partial = True  # our own generation: failed instances are recorded, and shown as coverage
     try:
-        sub = load_submission(sub_path, bench.rq_ids, allow_partial=allow_partial)
+        sub = load_submission(sub_path, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids, allow_partial=allow_partial)
     except SubmissionInvalid as exc:
         print(f"rqbench evaluate: the submission is not valid:\n{exc}", file=sys.stderr)
         return 1
-    if sub.report.coverage is not None and sub.report.coverage < 1:
-        print(f"coverage {sub.report.covered}/{sub.report.expected} ({sub.report.coverage:.1%}): "
-              f"{sub.report.failed} instance(s) failed generation")  # fmt: skip
+    note = coverage_note(bench, sub.report)
+    if note:
+        print(note)
     written = judge_submission(bench, sub, judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,
                                out_dir=out, retry_failed=args.retry_failed, criteria=criteria, prompts=prompts,
                                policy=policy, context_tokens=args.context_tokens, protocol=plan.record(),

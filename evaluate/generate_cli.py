@@ -17,13 +17,27 @@ def prompt_variants() -> list[str]:
     return [k for k in owned_by("rqbench.evaluate.generate") if not k.endswith("_multi")]
 
 
+def at_least_one(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (argparse names the flag in its error)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number is needed, not {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
+    return n
+
+
 def add_dataset_options(p: argparse.ArgumentParser, *, limit: bool = True) -> None:
     """--dataset/--revision/--limit, shared by generate, validate, judge and evaluate (submit: no --limit)."""
     p.add_argument("--dataset", default=None,
                    help="a build folder, a dataset repository folder, or a Hub id (default: the offline sample)")
     p.add_argument("--revision", default=None, help="dataset version tag, e.g. v1.0.0 (default: the latest)")
     if limit:
-        p.add_argument("--limit", type=int, default=None, help="only the first N instances (trial runs)")
+        p.add_argument("--limit", type=at_least_one, default=None, metavar="N",
+                       help="a trial: only the first N instances of the dataset revision, in dataset order, whatever "
+                       "the submission holds; coverage is still counted against the whole revision (N of M), and "
+                       "results are marked as a trial, never ranked beside full runs")
 
 
 def add_llm_options(p: argparse.ArgumentParser) -> None:
@@ -90,7 +104,10 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(generation_lines(use, args.prompt, bench, prompts)))
         return 0
     from rqbench.evaluate.submission import validate_submission
+    from rqbench.evaluate.trial import trial_text
 
     report = validate_submission(folder, bench.rq_ids, allow_partial=True)
-    print(f"wrote {folder}: {report.covered}/{len(bench.instances)} instances with five RQs, {report.failed} failed")
+    trial = f" ({trial_text(bench.trial, bench.instances_expected)})" if bench.trial else ""
+    print(f"wrote {folder}: {report.covered}/{len(bench.instances)} instances with five RQs, {report.failed} "
+          f"failed{trial}")  # fmt: skip
     return 0

@@ -4,8 +4,10 @@ Judges are named by litellm model name or ``local``; one model configured two
 ways counts as two judges (``local@temperature=0.7``). Without ``--judge``, the
 protocol picks them: ``paper`` (the default when GEMINI_API_KEY or
 DEEPSEEK_API_KEY is set) the paper's two judges, ``custom`` the embedded model.
-Every run prints its settings and each departure from the paper's protocol with
-the flag that restores it, and records them in its results files. ``--reparse``
+``--limit N`` is a trial of the revision's first N instances, whatever the
+submission holds: counted against the whole revision and marked as a trial in
+its results. Every run prints its settings and each departure from the paper's
+protocol with the flag that restores it, and records them in its results files. ``--reparse``
 rescores stored replies without a call; ``--retry-failed`` re-asks only what
 failed; ``--only-new`` judges only what the earlier results of the same judge
 lack (the instances a new release added) and merges them into one file;
@@ -81,6 +83,24 @@ def print_results(written: list[Path], orderings: int) -> int:
     return unjudged
 
 
+def coverage_note(bench, report) -> str | None:  # type: ignore[no-untyped-def]
+    """What the run says before judging about what it covers: a trial of the revision's first N instances, and
+    a submission that lacks some of the instances it judges (None when it judges every instance, all present)."""
+    from rqbench.evaluate.trial import trial_text
+
+    if bench.trial is not None:
+        left = bench.instances_expected - bench.trial
+        have = f"; the submission has five RQs for {report.trial_covered} of them" \
+            if report.trial_covered is not None and report.trial_covered < bench.trial else ""  # fmt: skip
+        return (f"{trial_text(bench.trial, bench.instances_expected)}: dataset {bench.name}@{bench.revision}{have}; "
+                f"the other {left} are not in this run and are nobody's failure (the results are marked as a trial, "
+                "never ranked beside full runs)")  # fmt: skip
+    if report.coverage is not None and report.coverage < 1:
+        failed = f": {report.failed} instance(s) failed generation" if report.failed else ""
+        return f"partial submission: coverage {report.covered}/{report.expected} ({report.coverage:.1%}){failed}"
+    return None
+
+
 def unjudged_message(job: str, unjudged: int) -> str:
     """What a run whose judge calls failed says last: the results are kept, and how to go on."""
     return (f"rqbench {job}: a judge's calls failed (after their re-ask) for {unjudged} instance(s) in the files "
@@ -108,18 +128,19 @@ def run(args: argparse.Namespace) -> int:
     settings = SETTING_CHOICES[args.setting]
     criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
     try:
-        full = load_benchmark(args.dataset, args.revision)
-        bench = full.subset(args.limit)
+        bench = load_benchmark(args.dataset, args.revision).subset(args.limit)
         prompts = load_prompt_set(args.prompts)
-        sub = load_submission(args.submission, bench.rq_ids, allow_partial=args.allow_partial)
+        sub = load_submission(args.submission, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids,
+                              allow_partial=args.allow_partial)  # fmt: skip
     except (DatasetError, PromptError) as exc:
         print(f"rqbench judge: {exc}", file=sys.stderr)
         return 2
     except SubmissionInvalid as exc:
         print(f"rqbench judge: the submission is not valid:\n{exc}", file=sys.stderr)
         return 1
-    if sub.report.coverage is not None and sub.report.coverage < 1:
-        print(f"partial submission: coverage {sub.report.covered}/{sub.report.expected} ({sub.report.coverage:.1%})")
+    note = coverage_note(bench, sub.report)
+    if note:
+        print(note)
     llm = LLM(dry_run=args.dry_run, retry_failed=args.retry_failed, batch=args.batch)
     policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
     out = args.out or paths.results_dir()
@@ -138,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         uses = [judge_use(j, llm, context_tokens=args.context_tokens, fixed=policy) for j in choice.judges]
         plan = RunPlan(protocol, uses, RecordedGeneration(sub.metadata), sub.metadata.prompt_variant, prompts, settings,
-                       criteria, args.orderings, instances=len(bench.instances), instances_total=len(full.instances),
+                       criteria, args.orderings, instances=len(bench.instances), instances_total=bench.instances_expected,
                        missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
         lines = plan_lines(plan, bench)
     except ValueError as exc:

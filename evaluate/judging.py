@@ -11,7 +11,9 @@ cached). A reply cut at the reply budget is recorded as ``truncated`` (its raw
 reply flagged), never re-asked as a format error. Each instance records what of
 each background paper the judge's prompts carried (tokens kept and cut), and
 each file the protocol and its departures from the paper's (``protocol``).
-Results files are written atomically (temporary file + ``os.replace``).
+Results files are written atomically (temporary file + ``os.replace``). A trial
+(``Benchmark.subset``: the revision's first N instances) writes its own files
+(``results_path``), marked ``trial`` and counted against the whole revision.
 
 Totals come from the call log of this run (requests sent, cache hits, tokens
 and cost of the requests sent), added to those of the run that wrote the file
@@ -82,14 +84,17 @@ ALL_CRITERIA: tuple[str, ...] = tuple(CRITERIA)
 NOT_SUBMITTED = "not in the submission"
 
 
-def results_path(out_dir: Path, submission: Submission, label: str, setting: str) -> Path:
-    """One file per (submission, judge, setting)."""
-    name = f"{slug(submission.metadata.model)}-{submission.hash.removeprefix('b2:')[:10]}__{slug(label)}__{setting}.json"
+def results_path(out_dir: Path, submission: Submission, label: str, setting: str, trial: int | None = None) -> Path:
+    """One file per (submission, judge, setting), and one per trial size beside it: a trial never overwrites the
+    full run's file, nor the full run a trial's."""
+    run = f"-trial{trial}" if trial is not None else ""
+    name = (f"{slug(submission.metadata.model)}-{submission.hash.removeprefix('b2:')[:10]}{run}__{slug(label)}__"
+            f"{setting}.json")  # fmt: skip
     return out_dir / name
 
 
-def _stored_results(out_dir: Path, submission: Submission, spec: str, setting: str) -> list[Path]:
-    prefix = results_path(out_dir, submission, "x", setting).name.split("__")[0]
+def _stored_results(out_dir: Path, submission: Submission, spec: str, setting: str, trial: int | None) -> list[Path]:
+    prefix = results_path(out_dir, submission, "x", setting, trial).name.split("__")[0]
     found = [p for p in sorted(out_dir.glob(f"{prefix}__*__{setting}.json"))
              if spec_matches(spec, read_results(p).judge.label)]  # fmt: skip
     if not found:
@@ -304,8 +309,9 @@ async def _judge_one(
         _apply(result, outcomes)
         return result
 
-    # every instance of the revision (but those --only-new keeps): one the submission lacks is written as a
-    # failed generation (the paper's rates are over every instance, and under its accounting that one is a loss)
+    # every instance of the revision, or of the trial (but those --only-new keeps): one the submission lacks is
+    # written as a failed generation (the paper's rates are over every instance, and under its accounting that one
+    # is a loss); the submission's lines for instances outside a trial are not read
     rq_ids = [i.rq_id for i in bench.instances if i.rq_id not in skip]
     bar = tqdm(total=len(rq_ids), desc=f"judge {judge.label} {judge.setting}", unit="rq", disable=not progress)
     tasks = {rq_id: asyncio.ensure_future(one(rank, rq_id)) for rank, rq_id in enumerate(rq_ids)}
@@ -329,17 +335,18 @@ def _run_settings(policy: BackgroundPolicy, criteria: Sequence[str]) -> dict[str
 
 
 def earlier_results(out_dir: Path, benchmark: Benchmark, submission: Submission, judge: JudgeSpec,
-                    run_settings: dict[str, Any]) -> tuple[Path, ResultsFile] | None:  # fmt: skip
+                    run_settings: dict[str, Any], trial: int | None = None) -> tuple[Path, ResultsFile] | None:  # fmt: skip
     """The newest results file in ``out_dir`` that ``--only-new`` may extend: the same dataset repository,
     generator (model and prompt variant), judge configuration (model, label, setting, sampling, seed,
-    orderings, prompt set) and run settings (background policy, criteria); None when there is none."""
+    orderings, prompt set), run settings (background policy, criteria) and run size (full, or a trial of
+    the same N); None when there is none."""
     found: list[tuple[datetime, Path, ResultsFile]] = []
     for path in sorted(Path(out_dir).glob(f"*__{slug(judge.label)}__{judge.setting}.json")):  # results_path's names
         rf = read_results(path)
         same = (rf.dataset_repo == benchmark.name and rf.judge == judge
                 and (rf.submission.model, rf.submission.prompt_variant) == (submission.metadata.model,
                                                                             submission.metadata.prompt_variant)
-                and {k: rf.settings.get(k) for k in run_settings} == run_settings)  # fmt: skip
+                and {k: rf.settings.get(k) for k in run_settings} == run_settings and rf.trial == trial)  # fmt: skip
         if same:
             found.append((rf.created_at, path, rf))
     if not found:
@@ -413,13 +420,14 @@ async def ajudge_submission(
     if reparse:
         for spec in judge_specs:
             for setting in settings:
-                for path in _stored_results(out, submission, spec, setting):
+                for path in _stored_results(out, submission, spec, setting, benchmark.trial):
                     written.append(write_results(path, reparse_results(read_results(path))))
         return written
     uses = [judge_use(spec, llm, context_tokens=context_tokens, fixed=policy) for spec in judge_specs]
     if protocol is None:
         protocol = RunPlan("custom", uses, RecordedGeneration(submission.metadata), submission.metadata.prompt_variant,
-                           prompts, settings, criteria, orderings).record()  # fmt: skip
+                           prompts, settings, criteria, orderings, instances=len(benchmark.instances),
+                           instances_total=benchmark.instances_expected).record()  # fmt: skip
 
     def judge_config(use: ModelUse, setting: str) -> JudgeConfig:
         return JudgeConfig(model=use.name, label=use.label, setting=setting, prompts=prompts, policy=use.policy,  # type: ignore[arg-type]
@@ -437,7 +445,8 @@ async def ajudge_submission(
     # --only-new: per judge and setting, the earlier results it extends and the instances they keep
     earlier: dict[tuple[int, str], tuple[Path, ResultsFile] | None] = {
         (id(use), setting): earlier_results(out, benchmark, submission, spec_record(use, setting),
-                                            _run_settings(judge_config(use, setting).policy, criteria)) if only_new else None
+                                            _run_settings(judge_config(use, setting).policy, criteria),
+                                            benchmark.trial) if only_new else None
         for use in uses for setting in settings
     }  # fmt: skip
     carried = {key: carried_instances(found[1], benchmark, submission) if found else {}
@@ -460,7 +469,7 @@ async def ajudge_submission(
         for setting in settings:
             judge = judge_config(use, setting)
             label, pol = cfg.name, judge.policy
-            path = results_path(out, submission, label, setting)
+            path = results_path(out, submission, label, setting, benchmark.trial)
             before, kept = earlier[id(use), setting], carried[id(use), setting]
             existing = read_results(path) if path.exists() else (before[1] if before else None)
             t0, wall = time.time(), time.monotonic()
@@ -482,11 +491,12 @@ async def ajudge_submission(
                 submission=submission.metadata,
                 judge=spec_record(use, setting),
                 created_at=datetime.now(timezone.utc),
-                instances_expected=len(benchmark.instances),
+                instances_expected=benchmark.instances_expected,
+                trial=benchmark.trial,
                 instances=instances,
                 totals=_totals(llm, cfg.name, t0, time.monotonic() - wall + by_batch.share(),
                                existing.totals if existing else None, by_batch.steps_of(setting, settings)),
-                settings={**_run_settings(pol, criteria), "coverage": f"{len(instances)}/{len(benchmark.instances)}",
+                settings={**_run_settings(pol, criteria), "coverage": f"{len(instances)}/{benchmark.instances_expected}",
                           **carry_note},
                 protocol=protocol,
             )

@@ -36,7 +36,7 @@ def short_label(text: str, width: int = LABEL_CHARS) -> str:
 
 
 def _name(r: SummaryRow) -> str:
-    return r.model if r.prompt_variant in ("", "original") else f"{r.model} ({r.prompt_variant})"
+    return r.name
 
 
 def _mean_novelty(r: SummaryRow) -> tuple[float, float, float] | None:

@@ -379,8 +379,8 @@ def departures(plan: RunPlan) -> list[Departure]:
                              paper="rates over every instance: a failed generation is a loss",
                              restore="--failures paper"))  # fmt: skip
     if plan.instances is not None and plan.instances_total is not None and plan.instances < plan.instances_total:
-        out.append(Departure(item="instances", ours=f"the first {plan.instances} of {plan.instances_total}",
-                             paper="every instance", restore="drop --limit"))  # fmt: skip
+        out.append(Departure(item="instances", ours=f"a trial: the first {plan.instances} of {plan.instances_total}",
+                             paper="every instance", restore="drop --limit (the worker's --instances)"))  # fmt: skip
     return out
 
 

@@ -200,13 +200,16 @@ def demo_note(results) -> str:  # type: ignore[no-untyped-def]
 
 def provenance_lines(results) -> list[str]:  # type: ignore[no-untyped-def]
     """Per results file: the submission, judge, setting, prompt set (name and hash) and dataset revision behind
-    the numbers. report.md lists them; every CSV and LaTeX table opens with them."""
+    the numbers, and a trial's limit. report.md lists them; every CSV and LaTeX table opens with them."""
+    from rqbench.evaluate.trial import trial_text
+
     lines = []
     for r in sorted(results, key=lambda r: (r.submission.model, r.submission.prompt_variant, r.judge.label,
                                             r.judge.setting)):  # fmt: skip
         ps = r.judge.prompt_set
+        trial = f", {trial_text(r.trial, r.instances_expected)}" if r.trial else ""
         lines.append(f"{r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, "
-                     f"{r.judge.setting}, prompt set {ps.name} ({ps.hash}), dataset {r.dataset_label}")  # fmt: skip
+                     f"{r.judge.setting}, prompt set {ps.name} ({ps.hash}), dataset {r.dataset_label}{trial}")  # fmt: skip
     return lines
 
 
@@ -247,8 +250,12 @@ def coverage_section(results, failures: FailureAccounting) -> str:  # type: igno
         incomplete += cov.unjudged
         name = r.submission.model if r.submission.prompt_variant == "original" else \
             f"{r.submission.model} ({r.submission.prompt_variant})"  # fmt: skip
-        mark = " **incomplete**" if cov.unjudged else ""
+        mark = (" **TRIAL**" if r.trial else "") + (" **incomplete**" if cov.unjudged else "")
         lines.append(f"- {name}, judge {r.judge.label}, {r.judge.setting}{mark}: {coverage_line(r, cov)}")
+    if any(r.trial for r in results):
+        lines += ["", "A **TRIAL** judged only the first N instances of the dataset revision (`--limit N`): its "
+                  "figures are over those instances, not the release, and its rows (marked `[trial N/M]`) are "
+                  "never ranked beside full runs. The instances outside it are not in the run: nobody's failure."]  # fmt: skip
     if incomplete:
         lines += ["", f"{UNJUDGED_MARK} in a table marks a figure that lacks instances a judge's calls failed on "
                   "(after their re-ask); rerun `rqbench judge` with `--retry-failed` to ask them again."]
@@ -259,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate import plots, tables
     from rqbench.evaluate.meta_eval import meta_evaluate
     from rqbench.evaluate.summary import load_results, summarize
+    from rqbench.evaluate.trial import one_run_each
 
     try:
         results = load_results(args.results)
@@ -282,7 +290,8 @@ def run(args: argparse.Namespace) -> int:
     (out / "summary.json").write_text(json.dumps([r.model_dump(mode="json") for r in rows], indent=1), encoding="utf-8")
 
     all_tables = _dataset_tables(results) + tables.summary_tables(rows, by_subfield=args.by_subfield)
-    all_tables.append(tables.meta_eval_table(meta_evaluate(results, opts)))
+    each = one_run_each(results)  # a trial beside its full run is read once (evaluate/trial.py)
+    all_tables.append(tables.meta_eval_table(meta_evaluate(each, opts)))
     paired = _paired(results, args)
     if paired:
         labels = sorted({r.judge.label for r in results})
@@ -291,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
     if args.annotations:
         from rqbench.evaluate.agreement import agreement_report, read_annotation_files
 
-        files = pick_submission(results, args.annotated_model, args.annotated_variant)
+        files = pick_submission(each, args.annotated_model, args.annotated_variant)
         try:
             anns = read_annotation_files(args.annotations)
             rep = agreement_report(anns, files, options=opts, n_boot=args.n_boot, seed=args.seed)
@@ -302,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
         all_tables += tables.agreement_tables(rep, suffix=f"_{rep.prompt_variant}" if revised else "",
                                               paper=("11", "12") if revised else ("5", "9"))
     if args.cited_papers:
-        sim = _similarity(results, args, opts)
+        sim = _similarity(each, args, opts)
         if sim is not None:
             all_tables.append(sim)
 

@@ -160,6 +160,9 @@ class ValidationReport(BaseModel):
     expected: int | None = Field(default=None, description="Instances in the dataset (None: not checked).")
     covered: int = Field(default=0, description="Expected rq_ids with five valid RQs.")
     failed: int = Field(default=0, description="Entries that record a generation failure.")
+    trial: int | None = Field(default=None, description="A trial's instances (the revision's first N, --limit N): "
+                              "only they must be present; None when every rq_id of the revision is judged.")
+    trial_covered: int | None = Field(default=None, description="The trial's rq_ids with five valid RQs.")
     allow_partial: bool = False
     submission_hash: str | None = None
 
@@ -185,9 +188,12 @@ class ValidationReport(BaseModel):
         errors = max(self.error_count, len(self.errors))
         warnings = max(self.warning_count, len(self.warnings))
         flagged = f", {self.flagged_count} RQ(s) flagged for review" if self.flagged_count else ""
+        trial = (f", trial of the first {self.trial}: {self.trial_covered}/{self.trial} with five RQs"
+                 if self.trial is not None else "")  # fmt: skip
         return (
             f"{self.path}: {verdict}: {errors} error(s), {warnings} warning(s), "
-            f"{len(self.entries)} entries{cov}{flagged}" + (f", hash {self.submission_hash}" if self.submission_hash else "")
+            f"{len(self.entries)} entries{cov}{trial}{flagged}"
+            + (f", hash {self.submission_hash}" if self.submission_hash else "")
         )
 
 
@@ -698,6 +704,7 @@ def validate_submission(
     max_problems_per_rule: int = DEFAULT_MAX_PROBLEMS_PER_RULE,
     time_budget_s: float | None = None,
     partial_remedy: str = PARTIAL_REMEDY_FLAG,
+    judged_rq_ids: Iterable[str] | None = None,
 ) -> ValidationReport:
     """Check a submission folder or file against the dataset's rq_ids; every problem, in one pass.
 
@@ -709,6 +716,11 @@ def validate_submission(
     budget with a ``time_budget`` error naming that line. ``partial_remedy`` is what a
     refused partial submission's problems say to do, worded for where they are read
     (the command line's flag by default; the Space names its checkbox).
+
+    ``judged_rq_ids`` are the rq_ids a trial judges (the revision's first N, ``--limit N``;
+    default: all of ``expected_rq_ids``). Every line is checked against the whole revision as
+    always, but only a judged rq_id that is missing or failed makes the submission partial:
+    the rest are not in the trial, and nothing is said about them.
     """
     path = Path(path)
     deadline = None if time_budget_s is None else time.monotonic() + time_budget_s
@@ -722,6 +734,9 @@ def validate_submission(
         metadata = _check_metadata(ln, out)
     expected = list(dict.fromkeys(expected_rq_ids)) if expected_rq_ids is not None else None
     known = set(expected) if expected is not None else None
+    judged = expected if judged_rq_ids is None or expected is None else list(dict.fromkeys(judged_rq_ids))
+    in_trial = set(judged) if judged is not None else None
+    trial = len(judged) if judged is not None and expected is not None and len(judged) < len(expected) else None
     first_line: dict[str, int] = {}
     entries: list[SubmissionEntry] = []
     stopped = False
@@ -733,8 +748,8 @@ def validate_submission(
             break
         raw_id = ln.data.get("rq_id")
         rq_id = raw_id if isinstance(raw_id, str) else None
-        judged = rq_id is not None and rq_id not in first_line and (known is None or rq_id in known)
-        entry = _check_entry(ln, out, injection if judged else None)
+        screened = rq_id is not None and rq_id not in first_line and (known is None or rq_id in known)
+        entry = _check_entry(ln, out, injection if screened else None)
         if rq_id is None:
             continue
         if rq_id in first_line:
@@ -750,13 +765,13 @@ def validate_submission(
     partial_severity: Literal["error", "warning"] = "warning" if allow_partial else "error"
     hint = "" if allow_partial else f" ({partial_remedy})"
     failed = [e for e in entries if e.failure is not None]
-    for e in failed:
+    for e in failed if in_trial is None else [e for e in failed if e.rq_id in in_trial]:
         out.add("generation_failed", f"generation failed: {e.failure}{hint}", str(path), first_line[e.rq_id],
                 "failure", e.rq_id, severity=partial_severity)  # fmt: skip
     # lines past the stop were not read, and with no entry line read at all a listed problem already says why:
     # say nothing about the rq_ids they would have held
-    if expected is not None and not stopped and (entry_lines or not out.n_errors):
-        for rq_id in expected:
+    if judged is not None and not stopped and (entry_lines or not out.n_errors):
+        for rq_id in judged:
             if rq_id not in first_line:
                 out.add("missing_rq_id", f"no line for this rq_id{hint}", str(path), None, "rq_id", rq_id,
                         severity=partial_severity)  # fmt: skip
@@ -776,6 +791,8 @@ def validate_submission(
         expected=len(expected) if expected is not None else None,
         covered=sum(1 for e in entries if e.failure is None),
         failed=len(failed),
+        trial=trial,
+        trial_covered=None if trial is None else sum(1 for e in entries if e.failure is None and e.rq_id in in_trial),
         allow_partial=allow_partial,
     )
     if report.ok and metadata is not None:
@@ -790,10 +807,12 @@ def load_submission(
     allow_partial: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     injection: Literal["reject", "flag"] = "reject",
+    judged_rq_ids: Iterable[str] | None = None,
 ) -> Submission:
-    """A validated submission, or ``SubmissionInvalid`` carrying the full report."""
+    """A validated submission, or ``SubmissionInvalid`` carrying the full report (``judged_rq_ids``: a trial's,
+    as ``validate_submission`` takes them)."""
     report = validate_submission(path, expected_rq_ids, allow_partial=allow_partial, max_bytes=max_bytes,
-                                 injection=injection)  # fmt: skip
+                                 injection=injection, judged_rq_ids=judged_rq_ids)  # fmt: skip
     if not report.ok or report.metadata is None or report.submission_hash is None:
         raise SubmissionInvalid(report)
     return Submission(Path(path), report.metadata, {e.rq_id: e for e in report.entries}, report.submission_hash,

@@ -36,14 +36,15 @@ def run(args: argparse.Namespace) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
 
-    expected = None
+    expected = judged = None
     if not args.no_dataset:
         try:
-            expected = load_benchmark(args.dataset, args.revision).subset(args.limit).rq_ids
+            bench = load_benchmark(args.dataset, args.revision).subset(args.limit)
         except DatasetError as exc:
             print(f"rqbench validate: {exc}", file=sys.stderr)
             return 2
-    report = validate_submission(args.submission, expected, allow_partial=args.allow_partial,
+        expected, judged = bench.revision_rq_ids, bench.rq_ids  # --limit N: a trial of the first N
+    report = validate_submission(args.submission, expected, judged_rq_ids=judged, allow_partial=args.allow_partial,
                                  max_bytes=args.max_bytes or DEFAULT_MAX_BYTES,
                                  injection="flag" if args.flag_injection else "reject",
                                  max_problems_per_rule=args.max_problems or DEFAULT_MAX_PROBLEMS_PER_RULE)  # fmt: skip

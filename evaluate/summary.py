@@ -39,6 +39,7 @@ from rqbench.evaluate.contamination import clean_reason, exposure, is_clean, pap
 from rqbench.evaluate.criteria import METRICS
 from rqbench.evaluate.metrics import CombineRule, FailureAccounting, MetricSpec, ScoreOptions
 from rqbench.evaluate.score_table import ScoreTable, mean_over_judges, score_table
+from rqbench.evaluate.trial import trial_mark, trial_text
 from rqbench.io import read_model
 from rqbench.llm.catalog import resolved_cutoff
 from rqbench.records import PromptSetRef, ResultsFile
@@ -75,6 +76,10 @@ class Provenance(BaseModel):
     dataset_version: str | None = None
     instances_covered: int = Field(description="Instances with at least one figure in this row.")
     instances_expected: int | None = Field(description="Instances in the dataset revision; None for a sub-field split.")
+    trial: int | None = Field(
+        default=None, description="A trial row: its files judged only the revision's first N instances (--limit N). "
+        "Its figures are over those; it is shown apart from full runs and never ranked beside them.",
+    )
     failures: str = Field(default="paper", description="How failures entered the figures (metrics.FailureAccounting).")
     instances_scored: int = Field(
         default=0, description="Instances every judge of the row judged on every criterion run (a generation "
@@ -139,6 +144,15 @@ class SummaryRow(BaseModel):
     def figure(self, name: str) -> Figure | None:
         return self.figures.get(name)
 
+    @property
+    def name(self) -> str:
+        """How tables, plots and the leaderboard name the row: the model, its prompt variant unless the paper's,
+        and a trial's mark (``[trial 1/4]``)."""
+        if self.row_kind == "reference":
+            return self.model
+        name = self.model if self.prompt_variant in ("", "original") else f"{self.model} ({self.prompt_variant})"
+        return name + trial_mark(self.provenance.trial, self.provenance.instances_expected)
+
     def flat(self) -> dict[str, object]:
         """A flat dict for CSV: identity columns, then value/ci_low/ci_high per figure."""
         out: dict[str, object] = {
@@ -151,6 +165,7 @@ class SummaryRow(BaseModel):
             "subfield": self.subfield or "",
             "instances_covered": self.provenance.instances_covered,
             "instances_expected": self.provenance.instances_expected,
+            "trial": self.provenance.trial,
             "instances_scored": self.provenance.instances_scored,
             "instances_unjudged": self.provenance.instances_unjudged,
             "generation_failures": self.provenance.generation_failures,
@@ -197,18 +212,20 @@ def load_results(paths: Iterable[str | Path]) -> list[ResultsFile]:
 class _Group:
     submission_hash: str
     setting: str
+    trial: int | None = None  # a trial's files group apart from the full run's: never pooled or ranked with them
     judges: dict[str, ResultsFile] = field(default_factory=dict)
 
 
 def _group(results: Sequence[ResultsFile]) -> list[_Group]:
-    groups: dict[tuple[str, str], _Group] = {}
+    groups: dict[tuple[str, str, int | None], _Group] = {}
     for r in results:
-        key = (r.submission_hash, r.judge.setting)
-        g = groups.setdefault(key, _Group(r.submission_hash, r.judge.setting))
+        key = (r.submission_hash, r.judge.setting, r.trial)
+        g = groups.setdefault(key, _Group(r.submission_hash, r.judge.setting, r.trial))
         if r.judge.label in g.judges:
+            run = f", {trial_text(r.trial, r.instances_expected)}" if r.trial else ""
             raise ValueError(
                 f"two results files for submission {r.submission.model!r} ({r.submission_hash[:12]}), "
-                f"judge {r.judge.label!r}, setting {r.judge.setting!r}; pass one of them"
+                f"judge {r.judge.label!r}, setting {r.judge.setting!r}{run}; pass one of them"
             )
         first = next(iter(g.judges.values()), None)
         if first is not None and (first.dataset_repo, first.dataset_revision) != (r.dataset_repo, r.dataset_revision):
@@ -443,6 +460,7 @@ def _provenance(
         dataset_version=first.dataset_version,
         instances_covered=len(covered),
         instances_expected=max(f.instances_expected for f in files) if subfield is None else None,
+        trial=first.trial if submission else None,
         failures=failures.value,
     )
     if not submission:
@@ -625,7 +643,8 @@ def _summarize(
     tables = _Tables(options)
     clean_rows = _CleanRows(dates, arxiv_of)
     groups = _group(results)
-    for g in sorted(groups, key=lambda g: (next(iter(g.judges.values())).submission.model, g.setting)):
+    for g in sorted(groups, key=lambda g: (next(iter(g.judges.values())).submission.model, g.setting,
+                                           g.trial is not None, g.trial or 0)):
         files = [g.judges[lab] for lab in sorted(g.judges)]
         sub = files[0].submission
         for split in splits:
@@ -675,7 +694,7 @@ def _reference_rows(
     reference is given for standalone judging only.
     """
     by_label: dict[str, list[ResultsFile]] = defaultdict(list)
-    for r in results:
+    for r in sorted(results, key=lambda r: r.trial is not None):  # full runs first: a trial adds only what they lack
         if r.judge.setting == "standalone":
             by_label[r.judge.label].append(r)
     if not by_label:
@@ -728,7 +747,9 @@ def instance_values(
     paper = options.failures is FailureAccounting.paper
     tables = _Tables(options)
     out: dict[str, tuple[str, dict[str, float]]] = {}
-    for g in _group([r for r in results if r.judge.setting == setting]):
+    # a submission's full run where it has one, else its largest trial (named as one): later groups overwrite
+    for g in sorted(_group([r for r in results if r.judge.setting == setting]),
+                    key=lambda g: (g.trial is None, g.trial or 0)):  # fmt: skip
         views = [tables.view(g.judges[lab], None) for lab in sorted(g.judges)]
         a = _aligned(views, spec.dimension)
         if rule is CombineRule.mean_scores:
@@ -742,5 +763,6 @@ def instance_values(
         per = {rq: float(x) for rq, x in zip(a.rq_ids, vals) if not np.isnan(x)}
         sub = next(iter(g.judges.values())).submission
         name = sub.model if sub.prompt_variant == "original" else f"{sub.model} ({sub.prompt_variant})"
-        out[g.submission_hash] = (name, per)
+        first = next(iter(g.judges.values()))
+        out[g.submission_hash] = (name + trial_mark(g.trial, first.instances_expected), per)
     return out

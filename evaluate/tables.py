@@ -107,10 +107,18 @@ def failures_note(rows: Sequence[SummaryRow], cells: Sequence[tuple[str, str, Fi
     return out
 
 
+def trials_note(rows: Sequence[SummaryRow]) -> str:
+    """The caption's word on trial rows (``[trial N/M]``): their figures are over the revision's first N instances
+    only, so they are not comparable with the full runs' rows beside them."""
+    trials = sorted({_row_name(r) for r in rows if r.row_kind == "model" and r.provenance.trial is not None})
+    if not trials:
+        return ""
+    return (f" TRIAL rows ({', '.join(trials)}): judged only the first N of the revision's M instances (--limit N); "
+            "their figures are over those N and are not to be ranked beside the full runs'.")
+
+
 def _row_name(r: SummaryRow) -> str:
-    if r.row_kind == "reference":
-        return r.model
-    return r.model if r.prompt_variant == "original" else f"{r.model} ({r.prompt_variant})"
+    return r.name  # a trial's row carries its mark: never read as the full run's
 
 
 def _judges(rows: Sequence[SummaryRow]) -> list[str]:
@@ -156,7 +164,7 @@ def _grid(
             text, figs = cell(r, key)
             display.loc[_row_name(r), f"{r.judge}: {lab}"] = text
             tidy += [(_row_name(r), f"{r.judge}: {fname}", f) for fname, f in figs]
-    note = combine_note(rows) + failures_note(rows, tidy)
+    note = combine_note(rows) + failures_note(rows, tidy) + trials_note(rows)
     return Table(name, caption + note, paper_table, display.fillna("–"), _tidy(tidy))
 
 
@@ -294,7 +302,7 @@ def clean_subset_table(rows: Sequence[SummaryRow]) -> Table | None:
                  "which it cannot have read. The cutoff is the submission's own, else the model catalog's (its "
                  "vendor document is the source); clean / instances counts the clean instances of the row's; an "
                  "instance whose paper has no first-version date is left out (undated), never guessed clean."
-                 + combine_note(use), "beyond the paper", display, pd.concat([_tidy(tidy), _counts_frame(counts)], ignore_index=True))
+                 + combine_note(use) + trials_note(use), "beyond the paper", display, pd.concat([_tidy(tidy), _counts_frame(counts)], ignore_index=True))
 
 
 def _n(name: str, subfield: str | None) -> str:

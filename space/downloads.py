@@ -46,6 +46,8 @@ def view_query(view: lb.View) -> str:
         pairs += [("sort", view.sort_by), ("asc", "1" if view.ascending else "0")]
     if view.clean_only:
         pairs.append(("clean", "1"))
+    if view.trials:
+        pairs.append(("trials", "1"))
     return urlencode(pairs)
 
 
@@ -69,6 +71,7 @@ def view_from_query(params: Mapping[str, Sequence[str]]) -> lb.View:
         sort_by=sort if sort in lb.numeric_columns() or sort == "Model" else None,
         ascending=next(iter(values("asc")), "0") == "1",
         clean_only=next(iter(values("clean")), "0") == "1",
+        trials=next(iter(values("trials")), "0") == "1",
     )
 
 

@@ -79,9 +79,14 @@ _COMBINE = "_combine"
 # Instances a judge of the row left unjudged (the row is incomplete when above 0), and the failure accounting.
 _UNJUDGED = "_unjudged"
 _FAILURES = "_failures"
-_HIDDEN = (_KIND, _HEADLINE, _COMBINE, _UNJUDGED, _FAILURES)
+# A trial row's limit N (it judged the revision's first N instances; 0 on a full run's row): trials are their
+# own view, never ranked beside full runs (``View.trials``).
+_TRIAL = "_trial"
+_HIDDEN = (_KIND, _HEADLINE, _COMBINE, _UNJUDGED, _FAILURES, _TRIAL)
 # Beside the count of scored instances on an incomplete row (the report's tables use the same mark).
 UNJUDGED_MARK = "†"
+# Beside the count of scored instances on a trial's row.
+TRIAL_MARK = "trial"
 
 
 # The clean-only view (``View.clean_only``): each figure column's clean value and CI ride in hidden columns under
@@ -139,11 +144,13 @@ def _contamination(row: SummaryRow) -> str:
 
 
 def _scored(row: SummaryRow) -> str:
-    """``22/24``, or ``22/24 † 2 unjudged`` on an incomplete row; empty for the reference rows."""
+    """``22/24``, ``1/4 trial`` on a trial's row, and ``22/24 † 2 unjudged`` on an incomplete row; empty for the
+    reference rows."""
     p = row.provenance
     if row.row_kind == "reference":
         return ""
     text = f"{p.instances_scored}/{p.instances_expected}" if p.instances_expected else str(p.instances_scored)
+    text += f" {TRIAL_MARK}" if p.trial else ""
     return text + (f" {UNJUDGED_MARK} {p.instances_unjudged} unjudged" if p.instances_unjudged else "")
 
 
@@ -175,10 +182,13 @@ def _judge_details(row: SummaryRow) -> str:
 
 
 def headline_flags(rows: Sequence[SummaryRow]) -> list[bool]:
-    """Per row, whether it stands for its (model, variant, setting): the combined row, or a lone judge's own row."""
-    sizes = Counter((r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield) for r in rows)
-    return [r.judge == COMBINED or sizes[(r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield)] == 1
-            for r in rows]  # fmt: skip
+    """Per row, whether it stands for its (model, variant, setting, run): the combined row, or a lone judge's own
+    row. A trial and the full run are two runs, each with its own headline row."""
+    def key(r: SummaryRow) -> tuple:
+        return (r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield, r.provenance.trial)
+
+    sizes = Counter(key(r) for r in rows)
+    return [r.judge == COMBINED or sizes[key(r)] == 1 for r in rows]
 
 
 def _clean_cells(row: SummaryRow) -> dict[str, object]:
@@ -238,6 +248,7 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
             _HEADLINE: headline,
             _UNJUDGED: p.instances_unjudged,
             _FAILURES: p.failures,
+            _TRIAL: p.trial or 0,
             "Scored": _scored(r),
         }
         for col in FIGURE_COLUMNS:
@@ -298,11 +309,15 @@ class View:
     sort_by: str | None = None
     ascending: bool = False
     clean_only: bool = False  # every model row's figures over its clean instances, and their count
+    trials: bool = False  # False: full runs (the ranking); True: trial runs only, ranked among themselves
 
 
 def filter_table(df: pd.DataFrame, view: View) -> pd.DataFrame:
-    """Rows matching the search (model name, case-insensitive, literal) and every non-empty filter."""
+    """Rows matching the search (model name, case-insensitive, literal) and every non-empty filter; full runs'
+    rows, or with ``view.trials`` trial runs' rows (the reference rows are in both)."""
     mask = pd.Series(True, index=df.index)
+    model_rows = df[_KIND] == "model"
+    mask &= ~model_rows | ((df[_TRIAL] > 0) == view.trials)
     search = view.search.strip()
     if search:
         # No name holds a search over three times its length, whatever the case mapping (one character folds to
@@ -319,7 +334,6 @@ def filter_table(df: pd.DataFrame, view: View) -> pd.DataFrame:
         mask &= chosen
     if view.settings:
         mask &= df["Setting"].isin(view.settings)
-    model_rows = df[_KIND] == "model"
     if view.variants:
         mask &= ~model_rows | df["Prompt variant"].isin(view.variants)
     if view.model_types:
@@ -451,6 +465,10 @@ _WHY_INCOMPLETE = (
     "Incomplete: a judge's calls failed (after their re-ask) on {n} instance(s), which this row's figures lack; "
     "rerunning the judge with --retry-failed asks them again."
 )
+_WHY_TRIAL = (
+    "A trial: it judged only the first {n} instance(s) of the dataset revision (--limit {n}), so its figures are "
+    "over those, not the release. Trials are listed apart and never ranked beside full runs."
+)
 _ID_TITLES = {
     "Judge": "The judge's label; 'combined' pools a row's judges (hover it for the rule and the judges).",
     "Scored": "Instances of the dataset revision this row scored, of all of them. A failed generation counts as "
@@ -484,7 +502,11 @@ def _model_cell(rec: Mapping[str, object]) -> Cell:
     note = [str(rec["Type"]), f"{rec['Prompt variant']} prompt"]
     if is_demo_model(str(rec["Model"])):
         note.append("demo model")
-    return Cell(str(rec["Model"]), note=" · ".join(note), kind="stacked")
+    title = ""
+    if rec[_TRIAL]:
+        note.append(f"trial: first {rec[_TRIAL]}")
+        title = _WHY_TRIAL.format(n=rec[_TRIAL])
+    return Cell(str(rec["Model"]), note=" · ".join(note), title=title, kind="stacked")
 
 
 def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]], str]:
@@ -518,8 +540,11 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
             elif item.label == "Scored":
                 n = int(rec[_UNJUDGED] or 0)
                 text, _, rest = str(rec["Scored"]).partition(f" {UNJUDGED_MARK}")
-                cell = Cell(text, note=f"{UNJUDGED_MARK}{rest}" if n else "", kind="stacked",
-                            title=_WHY_INCOMPLETE.format(n=n) if n else "")  # fmt: skip
+                text = text.removesuffix(f" {TRIAL_MARK}")
+                notes = ([TRIAL_MARK] if rec[_TRIAL] else []) + ([f"{UNJUDGED_MARK}{rest}"] if n else [])
+                titles = ([_WHY_TRIAL.format(n=rec[_TRIAL])] if rec[_TRIAL] else []) + \
+                    ([_WHY_INCOMPLETE.format(n=n)] if n else [])  # fmt: skip
+                cell = Cell(text, note=" ".join(notes), kind="stacked", title=" ".join(titles))
                 if n:
                     incomplete = True
             elif item.label == "Judge":
@@ -542,7 +567,21 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
         lines.append(f"{UNJUDGED_MARK} Incomplete row: a judge's calls failed on some instances (hover the count).")
     accounting = sorted({str(f) for f in shown[_FAILURES]}) if len(shown) else []
     lines += [f"Failures: {describe_failures(f)}." for f in accounting]
-    return headers, rows, "\n".join(lines)
+    lines.append(_trials_line(df, view))
+    return headers, rows, "\n".join(line for line in lines if line)
+
+
+def _trials_line(df: pd.DataFrame, view: View) -> str:
+    """The caption's word on trial runs: what the trial view shows, or how many the ranking leaves out."""
+    trials = df[(df[_KIND] == "model") & (df[_TRIAL] > 0) & df[_HEADLINE].astype(bool)] if len(df) else df
+    if view.trials:
+        return ("Trial runs: each judged only the first N instances of the dataset revision (--limit N); their "
+                "figures are over those instances, not the release, so they are ranked among themselves only.")
+    if not len(trials):
+        return ""
+    return (f"{len(trials)} trial run row(s) not shown: trials judge only the first instances of the revision and "
+            "never rank beside full runs; choose \"trial runs\" under Runs (More columns, filters and intervals) to "
+            "see them.")
 
 
 def to_csv(df: pd.DataFrame) -> bytes:

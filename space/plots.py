@@ -32,8 +32,9 @@ COLORS = {"win": "#2a9d8f", "tie": "#c9c9c9", "lose": "#e76f51"}
 
 
 def judge_rows(rows: Sequence[SummaryRow], judge: str, setting: str) -> list[SummaryRow]:
-    """The rows of one judge and setting over all sub-fields; for "combined", the leaderboard's default rows."""
-    main = [r for r in rows if r.subfield is None and r.setting == setting]
+    """The rows of one judge and setting over all sub-fields, full runs only (a trial is never drawn beside them);
+    for "combined", the leaderboard's default rows."""
+    main = [r for r in rows if r.subfield is None and r.setting == setting and r.provenance.trial is None]
     if judge != COMBINED:
         return [r for r in main if r.judge == judge]
     return [r for r, head in zip(main, headline_flags(main)) if head]

@@ -375,9 +375,12 @@ class ResultsStore:
 
     @staticmethod
     def path_for(results: ResultsFile) -> str:
+        """``results/<model>/<hash16>/<judge>__<setting>.json``; a trial's under ``.../trial-<N>/``, so a trial and
+        the full run of one submission never overwrite each other."""
         short = results.submission_hash.removeprefix("b2:")[:16]
+        run = f"trial-{results.trial}/" if results.trial is not None else ""
         return (
-            f"results/{_safe_name(results.submission.model)}/{short}/"
+            f"results/{_safe_name(results.submission.model)}/{short}/{run}"
             f"{_safe_name(results.judge.label)}__{results.judge.setting}.json"
         )
 

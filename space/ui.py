@@ -23,6 +23,7 @@ import gradio as gr
 from rqbench.evaluate.expert_pool import make_pool
 from rqbench.evaluate.judge_board import Board, make_board
 from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
+from rqbench.evaluate.trial import one_run_each
 from rqbench.space import annotate as an
 from rqbench.space import browse, downloads, tabs
 from rqbench.space import expert_study as es
@@ -126,24 +127,26 @@ class SpaceData:
             store = self.config.stores.judge_board
             boards, board_problems = store.load() if store is not None else ([], [])
             key = (
-                tuple(sorted((r.submission_hash, r.judge.label, r.judge.setting, r.created_at.isoformat())
+                tuple(sorted((r.submission_hash, r.judge.label, r.judge.setting, r.trial or 0, r.created_at.isoformat())
                              for r in results)),
                 tuple(j.judgment_id for j in judgments),
                 tuple(sorted((f.judge.label, f.judge.prompt_set.hash, f.created_at.isoformat()) for f in boards)),
             )  # fmt: skip
             if key == self._key:
                 return self
-            self.results, self.problems = results, problems
+            # the leaderboard's rows from every file, a trial's apart; everything else (agreement, annotation pairs,
+            # Browse, the judge board) reads each submission, judge and setting once (evaluate/trial.py)
+            self.results, self.problems = one_run_each(results), problems
             try:
                 self.rows = summarize(results, n_boot=self.config.n_boot) if results else []
             except ValueError as exc:  # two files for one judge, mixed revisions: say which, show nothing wrong
                 self.problems = [*problems, f"results could not be summarised: {exc}"]
                 self.rows = []
-            cells = an.agreement_cells(judgments, results) if judgments else {}
+            cells = an.agreement_cells(judgments, self.results) if judgments else {}
             self.table = lb.build_table(self.rows, cells)
-            self.pairs = an.build_pairs(results, judgments)
-            self.index = browse.index_instances(results)
-            self.board, self.board_problems = self._board(results, judgments, boards, board_problems)
+            self.pairs = an.build_pairs(self.results, judgments)
+            self.index = browse.index_instances(self.results)
+            self.board, self.board_problems = self._board(self.results, judgments, boards, board_problems)
             self._key = key
             self.version += 1
             return self
@@ -245,9 +248,9 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         # once, and the same objects for everyone (Gradio keeps a reference per session, not a copy).
         page_replies = ViewCache(max_entries=16)
 
-        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, request: gr.Request):
+        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, request: gr.Request):
             data.refresh(max_age_s=config.reload_after_s)
-            view = (q, js, ss, vs, ts, gs, ci, by, asc, cl)
+            view = (q, js, ss, vs, ts, gs, ci, by, asc, cl, run)
             params = request.query_params if request is not None else {}
             rq_id, tab = params.get("rq_id"), params.get("tab")
             version = data.version  # before the data (see the leaderboard tab)

@@ -12,6 +12,10 @@ worker neither judges nor publishes it until a maintainer approves it
 (``approve``, ``rqbench worker --approve ID``), which sends it back to
 ``pending``; ``reject`` fails it with the maintainer's note. Results files are
 public and never carry the submitter's contact (``ResultsFile`` drops it).
+
+A worker made with ``trial=N`` (``rqbench worker --instances N``) tries each
+request on its first N instances: the results are published as a trial, and the
+request's status is left as it was, so the full run is still to come.
 """
 
 from __future__ import annotations
@@ -88,11 +92,13 @@ class Worker:
         work_dir: Path,
         worker_id: str | None = None,
         max_attempts: int = 3,
+        trial: int | None = None,
     ):
         self.stores, self.judge = stores, judge
         self.work_dir = Path(work_dir)
         self.worker_id = worker_id or uuid.uuid4().hex[:8]
         self.max_attempts = max_attempts
+        self.trial = trial  # ``judge`` judges the first N instances only: see ``trial_run``
         self._passed: set[str] = set()  # request ids and request-file paths reported without a stored outcome
 
     def new_pass(self) -> None:
@@ -179,6 +185,8 @@ class Worker:
                 return self._unrecorded(req, "held for review", exc)
             log.warning("request %s is flagged and not approved; left for review", req.request_id)
             return WorkerReport(req.request_id, req.status, "held for review")
+        if self.trial is not None:
+            return self.trial_run(req)
         resumed = req.status == "running"
         if req.attempts >= self.max_attempts:
             reason = (f"gave up after {req.attempts} attempts (the worker stopped while judging each time)")
@@ -195,18 +203,7 @@ class Worker:
         log.info("%s request %s (%s)", "resuming" if resumed else "starting", req.request_id, req.metadata.model)
         stored: list[str] = []
         try:
-            raw = self.stores.submissions.get(req.submission_file)
-            if raw is None:
-                raise RequestFailed(f"the raw submission {req.submission_file} is missing from the store")
-            folder = self.work_dir / req.request_id
-            folder.mkdir(parents=True, exist_ok=True)
-            sub_path = folder / "submission.jsonl"
-            sub_path.write_bytes(raw)
-            results = self.judge(req, sub_path)
-            reasons = check_results(results)
-            if reasons:
-                raise RequestFailed("; ".join(reasons))
-            self._publish(results, stored)
+            self._judge_and_publish(req, stored)
         except ProviderUnreachable as exc:
             return self._judge_unreachable(req, stored, exc)
         except Exception as exc:  # any failure ends this request, with its reason, and never the worker
@@ -229,6 +226,43 @@ class Worker:
             return self._unrecorded(req, f"judged ({len(stored)} results files written)", exc)
         log.info("request %s finished: %d results files", req.request_id, len(stored))
         return WorkerReport(req.request_id, req.status)
+
+    def _judge_and_publish(self, req: SubmissionRequest, stored: list[str]) -> list[ResultsFile]:
+        """Judge the request's raw submission and publish its results files (``stored`` collects their paths)."""
+        raw = self.stores.submissions.get(req.submission_file)
+        if raw is None:
+            raise RequestFailed(f"the raw submission {req.submission_file} is missing from the store")
+        folder = self.work_dir / req.request_id
+        folder.mkdir(parents=True, exist_ok=True)
+        sub_path = folder / "submission.jsonl"
+        sub_path.write_bytes(raw)
+        results = self.judge(req, sub_path)
+        reasons = check_results(results)
+        if reasons:
+            raise RequestFailed("; ".join(reasons))
+        self._publish(results, stored)
+        return results
+
+    def trial_run(self, req: SubmissionRequest) -> WorkerReport:
+        """A trial of a request (``rqbench worker --instances N``): its first N instances judged and published as
+        a trial (its own results files, marked, never ranked beside full runs), and nothing else changed: the
+        request keeps its status and attempts, so a later full run judges it whole. Reported once per pass."""
+        self._passed.add(req.request_id)
+        stored: list[str] = []
+        try:
+            results = self._judge_and_publish(req, stored)
+        except Exception as exc:  # a trial that fails says why, withdraws what it published, and changes nothing
+            reason = str(exc) if isinstance(exc, RequestFailed) else f"{type(exc).__name__}: {exc}"
+            reason = redact(f"trial failed: {reason}{self._withdraw(req, stored)}; the request stays {req.status}")
+            log.warning("request %s: %s", req.request_id, reason)
+            return WorkerReport(req.request_id, req.status, reason[:1000])
+        expected = max((r.instances_expected for r in results), default=0)
+        taken = min(self.trial, expected)
+        what = "the whole revision" if taken >= expected else f"the first {taken} of {expected} instances"
+        reason = (f"trial: {what} judged, {len(stored)} results file(s) published as a trial; the request stays "
+                  f"{req.status}")  # fmt: skip
+        log.info("request %s: %s", req.request_id, reason)
+        return WorkerReport(req.request_id, req.status, reason)
 
     def run_once(self) -> WorkerReport | None:
         req = self.next_request()
@@ -308,11 +342,13 @@ def evaluate_judge(
     orderings: int = 1,
     allow_partial: bool = False,
     progress: bool = False,
+    instances: int | None = None,
 ) -> JudgeRun:
     """The production ``JudgeRun``: load the request's dataset revision and run evaluate's judges on it.
 
     ``dataset`` overrides where the benchmark is read from (a build folder or a
     dataset repo); ``loader(repo, revision)`` replaces ``load_benchmark`` outright.
+    ``instances`` makes it a trial of the revision's first N instances (``Benchmark.subset``).
     """
 
     def run(req: SubmissionRequest, sub_path: Path) -> list[ResultsFile]:
@@ -326,7 +362,9 @@ def evaluate_judge(
             bench = loader(req.dataset_repo, req.dataset_revision)
         else:
             bench = load_benchmark(dataset or req.dataset_repo, revision=None if dataset else req.dataset_revision)
-        submission = load_submission(sub_path, bench.rq_ids, allow_partial=allow_partial or req.partial)
+        bench = bench.subset(instances)
+        submission = load_submission(sub_path, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids,
+                                     allow_partial=allow_partial or req.partial)  # fmt: skip
         paths = judge_submission(
             bench, submission, list(judges), list(settings), llm=llm or LLM(), seed=seed, orderings=orderings,
             out_dir=sub_path.parent / "results", progress=progress,

@@ -2,9 +2,11 @@
 
 It can be tried safely: ``--list`` shows the queue in the order the worker takes
 it, ``--dry-run`` prices each queued request (calls, tokens, cost, through the
-LLM layer's estimator; nothing is sent and no status changes), and ``--limit N``
-judges at most N requests and stops. Each request judged prints its run id, so
-``rqbench calls --run ID`` shows what it cost.
+LLM layer's estimator; nothing is sent and no status changes), ``--limit N``
+judges at most N requests and stops, and ``--instances N`` makes it a trial: the
+first N instances of each request, published as a trial, the request left
+waiting. Each request judged prints its run id, so ``rqbench calls --run ID``
+shows what it cost.
 
 A submission whose RQs the manipulation screen flagged waits with status
 ``review``. ``--review`` lists them with the reasons; ``--approve ID`` lets one
@@ -23,6 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 from rqbench import paths
+from rqbench.evaluate.generate_cli import at_least_one
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -39,6 +42,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="judge submissions that cover only some instances (those accepted as partial always are)")
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="judge at most N requests, then stop (with --once: at most N of those waiting)")
+    p.add_argument("--instances", type=at_least_one, default=None, metavar="N",
+                   help="a trial: judge only the first N instances of each request taken (with --once or --limit), "
+                   "publish the results marked as a trial (never ranked beside full runs) and leave the request "
+                   "waiting for its full run; with --dry-run, price that trial")
     trial = p.add_argument_group("look before judging (no judging, no status change)")
     trial.add_argument("--list", action="store_true",
                        help="the requests waiting to be judged, in the order the worker takes them")
@@ -133,8 +140,9 @@ def dry_run_command(args: argparse.Namespace, stores, judges: list[str],  # type
 
     waiting = queued(stores.requests.all())[: args.limit]
     estimates = []
+    trial = f"; a trial of the first {args.instances} instance(s) of each" if args.instances else ""
     print(f"dry run over {len(waiting)} waiting request(s) in {stores.backend}; judges {shown_judges(judges)}, "
-          f"settings {', '.join(settings)}")  # fmt: skip
+          f"settings {', '.join(settings)}{trial}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="rqbench-worker-dry-") as tmp:
         for r in waiting:
             llm = LLM(dry_run=True)
@@ -147,7 +155,7 @@ def dry_run_command(args: argparse.Namespace, stores, judges: list[str],  # type
             sub_path.parent.mkdir(parents=True)
             sub_path.write_bytes(raw)
             judge = evaluate_judge(judges, settings, llm=llm, dataset=args.dataset, orderings=args.orderings,
-                                   allow_partial=args.allow_partial)  # fmt: skip
+                                   allow_partial=args.allow_partial, instances=args.instances)  # fmt: skip
             try:
                 judge(r, sub_path)
             except Exception as exc:  # what would fail the request when judged: said, and the next one priced
@@ -185,14 +193,21 @@ def run(args: argparse.Namespace) -> int:
     settings = ["standalone", "comparative"] if args.setting == "both" else [args.setting]
     if args.dry_run:
         return dry_run_command(args, stores, judges, settings)
+    if args.instances is not None and not (args.once or args.limit is not None):
+        print("rqbench worker: --instances N tries each request on its first N instances and leaves it waiting, so "
+              "a worker polling for ever would try the same requests again and again; give --once (each waiting "
+              "request once) or --limit N with it")  # fmt: skip
+        return 2
+    trial = f" (a trial: the first {args.instances} instance(s))" if args.instances else ""
 
     def judge(req, sub_path):  # type: ignore[no-untyped-def]
         llm = LLM()  # one per request: its run id is the request's in the call log
-        print(f"request {req.request_id} ({req.metadata.model}): judging, {llm.run_note()}", flush=True)
+        print(f"request {req.request_id} ({req.metadata.model}): judging{trial}, {llm.run_note()}", flush=True)
         return evaluate_judge(judges, settings, llm=llm, dataset=args.dataset, orderings=args.orderings,
-                              allow_partial=args.allow_partial, progress=True)(req, sub_path)  # fmt: skip
+                              allow_partial=args.allow_partial, progress=True,
+                              instances=args.instances)(req, sub_path)  # fmt: skip
 
-    worker = Worker(stores, judge, work_dir=paths.home() / "space-work")
+    worker = Worker(stores, judge, work_dir=paths.home() / "space-work", trial=args.instances)
     print(f"worker {worker.worker_id}: store {stores.backend}; judges {shown_judges(judges)}")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -700,3 +700,36 @@ def test_a_flagged_submission_shows_as_flagged_for_review(space, page, test_outp
     (req,) = [r for r in space.stores.requests.all() if r.user == "review-tester"]
     assert req.status == "review"
     assert page.errors == []
+
+
+def test_leaderboard_lists_trial_runs_apart(space, page, test_output_dir):
+    """Issue 23, item 1: a trial (--limit 2: the first 2 of 6 instances) is never ranked beside full runs; the
+    caption says it is left out, and "trial runs" under Runs shows it alone, 2/6 with its mark and the reason.
+    Last in the module: its results file stays in the store for the tests after it."""
+    from rqbench.testing.synthetic import make_results
+
+    full = make_results("model-t", judge="judge-a", setting="standalone", n_instances=6)
+    space.stores.results.put(full.model_copy(update={"trial": 2, "instances": full.instances[:2]}))
+    open_board(page, space.url)
+    table = "leaderboard-table"
+    page.locator("#lb-refresh").click()
+    captions = page.locator(f"#{table}").first  # the caption's lines are its own blocks under the table
+    wait_text(captions, r"1 trial run row\(s\) not shown")
+    assert "model-t" not in column_values(page, table, 0) and "model-a" in column_values(page, table, 0)
+    page.locator("#lb-more").get_by_text("More columns, filters and intervals").first.click()
+    page.locator("#lb-runs").get_by_label("trial runs").check()
+    deadline = time.monotonic() + 20
+    while "model-t" not in column_values(page, table, 0) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    models = [m for m in column_values(page, table, 0) if not m.startswith("author-anchored")]  # the yardstick stays
+    assert models == ["model-t"], column_values(page, table, 0)
+    cells = _row_cells(page, table, "model-t", "standalone")
+    scored = cells[headers(page, table).index("Scored")]
+    assert scored.inner_text().split() == ["2/6", "trial"]
+    assert "judged only the first 2 instance(s)" in scored.get_attribute("title")
+    assert "Trial runs: each judged only the first N instances" in captions.inner_text()
+    page.screenshot(path=str(test_output_dir / "leaderboard-trial-runs.png"), full_page=True)
+    page.locator("#lb-runs").get_by_label("full runs").check()
+    wait_text(captions, r"1 trial run row\(s\) not shown")
+    assert "model-t" not in column_values(page, table, 0)
+    assert page.errors == []

@@ -3,7 +3,8 @@
 Issue 23, items 2 and 3. The Space is the real app (``build_app`` + ``launch_options``) on a free
 loopback port; ``rqbench submit --space URL`` reaches it through ``gradio_client`` as it would reach
 a Space anywhere. The end-to-end test walks docs/evaluate.md's path offline on the scripted server:
-generate -> validate -> submit to the Space -> worker -> the leaderboard row.
+generate -> validate -> submit to the Space -> a --limit 1 trial (judge, worker --instances 1) that shows 1 of 4
+-> worker -> the leaderboard row (issue 23, item 1's "Done when").
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def space(tmp_path_factory):
     from rqbench.evaluate.dataset import load_benchmark
 
     root = tmp_path_factory.mktemp("space")
-    F.write_build(F.benchmark(3), root / "build")
+    F.write_build(F.benchmark(4), root / "build")
     before = os.environ.get("GRADIO_TEMP_DIR")
     os.environ["GRADIO_TEMP_DIR"] = str(root / "gradio-uploads")
     try:
@@ -170,25 +171,25 @@ def space(tmp_path_factory):
 
 
 def test_submit_to_a_launched_space_queues_a_request_there(space, tmp_path, capsys):
-    bench = F.benchmark(3)
+    bench = F.benchmark(4)
     folder = write_folder(tmp_path / "sub", bench.rq_ids, model="team/space-model")
     rc = main(["submit", str(folder), "--space", space.url, "--dataset", str(space.build), "--name", "carol"])
     out = capsys.readouterr().out
     assert rc == 0, out
     (req,) = [r for r in space.stores.requests.all() if r.user == "carol"]
     assert f"request {req.request_id} queued in the Space at {space.url}" in out
-    assert f"{space.url}?tab=submit" in out and req.instances == 3 and req.metadata.model == "team/space-model"
+    assert f"{space.url}?tab=submit" in out and req.instances == 4 and req.metadata.model == "team/space-model"
     assert req.metadata.contact == "team@example.org"  # private request keeps it; results never will
 
 
 def test_the_spaces_refusal_is_reworded_for_the_command_line(space, tmp_path, capsys):
     """Checked only by the Space (--no-dataset): its problems name the page's box; the command line names its flag."""
-    folder = write_folder(tmp_path / "sub", F.benchmark(3).rq_ids[:1], model="team/partial-model")
+    folder = write_folder(tmp_path / "sub", F.benchmark(4).rq_ids[:1], model="team/partial-model")
     rc = main(["submit", str(folder), "--space", space.url, "--no-dataset", "--name", "dave"])
     got = capsys.readouterr()
     assert rc == 1
-    assert f"the Space at {space.url} refused it (2 problem(s)); nothing was queued" in got.err
-    assert got.err.count("(a partial submission needs --allow-partial)") == 2 and "box" not in got.err
+    assert f"the Space at {space.url} refused it (3 problem(s)); nothing was queued" in got.err
+    assert got.err.count("(a partial submission needs --allow-partial)") == 3 and "box" not in got.err
     assert main(["submit", str(folder), "--space", space.url, "--no-dataset", "--name", "dave",
                  "--allow-partial"]) == 0  # fmt: skip
     (req,) = [r for r in space.stores.requests.all() if r.user == "dave"]
@@ -196,7 +197,9 @@ def test_the_spaces_refusal_is_reworded_for_the_command_line(space, tmp_path, ca
 
 
 def test_the_documented_path_from_generation_to_a_leaderboard_row(space, tmp_path, capsys, monkeypatch):
-    """docs/evaluate.md, "From generation to a leaderboard row", offline: every command as a team runs it."""
+    """docs/evaluate.md, "From generation to a leaderboard row", offline: every command as a team runs it, with
+    a --limit 1 trial first (judge and worker) that shows 1 of 4 and is never ranked beside the full run."""
+    from rqbench.space import leaderboard as lb
     from rqbench.space.ui import SpaceData
     from rqbench.testing.scripted_server import ScriptedServer
 
@@ -207,23 +210,44 @@ def test_the_documented_path_from_generation_to_a_leaderboard_row(space, tmp_pat
         assert main(["generate", "--model", spec, "--dataset", str(space.build), "--out", str(sub),
                      "--contact", "team@example.org"]) == 0  # fmt: skip
         out = capsys.readouterr().out
-        assert "3/3 instances with five RQs" in out and re.search(r"run id \w+ \(rqbench calls --run", out)
+        assert "4/4 instances with five RQs" in out and re.search(r"run id \w+ \(rqbench calls --run", out)
         assert main(["validate", str(sub), "--dataset", str(space.build)]) == 0
         assert "valid: 0 error(s)" in capsys.readouterr().out
         assert main(["submit", str(sub), "--space", space.url, "--dataset", str(space.build), "--name", "erin"]) == 0
         rid = re.search(r"request (\w+) queued in the Space", capsys.readouterr().out).group(1)
         assert main(["worker", "--list", "--store", str(space.store_dir)]) == 0
         assert rid in capsys.readouterr().out
+        # a trial first, on the command line: the first instance of the four the submission holds, 1 of 4
+        assert main(["judge", str(sub), "--judge", spec, "--setting", "standalone", "--dataset", str(space.build),
+                     "--limit", "1", "--out", str(tmp_path / "trial")]) == 0  # fmt: skip
+        out = capsys.readouterr().out
+        assert "not an rq_id" not in out and "TRIAL, the first 1 of 4 instances only (--limit 1)" in out
+        assert "1 of 4 instances scored" in out
+        # and by the worker: published as a trial, the request left waiting for its full run
+        worker = ["worker", "--once", "--store", str(space.store_dir), "--dataset", str(space.build)]
+        assert main([*worker, "--instances", "1", "--judge", spec, "--setting", "standalone"]) == 0
+        out = capsys.readouterr().out
+        assert f"request {rid}: pending: trial: the first 1 of 4 instances judged" in out, out
+        assert space.stores.requests.get(rid).status == "pending"
+        model = space.stores.requests.get(rid).metadata.model
+        table = SpaceData(space.config).refresh().table
+        assert model not in set(lb.render(table, lb.View())["Model"])  # never ranked beside full runs
+        trials = lb.render(table, lb.View(trials=True))
+        assert list(trials[trials["Model"] == model]["Scored"]) == ["1/4 trial"]
         # two configurations of one judge at one address: labels alike for their first 80 characters
-        assert main(["worker", "--once", "--store", str(space.store_dir), "--dataset", str(space.build),
-                     "--judge", spec, "--judge", spec + ",temperature=0.5", "--setting", "standalone"]) == 0  # fmt: skip
+        assert main([*worker, "--judge", spec, "--judge", spec + ",temperature=0.5", "--setting", "standalone"]) == 0
         out = capsys.readouterr().out
     assert f"request {rid}: finished" in out
     assert space.stores.requests.get(rid).status == "finished"
     data = SpaceData(space.config).refresh()
-    model = space.stores.requests.get(rid).metadata.model
     assert any(r.model == model for r in data.rows), [r.model for r in data.rows]
+    ranked = lb.render(data.table, lb.View())
+    assert set(ranked[ranked["Model"] == model]["Scored"]) == {"4/4"}  # the full run's row, ranked
+    trials = lb.render(data.table, lb.View(trials=True))
+    assert list(trials[trials["Model"] == model]["Scored"]) == ["1/4 trial"]  # the trial's, still apart
     results, problems = space.stores.results.load()
     assert problems == [] and all(r.submission.contact == "" for r in results)
     mine = [r for r in results if r.submission.model == model]
-    assert len(mine) == 2 and len({r.judge.label for r in mine}) == 2  # each judge's file reached the store
+    full = [r for r in mine if r.trial is None]
+    assert len(full) == 2 and len({r.judge.label for r in full}) == 2  # each judge's file reached the store
+    assert [(r.trial, r.instances_expected, len(r.instances)) for r in mine if r.trial] == [(1, 4, 1)]

@@ -115,11 +115,15 @@ class Coverage(Record):
     unjudged_by_criterion: dict[str, int] = Field(default_factory=dict)
     failed_calls: dict[str, int] = Field(default_factory=dict, description="Failed calls by reason.")
     rule_applications: dict[str, int] = Field(default_factory=dict, description="The paper's rules applied, by rule.")
+    trial: int | None = Field(
+        default=None, ge=1, description="A trial run's instances: the first N of the revision (--limit N); the rest "
+        "are not in the run and are no one's failure. None for a full run.",
+    )
 
     @property
     def incomplete(self) -> bool:
-        """A judge left instances unjudged, or the file lacks instances of the revision."""
-        return self.unjudged > 0 or self.instances < self.instances_expected
+        """A judge left instances unjudged, or the file lacks instances its run took (the revision's, or a trial's)."""
+        return self.unjudged > 0 or self.instances < (self.trial or self.instances_expected)
 
 
 class CallTotals(Record):
@@ -176,6 +180,10 @@ class ResultsFile(Record):
     judge: JudgeSpec
     created_at: datetime
     instances_expected: int = Field(ge=0, description="Instances in the dataset revision (coverage denominator).")
+    trial: int | None = Field(
+        default=None, ge=1, description="A trial run (--limit N): it judged only the first N instances of the revision "
+        "(dataset order), and is shown apart from full runs, never ranked beside them. None for a full run.",
+    )
     instances: list[InstanceResult]
     totals: CallTotals = Field(default_factory=CallTotals)
     settings: dict[str, Any] = Field(

@@ -63,6 +63,9 @@ EXTRA_GROUPS = [
 # Views rendered per data version: the default view and the searches a crowd repeats (about 1 MB each at 1,000 rows)
 CACHED_VIEWS = 16
 SEARCH_CUT = f"The search was cut to its first {downloads.MAX_SEARCH_CHARS} characters (model names are shorter)."
+# Which runs the table ranks: full runs (the leaderboard), or trial runs apart (``View.trials``).
+FULL_RUNS = "full runs"
+RUNS = {FULL_RUNS: False, "trial runs": True}
 
 
 def table_html(table: pd.DataFrame, view: lb.View) -> str:
@@ -82,7 +85,8 @@ def build(data: "SpaceData") -> LeaderboardTab:
             "how often that best RQ beats the author-anchored RQ. **Overlap@5**: how close the five come to the "
             "author-anchored RQ (0-4). Grey brackets: 95% intervals. **Scored**: the instances of the dataset "
             "revision a row scored; a failed generation counts against the model (a loss), and **†** marks a row a "
-            "judge's failed calls left incomplete, with the count. Hover a header or a cell for more."
+            "judge's failed calls left incomplete, with the count. Trial runs (the first instances only) are "
+            "listed apart, under Runs. Hover a header or a cell for more."
         )
         gr.Markdown("**Clean only (post-cutoff)**: each model's figures over the papers first published after its "
                     "knowledge cutoff, which it cannot have read (the Clean column counts them).")
@@ -107,23 +111,25 @@ def build(data: "SpaceData") -> LeaderboardTab:
                 types = gr.Dropdown(label="Model type", multiselect=True, value=[],
                                     choices=["open", "closed", "unknown"], elem_id="lb-type")  # fmt: skip
                 show_ci = gr.Checkbox(label="95% CI in each cell (always on hover)", value=True, elem_id="lb-ci")
+                runs = gr.Radio(label="Runs", choices=list(RUNS), value=FULL_RUNS, elem_id="lb-runs",
+                                info="trial runs judged only the first N instances: never ranked beside full runs")
         table = html_block("leaderboard-table", max_height=640)
         download = gr.HTML(elem_id="lb-download", padding=False)
         problems = gr.Textbox(label="Results files that could not be read", visible=False, interactive=False,
                               elem_id="lb-problems")  # fmt: skip
 
-    controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean]
+    controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs]
 
     views: ViewCache[tuple[str, str]] = ViewCache(CACHED_VIEWS)
 
-    def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl):
+    def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl, run=FULL_RUNS):
         search, cut = downloads.capped_search(str(q or ""))
         if cut:
             gr.Warning(SEARCH_CUT)
         view = lb.View(search=search, judges=tuple(js or ()), settings=tuple(ss or ()), variants=tuple(vs or ()),
                        model_types=tuple(ts or ()), groups=("model", "headline", *(gs or ())), show_ci=bool(ci),
                        sort_by=None if by in (None, "", "(default)") else by, ascending=bool(asc),
-                       clean_only=bool(cl))  # fmt: skip
+                       clean_only=bool(cl), trials=RUNS.get(run, False))  # fmt: skip
         # the version before the table: refresh() replaces the table first, so a table newer than its key can be
         # cached (and is recomputed under the next key), never one older
         version = data.version
@@ -133,6 +139,6 @@ def build(data: "SpaceData") -> LeaderboardTab:
     # .input, not .change: only a visitor's own edits redraw the table (the page load sets choices without it),
     # and while they type only the latest pending redraw runs
     search.submit(render_table, controls, [table, download], trigger_mode="always_last")
-    for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean):
+    for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs):
         comp.input(render_table, controls, [table, download], trigger_mode="always_last")
     return LeaderboardTab(data, controls, judges, table, download, problems, banner, refresh, render_table)
