@@ -448,7 +448,7 @@ async def hostile(space: Server, plan: Plan, uploads_dir: Path, *, searches: int
         for size in (100_000, 700_000, 4 * 1024 * 1024):
             before = space.rss_mb()
             outcomes: dict[str, int] = defaultdict(int)
-            for k in range(searches):
+            for _ in range(searches):
                 v = SpaceVisitor(client, space.url, plan, timeout_s)
                 v.new_session()
                 tally = Tally()
@@ -567,7 +567,7 @@ def main() -> None:
             phase_deadline = min(deadline, time.monotonic() + args.phase_seconds)
             t = time.monotonic()
 
-            async def both(n=n, budget=budget, phase_deadline=phase_deadline):
+            async def both(n=n, budget=budget, phase_deadline=phase_deadline, t=t):
                 async with client_for(n) as client:
                     sp = await crowd(lambda: SpaceVisitor(client, space.url, plan, args.timeout), plan, visitors=n,
                                      budget=budget, think_s=args.think, deadline=phase_deadline, n_models=args.models,

@@ -314,7 +314,7 @@ class ArxivClient(ApiClient):
             if want <= 0:
                 return
             feed = None
-            for attempt in range(self.empty_page_retries + 1):
+            for _attempt in range(self.empty_page_retries + 1):
                 feed = self.query_page(search_query, start=start, max_results=want, sort_by=sort_by, sort_order=sort_order)
                 if feed.entries or feed.total <= start:
                     break

@@ -227,7 +227,7 @@ def parse_bib_text(text: str, source: str = "<bib>") -> tuple[list[BibEntry], li
             if isinstance(fld.value, str):
                 fields[fld.key.lower()] = fld.value
         raw[key] = fields
-    for key, fields in raw.items():
+    for fields in raw.values():
         parent = raw.get(fields.get("crossref", "").strip())
         if parent:
             for k, v in parent.items():

@@ -667,7 +667,7 @@ def _paragraph_sentences(raw: str) -> list[list[str]]:
     for para in re.split(r"\n[ \t]*\n", raw):
         notes: list[str] = []
 
-        def pull(m: re.Match) -> str:
+        def pull(m: re.Match, notes: list[str] = notes) -> str:
             notes.append(m.group(1))
             return " "
 

@@ -196,7 +196,9 @@ def _materialize(repo: str | Path, revision: str | None) -> tuple[Path, str]:
     try:
         from rqbench.dataset_card.repo import TargetError, materialize
     except ImportError as exc:
-        raise DatasetError(f"cannot read dataset repository {repo}: rqbench.dataset_card.repo is unavailable ({exc})")
+        raise DatasetError(
+            f"cannot read dataset repository {repo}: rqbench.dataset_card.repo is unavailable ({exc})"
+        ) from exc
     try:
         folder, resolved = materialize(repo, revision)
     except TargetError as exc:  # an unknown revision (with the tags there are), a folder that cannot be pinned

@@ -523,7 +523,10 @@ class OrderingStats:
 
     def line(self) -> str:
         pos = ", ".join("-" if v is None else f"{v:.2f}" for v in self.mean_total_by_position)
-        fmt = lambda v: "n/a" if v is None else f"{v:.1%}"
+
+        def fmt(v: float | None) -> str:
+            return "n/a" if v is None else f"{v:.1%}"
+
         return (
             f"{self.instances} instances with >= 2 orderings; mean novelty total by shown position [{pos}]; "
             f"GT-vs-best verdict flips in {fmt(self.gt_verdict_flip_rate)}; pairwise order flips {fmt(self.pairwise_flip_rate)}"

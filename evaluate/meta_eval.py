@@ -202,7 +202,7 @@ def meta_evaluate(results: Sequence[ResultsFile], options: ScoreOptions = ScoreO
                     top_cl.append(inst.arxiv_id)
         x, y = np.asarray(lengths, float), np.asarray(totals, float)
         length_pref = (
-            cluster_bootstrap(lambda idx: _spearman(x[idx], y[idx]), length_cl, n_boot=200, seed=0)
+            cluster_bootstrap(lambda idx, x=x, y=y: _spearman(x[idx], y[idx]), length_cl, n_boot=200, seed=0)
             if len(lengths) >= 3
             else None
         )

@@ -130,7 +130,7 @@ def _paired(results, args) -> list:
     out = []
     for setting, metric_name in PAIRED_METRICS:
         per = instance_values(results, metric_name, setting=setting, combine=args.combine, options=score_options(args))
-        for (ha, (na, va)), (hb, (nb, vb)) in itertools.combinations(sorted(per.items(), key=lambda kv: kv[1][0]), 2):
+        for (_, (na, va)), (_, (nb, vb)) in itertools.combinations(sorted(per.items(), key=lambda kv: kv[1][0]), 2):
             t = paired_test(va, vb, lambda k: parse_rq_id(k)[0], n_boot=args.n_boot, seed=args.seed)
             if t is not None:
                 out.append((f"{metric_name} ({setting})", na, nb, t))

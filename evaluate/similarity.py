@@ -360,7 +360,8 @@ def similarity_rows(
         contrib = {p: contribution_text(papers[p]) for p in paper_ids}
         pvec = dict(zip(paper_ids, emb.embed([contrib[p][0] for p in paper_ids]))) if paper_ids else {}
 
-        def score(items: Mapping[str, tuple[str, str, list[str]]]) -> tuple[list[float], list[str], int, Counts]:
+        def score(items: Mapping[str, tuple[str, str, list[str]]], emb=emb, pvec=pvec, contrib=contrib
+                  ) -> tuple[list[float], list[str], int, Counts]:
             keep = [(rq, a, t, [p for p in ps if p in pvec]) for rq, (a, t, ps) in items.items()]
             skipped = sum(1 for k in keep if not k[3])
             keep = [k for k in keep if k[3]]
