@@ -29,7 +29,7 @@ def _smoke_release() -> Path:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from fake_build import write_build
 
-    from rqbench.dataset_card.card import CardSettings
+    from rqbench.dataset_card.card_base import CardSettings
     from rqbench.dataset_card.publish import publish
     from rqbench.dataset_card.repo import LocalGitTarget
 

@@ -19,6 +19,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
+from collections.abc import Callable
 from typing import Literal
 
 from rqbench.builder.cite_syntax import CiteCall, is_cite_command, parse_cite_args, render_cite
@@ -326,25 +327,16 @@ class _Converter:
             self.in_math = False
 
     def command(self, tok: str, i: int, end: int, out: list[str], closers: list[str], depth: int) -> int:
-        t = self.t
+        """Read the command ``tok`` (its arguments start at i) into ``out``; the position after what it consumed.
+
+        The order of the checks is the order of precedence: a name in several tables
+        (``item`` is also a symbol, ``setlength`` is dropped before it is skipped).
+        """
         if len(tok) == 1 or tok == "\\":
             return i
         name = tok[1:]
-        if not (name[0].isalpha() or name[0] == "@"):  # control symbol
-            c = name
-            if c == "(" or c == "[":
-                closing = "\\)" if c == "(" else "\\]"
-                k = t.find(closing, i, end)
-                out.append(" " + MATH + " ")
-                return end if k < 0 else k + 2
-            if c in ACCENTS:
-                return self.accent(c, i, end, out)
-            if c == "\\":
-                j = self.skip_options(i, end, max_n=1, adjacent=True)
-                out.append(" ")
-                return j
-            out.append(ESCAPES.get(c, ""))
-            return i
+        if not (name[0].isalpha() or name[0] == "@"):
+            return self.control_symbol(name, i, end, out)
         star = name.endswith("*")
         base = name.rstrip("*")
         if self.in_math and base in GREEK:
@@ -353,125 +345,179 @@ class _Converter:
         if base in ACCENTS and len(base) == 1:
             return self.accent(base, i, end, out)
         if is_cite_command(base, self.cite_extra):
-            got = parse_cite_args(t, i - (1 if star else 0), end, base)
-            if got is None:
-                return i
-            call, after = got
-            if not call.keys:
-                if call.bad_keys:
-                    self.warnings.append(f"malformed_cite_key: \\{base}{{{', '.join(call.bad_keys)}}}")
-                return after
-            if call.bad_keys:
-                self.warnings.append(f"malformed_cite_key: {', '.join(call.bad_keys)} in \\{base}")
-            call.index = len(self.cites)
-            call.prenote, call.postnote = latex_to_plain(call.prenote), latex_to_plain(call.postnote)
-            self.cites.append(call)
-            out.append(CITE_OPEN + str(call.index) + CITE_CLOSE)
-            return after
+            return self.cite(base, star, i, end, out)
         if base in SECTION_LEVELS and self.collect and not self.in_row:
-            j = self.skip_options(i, end, max_n=1)
-            arg = self.brace_arg(j, end)
-            if arg is None or t[arg[0] - 1] != "{":
-                return j  # \section used as a value (\titlespacing\section...), not a heading
-            title = self.sub(arg[0], arg[1], depth)
-            out.append(f"{HEAD_OPEN}{SECTION_LEVELS[base]}={title}{HEAD_CLOSE}")
-            self.heads += 1
-            return arg[2]
-        if base in RUN_IN_HEADS:
-            j = self.skip_options(i, end, max_n=1)
-            arg = self.brace_arg(j, end)
-            if arg is None:
-                return j
-            title = self.sub(arg[0], arg[1], depth).strip()
-            if title and title[-1] not in ".:?!":
-                title += "."
-            out.append("\n\n" + title + " ")
-            return arg[2]
-        if base == "begin":
-            return self.begin_env(i, end, out, depth)
-        if base == "end":
-            arg = self.brace_arg(i, end)
-            if arg is None:
-                return i
-            env = t[arg[0] : arg[1]].strip()
-            if env == "abstract" and self.collect and not self.in_row:
-                out.append(f"{HEAD_OPEN}0*{FRONT_MATTER}{HEAD_CLOSE}")
-                self.heads += 1
-            elif env not in ("document",):
-                out.append("\n\n")
-            return arg[2]
-        if base in ("footnote", "footnotetext", "tablefootnote"):
-            j = self.skip_options(i, end, max_n=1)
-            arg = self.brace_arg(j, end)
-            if arg is None:
-                return j
-            body = self.sub(arg[0], arg[1], depth)
-            out.append(FN_OPEN + body + FN_CLOSE if self.collect and not self.in_row else " " + body + " ")
-            return arg[2]
-        if base in ("caption", "captionof", "subcaption"):
-            j = self.skip_options(i, end, max_n=1)
-            if base == "captionof":
-                a = self.brace_arg(j, end)
-                j = a[2] if a else j
-                j = self.skip_options(j, end, max_n=1)
-            arg = self.brace_arg(j, end)
-            if arg is None:
-                return j
-            out.append("\n\n" + self.sub(arg[0], arg[1], depth) + "\n\n")
-            return arg[2]
-        if base == "etocdepthtag":
-            m = re.compile(r"\.toc\s*\{[^{}]*\}").match(t, i, end)
-            return m.end() if m else i
-        if base in REF_COMMANDS:
-            arg = self.brace_arg(i, end)
-            out.append(REF)
-            return arg[2] if arg else i
-        if base == "url" or base == "path" or base == "nolinkurl":
-            arg = self.brace_arg(i, end)
-            if arg is None:
-                return i
-            out.append(t[arg[0] : arg[1]])
-            return arg[2]
-        if base in ("verb", "lstinline"):
-            j = i
-            if j < end:
-                d = t[j]
-                k = t.find(d, j + 1, end)
-                if k < 0:
-                    return end
-                out.append(t[j + 1 : k])
-                return k + 1
-            return i
-        if base == "item":
-            j = self.skip_blanks(i, end)
-            if j < end and t[j] == "[":
-                k = match_bracket(t, j)
-                if 0 < k <= end:
-                    out.append("\n\n" + self.sub(j + 1, k - 1, depth) + " ")
-                    return k
-            out.append("\n\n")
-            return i
+            return self.heading(base, i, end, out, depth)
+        handler = _NAMED_COMMANDS.get(base)
+        if handler is not None:
+            return handler(self, base, i, end, out, depth)
         if base in SYMBOLS:
             out.append(SYMBOLS[base])
             return i
         if base in DROP:
-            j = self.skip_options(i, end, max_n=2, adjacent=False)
-            for _ in range(DROP[base]):
-                arg = self.brace_arg(j, end)
-                if arg is None:
-                    break
-                j = self.skip_options(arg[2], end, max_n=1, adjacent=True)
-            return j
+            return self.dropped(base, i, end)
         if base in SKIP_THEN_TEXT:
-            j = self.skip_options(i, end, max_n=2)
-            for _ in range(SKIP_THEN_TEXT[base]):
-                arg = self.brace_arg(j, end)
-                if arg is None:
-                    return j
-                j = self.skip_options(arg[2], end, max_n=2)
-            return j  # the text argument stays as a bare group
+            return self.skipped_then_text(base, i, end)
         # unknown command: drop its name and any options glued to it, keep brace arguments as text
         return self.skip_options(i, end, max_n=2, adjacent=True)
+
+    # --- one handler per kind of command ---------------------------------
+    def control_symbol(self, c: str, i: int, end: int, out: list[str]) -> int:
+        """``\\(`` / ``\\[`` math, an accent, ``\\\\`` (a line break) or an escaped character."""
+        t = self.t
+        if c == "(" or c == "[":
+            closing = "\\)" if c == "(" else "\\]"
+            k = t.find(closing, i, end)
+            out.append(" " + MATH + " ")
+            return end if k < 0 else k + 2
+        if c in ACCENTS:
+            return self.accent(c, i, end, out)
+        if c == "\\":
+            j = self.skip_options(i, end, max_n=1, adjacent=True)
+            out.append(" ")
+            return j
+        out.append(ESCAPES.get(c, ""))
+        return i
+
+    def cite(self, base: str, star: bool, i: int, end: int, out: list[str]) -> int:
+        """A citation: recorded in ``self.cites`` and marked in the text by its index."""
+        t = self.t
+        got = parse_cite_args(t, i - (1 if star else 0), end, base)
+        if got is None:
+            return i
+        call, after = got
+        if not call.keys:
+            if call.bad_keys:
+                self.warnings.append(f"malformed_cite_key: \\{base}{{{', '.join(call.bad_keys)}}}")
+            return after
+        if call.bad_keys:
+            self.warnings.append(f"malformed_cite_key: {', '.join(call.bad_keys)} in \\{base}")
+        call.index = len(self.cites)
+        call.prenote, call.postnote = latex_to_plain(call.prenote), latex_to_plain(call.postnote)
+        self.cites.append(call)
+        out.append(CITE_OPEN + str(call.index) + CITE_CLOSE)
+        return after
+
+    def heading(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        """A sectioning command, marked as a heading of its level."""
+        t = self.t
+        j = self.skip_options(i, end, max_n=1)
+        arg = self.brace_arg(j, end)
+        if arg is None or t[arg[0] - 1] != "{":
+            return j  # \section used as a value (\titlespacing\section...), not a heading
+        title = self.sub(arg[0], arg[1], depth)
+        out.append(f"{HEAD_OPEN}{SECTION_LEVELS[base]}={title}{HEAD_CLOSE}")
+        self.heads += 1
+        return arg[2]
+
+    def run_in_head(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        """``\\paragraph{Title}``: a new paragraph opening with the title as a sentence."""
+        j = self.skip_options(i, end, max_n=1)
+        arg = self.brace_arg(j, end)
+        if arg is None:
+            return j
+        title = self.sub(arg[0], arg[1], depth).strip()
+        if title and title[-1] not in ".:?!":
+            title += "."
+        out.append("\n\n" + title + " ")
+        return arg[2]
+
+    def begin(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        return self.begin_env(i, end, out, depth)
+
+    def end_env(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        """``\\end{env}`` of an environment read inline: a paragraph break (the abstract's end: the front matter)."""
+        t = self.t
+        arg = self.brace_arg(i, end)
+        if arg is None:
+            return i
+        env = t[arg[0] : arg[1]].strip()
+        if env == "abstract" and self.collect and not self.in_row:
+            out.append(f"{HEAD_OPEN}0*{FRONT_MATTER}{HEAD_CLOSE}")
+            self.heads += 1
+        elif env not in ("document",):
+            out.append("\n\n")
+        return arg[2]
+
+    def footnote(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        j = self.skip_options(i, end, max_n=1)
+        arg = self.brace_arg(j, end)
+        if arg is None:
+            return j
+        body = self.sub(arg[0], arg[1], depth)
+        out.append(FN_OPEN + body + FN_CLOSE if self.collect and not self.in_row else " " + body + " ")
+        return arg[2]
+
+    def caption(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        j = self.skip_options(i, end, max_n=1)
+        if base == "captionof":
+            a = self.brace_arg(j, end)
+            j = a[2] if a else j
+            j = self.skip_options(j, end, max_n=1)
+        arg = self.brace_arg(j, end)
+        if arg is None:
+            return j
+        out.append("\n\n" + self.sub(arg[0], arg[1], depth) + "\n\n")
+        return arg[2]
+
+    def etoc_depth_tag(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        m = re.compile(r"\.toc\s*\{[^{}]*\}").match(self.t, i, end)
+        return m.end() if m else i
+
+    def ref(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        arg = self.brace_arg(i, end)
+        out.append(REF)
+        return arg[2] if arg else i
+
+    def url(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        arg = self.brace_arg(i, end)
+        if arg is None:
+            return i
+        out.append(self.t[arg[0] : arg[1]])
+        return arg[2]
+
+    def verbatim(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        t = self.t
+        j = i
+        if j < end:
+            d = t[j]
+            k = t.find(d, j + 1, end)
+            if k < 0:
+                return end
+            out.append(t[j + 1 : k])
+            return k + 1
+        return i
+
+    def item(self, base: str, i: int, end: int, out: list[str], depth: int) -> int:
+        t = self.t
+        j = self.skip_blanks(i, end)
+        if j < end and t[j] == "[":
+            k = match_bracket(t, j)
+            if 0 < k <= end:
+                out.append("\n\n" + self.sub(j + 1, k - 1, depth) + " ")
+                return k
+        out.append("\n\n")
+        return i
+
+    def dropped(self, base: str, i: int, end: int) -> int:
+        """A command of ``DROP``: its options and its brace arguments go."""
+        j = self.skip_options(i, end, max_n=2, adjacent=False)
+        for _ in range(DROP[base]):
+            arg = self.brace_arg(j, end)
+            if arg is None:
+                break
+            j = self.skip_options(arg[2], end, max_n=1, adjacent=True)
+        return j
+
+    def skipped_then_text(self, base: str, i: int, end: int) -> int:
+        """A command of ``SKIP_THEN_TEXT``: its first arguments go, the next stays as a bare group."""
+        j = self.skip_options(i, end, max_n=2)
+        for _ in range(SKIP_THEN_TEXT[base]):
+            arg = self.brace_arg(j, end)
+            if arg is None:
+                return j
+            j = self.skip_options(arg[2], end, max_n=2)
+        return j  # the text argument stays as a bare group
 
     def accent(self, c: str, i: int, end: int, out: list[str]) -> int:
         arg = self.brace_arg(i, end) if i < end and (self.t[i] == "{" or c.isalpha()) else (
@@ -583,6 +629,22 @@ class _Converter:
                     self.rows.append((self.heads, FloatRow(text=row, caption=cap_sentences)))
         finally:
             self.in_row, self.cell_sep = saved
+
+
+# Commands read by a handler of their own, by name; ``_Converter.command`` checks this after the Greek letters,
+# accents, citations and headings and before SYMBOLS, DROP and SKIP_THEN_TEXT.
+_NAMED_COMMANDS: dict[str, Callable[[_Converter, str, int, int, list[str], int], int]] = {
+    **dict.fromkeys(RUN_IN_HEADS, _Converter.run_in_head),
+    "begin": _Converter.begin,
+    "end": _Converter.end_env,
+    **dict.fromkeys(("footnote", "footnotetext", "tablefootnote"), _Converter.footnote),
+    **dict.fromkeys(("caption", "captionof", "subcaption"), _Converter.caption),
+    "etocdepthtag": _Converter.etoc_depth_tag,
+    **dict.fromkeys(REF_COMMANDS, _Converter.ref),
+    **dict.fromkeys(("url", "path", "nolinkurl"), _Converter.url),
+    **dict.fromkeys(("verb", "lstinline"), _Converter.verbatim),
+    "item": _Converter.item,
+}
 
 
 # --------------------------------------------------------------------------

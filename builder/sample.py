@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from rqbench import paths
 from rqbench.dataset_card.build_folder import Build
-from rqbench.dataset_card.card import CardSettings
+from rqbench.dataset_card.card_base import CardSettings
 from rqbench.dataset_card.features import all_features, schema_fingerprint
 from rqbench.dataset_card.publish import Published, PublishRefused, check_build_valid, previous_release, publish
 from rqbench.dataset_card.release import build_fingerprint

@@ -4,287 +4,41 @@ Every number in the card comes from ``stats.compute_stats`` or the manifest; the
 prose lives in ``template.md`` (and ``licence.md``). Rendering merges with the
 card the repository already has: YAML keys we do not set are kept, ``configs``
 and ``dataset_info`` are merged by config name (so a config another upload
-wrote, e.g. ``reference_judgments``, survives), and the changelog keeps every
-earlier entry. ``validate_card`` checks the result with huggingface_hub's card
-parser and datasets' own readers of ``configs``/``dataset_info``.
+wrote, e.g. ``reference_judgments``, survives; ``card_metadata``), and the
+changelog keeps every earlier entry (``card_changelog``). ``card_validation``
+checks the result with huggingface_hub's card parser and datasets' own readers
+of ``configs``/``dataset_info``. This module holds the body and the whole card.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from datasets import DatasetInfo
-from datasets.info import DatasetInfosDict
-from datasets.utils.metadata import MetadataConfigs
-from huggingface_hub import DatasetCard, DatasetCardData
-from pydantic import BaseModel
+from huggingface_hub import DatasetCard
 
-from rqbench.dataset_card.features import CONFIG_RECORDS, DEFAULT_CONFIG, config_features
-from rqbench.dataset_card.field_docs import FIELD_DOCS
-from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, Spread, size_category, summary_rows
-from rqbench.dataset_card.versions import ReleaseAdditions, ReleaseInfo, Version
+from rqbench.dataset_card.card_base import CardError, CardSettings, fill, table_rows
+from rqbench.dataset_card.card_changelog import changelog_entry, merged_changelog
+from rqbench.dataset_card.card_fields import fields_tables
+from rqbench.dataset_card.card_metadata import card_metadata, merge_metadata
+from rqbench.dataset_card.features import CONFIG_RECORDS
+from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, Spread, summary_rows
+from rqbench.dataset_card.versions import ReleaseInfo
 from rqbench.records import BuildManifest
 
 TEMPLATE = Path(__file__).with_name("template.md")
 LICENCE_TEMPLATE = Path(__file__).with_name("licence.md")
-PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
-CHANGELOG_START = "<!-- rqbench:changelog:start -->"
-CHANGELOG_END = "<!-- rqbench:changelog:end -->"
-_ENTRY_RE = re.compile(r"^- \*\*v(?P<version>\d+\.\d+\.\d+)\*\*")
-
-# Keys of the YAML header that this module owns; all others are left as found.
-REQUIRED_KEYS = ("license", "task_categories", "language", "size_categories", "pretty_name", "tags",
-                 "configs", "dataset_info")
-SIZE_CATEGORIES = {"n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M", "100M<n<1B",
-                   "1B<n<10B", "10B<n<100B", "100B<n<1T", "n>1T"}
-REQUIRED_SECTIONS = ("## Summary", "## How to load", "## Configs and fields", "## Splits", "## How it was made",
-                     "## Summary statistics", "## Cited papers' text", "## Verification", "## Limitations",
-                     "## Licence of the texts", "## Citation", "## Changelog")
-
-
-class CardError(ValueError):
-    """A card that cannot be rendered or does not validate."""
-
-
-class CardSettings(BaseModel):
-    """What the card says that the data cannot: names, licence, where it lives."""
-
-    repo: str = "ORG/rq-bench"
-    target: Literal["hub", "local"] = "hub"
-    pretty_name: str = "RQ-Bench"
-    annotation_licence: str = "CC BY 4.0"
-    license_name: str = "rq-bench-mixed"
-    sample: bool = False
-    notes: str = ""
-    extra_limitations: list[str] = []
-    citation_key: str = "rqbench"
-    citation_title: str = "On the Limits of LLM-as-Judge for Scientific Novelty Assessment"
-
-
-# -- filling a template -------------------------------------------------------
-
-
-def fill(template: str, values: dict[str, Any], name: str) -> str:
-    """Replace every ``{{name}}``; refuse a missing or an unused value so template and code agree."""
-    wanted = set(PLACEHOLDER.findall(template))
-    missing, extra = wanted - values.keys(), values.keys() - wanted
-    if missing or extra:
-        raise CardError(f"{name}: missing values {sorted(missing)}, unused values {sorted(extra)}")
-    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)
-
-
-def _cell(value: Any) -> str:
-    text = "—" if value is None or value == "" else str(value)
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _rows(rows: Iterable[Iterable[Any]]) -> str:
-    lines = ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def _fmt(x: float | None) -> str:
     if x is None:
         return "—"
     return f"{x:g}" if float(x).is_integer() else f"{x:.2f}"
-
-
-# -- fields tables from the records ------------------------------------------
-
-
-def _feature_type(feature: Any) -> str:
-    from datasets import List, Value
-
-    if isinstance(feature, Value):
-        return feature.dtype
-    if isinstance(feature, List):
-        return f"list<{_feature_type(feature.feature)}>"
-    if isinstance(feature, dict):
-        return "struct"
-    return type(feature).__name__
-
-
-def _field_doc(model: type[BaseModel], name: str) -> str:
-    desc = model.model_fields[name].description
-    return desc or FIELD_DOCS.get(f"{model.__name__}.{name}", "")
-
-
-def field_rows(model: type[BaseModel], features: dict[str, Any], prefix: str = "") -> list[tuple[str, str, str]]:
-    """(field path, feature type, meaning) for every field, nested ones as ``a.b`` / ``a[].b``."""
-    import typing
-
-    from datasets import List
-
-    from rqbench.dataset_card.features import _unwrap_optional
-
-    out = []
-    for name, feature in features.items():
-        path = f"{prefix}{name}"
-        out.append((path, _feature_type(feature), _field_doc(model, name)))
-        inner, sep = feature, "."
-        if isinstance(feature, List) and isinstance(feature.feature, dict):
-            inner, sep = feature.feature, "[]."
-        if isinstance(inner, dict):
-            tp = _unwrap_optional(model.model_fields[name].annotation)
-            if typing.get_origin(tp) is list:
-                tp = _unwrap_optional(typing.get_args(tp)[0])
-            if isinstance(tp, type) and issubclass(tp, BaseModel):
-                out.extend(field_rows(tp, inner, f"{path}{sep}"))
-    return out
-
-
-def undocumented_fields() -> list[str]:
-    """Published fields with no meaning for the card (a test keeps this empty)."""
-    missing = []
-    for config, model in CONFIG_RECORDS.items():
-        for path, _, doc in field_rows(model, config_features(config)):
-            if not doc.strip():
-                missing.append(f"{config}.{path}")
-    return missing
-
-
-def fields_tables() -> str:
-    parts = []
-    for config, model in CONFIG_RECORDS.items():
-        rows = field_rows(model, config_features(config))
-        parts.append(
-            f"### `{config}` ({model.__name__})\n\n| field | type | meaning |\n|---|---|---|\n"
-            + _rows((f"`{p}`", t, d) for p, t, d in rows)
-        )
-    return "\n\n".join(parts)
-
-
-# -- metadata -----------------------------------------------------------------
-
-
-def configs_metadata(splits: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
-    """The ``configs:`` entries: one per config, parquet files per split, ``rqs`` the default."""
-    out = []
-    for config in CONFIG_RECORDS:
-        entry: dict[str, Any] = {"config_name": config}
-        if config == DEFAULT_CONFIG:
-            entry["default"] = True
-        entry["data_files"] = [
-            {"split": split, "path": f"data/{config}/{split}-*.parquet"} for split in splits.get(config, {})
-        ]
-        out.append(entry)
-    return out
-
-
-def dataset_info_metadata(infos: dict[str, DatasetInfo]) -> list[dict[str, Any]]:
-    """The ``dataset_info:`` entries, written by datasets' own serialiser."""
-    data = DatasetCardData()
-    DatasetInfosDict(infos).to_dataset_card_data(data)
-    value = data.to_dict().get("dataset_info", [])
-    return value if isinstance(value, list) else [value]
-
-
-def card_metadata(release: ReleaseInfo, stats: DatasetStats, infos: dict[str, DatasetInfo],
-                  settings: CardSettings) -> dict[str, Any]:
-    tags = ["research-questions", "scientific-novelty", "llm-as-a-judge", "benchmark", "arxiv"]
-    if settings.sample:
-        tags.append("sample")
-    return {
-        "pretty_name": settings.pretty_name,
-        "license": "other",
-        "license_name": settings.license_name,
-        "license_link": "LICENSE.md",
-        "language": ["en"],
-        "task_categories": ["text-generation"],
-        "size_categories": [size_category(stats.rqs)],
-        "annotations_creators": ["machine-generated"],
-        "language_creators": ["found"],
-        "source_datasets": ["original"],
-        "tags": tags,
-        "configs": configs_metadata(release.splits),
-        "dataset_info": dataset_info_metadata(infos),
-    }
-
-
-def _by_name(entries: Any) -> dict[str, dict[str, Any]]:
-    if isinstance(entries, dict):
-        entries = [entries]
-    out = {}
-    for e in entries or []:
-        if isinstance(e, dict):
-            out[e.get("config_name", "default")] = e
-    return out
-
-
-def merge_metadata(existing: dict[str, Any] | None, ours: dict[str, Any]) -> dict[str, Any]:
-    """Ours over the existing header; configs/dataset_info merged by config name; tags unioned."""
-    merged = dict(existing or {})
-    for key, value in ours.items():
-        if key in ("configs", "dataset_info"):
-            old, new = _by_name(merged.get(key)), _by_name(value)
-            kept = [e for name, e in old.items() if name not in new]
-            if key == "configs" and any(e.get("default") for e in new.values()):
-                kept = [{k: v for k, v in e.items() if k != "default"} for e in kept]
-            merged[key] = list(new.values()) + kept
-        elif key == "tags":
-            merged[key] = list(dict.fromkeys(list(value) + list(merged.get(key) or [])))
-        else:
-            merged[key] = value
-    return merged
-
-
-# -- the changelog ------------------------------------------------------------
-
-
-def changelog_entries(card_text: str | None) -> list[str]:
-    """The entries of an existing card's changelog (one line each), in the order found."""
-    if not card_text or CHANGELOG_START not in card_text:
-        return []
-    body = card_text.split(CHANGELOG_START, 1)[1].split(CHANGELOG_END, 1)[0]
-    return [line for line in body.splitlines() if _ENTRY_RE.match(line)]
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def additions_text(added: ReleaseAdditions) -> str:
-    """The changelog's account of what a release added: the base it extends, the months, the counts by rule."""
-    months = "; ".join(f"{m}: {_plural(c.get('papers', 0), 'paper')}, {c.get('rqs', 0)} RQs"
-                       for m, c in added.months.items()) or "none"  # fmt: skip
-    if added.extends:
-        parts = [f"Extends v{added.extends.removeprefix('v')} with its rows unchanged.", f"Added {months}."]
-    else:
-        parts = [f"Built whole; papers by first-version month: {months}."]
-    if added.removed_by_rule:
-        parts.append("Papers removed by keep rule: " + ", ".join(f"{r} {n}" for r, n in added.removed_by_rule.items())
-                     + ".")
-    if added.rqs_dropped:
-        parts.append("RQs dropped: " + ", ".join(f"{r} {n}" for r, n in added.rqs_dropped.items()) + ".")
-    return " ".join(p for p in parts if p)
-
-
-def changelog_entry(release: ReleaseInfo, stats: DatasetStats) -> str:
-    notes = f" {release.notes.strip()}" if release.notes.strip() else ""
-    added = f" {additions_text(release.added)}" if release.added is not None else ""
-    return (
-        f"- **v{release.version}** ({release.published_at.date().isoformat()}): build `{release.build_id}`, "
-        f"{stats.rqs} RQs from {stats.papers} papers, {stats.unique_cited_papers} cited papers; "
-        f"schema `{release.schema_fingerprint}`.{added}{notes}"
-    )
-
-
-def merged_changelog(existing: str | None, entry: str) -> str:
-    """Earlier entries plus this one (replacing an entry of the same version), newest first."""
-    version = _ENTRY_RE.match(entry).group("version")  # type: ignore[union-attr]
-    entries = [e for e in changelog_entries(existing) if _ENTRY_RE.match(e).group("version") != version]  # type: ignore[union-attr]
-    entries.append(entry)
-    entries.sort(key=lambda e: Version.parse(_ENTRY_RE.match(e).group("version")), reverse=True)  # type: ignore[union-attr]
-    return "\n".join(entries)
-
-
-# -- the body -----------------------------------------------------------------
 
 
 def load_code(release: ReleaseInfo, settings: CardSettings) -> str:
@@ -323,7 +77,7 @@ def _stage_rows(manifest: BuildManifest) -> str:
     for s in manifest.stages:
         ps = f"{s.prompt_set.name} `{s.prompt_set.hash[:15]}`" if s.prompt_set else None
         rows.append((s.stage, s.model, ps, s.items_in, s.items_out, s.skipped, s.llm_calls, s.cache_hits))
-    return _rows(rows) if rows else "| (no stages recorded) | | | | | | | |"
+    return table_rows(rows) if rows else "| (no stages recorded) | | | | | | | |"
 
 
 def _inline_json(value: Any) -> str:
@@ -339,15 +93,15 @@ def _funnel(funnel: dict[str, Any]) -> str:
         return ""
     parts = ["Filtering funnel (from `build/funnel.json`):"]
     if flat:
-        parts.append("| item | value |\n|---|---|\n" + _rows(flat.items()))
+        parts.append("| item | value |\n|---|---|\n" + table_rows(flat.items()))
     if rules:
-        parts.append("| rule | applied | removed | remaining |\n|---|---|---|---|\n" + _rows(
+        parts.append("| rule | applied | removed | remaining |\n|---|---|---|---|\n" + table_rows(
             (r["rule"], r.get("applied"), r.get("removed_total"), r.get("remaining")) for r in rules))
     return "\n\n".join(parts)
 
 
 def _length_rows(lengths: dict[str, Spread]) -> str:
-    return _rows(
+    return table_rows(
         (LENGTH_LABELS.get(k, k), s.count, _fmt(s.mean), _fmt(s.median), _fmt(s.min), _fmt(s.max))
         for k, s in lengths.items()
     )
@@ -449,9 +203,9 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
             "- This sample's extraction and verification come from a 135M-parameter model: expect wrong "
             "labels, off-topic questions and a meaningless approval rate."
         )
-    dropped = _rows(sorted(s.rqs_dropped.items())) if s.rqs_dropped else ""
+    dropped = table_rows(sorted(s.rqs_dropped.items())) if s.rqs_dropped else ""
     dropped_table = "| reason | RQs |\n|---|---|\n" + dropped if dropped else "No RQ was dropped."
-    malformed = _rows((kind.replace("_", " "), c.items, ", ".join(f"{r}: {n}" for r, n in c.rules.items()))
+    malformed = table_rows((kind.replace("_", " "), c.items, ", ".join(f"{r}: {n}" for r, n in c.rules.items()))
                       for kind, c in s.malformed.items())  # fmt: skip
     malformed_table = ("| kind | texts dropped | rules broken |\n|---|---|---|\n" + malformed if malformed
                        else "The gate refused no text.")  # fmt: skip
@@ -468,7 +222,7 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
         "n_papers": s.papers,
         "n_subfields": s.subfields,
         "load_code": load_code(release, settings),
-        "config_rows": _rows(
+        "config_rows": table_rows(
             (f"`{c}`", (m.__doc__ or "").strip().splitlines()[0].replace("``", "`"),
              release.splits.get(c, {}).get("test", 0))
             for c, m in CONFIG_RECORDS.items()
@@ -477,21 +231,21 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
         "dev_seed": release.dev_rule.get("seed", ""),
         "dev_fraction": release.dev_rule.get("fraction", ""),
         "dev_papers": ", ".join(f"`{a}`" for a in dev) or "none",
-        "split_rows": _rows((f"`{c}`", sp, n) for c, splits in release.splits.items() for sp, n in splits.items()),
+        "split_rows": table_rows((f"`{c}`", sp, n) for c, splits in release.splits.items() for sp, n in splits.items()),
         "stage_rows": _stage_rows(manifest),
         "build_inputs": _inline_json(manifest.inputs),
         "build_settings": _inline_json(manifest.settings),
         "funnel_section": _funnel(funnel),
-        "table1_rows": _rows(table1),
+        "table1_rows": table_rows(table1),
         "dropped_rows": dropped_table,
         "malformed_rows": malformed_table,
         "length_rows": _length_rows(s.lengths),
-        "subfield_rows": _rows(
+        "subfield_rows": table_rows(
             (r.subfield, r.papers, r.rqs, r.rq_citation_links, r.unique_cited_papers, r.gap_statements)
             for r in s.by_subfield
         ),
-        "novelty_rows": _rows(s.novelty_types.items()),
-        "text_level_rows": _rows(s.text_levels.items()),
+        "novelty_rows": table_rows(s.novelty_types.items()),
+        "text_level_rows": table_rows(s.text_levels.items()),
         "cited_text_summary": cited_text_summary(s),
         "cited_text_notes": cited_text_notes(s),
         "influence_note": influence_note(manifest),
@@ -500,7 +254,7 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
         "verified": v.verified,
         "approved": v.approved,
         "approval_rate": f"{v.approval_rate:.1%}" if v.approval_rate is not None else "not available",
-        "confidence_rows": _rows(v.by_confidence.items()) if v.by_confidence else "| (none) | 0 |",
+        "confidence_rows": table_rows(v.by_confidence.items()) if v.by_confidence else "| (none) | 0 |",
         "manual_n": len(v.manual_sample_ids),
         "manual_protocol": ", ".join(f"{k}={val}" for k, val in v.manual_sample_protocol.items())
         or "protocol not recorded",
@@ -532,68 +286,3 @@ def render_card(release: ReleaseInfo, stats: DatasetStats, infos: dict[str, Data
     header = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
     body = render_body(release, stats, manifest, funnel, settings, existing_text)
     return f"---\n{header}---\n\n{body}"
-
-
-# -- validation ---------------------------------------------------------------
-
-
-def _files_matching(tree: Path, pattern: str) -> list[str]:
-    files = [p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file() and ".git" not in p.parts]
-    return [f for f in files if fnmatch.fnmatch(f, pattern)]
-
-
-def validate_card(text: str, *, tree: Path | None = None, version: str | None = None) -> list[str]:
-    """Problems of a card, one per line (empty = valid).
-
-    Parses with huggingface_hub's ``DatasetCard`` (strict metadata), reads
-    ``configs`` and ``dataset_info`` with datasets' own parsers, checks that our
-    configs declare exactly the features of the records, that every data_files
-    pattern matches a file in ``tree``, and that the body has every section, no
-    unfilled placeholder, and the changelog entry of ``version``.
-    """
-    problems: list[str] = []
-    try:
-        card = DatasetCard(text, ignore_metadata_errors=False)
-    except Exception as exc:
-        return [f"README.md: not a valid dataset card: {exc}"]
-    data: DatasetCardData = card.data
-    meta = data.to_dict()
-    for key in REQUIRED_KEYS:
-        if not meta.get(key):
-            problems.append(f"README.md: metadata key {key!r} is missing or empty")
-    if meta.get("license") == "other" and not (meta.get("license_name") and meta.get("license_link")):
-        problems.append("README.md: license 'other' needs license_name and license_link")
-    for cat in meta.get("size_categories") or []:
-        if cat not in SIZE_CATEGORIES:
-            problems.append(f"README.md: size_categories value {cat!r} is not one the Hub knows")
-    try:
-        configs = MetadataConfigs.from_dataset_card_data(data)
-        infos = DatasetInfosDict.from_dataset_card_data(data)
-    except Exception as exc:
-        return problems + [f"README.md: configs/dataset_info not readable by datasets: {exc}"]
-    defaults = [name for name, c in configs.items() if c.get("default")]
-    if len(defaults) != 1:
-        problems.append(f"README.md: exactly one config must be the default, found {defaults}")
-    for name in CONFIG_RECORDS:
-        if name not in configs:
-            problems.append(f"README.md: configs has no {name!r}")
-            continue
-        info = infos.get(name)
-        if info is None or info.features is None:
-            problems.append(f"README.md: dataset_info has no features for {name!r}")
-        elif info.features != config_features(name):
-            problems.append(f"README.md: dataset_info features of {name!r} differ from the {name} records")
-        if tree is not None:
-            for df in configs[name].get("data_files") or []:
-                if not _files_matching(tree, df["path"]):
-                    problems.append(f"README.md: config {name!r} split {df['split']!r}: no file matches {df['path']}")
-    body = card.text
-    for section in REQUIRED_SECTIONS:
-        if section not in body:
-            problems.append(f"README.md: section {section!r} is missing")
-    left = sorted(set(PLACEHOLDER.findall(body)))
-    if left:
-        problems.append(f"README.md: unfilled placeholders {left}")
-    if version is not None and not any(e.startswith(f"- **v{version}**") for e in changelog_entries(text)):
-        problems.append(f"README.md: the changelog has no entry for v{version}")
-    return problems

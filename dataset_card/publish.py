@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from rqbench import paths
 from rqbench.dataset_card.build_folder import Build, BuildError, check_build, load_build
-from rqbench.dataset_card.card import CardSettings
+from rqbench.dataset_card.card_base import CardSettings
 from rqbench.dataset_card.features import all_features, features_dict, schema_differences
 from rqbench.dataset_card.release import assemble
 from rqbench.dataset_card.repo import Target, TargetError, target_for

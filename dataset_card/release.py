@@ -21,7 +21,9 @@ import pyarrow.parquet as pq
 from datasets import Dataset, DatasetInfo, SplitDict, SplitInfo
 
 from rqbench.dataset_card.build_folder import Build
-from rqbench.dataset_card.card import CardError, CardSettings, licence_text, render_card, validate_card
+from rqbench.dataset_card.card import licence_text, render_card
+from rqbench.dataset_card.card_base import CardError, CardSettings
+from rqbench.dataset_card.card_validation import validate_card
 from rqbench.dataset_card.features import CONFIG_RECORDS, all_features, config_features, features_dict, \
     schema_fingerprint, to_row
 from rqbench.dataset_card.splits import DEV_FRACTION, DEV_SEED, dev_papers

@@ -11,8 +11,10 @@ from huggingface_hub import DatasetCard
 
 from fake_build import make_records, write_build
 from rqbench.dataset_card.build_folder import load_build
-from rqbench.dataset_card.card import CardError, CardSettings, changelog_entries, fill, undocumented_fields, \
-    validate_card
+from rqbench.dataset_card.card_base import CardError, CardSettings, fill
+from rqbench.dataset_card.card_changelog import changelog_entries
+from rqbench.dataset_card.card_fields import undocumented_fields
+from rqbench.dataset_card.card_validation import validate_card
 from rqbench.dataset_card.release import assemble
 from rqbench.dataset_card.versions import Version
 

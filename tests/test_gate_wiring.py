@@ -191,7 +191,7 @@ def test_drops_are_counted_by_rule_in_funnel_manifest_and_card(junk_build, tmp_p
     assert "# Well-formedness gate" in md
     assert f"| research question | {m['research_question'].items} | " in md and "placeholder: " in md
 
-    from rqbench.dataset_card.card import CardSettings
+    from rqbench.dataset_card.card_base import CardSettings
     from rqbench.dataset_card.publish import publish
     from rqbench.dataset_card.repo import LocalGitTarget
 
@@ -205,7 +205,7 @@ def test_drops_are_counted_by_rule_in_funnel_manifest_and_card(junk_build, tmp_p
 def test_a_published_build_loaded_with_load_dataset_passes_the_gate_everywhere(junk_build, tmp_path):
     """Every text field of every row the `datasets` library reads back from a release passes the gate."""
     import datasets
-    from rqbench.dataset_card.card import CardSettings
+    from rqbench.dataset_card.card_base import CardSettings
     from rqbench.dataset_card.features import from_row
     from rqbench.dataset_card.publish import publish
     from rqbench.dataset_card.repo import LocalGitTarget

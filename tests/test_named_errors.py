@@ -31,7 +31,7 @@ def _no_traceback(got) -> None:
 @pytest.fixture
 def published(tmp_path):
     """A local dataset repository with one release, v0.1.0, as ``rqbench publish --to DIR`` leaves it."""
-    from rqbench.dataset_card.card import CardSettings
+    from rqbench.dataset_card.card_base import CardSettings
     from rqbench.dataset_card.publish import publish
     from rqbench.dataset_card.repo import LocalGitTarget
 

@@ -17,7 +17,7 @@ from huggingface_hub.hf_api import CommitInfo, GitRefInfo, GitRefs
 from fake_build import make_records, write_build
 from rqbench.cli import main
 from rqbench.dataset_card import release as release_mod
-from rqbench.dataset_card.card import CardSettings
+from rqbench.dataset_card.card_base import CardSettings
 from rqbench.dataset_card.features import CONFIG_RECORDS, config_features, from_row
 from rqbench.dataset_card.publish import PublishRefused, publish
 from rqbench.dataset_card.repo import HubTarget, LocalGitTarget, TargetError, materialize

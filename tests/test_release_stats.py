@@ -10,7 +10,7 @@ from results_factory import cand, instance, results
 
 from rqbench.cli import main
 from rqbench.dataset_card.build_folder import load_build
-from rqbench.dataset_card.card import CardSettings
+from rqbench.dataset_card.card_base import CardSettings
 from rqbench.dataset_card.publish import publish
 from rqbench.dataset_card.repo import LocalGitTarget
 from rqbench.dataset_card.stats import compute_stats

@@ -225,7 +225,7 @@ def test_publish_makes_the_union_the_next_minor_version_and_refuses_a_wrong_base
     from datetime import datetime, timezone
 
     from fake_build import make_manifest, make_records, write_build
-    from rqbench.dataset_card.card import CardSettings
+    from rqbench.dataset_card.card_base import CardSettings
     from rqbench.dataset_card.publish import PublishRefused, publish
     from rqbench.dataset_card.repo import LocalGitTarget
 
