@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from results_factory import cand, instance, results  # noqa: E402
+
 from rqbench.evaluate.summary import summarize  # noqa: E402
 
 N_RQ, N_PAPERS = 1434, 746
@@ -34,8 +35,11 @@ CUTOFF = date(2025, 6, 30)  # the papers span a year: about half are after it
 def main() -> None:
     global N_RQ, N_PAPERS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test "
-                    "suite runs it); its figures mean nothing")  # fmt: skip
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     ap.add_argument("--repeats", type=int, default=3, help="runs of each, taken in turn (default 3)")
     args = ap.parse_args()
     if args.smoke:
@@ -48,8 +52,13 @@ def main() -> None:
         p = papers[k]
         gt = cand("gt", tuple(rng.randint(0, 3) for _ in range(3)), sb=rng.randint(0, 3))
         model = [cand(f"m{i}", tuple(rng.randint(0, 3) for _ in range(3)), sb=rng.randint(0, 3)) for i in range(5)]
-        return instance(f"25{published[p].month:02d}.{p:05d}_rq{k}", gt, model, overlap=[rng.randint(0, 4)] * 5,
-                        published=published[p])  # fmt: skip
+        return instance(
+            f"25{published[p].month:02d}.{p:05d}_rq{k}",
+            gt,
+            model,
+            overlap=[rng.randint(0, 4)] * 5,
+            published=published[p],
+        )
 
     dated, plain = [], []
     for s in range(6):
@@ -72,9 +81,11 @@ def main() -> None:
     model_rows = [r for r in rows if r.row_kind == "model"]
     share = sum(r.clean.instances for r in model_rows) / sum(r.provenance.instances_covered for r in model_rows)
     n_clean = sum(len(r.clean.figures) for r in model_rows)
-    print(f"summarize with clean figures: {len(rows)} rows, {n_clean} clean figures over {100 * share:.0f}% of the "
-          f"instances, {t_clean:.2f} CPU s vs {t_plain:.2f} without (no cutoff), x{t_clean / t_plain:.2f}; "
-          f"headline figures identical: {same}")
+    print(
+        f"summarize with clean figures: {len(rows)} rows, {n_clean} clean figures over {100 * share:.0f}% of the "
+        f"instances, {t_clean:.2f} CPU s vs {t_plain:.2f} without (no cutoff), x{t_clean / t_plain:.2f}; "
+        f"headline figures identical: {same}"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,12 @@ def _smoke_release() -> Path:
     from rqbench.dataset_card.repo import LocalGitTarget
 
     root = Path(tempfile.mkdtemp(prefix="rqb-load-bench-"))
-    publish(write_build(root / "build"), "0.1.0", LocalGitTarget(root / "dataset"),
-            CardSettings(target="local", repo="smoke/rq-bench"))  # fmt: skip
+    publish(
+        write_build(root / "build"),
+        "0.1.0",
+        LocalGitTarget(root / "dataset"),
+        CardSettings(target="local", repo="smoke/rq-bench"),
+    )
     return root / "dataset"
 
 
@@ -53,7 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("dataset", nargs="?", default=str(paths.sample_dataset_dir()))
     p.add_argument("--revision", default=None)
     p.add_argument("--repeats", type=int, default=3, help="warm loads to average")
-    p.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = p.parse_args(argv)
     if args.smoke:
         args.dataset, args.revision, args.repeats = str(_smoke_release()), None, 1
@@ -64,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     release = json.loads((folder / RELEASE_FILE).read_text(encoding="utf-8"))
     n_rqs = release["splits"]["rqs"]["test"]
     print(f"dataset {args.dataset} @ {release['tag']} ({commit[:12] if commit else 'work tree'}), {n_rqs} RQs")
-    print(f"{'config':<14}{'rows':>7}{'cold s':>9}{'warm s':>9}{'warm/cold':>11}"
-          f"{'parquet KB/1k RQs':>19}{'jsonl KB/1k RQs':>17}{'jsonl/parquet':>15}")
+    print(
+        f"{'config':<14}{'rows':>7}{'cold s':>9}{'warm s':>9}{'warm/cold':>11}"
+        f"{'parquet KB/1k RQs':>19}{'jsonl KB/1k RQs':>17}{'jsonl/parquet':>15}"
+    )
     with tempfile.TemporaryDirectory() as cache:
         for config in CONFIG_RECORDS:
             t0 = time.perf_counter()
@@ -80,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
             parquet = sum(f.stat().st_size for f in (folder / "data" / config).glob("test-*.parquet"))
             jsonl = sum(len(json.dumps(row, ensure_ascii=False).encode("utf-8")) + 1 for row in ds)
             scale = 1000 / max(n_rqs, 1) / 1024
-            print(f"{config:<14}{len(ds):>7}{cold:>9.3f}{warm:>9.3f}{warm / cold:>11.2f}"
-                  f"{parquet * scale:>19.1f}{jsonl * scale:>17.1f}{jsonl / max(parquet, 1):>15.2f}")
+            print(
+                f"{config:<14}{len(ds):>7}{cold:>9.3f}{warm:>9.3f}{warm / cold:>11.2f}"
+                f"{parquet * scale:>19.1f}{jsonl * scale:>17.1f}{jsonl / max(parquet, 1):>15.2f}"
+            )
     return 0
 
 

@@ -66,8 +66,11 @@ def expert_study() -> list[dict[str, str]]:
         raise SystemExit("../shared is not beside this checkout: the expert-study RQs are read from it")
     path = root / "fixtures" / "paper_examples" / "expert_vs_llm.jsonl"
     rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-    return [{"source": f"expert study sample {r['sample']} {field}", "text": r[field]}
-            for r in rows for field in ("gt_rq", "model_rq")]  # fmt: skip
+    return [
+        {"source": f"expert study sample {r['sample']} {field}", "text": r[field]}
+        for r in rows
+        for field in ("gt_rq", "model_rq")
+    ]
 
 
 def older_set() -> list[dict[str, str]]:
@@ -109,12 +112,19 @@ def outcomes(texts: list[str], work: Path) -> list[tuple[str, list[str]]]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--show", default="rejected,flagged", help="which outcomes to list one by one (comma-separated)")
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     show = set(args.show.split(","))
     splits = mined()
-    sets = {"expert study": expert_study(), **{f"mined {k}": v for k, v in splits.items()},
-            "honest_rqs.jsonl": older_set()}  # fmt: skip
+    sets = {
+        "expert study": expert_study(),
+        **{f"mined {k}": v for k, v in splits.items()},
+        "honest_rqs.jsonl": older_set(),
+    }
     if args.smoke:
         sets = {name: rows[:5] for name, rows in list(sets.items())[:2]}
     print(f"{'set':18s} {'n':>4s} {'rejected':>9s} {'flagged':>8s} {'passed':>7s}   rejected or flagged")
@@ -130,12 +140,16 @@ def main() -> None:
             total.update(counts)
             total["n"] += len(rows)
             bad = counts["rejected"] + counts["flagged"]
-            print(f"{name:18s} {len(rows):4d} {counts['rejected']:9d} {counts['flagged']:8d} {counts['passed']:7d}   "
-                  f"{bad}/{len(rows)} ({bad / len(rows):.1%})")  # fmt: skip
+            print(
+                f"{name:18s} {len(rows):4d} {counts['rejected']:9d} {counts['flagged']:8d} {counts['passed']:7d}   "
+                f"{bad}/{len(rows)} ({bad / len(rows):.1%})"
+            )
             listed += [(name, o, r, why) for r, (o, why) in zip(rows, got) if o in show]
     bad = total["rejected"] + total["flagged"]
-    print(f"{'all':18s} {total['n']:4d} {total['rejected']:9d} {total['flagged']:8d} {total['passed']:7d}   "
-          f"{bad}/{total['n']} ({bad / max(total['n'], 1):.1%}; target at most 1 in 100)")  # fmt: skip
+    print(
+        f"{'all':18s} {total['n']:4d} {total['rejected']:9d} {total['flagged']:8d} {total['passed']:7d}   "
+        f"{bad}/{total['n']} ({bad / max(total['n'], 1):.1%}; target at most 1 in 100)"
+    )
     for name, outcome, row, why in listed:
         print(f"\n[{name}] {outcome}: {row['text']}\n    source: {row['source']}")
         for reason in why:

@@ -22,7 +22,6 @@ from rqbench.evaluate.bootstrap import cluster_bootstrap
 from rqbench.evaluate.expert_pool import make_pool
 from rqbench.evaluate.judge_board import make_board
 from rqbench.evaluate.judge_board_metrics import cohen_kappa, kappa, majority, order_pick
-
 from rqbench.records import (
     CitedPaper,
     ExpertPair,
@@ -56,7 +55,11 @@ def loop_kappa(judge, reference, n_boot):  # the baseline: cluster_bootstrap ove
 def main() -> None:
     global N_PAIRS, N_EXPERTS, N_JUDGES, N_BOOT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     if ap.parse_args().smoke:
         N_PAIRS, N_EXPERTS, N_JUDGES, N_BOOT = 24, 3, 2, 50
     rng = random.Random(0)
@@ -79,33 +82,71 @@ def main() -> None:
     fast = [kappa(judge, r, n_boot=N_BOOT) for r in refs]
     t_fast = time.perf_counter() - t0
     same = all((x is None) == (y is None) and (x is None or abs(x.value - y.value) < 1e-12) for x, y in zip(base, fast))
-    print(f"kappa with its interval, {len(refs)} references: loop {t_loop:.2f} s, vectorised {t_fast:.3f} s "
-          f"({t_fast / t_loop:.3f}x); same points: {same}")
+    print(
+        f"kappa with its interval, {len(refs)} references: loop {t_loop:.2f} s, vectorised {t_fast:.3f} s "
+        f"({t_fast / t_loop:.3f}x); same points: {same}"
+    )
 
-    pairs = [ExpertPair(pair_id=pid, source="annotate", provenance="synthetic", rq_id=f"2501.{i:05d}_rq0", model="m",
-                        gt_rq=f"Author question {pid}?", model_rq=f"Model question {pid}?",
-                        background=[CitedPaper(paper_id=f"b{pid}", title="t", abstract="a", text_level="abstract")],
-                        expert_picks=p) for i, (pid, p) in enumerate(picks.items())]  # fmt: skip
+    pairs = [
+        ExpertPair(
+            pair_id=pid,
+            source="annotate",
+            provenance="synthetic",
+            rq_id=f"2501.{i:05d}_rq0",
+            model="m",
+            gt_rq=f"Author question {pid}?",
+            model_rq=f"Model question {pid}?",
+            background=[CitedPaper(paper_id=f"b{pid}", title="t", abstract="a", text_level="abstract")],
+            expert_picks=p,
+        )
+        for i, (pid, p) in enumerate(picks.items())
+    ]
     pool = make_pool([pairs])
     values = {"gt": (3, 1), "model": (1, 3), "tie": (2, 2)}
     files = []
     for j in range(N_JUDGES):
         verdicts = []
         for p in pool.pairs:
-            gt, model = (NoveltyScore(relevance=1, originality=1, gap_addressing=1, non_obviousness=v)
-                         for v in values[rng.choice(PICKS)])  # fmt: skip
-            calls = [OrderVerdict(order=o, pick=order_pick(gt, model), gt_score=gt, model_score=model, cost_usd=0.01,
-                                  latency_s=1.0, raw=RawReply(step="novelty_comparative", cache_key="k", text="{}"))
-                     for o in ("gt_first", "model_first")]  # fmt: skip
+            gt, model = (
+                NoveltyScore(relevance=1, originality=1, gap_addressing=1, non_obviousness=v)
+                for v in values[rng.choice(PICKS)]
+            )
+            calls = [
+                OrderVerdict(
+                    order=o,
+                    pick=order_pick(gt, model),
+                    gt_score=gt,
+                    model_score=model,
+                    cost_usd=0.01,
+                    latency_s=1.0,
+                    raw=RawReply(step="novelty_comparative", cache_key="k", text="{}"),
+                )
+                for o in ("gt_first", "model_first")
+            ]
             verdicts.append(PairVerdicts(pair_id=p.pair_id, content_key=p.content_key(), verdicts=calls))
-        spec = JudgeSpec(model=f"j{j}", label=f"j{j}", setting="comparative", orderings=2,
-                         prompt_set=PromptSetRef(name="rqbench-v1", hash="b2:x"))  # fmt: skip
-        files.append(JudgeBoardFile(judge=spec, step="novelty_comparative", pool_version=pool.version,
-                                    pool_pairs=N_PAIRS, created_at=datetime.now(timezone.utc), pairs=verdicts))  # fmt: skip
+        spec = JudgeSpec(
+            model=f"j{j}",
+            label=f"j{j}",
+            setting="comparative",
+            orderings=2,
+            prompt_set=PromptSetRef(name="rqbench-v1", hash="b2:x"),
+        )
+        files.append(
+            JudgeBoardFile(
+                judge=spec,
+                step="novelty_comparative",
+                pool_version=pool.version,
+                pool_pairs=N_PAIRS,
+                created_at=datetime.now(timezone.utc),
+                pairs=verdicts,
+            )
+        )
     t0 = time.perf_counter()
     board = make_board(pool, files, n_boot=500)
-    print(f"make_board: {N_JUDGES} judges, {N_PAIRS} pairs, {N_EXPERTS} experts, 500 resamples: "
-          f"{time.perf_counter() - t0:.2f} s ({len(board.rows)} rows)")
+    print(
+        f"make_board: {N_JUDGES} judges, {N_PAIRS} pairs, {N_EXPERTS} experts, 500 resamples: "
+        f"{time.perf_counter() - t0:.2f} s ({len(board.rows)} rows)"
+    )
 
 
 if __name__ == "__main__":

@@ -20,12 +20,12 @@ import time
 from pathlib import Path
 
 import httpx
+
 from rqbench.evaluate.background import BackgroundPolicy, background_block
-from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.criteria import CRITERIA, JudgeConfig
+from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.judging import judge_submission, read_results
 from rqbench.evaluate.submission import load_submission, write_submission
-
 from rqbench.llm.client import LLM
 from rqbench.llm.local_model import LocalModelServer
 from rqbench.llm.store import CallStore
@@ -49,9 +49,12 @@ PAPER = CitedPaper(
     sections=[SectionText(section="Introduction", text="Attention cost grows quadratically with length. " * 10)],
 )
 INSTANCE = EvaluationInstance(
-    rq_id="2402.00002_rq0", gt_rq="How can attention sparsity patterns be learned per document rather than fixed?",
-    arxiv_id="2402.00002", subfield="cs.CL", background_paper_ids=[PAPER.paper_id],
-)  # fmt: skip
+    rq_id="2402.00002_rq0",
+    gt_rq="How can attention sparsity patterns be learned per document rather than fixed?",
+    arxiv_id="2402.00002",
+    subfield="cs.CL",
+    background_paper_ids=[PAPER.paper_id],
+)
 RQS = [
     "Does the fixed sparse pattern keep its quality on non-English long documents?",
     "Can sparse attention keep summary faithfulness beyond 16k tokens?",
@@ -97,10 +100,16 @@ async def direct(cfg, messages, concurrency: int) -> float:  # type: ignore[no-u
 
         async def one(m):  # type: ignore[no-untyped-def]
             async with sem:
-                r = await client.post("/chat/completions", json={
-                    "model": cfg.litellm_model.split("/", 1)[1], "messages": m, "temperature": 0.0,
-                    "max_tokens": cfg.max_tokens, "response_format": {"type": "json_object", "schema": schema},
-                })  # fmt: skip
+                r = await client.post(
+                    "/chat/completions",
+                    json={
+                        "model": cfg.litellm_model.split("/", 1)[1],
+                        "messages": m,
+                        "temperature": 0.0,
+                        "max_tokens": cfg.max_tokens,
+                        "response_format": {"type": "json_object", "schema": schema},
+                    },
+                )
                 r.raise_for_status()
 
         t0 = time.perf_counter()
@@ -110,15 +119,25 @@ async def direct(cfg, messages, concurrency: int) -> float:  # type: ignore[no-u
 
 def tokens_per_instance(cfg, tmp: Path) -> dict[str, tuple[int, int, int]]:  # type: ignore[no-untyped-def]
     bench = Benchmark([INSTANCE], {PAPER.paper_id: PAPER}, "bench", "v0")
-    folder = write_submission(tmp / "sub", SubmissionMetadata(model="bench"),
-                              [SubmissionEntry(rq_id=INSTANCE.rq_id, research_questions=RQS)])  # fmt: skip
+    folder = write_submission(
+        tmp / "sub", SubmissionMetadata(model="bench"), [SubmissionEntry(rq_id=INSTANCE.rq_id, research_questions=RQS)]
+    )
     sub = load_submission(folder, [INSTANCE.rq_id])
     out = {}
     for setting in ("standalone", "comparative"):
         llm = LLM(CallStore(tmp / f"{setting}.db"))
         llm.register(cfg)
-        (path,) = judge_submission(bench, sub, [cfg.name], [setting], llm=llm, out_dir=tmp / "res",
-                                   criteria=["novelty"], progress=False, policy=BackgroundPolicy(budget_tokens=600))  # fmt: skip
+        (path,) = judge_submission(
+            bench,
+            sub,
+            [cfg.name],
+            [setting],
+            llm=llm,
+            out_dir=tmp / "res",
+            criteria=["novelty"],
+            progress=False,
+            policy=BackgroundPolicy(budget_tokens=600),
+        )
         t = read_results(path).totals
         out[setting] = (t.calls, t.tokens_in, t.tokens_out)
     return out
@@ -127,9 +146,17 @@ def tokens_per_instance(cfg, tmp: Path) -> dict[str, tuple[int, int, int]]:  # t
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=4, help="calls per measurement (default 4)")
-    ap.add_argument("--max-tokens", type=int, default=96,
-                    help="reply cap, to keep the run short; a novelty reply needs about 40 (default 96)")
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--max-tokens",
+        type=int,
+        default=96,
+        help="reply cap, to keep the run short; a novelty reply needs about 40 (default 96)",
+    )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     concurrencies = (1,) if args.smoke else (1, 2, 4)
     if args.smoke:

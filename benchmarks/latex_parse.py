@@ -57,7 +57,11 @@ def peak_memory(fn) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="passes over the fixture papers (default 3)")
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         args.repeat = 1
@@ -98,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"papers: {len(folders)} fixture folders, {args.repeat} passes")
     print(f"rqbench stage 3 : {n / t_ours:7.2f} papers/s   peak {m_ours / 2**20:7.1f} MiB")
     print(f"pylatexenc text : {n / t_theirs:7.2f} papers/s   peak {m_theirs / 2**20:7.1f} MiB")
-    print(f"speed ratio (rqbench / pylatexenc): {t_theirs / t_ours:.2f}x   memory ratio: {m_ours / max(m_theirs, 1):.2f}x")
+    print(
+        f"speed ratio (rqbench / pylatexenc): {t_theirs / t_ours:.2f}x   memory ratio: {m_ours / max(m_theirs, 1):.2f}x"
+    )
     print(f"pylatexenc raised on {len(failures)} of {sum(len(v) for v in files.values())} files: {sorted(failures)}")
     print()
     print(f"{'paper':34s} {'contexts':>8s} {'regex':>6s} {'recall':>7s}")

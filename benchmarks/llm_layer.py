@@ -20,14 +20,13 @@ import time
 from pathlib import Path
 
 import httpx
+from pydantic import BaseModel
 
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.local_model import LocalModelServer
-from rqbench.prompts import load_prompt_set
-from pydantic import BaseModel
-
-from rqbench.records import reply_json_schema
 from rqbench.llm.selfcheck import BACKGROUND
+from rqbench.prompts import load_prompt_set
+from rqbench.records import reply_json_schema
 from rqbench.untrusted import candidate_values
 
 PROMPTS = load_prompt_set()
@@ -40,15 +39,33 @@ class ScoresShape(BaseModel):
 
     scores: list[dict[str, int]]
 
-TOPICS = ["longer inputs", "low-resource languages", "speech", "code", "graphs", "images", "music", "proteins",
-          "tables", "video", "robotics", "chemistry", "law", "medicine", "finance", "weather"]  # fmt: skip
+
+TOPICS = [
+    "longer inputs",
+    "low-resource languages",
+    "speech",
+    "code",
+    "graphs",
+    "images",
+    "music",
+    "proteins",
+    "tables",
+    "video",
+    "robotics",
+    "chemistry",
+    "law",
+    "medicine",
+    "finance",
+    "weather",
+]
 
 
 def messages(i: int, tag: str) -> list[dict[str, str]]:
     q = f"Can attention-only models ({tag} run {i}) transfer to {TOPICS[i % len(TOPICS)]} without recurrence?"
     values = candidate_values([q])
-    return PROMPTS["novelty_standalone"].render(background=BACKGROUND, candidates=values["candidates"],
-                                                data_tag=values["data_tag"])
+    return PROMPTS["novelty_standalone"].render(
+        background=BACKGROUND, candidates=values["candidates"], data_tag=values["data_tag"]
+    )
 
 
 async def direct(srv: LocalModelServer, n: int, max_tokens: int) -> float:
@@ -90,11 +107,12 @@ async def cached_rerun(llm: LLM, name: str, count: int) -> float:
     for start in range(0, count, 1000):
         await asyncio.gather(
             *[
-                llm.ask(name, "cached", [{"role": "user", "content": f"call {i}"}], ScoresShape,
-                        prompt_hash=PROMPTS.hash)
+                llm.ask(
+                    name, "cached", [{"role": "user", "content": f"call {i}"}], ScoresShape, prompt_hash=PROMPTS.hash
+                )
                 for i in range(start, min(count, start + 1000))
             ]
-        )  # fmt: skip
+        )
     return time.perf_counter() - t0
 
 
@@ -102,7 +120,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=8, help="concurrent judge calls per side")
     ap.add_argument("--cached", type=int, default=10_000, help="calls in the cached rerun")
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     if args.smoke:
         args.n, args.cached = 2, 200
@@ -128,16 +150,17 @@ def main() -> None:
     body = json.dumps({"scores": [{"relevance": 1, "originality": 1, "gap_addressing": 1, "non_obviousness": 1}]})
     store = llm.store
     for i in range(args.cached):
-        key = llm.keys_for(cfg.name, "cached", [{"role": "user", "content": f"call {i}"}], ScoresShape,
-                           PROMPTS.hash)  # fmt: skip
+        key = llm.keys_for(cfg.name, "cached", [{"role": "user", "content": f"call {i}"}], ScoresShape, PROMPTS.hash)
         store.put(key, model=cfg.name, step="cached", request={}, text=body, tokens_in=1, tokens_out=1, cost_usd=0.0)
     rerun = LLM(store)
     rerun.register(cfg)  # the server is stopped: any request would fail loudly
     t_cached = asyncio.run(cached_rerun(rerun, cfg.name, args.cached))
     sent = store.count_requests(run_id=rerun.run_id)
     hits = sum(r["cache_hits"] or 0 for r in store.summary(run_id=rerun.run_id))
-    print(f"fully cached rerun: {args.cached} calls in {t_cached:.2f} s (goal < 2 s), {sent} server requests, "
-          f"{hits} cache hits")  # fmt: skip
+    print(
+        f"fully cached rerun: {args.cached} calls in {t_cached:.2f} s (goal < 2 s), {sent} server requests, "
+        f"{hits} cache hits"
+    )
     print(f"  ratio cached-call time / live-call time = {t_cached / args.cached / per_call:.6f}")
 
 

@@ -58,11 +58,13 @@ async def measure(model_id: str, cases: list[tuple[str, str, str]] = CASES) -> t
             for tag, q in (("on", on_topic), ("off", off_topic)):
                 asked += 1
                 values = candidate_values([q])
-                msgs = prompts["novelty_standalone"].render(background=background, candidates=values["candidates"],
-                                                            data_tag=values["data_tag"])
+                msgs = prompts["novelty_standalone"].render(
+                    background=background, candidates=values["candidates"], data_tag=values["data_tag"]
+                )
                 try:
-                    ans = await llm.ask(cfg.name, "novelty_standalone", msgs, StandaloneNoveltyReply,
-                                        prompt_hash=prompts.hash)  # fmt: skip
+                    ans = await llm.ask(
+                        cfg.name, "novelty_standalone", msgs, StandaloneNoveltyReply, prompt_hash=prompts.hash
+                    )
                 except LLMCallFailed:
                     continue
                 valid += 1
@@ -73,15 +75,21 @@ async def measure(model_id: str, cases: list[tuple[str, str, str]] = CASES) -> t
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     cases = CASES[:1] if args.smoke else CASES
     models = ["smollm2-135m"] if args.smoke else list(LOCAL_MODELS)
     results = {m: asyncio.run(measure(m, cases)) for m in models}
     base = results["smollm2-135m"][2]
     for m, (valid, asked, sec, sep) in results.items():
-        print(f"{m:14s} valid JSON {valid}/{asked}  {sec:5.1f} s/call (x{sec / base:.2f} of smollm2)  "
-              f"on/off-topic told apart {sep}/{len(cases)}")  # fmt: skip
+        print(
+            f"{m:14s} valid JSON {valid}/{asked}  {sec:5.1f} s/call (x{sec / base:.2f} of smollm2)  "
+            f"on/off-topic told apart {sep}/{len(cases)}"
+        )
 
 
 if __name__ == "__main__":

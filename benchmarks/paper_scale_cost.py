@@ -90,20 +90,33 @@ def synthetic_set(n: int, rng: random.Random) -> tuple[Benchmark, Submission, li
             shape = rng.choice(shapes)  # a real paper's section lengths
             pid = f"bg{i:05d}-{j}"
             abstract = next((t for name, t in shape if name.lower().startswith("abstract")), 200)
-            body = [SectionText(section=name, text=prose.take(t)) for name, t in shape
-                    if not name.lower().startswith("abstract")]  # fmt: skip
-            papers[pid] = CitedPaper(paper_id=pid, title=prose.take(15), abstract=prose.take(abstract),
-                                     text_level="full", sections=body)  # fmt: skip
+            body = [
+                SectionText(section=name, text=prose.take(t))
+                for name, t in shape
+                if not name.lower().startswith("abstract")
+            ]
+            papers[pid] = CitedPaper(
+                paper_id=pid, title=prose.take(15), abstract=prose.take(abstract), text_level="full", sections=body
+            )
             lengths.append(sum(t for _, t in shape))
             ids.append(pid)
-        instances.append(EvaluationInstance(rq_id=f"2501.{i // 2:05d}_rq{i % 2}", gt_rq=f"How does {prose.take(23)} change?",
-                                            arxiv_id=f"2501.{i // 2:05d}", subfield="cs.CL",
-                                            background_paper_ids=ids))  # fmt: skip
+        instances.append(
+            EvaluationInstance(
+                rq_id=f"2501.{i // 2:05d}_rq{i % 2}",
+                gt_rq=f"How does {prose.take(23)} change?",
+                arxiv_id=f"2501.{i // 2:05d}",
+                subfield="cs.CL",
+                background_paper_ids=ids,
+            )
+        )
     bench = Benchmark(instances, papers, repo="synthetic/paper-scale", revision="v0")
     meta = SubmissionMetadata(model="synthetic-generator", provider="synthetic", prompt_variant="original")
-    entries = {i.rq_id: SubmissionEntry(rq_id=i.rq_id, research_questions=[f"How does {prose.take(23)} change?"
-                                                                           for q in range(5)])
-               for i in instances}  # fmt: skip
+    entries = {
+        i.rq_id: SubmissionEntry(
+            rq_id=i.rq_id, research_questions=[f"How does {prose.take(23)} change?" for q in range(5)]
+        )
+        for i in instances
+    }
     sub = Submission(Path("synthetic"), meta, entries, "b2:synthetic", ValidationReport(path="synthetic"))
     return bench, sub, lengths
 
@@ -114,7 +127,11 @@ def main() -> None:
     ap.add_argument("--rpm", type=int, default=1000, help="stated requests-per-minute limit (default 1000)")
     ap.add_argument("--tpm", type=int, default=4_000_000, help="stated tokens-per-minute limit (default 4,000,000)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     if args.smoke:
         args.instances = 12
@@ -130,42 +147,56 @@ def main() -> None:
     bench, sub, lengths = synthetic_set(args.instances, random.Random(args.seed))
     n_bg = sum(len(i.background_paper_ids) for i in bench.instances)
     lengths.sort()
-    print(f"synthetic set: {len(bench.instances)} instances, {n_bg / len(bench.instances):.2f} background papers each; "
-          f"paper lengths (tokens, from the {len(fixture_shapes())} fixture papers): median {lengths[len(lengths) // 2]}, "
-          f"max {lengths[-1]}; built in {time.perf_counter() - t0:.1f}s")
+    print(
+        f"synthetic set: {len(bench.instances)} instances, {n_bg / len(bench.instances):.2f} background papers each; "
+        f"paper lengths (tokens, from the {len(fixture_shapes())} fixture papers): median {lengths[len(lengths) // 2]}, "
+        f"max {lengths[-1]}; built in {time.perf_counter() - t0:.1f}s"
+    )
     book = PriceBook()
     with tempfile.TemporaryDirectory() as tmp:
         for judge in JUDGES:
             t0 = time.perf_counter()
             llm = LLM(CallStore(Path(tmp) / "calls.db"), dry_run=True, batch=True, dry_run_tokens="chars/4")
-            judge_submission(bench, sub, [judge], ["standalone", "comparative"], llm=llm, out_dir=Path(tmp) / "out",
-                             progress=False)  # fmt: skip
+            judge_submission(
+                bench, sub, [judge], ["standalone", "comparative"], llm=llm, out_dir=Path(tmp) / "out", progress=False
+            )
             est = llm.estimate
             cfg = llm.model(judge)
             rate = book.rates(cfg.litellm_model, est.tokens_in // max(1, est.calls))
             out_naive = est.tokens_out_max * rate.out
             out_batch = est.tokens_out_max * (rate.batch_out if est.cost_batch_usd < est.cost_usd else rate.out)
             rule = CACHE_RULES.get(cfg.provider)
-            print(f"\n{judge} ({est.calls} calls, dry run in {time.perf_counter() - t0:.0f}s; prefix cache from "
-                  f"{rule.min_tokens if rule else '-'} tokens):")
-            print(f"  input tokens {est.tokens_in:,}: billed in full {est.tokens_in_billed:,}, "
-                  f"prefix-cached {est.tokens_in_cached:,} ({est.tokens_in_cached / est.tokens_in:.1%})")
+            print(
+                f"\n{judge} ({est.calls} calls, dry run in {time.perf_counter() - t0:.0f}s; prefix cache from "
+                f"{rule.min_tokens if rule else '-'} tokens):"
+            )
+            print(
+                f"  input tokens {est.tokens_in:,}: billed in full {est.tokens_in_billed:,}, "
+                f"prefix-cached {est.tokens_in_cached:,} ({est.tokens_in_cached / est.tokens_in:.1%})"
+            )
             print(f"  output tokens <= {est.tokens_out_max:,} (max_tokens per call)")
             naive_in = est.cost_naive_usd - out_naive
-            rows = [("naive", est.cost_naive_usd, naive_in), ("prefix-cached", est.cost_usd, est.cost_usd - out_naive),
-                    ("cached + batch", est.cost_batch_usd, est.cost_batch_usd - out_batch)]  # fmt: skip
+            rows = [
+                ("naive", est.cost_naive_usd, naive_in),
+                ("prefix-cached", est.cost_usd, est.cost_usd - out_naive),
+                ("cached + batch", est.cost_batch_usd, est.cost_batch_usd - out_batch),
+            ]
             if est.cost_batch_usd == est.cost_usd:
                 rows[2] = ("cached + batch", est.cost_usd, est.cost_usd - out_naive)
             for name, total, inp in rows:
-                print(f"  {name:15s} ${total:9,.2f} total ({total / est.cost_naive_usd:.2f}x naive); "
-                      f"input ${inp:9,.2f} ({inp / naive_in:.2f}x naive input)")
+                print(
+                    f"  {name:15s} ${total:9,.2f} total ({total / est.cost_naive_usd:.2f}x naive); "
+                    f"input ${inp:9,.2f} ({inp / naive_in:.2f}x naive input)"
+                )
             if est.cost_batch_usd == est.cost_usd:
                 print("  (no batch endpoint for this provider: the batch row is the cached row)")
             by_calls = est.calls / args.rpm
             by_tokens = (est.tokens_in + est.tokens_out_max) / args.tpm
-            print(f"  wall time under {args.rpm:,} RPM and {args.tpm:,} TPM (input + max output): >= "
-                  f"{max(by_calls, by_tokens):.0f} min (requests {by_calls:.0f} min, tokens {by_tokens:.0f} min; "
-                  f"input tokens alone {est.tokens_in / args.tpm:.0f} min); by batch: the provider's window, <= 24 h")
+            print(
+                f"  wall time under {args.rpm:,} RPM and {args.tpm:,} TPM (input + max output): >= "
+                f"{max(by_calls, by_tokens):.0f} min (requests {by_calls:.0f} min, tokens {by_tokens:.0f} min; "
+                f"input tokens alone {est.tokens_in / args.tpm:.0f} min); by batch: the provider's window, <= 24 h"
+            )
 
 
 if __name__ == "__main__":

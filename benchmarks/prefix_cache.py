@@ -42,15 +42,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from rqbench import paths
 from rqbench.builder.parse import parse_paper
 from rqbench.evaluate import judging
 from rqbench.evaluate.background import BackgroundPolicy
-from rqbench.evaluate.dataset import Benchmark, load_benchmark
 from rqbench.evaluate.criteria import JudgeConfig
+from rqbench.evaluate.dataset import Benchmark, load_benchmark
 from rqbench.evaluate.schedule import InstanceScheduler
 from rqbench.evaluate.submission import Submission, ValidationReport
-
-from rqbench import paths
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.client import DryRun
 from rqbench.llm.local_model import LocalModelServer
@@ -98,20 +98,30 @@ def fixture_benchmark(n: int) -> Benchmark:
     for folder in sorted(p for p in (root / "fixtures" / "latex").iterdir() if p.is_dir())[: n + 1]:
         parsed = parse_paper(folder, folder.name)
         body = [SectionText(section=s.name, text=s.text) for s in parsed.sections if s.text.strip()]
-        papers[folder.name] = CitedPaper(paper_id=folder.name, title=folder.name, abstract=body[0].text[:1500],
-                                         text_level="full", sections=body[1:])  # fmt: skip
+        papers[folder.name] = CitedPaper(
+            paper_id=folder.name, title=folder.name, abstract=body[0].text[:1500], text_level="full", sections=body[1:]
+        )
     ids = list(papers)
-    instances = [EvaluationInstance(rq_id=f"2501.{i:05d}_rq0", gt_rq="Which properties of the studied setting explain "
-                                    "where the proposed method fails?", arxiv_id=f"2501.{i:05d}", subfield="cs.CL",
-                                    background_paper_ids=ids[i : i + 2]) for i in range(n)]  # fmt: skip
+    instances = [
+        EvaluationInstance(
+            rq_id=f"2501.{i:05d}_rq0",
+            gt_rq="Which properties of the studied setting explain where the proposed method fails?",
+            arxiv_id=f"2501.{i:05d}",
+            subfield="cs.CL",
+            background_paper_ids=ids[i : i + 2],
+        )
+        for i in range(n)
+    ]
     return Benchmark(instances, papers, repo="fixtures", revision="local")
 
 
 def submission_for(bench: Benchmark) -> Submission:
     """Five plain research questions per instance (from benchmarks/honest_rqs.jsonl), the same for every run."""
     rqs = [json.loads(line)["text"] for line in (HERE / "honest_rqs.jsonl").read_text().splitlines() if line.strip()]
-    entries = {inst.rq_id: SubmissionEntry(rq_id=inst.rq_id, research_questions=rqs[5 * k : 5 * k + 5])
-               for k, inst in enumerate(bench.instances)}  # fmt: skip
+    entries = {
+        inst.rq_id: SubmissionEntry(rq_id=inst.rq_id, research_questions=rqs[5 * k : 5 * k + 5])
+        for k, inst in enumerate(bench.instances)
+    }
     meta = SubmissionMetadata(model="fixed-questions", provider="benchmark", prompt_variant="original")
     return Submission(Path("fixed"), meta, entries, "b2:prefix-cache-bench", ValidationReport(path="fixed"))
 
@@ -130,27 +140,46 @@ def measured(args: argparse.Namespace) -> None:
     bench = Benchmark(bench.instances[: args.instances], bench.papers, repo=bench.repo, revision=bench.revision)
     sub = submission_for(bench)
     policy = BackgroundPolicy(budget_tokens=args.background_tokens)
-    print(f"1. llama.cpp (smollm2-135m, one request at a time): {source}; judged: {len(bench.instances)} instance(s), "
-          f"{', '.join(CRITERIA)}, standalone; background {args.background_tokens} tokens a call, replies cut at "
-          f"{args.max_tokens} tokens")  # fmt: skip
+    print(
+        f"1. llama.cpp (smollm2-135m, one request at a time): {source}; judged: {len(bench.instances)} instance(s), "
+        f"{', '.join(CRITERIA)}, standalone; background {args.background_tokens} tokens a call, replies cut at "
+        f"{args.max_tokens} tokens"
+    )
     with tempfile.TemporaryDirectory() as tmp, LocalModelServer("smollm2-135m") as srv:
         cfg = srv.model_config(name="bench/smollm2-135m", temperature=0.0, max_tokens=args.max_tokens)
         alt = load_prompt_set(candidate_first_prompts(Path(tmp) / "candidate-first"))
-        arms = [("old order", OldOrder, None), ("grouped", InstanceScheduler, None), ("candidate-first", InstanceScheduler, alt)]
+        arms = [
+            ("old order", OldOrder, None),
+            ("grouped", InstanceScheduler, None),
+            ("candidate-first", InstanceScheduler, alt),
+        ]
         figures = {}
         wanted = {a.strip() for a in args.arms.split(",")}
         for name, scheduler, prompts in [a for a in arms if a[0] in wanted]:
             # empty the slot, so no arm starts from the previous arm's prompt
-            httpx.post(f"{srv.api_base}/chat/completions", timeout=600, json={
-                "model": "smollm2-135m", "max_tokens": 1, "messages": [{"role": "user", "content": "Hello."}]})  # fmt: skip
+            httpx.post(
+                f"{srv.api_base}/chat/completions",
+                timeout=600,
+                json={"model": "smollm2-135m", "max_tokens": 1, "messages": [{"role": "user", "content": "Hello."}]},
+            )
             llm = LLM(CallStore(Path(tmp) / f"{name}.db"))
             llm.register(cfg)
             offset = srv._log_path.stat().st_size
             judging.InstanceScheduler = scheduler  # the one seam: the run's scheduler
             t0 = time.perf_counter()
             try:
-                judging.judge_submission(bench, sub, [cfg.name], ["standalone"], llm=llm, out_dir=Path(tmp) / name,
-                                         criteria=CRITERIA, policy=policy, prompts=prompts, progress=False)  # fmt: skip
+                judging.judge_submission(
+                    bench,
+                    sub,
+                    [cfg.name],
+                    ["standalone"],
+                    llm=llm,
+                    out_dir=Path(tmp) / name,
+                    criteria=CRITERIA,
+                    policy=policy,
+                    prompts=prompts,
+                    progress=False,
+                )
             finally:
                 judging.InstanceScheduler = InstanceScheduler
             wall = time.perf_counter() - t0
@@ -159,12 +188,16 @@ def measured(args: argparse.Namespace) -> None:
             calls = int(sum(r["requests"] or 0 for r in rows))
             evaluated = prompt_eval_tokens(srv._log_path, offset)
             figures[name] = (wall, evaluated, sent)
-            print(f"  {name:15s} {calls} calls, {wall:6.1f} s; prompt tokens sent {sent:,}, evaluated by llama.cpp "
-                  f"{evaluated:,} ({evaluated / max(1, sent):.0%}; the rest reused from its slot)")  # fmt: skip
+            print(
+                f"  {name:15s} {calls} calls, {wall:6.1f} s; prompt tokens sent {sent:,}, evaluated by llama.cpp "
+                f"{evaluated:,} ({evaluated / max(1, sent):.0%}; the rest reused from its slot)"
+            )
         g = figures.get("grouped")
         for base in [b for b in ("old order", "candidate-first") if b in figures and g]:
             b = figures[base]
-            print(f"  grouped / {base}: wall time {g[0] / b[0]:.2f}x, prompt tokens evaluated {g[1] / max(1, b[1]):.2f}x")
+            print(
+                f"  grouped / {base}: wall time {g[0] / b[0]:.2f}x, prompt tokens evaluated {g[1] / max(1, b[1]):.2f}x"
+            )
 
 
 class SimulatedProvider:
@@ -197,26 +230,47 @@ def simulated(args: argparse.Namespace) -> None:
     from paper_scale_cost import synthetic_set
 
     bench, sub, _ = synthetic_set(args.sim_instances, random.Random(0))
-    print(f"2. simulated provider, {args.slots} parallel slots, prefix cached once answered; {args.sim_instances} "
-          f"synthetic paper-scale instances, all criteria, standalone, concurrency {args.slots}:")  # fmt: skip
-    judge = JudgeConfig(model="sim", label="sim", setting="standalone", prompts=load_prompt_set(),
-                        policy=BackgroundPolicy(budget_tokens=1_000_000))  # fmt: skip
+    print(
+        f"2. simulated provider, {args.slots} parallel slots, prefix cached once answered; {args.sim_instances} "
+        f"synthetic paper-scale instances, all criteria, standalone, concurrency {args.slots}:"
+    )
+    judge = JudgeConfig(
+        model="sim",
+        label="sim",
+        setting="standalone",
+        prompts=load_prompt_set(),
+        policy=BackgroundPolicy(budget_tokens=1_000_000),
+    )
     shares, walls = {}, {}
     for name, scheduler in (("old order", OldOrder), ("grouped", InstanceScheduler)):
         provider = SimulatedProvider(args.slots, random.Random(1))
         judging.InstanceScheduler = scheduler
         t0 = time.perf_counter()
         try:
-            asyncio.run(judging._judge_one(bench, sub, judge, list(judging.ALL_CRITERIA), provider, args.slots,  # type: ignore[arg-type]
-                                           progress=False, retry_failed=False))  # fmt: skip
+            asyncio.run(
+                judging._judge_one(
+                    bench,
+                    sub,
+                    judge,
+                    list(judging.ALL_CRITERIA),
+                    provider,
+                    args.slots,  # type: ignore[arg-type]
+                    progress=False,
+                    retry_failed=False,
+                )
+            )
         finally:
             judging.InstanceScheduler = InstanceScheduler
         shares[name] = provider.tokens_cached / provider.tokens_in
         walls[name] = time.perf_counter() - t0
-        print(f"  {name:10s} input tokens {provider.tokens_in:,}, from the prefix cache {provider.tokens_cached:,} "
-              f"({shares[name]:.1%}); {time.perf_counter() - t0:.1f} s")  # fmt: skip
-    print(f"  grouped / old order: uncached input {(1 - shares['grouped']) / (1 - shares['old order']):.2f}x, "
-          f"wall time {walls['grouped'] / walls['old order']:.2f}x (simulated latencies of 1-4 ms a call)")
+        print(
+            f"  {name:10s} input tokens {provider.tokens_in:,}, from the prefix cache {provider.tokens_cached:,} "
+            f"({shares[name]:.1%}); {time.perf_counter() - t0:.1f} s"
+        )
+    print(
+        f"  grouped / old order: uncached input {(1 - shares['grouped']) / (1 - shares['old order']):.2f}x, "
+        f"wall time {walls['grouped'] / walls['old order']:.2f}x (simulated latencies of 1-4 ms a call)"
+    )
 
 
 def main() -> None:
@@ -228,7 +282,11 @@ def main() -> None:
     ap.add_argument("--sim-instances", type=int, default=200)
     ap.add_argument("--skip-model", action="store_true", help="only the simulation")
     ap.add_argument("--arms", default="old order,grouped,candidate-first", help="which llama.cpp runs, comma-separated")
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     if args.smoke:
         args.background_tokens, args.sim_instances, args.arms = 60, 4, "old order,grouped"

@@ -35,8 +35,13 @@ def items(copies: int) -> list[SourcedPaper]:
     for k in range(copies):
         for f in folders:
             aid = f"{f.name}-{k}"
-            paper = SourcePaper(arxiv_id=aid, title=f.name, primary_category="cs.CL", source="local",
-                                published=datetime(2025, 1, 1, tzinfo=timezone.utc))  # fmt: skip
+            paper = SourcePaper(
+                arxiv_id=aid,
+                title=f.name,
+                primary_category="cs.CL",
+                source="local",
+                published=datetime(2025, 1, 1, tzinfo=timezone.utc),
+            )
             out.append(SourcedPaper(arxiv_id=aid, paper=paper, folder=str(f)))
     return out
 
@@ -50,7 +55,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=4, help="passes over the fixture papers (default 4)")
     ap.add_argument("--workers", type=int, default=2, help="processes, and Ray CPUs (default 2)")
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     if args.smoke:
         args.copies = 1
@@ -78,8 +87,10 @@ def main() -> None:
             ray.shutdown()
         same = parsed(Path(tmp) / "ray") == parsed(Path(tmp) / "processes") == parsed(Path(tmp) / "one-process")
     n = len(inputs["filter"])
-    print(f"parse stage, {n} papers ({args.copies} x the {n // args.copies} fixture papers), ray {ray.__version__}, "
-          f"{os.cpu_count()} cores:")
+    print(
+        f"parse stage, {n} papers ({args.copies} x the {n // args.copies} fixture papers), ray {ray.__version__}, "
+        f"{os.cpu_count()} cores:"
+    )
     print(f"  one process        {runs['one-process']:.2f}s")
     print(f"  {args.workers} processes        {runs['processes']:.2f}s")
     print(f"  ray, {args.workers} cpus         {runs['ray']:.2f}s (+ {start:.2f}s to start Ray)")

@@ -25,14 +25,22 @@ import time
 from pathlib import Path
 
 import pandas as pd
+
 from rqbench.evaluate.summary import summarize
 from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import fill_results_store
 
 N_MODELS, JUDGES, SETTINGS = 500, ("j1",), ("standalone", "comparative")
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def timed(fn, repeat: int = 3) -> tuple[float, object]:
@@ -46,7 +54,11 @@ def timed(fn, repeat: int = 3) -> tuple[float, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="rqb-space-bench-"))
     # the filters ask for model-04, -01, -09
@@ -59,20 +71,25 @@ def main() -> None:
 
     ours_t, shown = timed(lambda: lb.display(lb.build_table(rows), lb.View()))
     plain_t, _ = timed(lambda: pd.DataFrame([r.flat() for r in rows]).to_html())
-    print(f"table from summary rows: leaderboard {ours_t * 1000:.1f} ms, plain pandas flat+to_html "
-          f"{plain_t * 1000:.1f} ms, ratio {ours_t / plain_t:.2f}x ({len(shown[1])} rows shown)")  # fmt: skip
+    print(
+        f"table from summary rows: leaderboard {ours_t * 1000:.1f} ms, plain pandas flat+to_html "
+        f"{plain_t * 1000:.1f} ms, ratio {ours_t / plain_t:.2f}x ({len(shown[1])} rows shown)"
+    )
 
     table = lb.build_table(rows)
     filt_ours, _ = timed(lambda: lb.display(table, lb.View(search="model-04")), repeat=5)
     flat = pd.DataFrame([r.flat() for r in rows])
     filt_plain, _ = timed(lambda: flat[flat["model"].str.contains("model-04", regex=False)].to_html(), repeat=5)
-    print(f"filter change (table cached): leaderboard {filt_ours * 1000:.1f} ms, pandas {filt_plain * 1000:.1f} ms, "
-          f"ratio {filt_ours / filt_plain:.2f}x")  # fmt: skip
+    print(
+        f"filter change (table cached): leaderboard {filt_ours * 1000:.1f} ms, pandas {filt_plain * 1000:.1f} ms, "
+        f"ratio {filt_ours / filt_plain:.2f}x"
+    )
 
     if not CHROMIUM.exists():
         print("browser timings skipped: /usr/bin/chromium is not installed")
         return
     from playwright.sync_api import sync_playwright
+
     from rqbench.space.ui import SpaceConfig, build_app
 
     demo = build_app(SpaceConfig(stores=stores, n_boot=200))
@@ -107,7 +124,10 @@ def main() -> None:
                 box.press("Enter")
                 pg.wait_for_function(
                     "q => { const c = document.querySelector(\"#leaderboard-table [data-testid='cell-0-0']\");"
-                    " return c && c.innerText.includes(q); }", arg=q, timeout=60_000)  # fmt: skip
+                    " return c && c.innerText.includes(q); }",
+                    arg=q,
+                    timeout=60_000,
+                )
                 lat.append(time.perf_counter() - t)
             base_first = []
             for _ in range(3):
@@ -126,11 +146,15 @@ def main() -> None:
         demo.close()
     f_ours, f_base = statistics.median(first), statistics.median(base_first)
     l_ours, l_base = statistics.median(lat), statistics.median(base_lat)
-    print(f"browser first render of {shown_rows} rows (median of 3, the first includes summarize): Space "
-          f"{f_ours:.2f}s, pandas HTML of {len(flat)} rows {f_base:.2f}s, ratio {f_ours / f_base:.2f}x "
-          f"(target: at most 1.2x)")  # fmt: skip
-    print(f"browser filter change (median of 3): Space {l_ours:.2f}s, pandas HTML {l_base:.2f}s, "
-          f"ratio {l_ours / l_base:.2f}x")  # fmt: skip
+    print(
+        f"browser first render of {shown_rows} rows (median of 3, the first includes summarize): Space "
+        f"{f_ours:.2f}s, pandas HTML of {len(flat)} rows {f_base:.2f}s, ratio {f_ours / f_base:.2f}x "
+        f"(target: at most 1.2x)"
+    )
+    print(
+        f"browser filter change (median of 3): Space {l_ours:.2f}s, pandas HTML {l_base:.2f}s, "
+        f"ratio {l_ours / l_base:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -106,8 +106,9 @@ class Server:
             self.proc.wait()
 
 
-def start(name: str, cmd: list[str], port: int, env: dict[str, str], log: Path, ready_s: float,
-          ready_path: str = "/") -> Server:  # fmt: skip
+def start(
+    name: str, cmd: list[str], port: int, env: dict[str, str], log: Path, ready_s: float, ready_path: str = "/"
+) -> Server:
     """Start a server process and wait until ``GET ready_path`` answers 200."""
     proc = subprocess.Popen(cmd, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -250,13 +251,19 @@ class SpaceVisitor:
         r.raise_for_status()
         return r.content
 
-    async def events(self, action: str, overrides: dict[int, Any] | None = None,
-                     events: list[Event] | None = None) -> bytes:  # fmt: skip
+    async def events(
+        self, action: str, overrides: dict[int, Any] | None = None, events: list[Event] | None = None
+    ) -> bytes:
         """Join the action's events, then read the session's stream until each has completed."""
         pending: set[str] = set()
         for ev in events if events is not None else self.plan.events[action]:
-            body = {"data": self.plan.data(ev, overrides or {}), "event_data": None, "fn_index": ev.fn_index,
-                    "trigger_id": ev.trigger_id, "session_hash": self.session}  # fmt: skip
+            body = {
+                "data": self.plan.data(ev, overrides or {}),
+                "event_data": None,
+                "fn_index": ev.fn_index,
+                "trigger_id": ev.trigger_id,
+                "session_hash": self.session,
+            }
             r = await self.client.post(self.base + JOIN, json=body, timeout=self.timeout_s)
             if r.status_code != 200:
                 raise RuntimeError(f"join HTTP {r.status_code}: {r.text[:160]}")
@@ -341,8 +348,18 @@ def visit_script(plan: Plan, rng: random.Random, n_models: int) -> list[tuple[st
     return steps
 
 
-async def crowd(make_visitor: Callable[[], Any], plan: Plan, *, visitors: int, budget: int, think_s: float,
-                deadline: float, n_models: int, seed: int, on_request: Callable[[int], None] | None = None) -> Tally:  # fmt: skip
+async def crowd(
+    make_visitor: Callable[[], Any],
+    plan: Plan,
+    *,
+    visitors: int,
+    budget: int,
+    think_s: float,
+    deadline: float,
+    n_models: int,
+    seed: int,
+    on_request: Callable[[int], None] | None = None,
+) -> Tally:
     """``visitors`` people visiting at once (arrivals spread over a second), each visit after visit, pausing
     about ``think_s`` between actions, until ``budget`` requests are made or the deadline passes."""
     tally = Tally()
@@ -378,10 +395,14 @@ def client_for(visitors: int) -> httpx.AsyncClient:
 
 def print_phase(n: int, space: Tally, static: Tally, seconds: float) -> dict[str, float]:
     """The per-action table for one crowd size; returns the p50 ratios."""
-    print(f"\n{n} visitors: {space.requests} requests to the Space in {seconds:.0f}s, {space.n_errors()} errors; "
-          f"{static.requests} to the static server, {static.n_errors()} errors")  # fmt: skip
-    print(f"  {'action':<10} {'n':>5} {'err':>4} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} | {'static p50':>10} "
-          f"{'p95':>6} | {'p50 ratio':>9} {'p95 ratio':>9}")  # fmt: skip
+    print(
+        f"\n{n} visitors: {space.requests} requests to the Space in {seconds:.0f}s, {space.n_errors()} errors; "
+        f"{static.requests} to the static server, {static.n_errors()} errors"
+    )
+    print(
+        f"  {'action':<10} {'n':>5} {'err':>4} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} | {'static p50':>10} "
+        f"{'p95':>6} | {'p50 ratio':>9} {'p95 ratio':>9}"
+    )
     ratios = {}
     for action in ACTIONS:
         lat, base = space.latencies.get(action, []), static.latencies.get(action, [])
@@ -393,8 +414,10 @@ def print_phase(n: int, space: Tally, static: Tally, seconds: float) -> dict[str
         r50 = p50 / b50 if base and lat else float("nan")
         r95 = p95 / b95 if base and lat else float("nan")
         ratios[action] = r50
-        print(f"  {action:<10} {len(lat):>5} {len(errs):>4} {ms(p50):>8} {ms(p95):>8} {ms(p99):>8} | {ms(b50):>10} "
-              f"{ms(b95):>6} | {r50:>8.1f}x {r95:>8.1f}x")  # fmt: skip
+        print(
+            f"  {action:<10} {len(lat):>5} {len(errs):>4} {ms(p50):>8} {ms(p95):>8} {ms(p99):>8} | {ms(b50):>10} "
+            f"{ms(b95):>6} | {r50:>8.1f}x {r95:>8.1f}x"
+        )
     for action, errs in space.errors.items():
         print(f"  errors in {action}: {len(errs)}, e.g. {errs[0]}")
     return ratios
@@ -407,8 +430,14 @@ async def calibrate(space: Server, plan: Plan, static_dir: Path, timeout_s: floa
         v.new_session()
         tally = Tally()
         sizes = {}
-        for action, kw in (("page", {}), ("page_load", {}), ("browse", {"rq_id": plan.rq_ids[0]}),
-                           ("filter", {"search": "model-00"}), ("plots", {}), ("judges", {})):  # fmt: skip
+        for action, kw in (
+            ("page", {}),
+            ("page_load", {}),
+            ("browse", {"rq_id": plan.rq_ids[0]}),
+            ("filter", {"search": "model-00"}),
+            ("plots", {}),
+            ("judges", {}),
+        ):
             if action == "judges" and not plan.events["judges"]:
                 continue
             out = await v.act(action, tally, **kw)
@@ -429,8 +458,10 @@ async def status_of_headers(base: str, path: str, length: int, *, multipart: boo
     kind = "multipart/form-data; boundary=x" if multipart else "application/json"
     reader, writer = await asyncio.open_connection(url.host, url.port)
     try:
-        writer.write(f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: {kind}\r\n"
-                     f"Content-Length: {length}\r\n\r\n".encode())  # fmt: skip
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: {kind}\r\n"
+            f"Content-Length: {length}\r\n\r\n".encode()
+        )
         await writer.drain()
         line = await asyncio.wait_for(reader.readline(), 10)
         return line.decode().split(" ")[1] if line else "none (closed)"
@@ -440,8 +471,17 @@ async def status_of_headers(base: str, path: str, length: int, *, multipart: boo
         writer.close()
 
 
-async def hostile(space: Server, plan: Plan, uploads_dir: Path, *, searches: int, uploads: int,
-                  upload_bytes: int, cap_bytes: int, timeout_s: float) -> None:  # fmt: skip
+async def hostile(
+    space: Server,
+    plan: Plan,
+    uploads_dir: Path,
+    *,
+    searches: int,
+    uploads: int,
+    upload_bytes: int,
+    cap_bytes: int,
+    timeout_s: float,
+) -> None:
     """Long search strings (RSS after each), then a burst of uploads and one over the cap (files left)."""
     print("\nhostile requests")
     async with client_for(2) as client:
@@ -474,8 +514,9 @@ async def hostile(space: Server, plan: Plan, uploads_dir: Path, *, searches: int
         blob = os.urandom(upload_bytes)
         for k in range(uploads):
             try:
-                r = await client.post(space.url + UPLOAD, files={"files": (f"burst-{k}.jsonl", blob)},
-                                      timeout=timeout_s)  # fmt: skip
+                r = await client.post(
+                    space.url + UPLOAD, files={"files": (f"burst-{k}.jsonl", blob)}, timeout=timeout_s
+                )
                 statuses[str(r.status_code)] += 1
             except httpx.TransportError as exc:  # answered and closed before the body was sent: read the status
                 if not type(exc).__name__.startswith(CUT_OFF):
@@ -484,19 +525,27 @@ async def hostile(space: Server, plan: Plan, uploads_dir: Path, *, searches: int
         took = time.perf_counter() - t
         kept = folder_usage(uploads_dir)[0] - before_files
         said = ", ".join(f"{n}x HTTP {code}" for code, n in sorted(statuses.items()))
-        print(f"  {uploads} uploads of {upload_bytes / 1e6:.1f} MB in {took:.1f}s from one client: {said}; "
-              f"{kept} file(s) left in the upload folder (uploaded, never submitted)")  # fmt: skip
+        print(
+            f"  {uploads} uploads of {upload_bytes / 1e6:.1f} MB in {took:.1f}s from one client: {said}; "
+            f"{kept} file(s) left in the upload folder (uploaded, never submitted)"
+        )
         before_files = folder_usage(uploads_dir)[0]
-        r = await client.post(space.url + UPLOAD + "?upload_id=over",
-                              files={"files": ("over.jsonl", os.urandom(cap_bytes + 20_000))}, timeout=timeout_s)  # fmt: skip
+        r = await client.post(
+            space.url + UPLOAD + "?upload_id=over",
+            files={"files": ("over.jsonl", os.urandom(cap_bytes + 20_000))},
+            timeout=timeout_s,
+        )
         kept = folder_usage(uploads_dir)[0] - before_files
         print(f"  one upload 20 KB over the {cap_bytes / 2**20:.0f} MB cap: HTTP {r.status_code}; {kept} file(s) left")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true",
-                    help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")  # fmt: skip
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     ap.add_argument("--visitors", default="10,50,100,300", help="crowd sizes, comma-separated (default 10,50,100,300)")
     ap.add_argument("--budget", type=int, default=1500, help="requests per crowd size (at least 8 per visitor)")
     ap.add_argument("--soak", type=int, default=10_000, help="requests in all before the last RSS reading")
@@ -527,16 +576,30 @@ def main() -> None:
     (run / "static").mkdir()
     t = time.perf_counter()
     fill_results_store(run / "store", args.models, with_requests=True)
-    print(f"store: {args.models * 2} results files ({args.models} models x 2 settings, one judge) and "
-          f"{args.models} finished requests in {time.perf_counter() - t:.0f}s")  # fmt: skip
+    print(
+        f"store: {args.models * 2} results files ({args.models} models x 2 settings, one judge) and "
+        f"{args.models} finished requests in {time.perf_counter() - t:.0f}s"
+    )
 
-    env = {**os.environ, "TMPDIR": str(run / "space-tmp"), "GRADIO_TEMP_DIR": str(run / "gradio"),
-           "RQB_HOME": str(run / "home"), "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "TMPDIR": str(run / "space-tmp"),
+        "GRADIO_TEMP_DIR": str(run / "gradio"),
+        "RQB_HOME": str(run / "home"),
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "PYTHONUNBUFFERED": "1",
+    }
     env.pop("SPACE_ID", None)
     watched = (run / "space-tmp", run / "gradio")
     space_port, static_port = free_port(), free_port()
-    space = start("the Space", [sys.executable, "-m", "rqbench", "space", "--store", str(run / "store"), "--port",
-                                str(space_port)], space_port, env, run / "space.log", 300)  # fmt: skip
+    space = start(
+        "the Space",
+        [sys.executable, "-m", "rqbench", "space", "--store", str(run / "store"), "--port", str(space_port)],
+        space_port,
+        env,
+        run / "space.log",
+        300,
+    )
     static = None
     try:
         config = httpx.get(space.url + "/config", timeout=60).json()
@@ -545,17 +608,27 @@ def main() -> None:
         rss_start = space.rss_mb()
         t = time.perf_counter()
         sizes = asyncio.run(calibrate(space, plan, run / "static", args.timeout))
-        print(f"calibration visit (the Space reads and summarises the store): {time.perf_counter() - t:.1f}s; "
-              + ", ".join(f"{a} {n / 1e3:.0f} kB" for a, n in sizes.items()))  # fmt: skip
+        print(
+            f"calibration visit (the Space reads and summarises the store): {time.perf_counter() - t:.1f}s; "
+            + ", ".join(f"{a} {n / 1e3:.0f} kB" for a, n in sizes.items())
+        )
         if not plan.events["judges"]:
             print("judges: this page has no Judges tab, so visits skip it")
-        static = start("the static server", [sys.executable, __file__, "--serve-static", str(run / "static"),
-                                             "--port", str(static_port)], static_port, env, run / "static.log", 60,
-                       ready_path="/page.txt")  # fmt: skip
+        static = start(
+            "the static server",
+            [sys.executable, __file__, "--serve-static", str(run / "static"), "--port", str(static_port)],
+            static_port,
+            env,
+            run / "static.log",
+            60,
+            ready_path="/page.txt",
+        )
         files0, bytes0 = folder_usage(*watched)
         rss_warm = space.rss_mb()
-        print(f"Space RSS {rss_start:.0f} MB at start, {rss_warm:.0f} MB after the calibration visit; "
-              f"its temporary folders hold {files0} files")  # fmt: skip
+        print(
+            f"Space RSS {rss_start:.0f} MB at start, {rss_warm:.0f} MB after the calibration visit; "
+            f"its temporary folders hold {files0} files"
+        )
 
         total = 0
         p50_ratios: dict[int, dict[str, float]] = {}
@@ -569,15 +642,29 @@ def main() -> None:
 
             async def both(n=n, budget=budget, phase_deadline=phase_deadline, t=t):
                 async with client_for(n) as client:
-                    sp = await crowd(lambda: SpaceVisitor(client, space.url, plan, args.timeout), plan, visitors=n,
-                                     budget=budget, think_s=args.think, deadline=phase_deadline, n_models=args.models,
-                                     seed=n)  # fmt: skip
+                    sp = await crowd(
+                        lambda: SpaceVisitor(client, space.url, plan, args.timeout),
+                        plan,
+                        visitors=n,
+                        budget=budget,
+                        think_s=args.think,
+                        deadline=phase_deadline,
+                        n_models=args.models,
+                        seed=n,
+                    )
                 took = time.monotonic() - t
                 st_deadline = min(deadline, time.monotonic() + args.phase_seconds)
                 async with client_for(n) as client:
-                    st = await crowd(lambda: StaticVisitor(client, static.url, args.timeout), plan, visitors=n,
-                                     budget=budget, think_s=args.think, deadline=st_deadline, n_models=args.models,
-                                     seed=n)  # fmt: skip
+                    st = await crowd(
+                        lambda: StaticVisitor(client, static.url, args.timeout),
+                        plan,
+                        visitors=n,
+                        budget=budget,
+                        think_s=args.think,
+                        deadline=st_deadline,
+                        n_models=args.models,
+                        seed=n,
+                    )
                 return sp, st, took
 
             sp, st, took = asyncio.run(both())
@@ -601,43 +688,71 @@ def main() -> None:
 
             async def soak():
                 async with client_for(args.soak_visitors) as client:
-                    return await crowd(lambda: SpaceVisitor(client, space.url, plan, args.timeout), plan,
-                                       visitors=args.soak_visitors, budget=args.soak - total, think_s=args.think,
-                                       deadline=deadline, n_models=args.models, seed=7, on_request=note_rss)  # fmt: skip
+                    return await crowd(
+                        lambda: SpaceVisitor(client, space.url, plan, args.timeout),
+                        plan,
+                        visitors=args.soak_visitors,
+                        budget=args.soak - total,
+                        think_s=args.think,
+                        deadline=deadline,
+                        n_models=args.models,
+                        seed=7,
+                        on_request=note_rss,
+                    )
 
             t = time.monotonic()
             tally = asyncio.run(soak())
             total += tally.requests
             rss_log.append((total, space.rss_mb()))
-            print(f"\nsoak: {tally.requests} requests by {args.soak_visitors} visitors in {time.monotonic() - t:.0f}s, "
-                  f"{tally.n_errors()} errors")  # fmt: skip
+            print(
+                f"\nsoak: {tally.requests} requests by {args.soak_visitors} visitors in {time.monotonic() - t:.0f}s, "
+                f"{tally.n_errors()} errors"
+            )
         files1, bytes1 = folder_usage(*watched)
         print("Space RSS (MB) by requests served: " + ", ".join(f"{n}: {mb:.0f}" for n, mb in sorted(set(rss_log))))
         half = [mb for n, mb in rss_log if n >= total / 2]
-        print(f"Space RSS: {rss_warm:.0f} MB after warm-up, {rss_log[-1][1]:.0f} MB after {total} requests "
-              f"({rss_log[-1][1] - rss_warm:+.0f} MB; {half[-1] - half[0]:+.0f} MB over the second half)")  # fmt: skip
-        print(f"disk: the Space's temporary and upload folders gained {files1 - files0} files "
-              f"({(bytes1 - bytes0) / 1e6:+.1f} MB) over {total} requests")  # fmt: skip
+        print(
+            f"Space RSS: {rss_warm:.0f} MB after warm-up, {rss_log[-1][1]:.0f} MB after {total} requests "
+            f"({rss_log[-1][1] - rss_warm:+.0f} MB; {half[-1] - half[0]:+.0f} MB over the second half)"
+        )
+        print(
+            f"disk: the Space's temporary and upload folders gained {files1 - files0} files "
+            f"({(bytes1 - bytes0) / 1e6:+.1f} MB) over {total} requests"
+        )
 
         cap = 8 * 1024 * 1024
-        asyncio.run(hostile(space, plan, run / "gradio", searches=1 if args.smoke else 3,
-                            uploads=3 if args.smoke else 20, upload_bytes=100_000 if args.smoke else 2_000_000,
-                            cap_bytes=cap, timeout_s=args.timeout))  # fmt: skip
+        asyncio.run(
+            hostile(
+                space,
+                plan,
+                run / "gradio",
+                searches=1 if args.smoke else 3,
+                uploads=3 if args.smoke else 20,
+                upload_bytes=100_000 if args.smoke else 2_000_000,
+                cap_bytes=cap,
+                timeout_s=args.timeout,
+            )
+        )
         files2, bytes2 = folder_usage(*watched)
-        print(f"disk after the hostile requests: {files2 - files0} files ({(bytes2 - bytes0) / 1e6:+.1f} MB) "
-              f"more than before the crowds")  # fmt: skip
+        print(
+            f"disk after the hostile requests: {files2 - files0} files ({(bytes2 - bytes0) / 1e6:+.1f} MB) "
+            f"more than before the crowds"
+        )
 
         print("\ngoals")
         for n in crowds:
             if n in errors and n >= 100:
                 print(f"  no error at {n} visitors: {'met' if errors[n] == 0 else 'NOT met'} ({errors[n]} errors)")
         for n, p95 in filter_p95.items():
-            print(f"  p95 of a filter change within 2 s at {n} visitors: {'met' if p95 <= 2 else 'NOT met'} "
-                  f"({p95:.2f}s)")  # fmt: skip
+            print(
+                f"  p95 of a filter change within 2 s at {n} visitors: {'met' if p95 <= 2 else 'NOT met'} ({p95:.2f}s)"
+            )
         for n, ratios in p50_ratios.items():
             r = ratios.get("page_load", float("nan"))
-            print(f"  page_load p50 within 5x the static server at {n} visitors: {'met' if r <= 5 else 'NOT met'} "
-                  f"({r:.1f}x)")  # fmt: skip
+            print(
+                f"  page_load p50 within 5x the static server at {n} visitors: {'met' if r <= 5 else 'NOT met'} "
+                f"({r:.1f}x)"
+            )
         load = Path("/proc/loadavg").read_text().split()[:3]
         print(f"machine: load average {' '.join(load)} at the end; the run took {time.monotonic() - run_started:.0f}s")
     finally:

@@ -23,9 +23,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from results_factory import cand, instance, results  # noqa: E402
+from summary_reference import reference_summarize  # noqa: E402
+
 from rqbench.evaluate.bootstrap import cluster_bootstrap_mean  # noqa: E402
 from rqbench.evaluate.summary import summarize  # noqa: E402
-from summary_reference import reference_summarize  # noqa: E402
 
 N_RQ, N_PAPERS, N_BOOT = 1434, 746, 1000
 
@@ -50,7 +51,11 @@ def loop_bootstrap(values, clusters, n_boot, seed=0):
 def main() -> None:
     global N_RQ, N_PAPERS, N_BOOT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     if args.smoke:
         N_RQ, N_PAPERS, N_BOOT = 40, 20, 50
@@ -63,8 +68,10 @@ def main() -> None:
     t0 = time.perf_counter()
     cluster_bootstrap_mean(values, clusters, n_boot=N_BOOT)
     t_vec = time.perf_counter() - t0
-    print(f"one CI ({N_RQ} RQs, {N_PAPERS} papers, {N_BOOT} replicates): loop {t_loop:.3f}s, "
-          f"vectorised {t_vec:.4f}s, speed-up x{t_loop / t_vec:.1f}")
+    print(
+        f"one CI ({N_RQ} RQs, {N_PAPERS} papers, {N_BOOT} replicates): loop {t_loop:.3f}s, "
+        f"vectorised {t_vec:.4f}s, speed-up x{t_loop / t_vec:.1f}"
+    )
 
     def inst(k: int):
         paper = f"2501.{k // 2:05d}"
@@ -85,8 +92,10 @@ def main() -> None:
     t_ref = time.perf_counter() - t0
     same = [r.model_dump() for r in rows] == [r.model_dump() for r in ref]
     n_figs = sum(len(r.figures) for r in rows)
-    print(f"summarize: {len(rows)} rows, {n_figs} figures with CIs in {t_sum:.2f}s (columnar) vs {t_ref:.2f}s "
-          f"(per-instance path), speed-up x{t_ref / t_sum:.1f}; identical rows: {same}")
+    print(
+        f"summarize: {len(rows)} rows, {n_figs} figures with CIs in {t_sum:.2f}s (columnar) vs {t_ref:.2f}s "
+        f"(per-instance path), speed-up x{t_ref / t_sum:.1f}; identical rows: {same}"
+    )
 
 
 if __name__ == "__main__":

@@ -25,17 +25,33 @@ from pathlib import Path
 
 from rqbench.evaluate import submission as sub
 
-TOPICS = ["sparse attention", "reward models", "retrieval augmentation", "LLM judges", "instruction tuning",
-          "mixture-of-experts routing", "speculative decoding", "preference optimisation", "chain-of-thought prompts",
-          "tool-using agents"]  # fmt: skip
-ASPECTS = ["calibration", "robustness to paraphrase", "position bias", "long-context recall", "sample efficiency",
-           "refusal rate", "score variance", "transfer across domains"]  # fmt: skip
+TOPICS = [
+    "sparse attention",
+    "reward models",
+    "retrieval augmentation",
+    "LLM judges",
+    "instruction tuning",
+    "mixture-of-experts routing",
+    "speculative decoding",
+    "preference optimisation",
+    "chain-of-thought prompts",
+    "tool-using agents",
+]
+ASPECTS = [
+    "calibration",
+    "robustness to paraphrase",
+    "position bias",
+    "long-context recall",
+    "sample efficiency",
+    "refusal rate",
+    "score variance",
+    "transfer across domains",
+]
 VERBS = ["change", "predict", "reduce", "explain", "depend on"]
 
 
 def question(i: int, k: int) -> str:
-    return (f"Does {TOPICS[(i + k) % len(TOPICS)]} {VERBS[k]} {ASPECTS[(i * 7 + k) % len(ASPECTS)]} "
-            f"in setting {i}-{k}?")  # fmt: skip
+    return f"Does {TOPICS[(i + k) % len(TOPICS)]} {VERBS[k]} {ASPECTS[(i * 7 + k) % len(ASPECTS)]} in setting {i}-{k}?"
 
 
 def write(path: Path, n: int, kind: str) -> list[str]:
@@ -76,7 +92,11 @@ def timed(path: Path, known: list[str]) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="2000,20000,200000")
-    ap.add_argument("--smoke", action="store_true", help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
+    )
     args = ap.parse_args()
     sizes = [200, 2000] if args.smoke else [int(x) for x in args.sizes.split(",")]
     baseline_sizes = (200, 400) if args.smoke else (2000, 4000)
@@ -105,8 +125,10 @@ def main() -> None:
                 old = timed(path, known)[0]
             finally:
                 sub._Collector = real  # type: ignore[misc]
-            print(f"  {n:6d} lines: pre-fix {old:6.2f} cpu s ({old / n * 1000:.3f} s/1k), linear {linear:5.2f} cpu s, "
-                  f"ratio pre-fix/linear x{old / linear:.1f}")
+            print(
+                f"  {n:6d} lines: pre-fix {old:6.2f} cpu s ({old / n * 1000:.3f} s/1k), linear {linear:5.2f} cpu s, "
+                f"ratio pre-fix/linear x{old / linear:.1f}"
+            )
 
 
 if __name__ == "__main__":

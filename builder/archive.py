@@ -178,8 +178,11 @@ def _prescan_tar(open_stream, budget: Budget) -> int:
                 if meta_headers > budget.max_members:
                     raise PaperSkipped("archive_over_budget", f"more than {budget.max_members} metadata headers")
                 if info.size > budget.max_header_bytes:
-                    raise PaperSkipped("archive_over_budget", f"a {what} of {info.size} bytes, over the limit of "
-                                       f"{budget.max_header_bytes} bytes for one header")  # fmt: skip
+                    raise PaperSkipped(
+                        "archive_over_budget",
+                        f"a {what} of {info.size} bytes, over the limit of "
+                        f"{budget.max_header_bytes} bytes for one header",
+                    )
                 meta_bytes += info.size
                 if meta_bytes > budget.max_bytes:
                     raise PaperSkipped("archive_over_budget", f"the e-print's headers pass {budget.max_bytes} bytes")
@@ -223,8 +226,9 @@ def _make_folders(dest: Path, parts: tuple[str, ...], name: str) -> Path:
         if here.is_dir():
             continue
         if here.exists():
-            raise PaperSkipped("unsafe_archive", f"member {name!r} needs a folder {part!r} where an earlier member "
-                               "wrote a file")  # fmt: skip
+            raise PaperSkipped(
+                "unsafe_archive", f"member {name!r} needs a folder {part!r} where an earlier member wrote a file"
+            )
         here.mkdir()
     return here
 
@@ -240,8 +244,10 @@ def _extract_tar(open_stream, dest: Path, budget: Budget) -> None:
                     raise PaperSkipped("archive_over_budget", f"more than {budget.max_members} members")
                 rel = _safe_member_path(member.name)
                 if rel.parts[0] == _DONE_MARK:
-                    raise PaperSkipped("unsafe_archive", f"member {member.name!r} takes the name of the unpacker's "
-                                       f"own marker {_DONE_MARK!r}")  # fmt: skip
+                    raise PaperSkipped(
+                        "unsafe_archive",
+                        f"member {member.name!r} takes the name of the unpacker's own marker {_DONE_MARK!r}",
+                    )
                 if member.issym() or member.islnk():
                     raise PaperSkipped("unsafe_archive", f"member {member.name!r} is a link")
                 if not (member.isfile() or member.isdir()):
@@ -253,8 +259,9 @@ def _extract_tar(open_stream, dest: Path, budget: Budget) -> None:
                     raise PaperSkipped("archive_over_budget", f"{member.name} declares {member.size} bytes")
                 target = _make_folders(dest, rel.parts[:-1], member.name) / rel.parts[-1]
                 if target.is_dir():
-                    raise PaperSkipped("unsafe_archive", f"member {member.name!r} is a file where an earlier member "
-                                       "made a folder")  # fmt: skip
+                    raise PaperSkipped(
+                        "unsafe_archive", f"member {member.name!r} is a file where an earlier member made a folder"
+                    )
                 if target.exists():
                     target.unlink()  # a later copy of the same name wins, as tar does
                 src = tar.extractfile(member)
@@ -315,7 +322,9 @@ def _unpack_into(blob_path: Path, tmp: Path, budget: Budget) -> None:
         if inner == "text":
             try:
                 with gzip.open(blob_path, "rb") as g:
-                    _copy_limited(g, tmp / _single_file_name(blob_path), budget.max_file_bytes, [0], budget, blob_path.name)
+                    _copy_limited(
+                        g, tmp / _single_file_name(blob_path), budget.max_file_bytes, [0], budget, blob_path.name
+                    )
             except (OSError, EOFError, zlib.error) as exc:
                 raise PaperSkipped("corrupt_archive", f"gzip: {type(exc).__name__}: {exc}") from exc
             return

@@ -25,7 +25,6 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rqbench.builder.http import ApiClient, HttpError, env_float
-
 from rqbench.io import RecordError
 from rqbench.records import ARXIV_ID_RE, SourcePaper
 
@@ -206,7 +205,9 @@ def parse_entry(entry: ET.Element, where: str) -> SourcePaper:
             source="arxiv",
         )
     except ValidationError as exc:
-        raise ArxivError(str(RecordError.from_validation(exc, record=f"{where} ({arxiv_id})", show_given=True))) from exc
+        raise ArxivError(
+            str(RecordError.from_validation(exc, record=f"{where} ({arxiv_id})", show_given=True))
+        ) from exc
 
 
 def parse_feed(xml: bytes | str, *, where: str = "arXiv reply") -> Feed:
@@ -258,8 +259,14 @@ class ArxivClient(ApiClient):
         self.page_size = size
         self.empty_page_retries = empty_page_retries
         # One pacer for both hosts' paths: arXiv counts all our requests together.
-        super().__init__(base_url=base_url, min_interval_s=min_interval_s, timeout_s=timeout_s,
-                         max_retries=max_retries, backoff_s=backoff_s, **http_kwargs)  # fmt: skip
+        super().__init__(
+            base_url=base_url,
+            min_interval_s=min_interval_s,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            **http_kwargs,
+        )
 
     def query_page(
         self,
@@ -315,7 +322,9 @@ class ArxivClient(ApiClient):
                 return
             feed = None
             for _attempt in range(self.empty_page_retries + 1):
-                feed = self.query_page(search_query, start=start, max_results=want, sort_by=sort_by, sort_order=sort_order)
+                feed = self.query_page(
+                    search_query, start=start, max_results=want, sort_by=sort_by, sort_order=sort_order
+                )
                 if feed.entries or feed.total <= start:
                     break
                 log.warning("arXiv returned an empty page at start=%d of %d; asking again", start, feed.total)

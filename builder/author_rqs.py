@@ -18,12 +18,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import Field, create_model
+
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.gaps import GapsResult
 from rqbench.builder.gate import drop_of
 from rqbench.builder.llm_stage import LLMStageSettings, ask_gated, grammar_constrained
-
 from rqbench.records import (
     MAX_RQ_CHARS,
     AuthorRQ,
@@ -65,8 +65,14 @@ def reply_model_for(keys: list[str], *, local: bool = False) -> type[AuthorRQsRe
     key_type = Literal[tuple(keys)]  # type: ignore[valid-type]
     fields: dict[str, Any] = {"cited_keys": (list[key_type], Field(min_length=1))}
     if local:
-        fields["question"] = (str, Field(min_length=5, max_length=MAX_RQ_CHARS,
-                                         json_schema_extra={"pattern": grammar_pattern(Kind.research_question)}))  # fmt: skip
+        fields["question"] = (
+            str,
+            Field(
+                min_length=5,
+                max_length=MAX_RQ_CHARS,
+                json_schema_extra={"pattern": grammar_pattern(Kind.research_question)},
+            ),
+        )
     rq = create_model("AuthorRQ", __base__=AuthorRQ, **fields)
     return create_model(
         "AuthorRQsReply", __base__=STEP.reply_model, research_questions=(list[rq], Field(min_length=1, max_length=6))
@@ -116,7 +122,9 @@ async def write_rqs(item: dict[str, Any], llm: Any, *, settings: LLMStageSetting
     questions = [rq.question for rq in reply.research_questions]
     for i, (rq, failures) in enumerate(zip(reply.research_questions, check_many(questions, Kind.research_question))):
         if failures:
-            malformed.append(drop_of(rq.question, Kind.research_question, f"research_questions[{i}].question", failures))
+            malformed.append(
+                drop_of(rq.question, Kind.research_question, f"research_questions[{i}].question", failures)
+            )
             continue
         linked = list(dict.fromkeys(k for k in rq.cited_keys if k in allowed))
         dropped_keys += [k for k in rq.cited_keys if k not in allowed]
@@ -124,5 +132,14 @@ async def write_rqs(item: dict[str, Any], llm: Any, *, settings: LLMStageSetting
             unlinked += 1
             continue
         rqs.append(LinkedRQ(question=rq.question.strip(), cited_keys=linked, index=i))
-    return [AuthorRQsResult(arxiv_id=parsed.arxiv_id, rqs=rqs, dropped_keys=dropped_keys, dropped_rqs=unlinked,
-                            dropped=malformed, model=model, note=None if rqs else "no_valid_rqs")]  # fmt: skip
+    return [
+        AuthorRQsResult(
+            arxiv_id=parsed.arxiv_id,
+            rqs=rqs,
+            dropped_keys=dropped_keys,
+            dropped_rqs=unlinked,
+            dropped=malformed,
+            model=model,
+            note=None if rqs else "no_valid_rqs",
+        )
+    ]

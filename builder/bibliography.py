@@ -138,7 +138,17 @@ def _year(*values: str | None) -> int | None:
     return None
 
 
-_VENUE_FIELDS = ("journal", "journaltitle", "booktitle", "eventtitle", "series", "howpublished", "school", "institution", "organization")
+_VENUE_FIELDS = (
+    "journal",
+    "journaltitle",
+    "booktitle",
+    "eventtitle",
+    "series",
+    "howpublished",
+    "school",
+    "institution",
+    "organization",
+)
 
 
 def entry_from_fields(key: str, fields: dict[str, str], origin: str = "bib") -> BibEntry:
@@ -157,8 +167,17 @@ def entry_from_fields(key: str, fields: dict[str, str], origin: str = "bib") -> 
     if f.get("eprint") and (eprint_type in ("arxiv", "") or "arxiv" in f.get("eprint", "").lower()):
         arxiv = clean_arxiv_id(f.get("eprint"))
     if arxiv is None:
-        arxiv = find_arxiv_id(f.get("journal"), f.get("volume"), f.get("url"), f.get("doi"), f.get("note"),
-                              f.get("howpublished"), f.get("booktitle"), f.get("pages"), f.get("number"))
+        arxiv = find_arxiv_id(
+            f.get("journal"),
+            f.get("volume"),
+            f.get("url"),
+            f.get("doi"),
+            f.get("note"),
+            f.get("howpublished"),
+            f.get("booktitle"),
+            f.get("pages"),
+            f.get("number"),
+        )
     doi = clean_doi(f.get("doi")) or (clean_doi(f.get("url")) if "doi.org" in f.get("url", "") else None)
     url = f.get("url", "").strip() or None
     abstract = latex_to_plain(f.get("abstract", "")).strip() or None
@@ -258,8 +277,9 @@ def select_entries(text: str, keys: set[str]) -> str:
     for c, h in zip(chunks, heads):
         if h and h.group(2) in wanted:
             wanted.update(_CROSSREF.findall(c))
-    return "".join(c for c, h in zip(chunks, heads)
-                   if h and (h.group(1).lower() in ("string", "preamble") or h.group(2) in wanted))  # fmt: skip
+    return "".join(
+        c for c, h in zip(chunks, heads) if h and (h.group(1).lower() in ("string", "preamble") or h.group(2) in wanted)
+    )
 
 
 def read_bib(path: Path, keys: set[str] | None = None) -> tuple[list[BibEntry], list[str]]:
@@ -290,7 +310,9 @@ def _biber_names(block: str) -> list[str]:
     names = []
     for m in re.finditer(r"\{\{[^{}]*\}\{(.*?)\}\}%?\s*(?=\{\{|\s*\}|\Z)", block, re.DOTALL):
         parts = dict(re.findall(r"(family|given|prefix|suffix)=\{((?:[^{}]|\{[^{}]*\})*)\}", m.group(1)))
-        name = " ".join(p for p in (parts.get("given"), parts.get("prefix"), parts.get("family"), parts.get("suffix")) if p)
+        name = " ".join(
+            p for p in (parts.get("given"), parts.get("prefix"), parts.get("family"), parts.get("suffix")) if p
+        )
         name = re.sub(r"\s+", " ", latex_to_plain(name)).strip()
         if name:
             names.append(name)
@@ -343,7 +365,9 @@ def parse_biber_bbl(text: str) -> list[BibEntry]:
 # .bbl: BibTeX thebibliography
 # --------------------------------------------------------------------------
 
-_EMPH_RE = re.compile(r"\{\\(?:em|it|itshape|sl)\s+((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}|\\(?:emph|textit|textsl)\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}")
+_EMPH_RE = re.compile(
+    r"\{\\(?:em|it|itshape|sl)\s+((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}|\\(?:emph|textit|textsl)\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}"
+)
 _INITIALS_RE = re.compile(r"^(?:[A-Z]\.?(?:-[A-Z]\.?)?\s*)+$")
 
 

@@ -17,22 +17,43 @@ from rqbench.records import SourceWindow
 from rqbench.steps import in_package
 
 STAGE_ORDER = (
-    "source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs", "cited_text",
-    "cited_contributions", "verify", "records",
-)  # fmt: skip
+    "source",
+    "filter",
+    "parse",
+    "influence",
+    "contributions",
+    "gaps",
+    "author_rqs",
+    "cited_text",
+    "cited_contributions",
+    "verify",
+    "records",
+)
 # The LLM stages in stage order, and the step each runs: the step registry's entries for the builder's modules.
 BUILD_STEPS = in_package("rqbench.builder")
 LLM_STAGES = tuple(stage for stage in STAGE_ORDER if stage in BUILD_STEPS)
 STAGE_STEPS = {stage: BUILD_STEPS[stage].name for stage in LLM_STAGES}
 # The paper's roles: a light labeller for citations, a light model for per-citation gaps,
 # a strong one for contributions (M's and, as the same kind of extraction, the cited papers'), RQs and verification.
-STAGE_ROLES = {"influence": "labeller", "contributions": "strong", "gaps": "light", "author_rqs": "strong",
-               "cited_contributions": "strong", "verify": "strong"}  # fmt: skip
+STAGE_ROLES = {
+    "influence": "labeller",
+    "contributions": "strong",
+    "gaps": "light",
+    "author_rqs": "strong",
+    "cited_contributions": "strong",
+    "verify": "strong",
+}
 # Small caps on the reply length, per stage: enough for the reply's JSON, short enough for the local model.
 # A model with a reasoning setting gets the catalog's reply budget instead (``reply_budget``), since its
 # reasoning tokens count against the cap (gemini-3.1-pro thinks whatever it is told).
-DEFAULT_MAX_TOKENS = {"influence": 160, "contributions": 900, "gaps": 450, "author_rqs": 600,
-                      "cited_contributions": 500, "verify": 400}  # fmt: skip
+DEFAULT_MAX_TOKENS = {
+    "influence": 160,
+    "contributions": 900,
+    "gaps": 450,
+    "author_rqs": 600,
+    "cited_contributions": 500,
+    "verify": 400,
+}
 
 
 class BuildConfig(BaseModel):
@@ -62,7 +83,8 @@ class BuildConfig(BaseModel):
     max_cited_per_paper: int | None = Field(default=None, ge=1)
     min_influential: int = Field(default=0, ge=0, description="Flagged fallback for weak labellers (see influence).")
     text_budget_chars: int | None = Field(
-        default=None, ge=1,
+        default=None,
+        ge=1,
         description="M's text in a prompt, in characters; None: as much as the stage model's context window holds "
         "(the paper reads the whole paper), the embedded model's small budget for it.",
     )
@@ -129,9 +151,14 @@ class BuildConfig(BaseModel):
             "min_influential": self.min_influential,
             "text_budget_chars": self.text_budget_chars,
             "context_budget_chars": self.context_budget_chars,
-            "budgets_per_stage": {s: {"text": llm_settings(self, s).text_budget_chars,
-                                      "text_basis": text_budget_basis(self, s),
-                                      "context": llm_settings(self, s).context_budget_chars} for s in LLM_STAGES},
+            "budgets_per_stage": {
+                s: {
+                    "text": llm_settings(self, s).text_budget_chars,
+                    "text_basis": text_budget_basis(self, s),
+                    "context": llm_settings(self, s).context_budget_chars,
+                }
+                for s in LLM_STAGES
+            },
             "truncation": "head of the text in document order, cut at a word boundary and marked, only past the budget",
             "allow_abstract_only": self.allow_abstract_only,
             "fetch_cited": self.fetch_cited_effective,

@@ -54,7 +54,7 @@ def write_outputs(config: BuildConfig, stages: dict[str, Stage], tables: BuildTa
         "size": config.sample_size,
         "n_rqs": len(tables.rqs),
         "rq_ids": tables.sample,
-    }  # fmt: skip
+    }
     write_atomic(out / "manual_validation_sample.json", json.dumps(sample, indent=2) + "\n")
     outcomes = StageStore(out, "filter").records(FilterOutcome)
     funnel = FunnelReport.model_validate(outcomes[0].funnel) if outcomes else None  # type: ignore[attr-defined]
@@ -75,18 +75,23 @@ def funnel_markdown(out: Path, funnel: Any, tables: BuildTables, malformed: dict
     from collections import Counter
 
     parts = [funnel.to_markdown() if funnel is not None else "# Filtering funnel\n\n(no filter output)\n"]
-    parts.append("\n# Build stages\n\n| stage | items in | records out | skipped | skip reasons |\n|---|---|---|---|---|")
+    parts.append(
+        "\n# Build stages\n\n| stage | items in | records out | skipped | skip reasons |\n|---|---|---|---|---|"
+    )
     for name in STAGE_ORDER[2:-1]:
         store = StageStore(out, name)
         runs = store.runs()
         last = runs[-1] if runs else {}
         reasons = Counter(s.reason for s in store.skips())
         why = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or "-"
-        parts.append(f"| {name} | {last.get('items_in', 0)} | {last.get('items_out', 0)} | "
-                     f"{last.get('skipped', 0)} | {why} |")  # fmt: skip
+        parts.append(
+            f"| {name} | {last.get('items_in', 0)} | {last.get('items_out', 0)} | {last.get('skipped', 0)} | {why} |"
+        )
     dropped = ", ".join(f"{k}: {v}" for k, v in tables.dropped.items()) or "none"
-    parts.append(f"\nRQs written: {tables.counts.get('rqs', 0)} from {tables.counts.get('papers', 0)} papers; "
-                 f"RQs dropped: {dropped}.\n")  # fmt: skip
+    parts.append(
+        f"\nRQs written: {tables.counts.get('rqs', 0)} from {tables.counts.get('papers', 0)} papers; "
+        f"RQs dropped: {dropped}.\n"
+    )
     parts.append(cited_text_markdown(StageStore(out, "cited_text").records(cited_text.CitedTextResult)))
     parts.append(malformed_markdown(malformed))
     return "\n".join(parts)
@@ -110,9 +115,12 @@ def cited_text_markdown(results: list[BaseModel]) -> str:
     rows = "\n".join(f"| {lv} | {n} |" for lv, n in sorted(levels.items()))
     reasons = ", ".join(f"{k}: {v}" for k, v in sorted(why.items())) or "none"
     found = ", ".join(f"{k}: {v}" for k, v in sorted(how.items()))
-    return ("# Cited papers' text\n\nThe influential cited works of every paper (skips.jsonl lists each one "
-            "without body text, stage `cited_text`):\n\n| text level | works |\n|---|---|\n" + rows
-            + f"\n\nWhy a work has no body text: {reasons}.\n\nHow its source or id was found: {found}.\n")
+    return (
+        "# Cited papers' text\n\nThe influential cited works of every paper (skips.jsonl lists each one "
+        "without body text, stage `cited_text`):\n\n| text level | works |\n|---|---|\n"
+        + rows
+        + f"\n\nWhy a work has no body text: {reasons}.\n\nHow its source or id was found: {found}.\n"
+    )
 
 
 def malformed_markdown(malformed: dict[str, MalformedCount]) -> str:
@@ -120,10 +128,14 @@ def malformed_markdown(malformed: dict[str, MalformedCount]) -> str:
     head = "# Well-formedness gate\n\nTexts of LLM replies that failed `rqbench.wellformed` after one re-ask, kept out of the data"
     if not malformed:
         return head + ": none.\n"
-    rows = [f"| {kind.replace('_', ' ')} | {c.items} | {', '.join(f'{r}: {n}' for r, n in c.rules.items())} |"
-            for kind, c in malformed.items()]  # fmt: skip
-    return (head + " (a text that broke several rules counts under each):\n\n| kind | texts dropped | rules |\n"
-            "|---|---|---|\n" + "\n".join(rows) + "\n")
+    rows = [
+        f"| {kind.replace('_', ' ')} | {c.items} | {', '.join(f'{r}: {n}' for r, n in c.rules.items())} |"
+        for kind, c in malformed.items()
+    ]
+    return (
+        head + " (a text that broke several rules counts under each):\n\n| kind | texts dropped | rules |\n"
+        "|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
 
 
 def write_manifest(config: BuildConfig, stages: dict[str, Stage], tables: BuildTables | None) -> BuildManifest:
@@ -158,8 +170,15 @@ def write_manifest(config: BuildConfig, stages: dict[str, Stage], tables: BuildT
             )
         )
     if tables is not None:
-        runs.append(StageRun(stage="records", items_in=tables.counts.get("papers_in", 0), items_out=len(tables.rqs),
-                             skipped=sum(tables.dropped.values()), finished_at=datetime.now(timezone.utc)))  # fmt: skip
+        runs.append(
+            StageRun(
+                stage="records",
+                items_in=tables.counts.get("papers_in", 0),
+                items_out=len(tables.rqs),
+                skipped=sum(tables.dropped.values()),
+                finished_at=datetime.now(timezone.utc),
+            )
+        )
     inputs, settings = config.inputs_record(), config.settings_record()
     previous = _read_manifest(out)
     manifest = BuildManifest(
@@ -170,7 +189,9 @@ def write_manifest(config: BuildConfig, stages: dict[str, Stage], tables: BuildT
         stages=runs,
         counts=tables.counts if tables is not None else (previous.counts if previous else {}),
         dropped=tables.dropped if tables is not None else (previous.dropped if previous else {}),
-        malformed=build_malformed(out, stages, tables) if tables is not None else (previous.malformed if previous else {}),
+        malformed=build_malformed(out, stages, tables)
+        if tables is not None
+        else (previous.malformed if previous else {}),
     )
     write_atomic(out / "manifest.json", manifest.model_dump_json(indent=2) + "\n")
     return manifest
@@ -188,9 +209,16 @@ def dry_run_manifest(config: BuildConfig, llm: Any, bounds: dict[str, int]) -> B
     est = llm.estimate
     settings = config.settings_record()
     settings["dry_run"] = {
-        "calls": est.calls, "cached": est.cached, "tokens_in": est.tokens_in, "tokens_out_max": est.tokens_out_max,
-        "cost_usd": est.cost_usd, "cost_unknown_calls": est.cost_unknown_calls, "by_step": dict(est.by_step),
-        "upper_bounds_not_yet_countable": bounds, "line": est.line(),
-    }  # fmt: skip
-    return BuildManifest(build_id="dry-run", created_at=datetime.now(timezone.utc), inputs=config.inputs_record(),
-                         settings=settings)  # fmt: skip
+        "calls": est.calls,
+        "cached": est.cached,
+        "tokens_in": est.tokens_in,
+        "tokens_out_max": est.tokens_out_max,
+        "cost_usd": est.cost_usd,
+        "cost_unknown_calls": est.cost_unknown_calls,
+        "by_step": dict(est.by_step),
+        "upper_bounds_not_yet_countable": bounds,
+        "line": est.line(),
+    }
+    return BuildManifest(
+        build_id="dry-run", created_at=datetime.now(timezone.utc), inputs=config.inputs_record(), settings=settings
+    )

@@ -47,7 +47,14 @@ def citation_contexts(doc: Document) -> list[CitationContext]:
                 call = doc.cites[cite_index]
                 for key in call.keys:
                     contexts.append(
-                        CitationContext(key=key, citing_sentence=text, before=[], after=after, section=sec.name, command=call.command)
+                        CitationContext(
+                            key=key,
+                            citing_sentence=text,
+                            before=[],
+                            after=after,
+                            section=sec.name,
+                            command=call.command,
+                        )
                     )
     return contexts
 

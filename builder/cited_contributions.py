@@ -27,13 +27,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import Field
+
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.author_rqs import AuthorRQsResult
 from rqbench.builder.cited_text import CitedTextResult
 from rqbench.builder.gate import gated_items
 from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask_gated, bounded, is_permanent
 from rqbench.builder.stages import gather_calls
-
 from rqbench.llm import LLMCallFailed
 from rqbench.records import CitedPaper, ContributionSource, GateDrop, Record, TextLevel
 from rqbench.steps import owned_step
@@ -55,8 +55,11 @@ class CitedContributions(Record):
     note: str | None = Field(default=None, description="Why the source is not 'extracted', by name.")
     model: str | None = None
     dropped: list[GateDrop] = Field(default_factory=list, description="Statements the gate refused, by rule.")
-    sections_read: list[str] = Field(default_factory=list, description="The sections the prompt held within the "
-                                     "text budget, in order; the one cut at the budget is marked '(cut)'.")
+    sections_read: list[str] = Field(
+        default_factory=list,
+        description="The sections the prompt held within the "
+        "text budget, in order; the one cut at the budget is marked '(cut)'.",
+    )
 
 
 class CitedContributionsResult(Record):
@@ -93,8 +96,9 @@ def fallback(paper: CitedPaper, note: str, dropped: list[GateDrop] | None = None
     abstract = paper.abstract.strip()
     if not abstract:
         return CitedContributions(paper_id=paper.paper_id, note=f"{note}; no abstract", dropped=dropped or [])
-    return CitedContributions(paper_id=paper.paper_id, contributions=[abstract], source="abstract", note=note,
-                              dropped=dropped or [])  # fmt: skip
+    return CitedContributions(
+        paper_id=paper.paper_id, contributions=[abstract], source="abstract", note=note, dropped=dropped or []
+    )
 
 
 def _tidy(statements: list[str]) -> list[str]:
@@ -108,8 +112,9 @@ def _tidy(statements: list[str]) -> list[str]:
     return out
 
 
-async def extract(item: dict[str, Any], llm: Any, *, settings: LLMStageSettings,
-                  min_text_chars: int = MIN_TEXT_CHARS) -> list[CitedContributionsResult]:  # fmt: skip
+async def extract(
+    item: dict[str, Any], llm: Any, *, settings: LLMStageSettings, min_text_chars: int = MIN_TEXT_CHARS
+) -> list[CitedContributionsResult]:
     """Contributions of every cited paper one paper's RQs link to (an llm stage: one call per paper with text)."""
     cited: CitedTextResult = item["cited_text"]
     rqs: AuthorRQsResult = item["author_rqs"]
@@ -134,6 +139,14 @@ async def extract(item: dict[str, Any], llm: Any, *, settings: LLMStageSettings,
                 out.append(fallback(p, "malformed_contributions", dropped))
                 continue
             read = pt.sections_read(((s.section, s.text) for s in p.sections), settings.text_budget_chars)
-            out.append(CitedContributions(paper_id=p.paper_id, contributions=kept, source="extracted", model=model,
-                                          dropped=dropped, sections_read=read))  # fmt: skip
+            out.append(
+                CitedContributions(
+                    paper_id=p.paper_id,
+                    contributions=kept,
+                    source="extracted",
+                    model=model,
+                    dropped=dropped,
+                    sections_read=read,
+                )
+            )
     return [CitedContributionsResult(arxiv_id=cited.arxiv_id, papers=out)]

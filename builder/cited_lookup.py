@@ -65,6 +65,7 @@ HOW_VALUES = (
     "local_version",
 )
 
+
 def _versionless(raw: str | None) -> str | None:
     got = parse_arxiv_id(raw or "")
     return got[0] if got else None
@@ -74,8 +75,9 @@ class TitleIndex:
     """Candidate titles (normalised once) for repeated matching; candidates are arXiv ids, or any names with
     ``key=str`` (the local sources' folder names)."""
 
-    def __init__(self, candidates: Mapping[str, str] | Iterable[tuple[str, str]],
-                 key: Callable[[str], str | None] = _versionless):  # fmt: skip
+    def __init__(
+        self, candidates: Mapping[str, str] | Iterable[tuple[str, str]], key: Callable[[str], str | None] = _versionless
+    ):
         self.exact: dict[str, set[str]] = {}
         self.items: list[tuple[str, str]] = []
         pairs = candidates.items() if isinstance(candidates, Mapping) else candidates
@@ -228,15 +230,24 @@ class LocalSources:
                 front = None
             facts = from_source(front) if front is not None else None
             if meta is not None and facts is not None:  # arXiv's metadata is better evidence than the LaTeX
-                facts = facts.model_copy(update={
-                    "title": normalise_title(meta.title) or facts.title,
-                    "surnames": tuple(x for x in (surname(a) for a in meta.authors) if x) or facts.surnames,
-                    "year": meta.published.year if meta.published else facts.year})  # fmt: skip
+                facts = facts.model_copy(
+                    update={
+                        "title": normalise_title(meta.title) or facts.title,
+                        "surnames": tuple(x for x in (surname(a) for a in meta.authors) if x) or facts.surnames,
+                        "year": meta.published.year if meta.published else facts.year,
+                    }
+                )
             if got and facts is not None:  # a folder named by an arXiv id holds the arXiv version: a preprint
                 facts = facts.model_copy(update={"venue": "arXiv", "preprint": True})
             title = (meta.title if meta is not None else None) or (front.title if front is not None else None)
-            entry = LocalEntry(name=sub.name, folder=folder, arxiv_id=got[0] if got else None, title=title,
-                               facts=facts, body_chars=front.body_chars if front is not None else 0)  # fmt: skip
+            entry = LocalEntry(
+                name=sub.name,
+                folder=folder,
+                arxiv_id=got[0] if got else None,
+                title=title,
+                facts=facts,
+                body_chars=front.body_chars if front is not None else 0,
+            )
             self.entries.append(entry)
             if entry.arxiv_id:
                 if entry.arxiv_id in self.by_id:
@@ -281,8 +292,9 @@ class LocalSources:
         best = self._by_name[group[0]]
         if len(group) > 1:
             detail = "; ".join(x for x in (detail, f"versions of one paper: {', '.join(group)}") if x)
-        return LocalMatch(folder=best.folder, arxiv_id=best.arxiv_id, title=best.title, how=how, matched=entry.name,
-                          detail=detail)  # fmt: skip
+        return LocalMatch(
+            folder=best.folder, arxiv_id=best.arxiv_id, title=best.title, how=how, matched=entry.name, detail=detail
+        )
 
     def find(
         self,
@@ -331,8 +343,9 @@ class LocalSources:
         if found is None:
             return None
         name, comparison = found
-        return self._matched(self._by_name[name], "local_version",
-                             f"version match {comparison.explain()} (threshold {bar:.1f})")  # fmt: skip
+        return self._matched(
+            self._by_name[name], "local_version", f"version match {comparison.explain()} (threshold {bar:.1f})"
+        )
 
 
 @lru_cache(maxsize=8)
@@ -359,5 +372,6 @@ def find_local_source(
     citations: int = 1,
 ) -> LocalMatch | None:
     """The local source of a cited work in the sources folder ``root``, or None if it is not there."""
-    return local_sources(root).find(bib, arxiv_id, s2_external_ids=s2_external_ids, threshold=threshold,
-                                    exclude=exclude, citations=citations)  # fmt: skip
+    return local_sources(root).find(
+        bib, arxiv_id, s2_external_ids=s2_external_ids, threshold=threshold, exclude=exclude, citations=citations
+    )

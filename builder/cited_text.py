@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from rqbench.builder.cited_lookup import LocalMatch, find_local_source, normalise_title, resolve_arxiv_id
 from rqbench.builder.latex_text import FRONT_MATTER
-
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError, read_model
 from rqbench.records import BibEntry, CitedPaper, ParsedPaper, Record, SectionText, SourcePaper, TextLevel
@@ -108,8 +108,9 @@ def _local(settings: CitedTextSettings, bib: BibEntry, exclude: Path | None, cit
     return find_local_source(Path(settings.cited_sources), bib, exclude=exclude, citations=citations)
 
 
-def has_source(bib: BibEntry | None, settings: CitedTextSettings, *, exclude: Path | None = None,
-               citations: int = 1) -> bool:  # fmt: skip
+def has_source(
+    bib: BibEntry | None, settings: CitedTextSettings, *, exclude: Path | None = None, citations: int = 1
+) -> bool:
     """Whether the build can read this work's text: it is in the local sources, or it will be fetched by id."""
     if bib is None:
         return False
@@ -146,8 +147,15 @@ def _no_source_reason(settings: CitedTextSettings) -> str:
     return "no_source"
 
 
-def text_for(work_key: str, bib: BibEntry | None, citing: str, settings: CitedTextSettings, *,
-             exclude: Path | None = None, citations: int = 1) -> CitedText:  # fmt: skip
+def text_for(
+    work_key: str,
+    bib: BibEntry | None,
+    citing: str,
+    settings: CitedTextSettings,
+    *,
+    exclude: Path | None = None,
+    citations: int = 1,
+) -> CitedText:
     """The best text there is for one cited work, and the reasons for what is missing."""
     from rqbench.builder.paper_skip import PaperSkipped
     from rqbench.builder.parse import parse_sections
@@ -187,12 +195,23 @@ def text_for(work_key: str, bib: BibEntry | None, citing: str, settings: CitedTe
     if not title:
         return CitedText(key=work_key, arxiv_id_how=how, no_paper="no_title", no_full_text=reason or "no_title")
     level = TextLevel.full if sections else TextLevel.abstract if abstract else TextLevel.title
-    paper = CitedPaper(paper_id=paper_id_for(bib, arxiv_id, citing, work_key, local.title if local else None),
-                       title=title, arxiv_id=arxiv_id, abstract=abstract, text_level=level,
-                       no_full_text=None if sections else reason, sections=sections)  # fmt: skip
-    return CitedText(key=work_key, paper=paper, arxiv_id_how=how, source=local.matched if local else None,
-                     lookup=local.detail or None if local else None,
-                     no_full_text=None if sections else reason)  # fmt: skip
+    paper = CitedPaper(
+        paper_id=paper_id_for(bib, arxiv_id, citing, work_key, local.title if local else None),
+        title=title,
+        arxiv_id=arxiv_id,
+        abstract=abstract,
+        text_level=level,
+        no_full_text=None if sections else reason,
+        sections=sections,
+    )
+    return CitedText(
+        key=work_key,
+        paper=paper,
+        arxiv_id_how=how,
+        source=local.matched if local else None,
+        lookup=local.detail or None if local else None,
+        no_full_text=None if sections else reason,
+    )
 
 
 def citing_works(parsed: ParsedPaper) -> int:
@@ -210,6 +229,14 @@ def cited_text(item: dict[str, Any], *, settings: CitedTextSettings) -> list[Cit
     out = []
     for key in influential:
         bib = works[key].bib if key in works and works[key].bib is not None else bibs.get(key)
-        out.append(text_for(key, bib, parsed.arxiv_id, settings, exclude=Path(folder) if folder else None,
-                            citations=citing_works(parsed)))  # fmt: skip
+        out.append(
+            text_for(
+                key,
+                bib,
+                parsed.arxiv_id,
+                settings,
+                exclude=Path(folder) if folder else None,
+                citations=citing_works(parsed),
+            )
+        )
     return [CitedTextResult(arxiv_id=parsed.arxiv_id, cited=out)]

@@ -33,57 +33,109 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from rqbench.builder.build_config import DEFAULT_MAX_TOKENS, LLM_STAGES, STAGE_ORDER
 
     src = parser.add_argument_group("input (one of)")
-    src.add_argument("--papers", type=Path, help="offline: a folder of LaTeX folders (one per paper) or a file of arXiv ids")
+    src.add_argument(
+        "--papers", type=Path, help="offline: a folder of LaTeX folders (one per paper) or a file of arXiv ids"
+    )
     src.add_argument("--arxiv-query", help="online: an arXiv search query, e.g. 'cat:cs.*'")
     src.add_argument("--from", dest="date_from", type=_date, help="online: first submission date (YYYY-MM-DD)")
     src.add_argument("--to", dest="date_to", type=_date, help="online: last submission date (YYYY-MM-DD)")
     roll = parser.add_argument_group("rolling releases")
-    roll.add_argument("--since-release", metavar="vX.Y.Z|latest",
-                      help="source only papers newer than the newest paper of this release of --dataset (with "
-                      "--arxiv-query, the query starts on that paper's day and ends --to, else yesterday)")
+    roll.add_argument(
+        "--since-release",
+        metavar="vX.Y.Z|latest",
+        help="source only papers newer than the newest paper of this release of --dataset (with "
+        "--arxiv-query, the query starts on that paper's day and ends --to, else yesterday)",
+    )
     roll.add_argument("--window", metavar="YYYY-MM", help="source only papers first posted in this month")
     roll.add_argument("--dataset", help="with --since-release: the published dataset (a local repository or a Hub id)")
-    roll.add_argument("--arxiv-metadata", action="store_true",
-                      help="look up folders of --papers named by arXiv ids on arXiv (their dates and titles); a "
-                      "window implies it")
+    roll.add_argument(
+        "--arxiv-metadata",
+        action="store_true",
+        help="look up folders of --papers named by arXiv ids on arXiv (their dates and titles); a window implies it",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the build folder (created; a rerun resumes it)")
     parser.add_argument("--stage", choices=STAGE_ORDER, help="run (or rerun) only this stage")
     parser.add_argument("--limit", type=int, help="at most N source papers")
     parser.add_argument("--workers", type=int, default=1, help="processes for the parsing stages (default 1)")
-    parser.add_argument("--executor", choices=("local", "ray"), default="local",
-                        help="run the parsing stages in local processes or on Ray Data (needs ray installed)")
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="run the parsing stages in local processes or on Ray Data (needs ray installed)",
+    )
     parser.add_argument("--concurrency", type=int, default=4, help="papers in flight at once in an LLM stage")
     parser.add_argument("--prompts", type=Path, help="a prompt-set folder (default: the packaged rqbench-v1)")
     for role in ROLES:
-        parser.add_argument(f"--model-{role}", dest=f"model_{role}", metavar="MODEL",
-                            help=f"model for the {role} role (litellm name or 'local')")
+        parser.add_argument(
+            f"--model-{role}",
+            dest=f"model_{role}",
+            metavar="MODEL",
+            help=f"model for the {role} role (litellm name or 'local')",
+        )
     for stage in LLM_STAGES:
-        parser.add_argument(f"--model-{stage.replace('_', '-')}", dest=f"model_stage_{stage}", metavar="MODEL",
-                            help=f"model for the {stage} stage only")
-        parser.add_argument(f"--max-tokens-{stage.replace('_', '-')}", dest=f"max_tokens_{stage}", type=int,
-                            metavar="N", help=f"reply token cap of the {stage} stage (default {DEFAULT_MAX_TOKENS[stage]}, "
-                            "or the catalog's reply budget for a model with a reasoning setting)")
+        parser.add_argument(
+            f"--model-{stage.replace('_', '-')}",
+            dest=f"model_stage_{stage}",
+            metavar="MODEL",
+            help=f"model for the {stage} stage only",
+        )
+        parser.add_argument(
+            f"--max-tokens-{stage.replace('_', '-')}",
+            dest=f"max_tokens_{stage}",
+            type=int,
+            metavar="N",
+            help=f"reply token cap of the {stage} stage (default {DEFAULT_MAX_TOKENS[stage]}, "
+            "or the catalog's reply budget for a model with a reasoning setting)",
+        )
     parser.add_argument("--max-cited-per-paper", type=int, help="label only the N most often cited works per paper")
-    parser.add_argument("--min-influential", type=int, default=0,
-                        help="fallback for weak labellers: promote the most cited works until N per paper are "
-                             "influential (marked 'promoted', counted in the manifest; default 0 = off)")
-    parser.add_argument("--text-budget", dest="text_budget_chars", type=int, default=None,
-                        help="characters of M's text in the contributions and verification prompts (default: as much "
-                        "as the stage model's context window holds, as the paper reads the whole paper; 10000 for "
-                        "the embedded model)")
-    parser.add_argument("--context-budget", dest="context_budget_chars", type=int, default=4000,
-                        help="characters of one cited work's citation contexts in a prompt (default 4000)")
-    parser.add_argument("--allow-abstract-only", action="store_true",
-                        help="let cited papers without full text count by their abstract or title (small offline samples)")
-    parser.add_argument("--sources", "--cited-sources", dest="cited_sources", type=Path,
-                        help="a local folder of cited papers' LaTeX, one subfolder per paper (named by its arXiv id or "
-                        "anything else; found by id, title or as a version of the paper): offline the only source of "
-                        "their text, online a mirror that saves downloads")
+    parser.add_argument(
+        "--min-influential",
+        type=int,
+        default=0,
+        help="fallback for weak labellers: promote the most cited works until N per paper are "
+        "influential (marked 'promoted', counted in the manifest; default 0 = off)",
+    )
+    parser.add_argument(
+        "--text-budget",
+        dest="text_budget_chars",
+        type=int,
+        default=None,
+        help="characters of M's text in the contributions and verification prompts (default: as much "
+        "as the stage model's context window holds, as the paper reads the whole paper; 10000 for "
+        "the embedded model)",
+    )
+    parser.add_argument(
+        "--context-budget",
+        dest="context_budget_chars",
+        type=int,
+        default=4000,
+        help="characters of one cited work's citation contexts in a prompt (default 4000)",
+    )
+    parser.add_argument(
+        "--allow-abstract-only",
+        action="store_true",
+        help="let cited papers without full text count by their abstract or title (small offline samples)",
+    )
+    parser.add_argument(
+        "--sources",
+        "--cited-sources",
+        dest="cited_sources",
+        type=Path,
+        help="a local folder of cited papers' LaTeX, one subfolder per paper (named by its arXiv id or "
+        "anything else; found by id, title or as a version of the paper): offline the only source of "
+        "their text, online a mirror that saves downloads",
+    )
     parser.add_argument("--no-fetch-cited", action="store_true", help="online: do not download cited papers' e-prints")
-    parser.add_argument("--verification-source", choices=("latex", "text"), default="latex",
-                        help="what the verifier reads of M: its merged LaTeX (default) or the parsed text")
-    parser.add_argument("--dry-run", action="store_true", help="print the calls, tokens and cost it would spend; send nothing")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")  # fmt: skip
+    parser.add_argument(
+        "--verification-source",
+        choices=("latex", "text"),
+        default="latex",
+        help="what the verifier reads of M: its merged LaTeX (default) or the parsed text",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the calls, tokens and cost it would spend; send nothing"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def config_from_args(args: argparse.Namespace, window=None):  # type: ignore[no-untyped-def]
@@ -143,16 +195,22 @@ def run(args: argparse.Namespace) -> int:
         return 2
     rolling = args.since_release is not None or args.window is not None
     if (args.dataset is not None) != (args.since_release is not None):
-        print("rqbench build: --since-release and --dataset go together (the release, and where it lives)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "rqbench build: --since-release and --dataset go together (the release, and where it lives)",
+            file=sys.stderr,
+        )
         return 2
     if args.arxiv_query is not None and not rolling and (args.date_from is None or args.date_to is None):
-        print("rqbench build: --arxiv-query needs --from and --to (or a window: --since-release, --window)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "rqbench build: --arxiv-query needs --from and --to (or a window: --since-release, --window)",
+            file=sys.stderr,
+        )
         return 2
     if rolling and args.date_from is not None:
-        print("rqbench build: a window (--since-release, --window) sets where the query starts; drop --from",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "rqbench build: a window (--since-release, --window) sets where the query starts; drop --from",
+            file=sys.stderr,
+        )
         return 2
     if args.papers is not None and not args.papers.exists():
         print(f"rqbench build: --papers {args.papers} does not exist", file=sys.stderr)
@@ -171,7 +229,6 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.builder.arxiv_api import ArxivError
     from rqbench.builder.http import HttpError
     from rqbench.builder.s2_api import S2Error
-
     from rqbench.llm import LLM
 
     llm = LLM(dry_run=config.dry_run)
@@ -185,9 +242,12 @@ def run(args: argparse.Namespace) -> int:
     except (ArxivError, S2Error, HttpError) as exc:  # an API that cannot be reached or refuses: named, no traceback
         print(f"rqbench build: {exc}", file=sys.stderr)
         if _network_absent(exc):
-            print("rqbench build: offline, build from LaTeX sources on disk instead: --papers DIR, a folder with "
-                  "one folder of LaTeX sources per paper (an id file needs arXiv too); finished stages are kept, so "
-                  "a rerun with the network back resumes", file=sys.stderr)  # fmt: skip
+            print(
+                "rqbench build: offline, build from LaTeX sources on disk instead: --papers DIR, a folder with "
+                "one folder of LaTeX sources per paper (an id file needs arXiv too); finished stages are kept, so "
+                "a rerun with the network back resumes",
+                file=sys.stderr,
+            )
         return 2
     if config.dry_run:
         dry = manifest.settings["dry_run"]
@@ -198,12 +258,16 @@ def run(args: argparse.Namespace) -> int:
     counts = manifest.counts
     dropped = ", ".join(f"{k}: {v}" for k, v in manifest.dropped.items()) or "none"
     calls = sum(s.llm_calls for s in manifest.stages)
-    print(f"{counts.get('rqs', 0)} RQs from {counts.get('papers', 0)} papers "
-          f"({counts.get('unique_cited_papers', 0)} cited papers); dropped: {dropped}; "
-          f"{calls} LLM calls in all; build folder {config.out}")  # fmt: skip
+    print(
+        f"{counts.get('rqs', 0)} RQs from {counts.get('papers', 0)} papers "
+        f"({counts.get('unique_cited_papers', 0)} cited papers); dropped: {dropped}; "
+        f"{calls} LLM calls in all; build folder {config.out}"
+    )
     if window is not None and window.since_release:
-        print(f"publish it as the next minor version after {window.since_release}, holding both: "
-              f"rqbench publish {config.out} --to/--repo {window.dataset}")
+        print(
+            f"publish it as the next minor version after {window.since_release}, holding both: "
+            f"rqbench publish {config.out} --to/--repo {window.dataset}"
+        )
     return 0
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import Field
+
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.gate import gated_items, gated_text
 from rqbench.builder.llm_stage import (
@@ -24,7 +25,6 @@ from rqbench.builder.llm_stage import (
     grammar_constrained,
 )
 from rqbench.builder.stages import ItemSkipped
-
 from rqbench.records import MAX_SHORT_TEXT, GateDrop, NoveltyType, ParsedPaper, Record, SourcePaper
 from rqbench.steps import owned_step
 from rqbench.wellformed import Kind, grammar_pattern

@@ -109,7 +109,10 @@ def with_s2_facts(paper: SourcePaper, s2: S2Paper) -> SourcePaper:
             **paper.model_dump(),
             "s2_paper_id": s2.paper_id,
             "citation_count": s2.citation_count,
-            "venue": (pv.name if pv and pv.name else None) or s2.venue or (s2.journal.name if s2.journal else None) or None,
+            "venue": (pv.name if pv and pv.name else None)
+            or s2.venue
+            or (s2.journal.name if s2.journal else None)
+            or None,
             "publication_venue_type": (pv.type if pv and pv.type else None) or venue_kind(s2),
             "publication_types": list(s2.publication_types),
             "external_ids": dict(s2.external_ids),
@@ -261,7 +264,13 @@ def apply_filters(
     if offline:
         for rule in S2_RULES:
             rules.append(
-                RuleOutcome(rule=rule, description=RULE_DESCRIPTIONS[rule], applied=False, note=OFFLINE_NOTE, remaining=len(current))
+                RuleOutcome(
+                    rule=rule,
+                    description=RULE_DESCRIPTIONS[rule],
+                    applied=False,
+                    note=OFFLINE_NOTE,
+                    remaining=len(current),
+                )
             )
         kept = current
     else:

@@ -103,7 +103,9 @@ def render(source: LatexSource, fragment: str) -> str:
 
 _AFFILIATION = re.compile(
     r"(?<![A-Za-z])(?:Department|Dept|University|Universit|College|Institute|School|Laborator|Labs?|Center|Centre|Inc|Ltd|"
-    r"Corporation|Hospital|Faculty|Group|Research|Google|Microsoft|Meta|Address|Corresponding|Denotes|Equal)", re.I)
+    r"Corporation|Hospital|Faculty|Group|Research|Google|Microsoft|Meta|Address|Corresponding|Denotes|Equal)",
+    re.I,
+)
 _NAME_WORD = re.compile(r"^[A-Z][a-z'\u00c0-\u024f-]+$")
 
 
@@ -122,7 +124,11 @@ def author_surnames(block: str) -> list[str]:
 
 
 def _title_shaped(text: str) -> bool:
-    return MIN_TITLE_CHARS <= len(text) <= MAX_TITLE_CHARS and "[MATH]" not in text and bool(re.search(r"[A-Za-z]{3}", text))
+    return (
+        MIN_TITLE_CHARS <= len(text) <= MAX_TITLE_CHARS
+        and "[MATH]" not in text
+        and bool(re.search(r"[A-Za-z]{3}", text))
+    )
 
 
 def _dated(source: LatexSource, head: str) -> int | None:

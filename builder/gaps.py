@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import Field
+
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.gate import gated_items
@@ -25,7 +26,6 @@ from rqbench.builder.llm_stage import (
     is_permanent,
 )
 from rqbench.builder.stages import gather_calls
-
 from rqbench.llm import LLMCallFailed
 from rqbench.records import CitedWork, GateDrop, ParsedPaper, Record, SourcePaper
 from rqbench.steps import owned_step

@@ -52,8 +52,10 @@ def malformed_counts(drops: Iterable[GateDrop]) -> dict[str, MalformedCount]:
         items[d.kind] += 1
         rules.setdefault(d.kind, Counter()).update(d.rules)
     order = [k.value for k in wellformed.Kind]
-    return {k: MalformedCount(items=items[k], rules=dict(sorted(rules[k].items())))
-            for k in sorted(items, key=lambda k: order.index(k) if k in order else len(order))}  # fmt: skip
+    return {
+        k: MalformedCount(items=items[k], rules=dict(sorted(rules[k].items())))
+        for k in sorted(items, key=lambda k: order.index(k) if k in order else len(order))
+    }
 
 
 def gate_fingerprint() -> dict[str, str]:

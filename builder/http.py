@@ -73,8 +73,13 @@ class NetworkUnavailable(HttpError):
 
     def __init__(self, method: str, url: str, host: str, reason: str, detail: str):
         self.host, self.reason = host, reason
-        super().__init__(method, url, None, f"cannot reach {host}: {reason} ({detail}); the network looks absent "
-                         "or the host is down, so the request was not retried")  # fmt: skip
+        super().__init__(
+            method,
+            url,
+            None,
+            f"cannot reach {host}: {reason} ({detail}); the network looks absent "
+            "or the host is down, so the request was not retried",
+        )
 
 
 _UNREACHABLE_ERRNOS = {errno.ENETUNREACH: "the network is unreachable", errno.EHOSTUNREACH: "no route to the host"}
@@ -297,7 +302,9 @@ class PoliteClient:
         try:
             data = resp.json()
         except ValueError as exc:
-            raise HttpError(method, str(resp.request.url), resp.status_code, f"body is not JSON ({exc})", _text(resp)) from exc
+            raise HttpError(
+                method, str(resp.request.url), resp.status_code, f"body is not JSON ({exc})", _text(resp)
+            ) from exc
         self._cache_write(key, {"url": str(resp.request.url), "json": data})
         return data
 
@@ -324,7 +331,12 @@ class PoliteClient:
         if self.cache_dir is None:
             return None
         ident = json.dumps(
-            {"m": method, "u": self.url(path), "p": sorted((str(k), str(v)) for k, v in (params or {}).items()), "b": body},
+            {
+                "m": method,
+                "u": self.url(path),
+                "p": sorted((str(k), str(v)) for k, v in (params or {}).items()),
+                "b": body,
+            },
             sort_keys=True,
             separators=(",", ":"),
         )
@@ -375,7 +387,9 @@ class ApiClient:
         **http_kwargs: Any,
     ):
         self.base_url = (base_url or os.environ.get(self.URL_ENV) or self.DEFAULT_URL).rstrip("/")
-        interval = min_interval_s if min_interval_s is not None else env_float(self.INTERVAL_ENV, self.DEFAULT_INTERVAL_S)
+        interval = (
+            min_interval_s if min_interval_s is not None else env_float(self.INTERVAL_ENV, self.DEFAULT_INTERVAL_S)
+        )
         self.http = PoliteClient(
             base_url=self.base_url,
             min_interval_s=interval,

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field
+
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.cited_text import CitedTextSettings, citing_works, has_source
 from rqbench.builder.llm_stage import LLMStageSettings, ask, is_permanent
 from rqbench.builder.stages import gather_calls
-
 from rqbench.llm import LLMCallFailed
 from rqbench.records import CitedWork, InfluenceLabel, ParsedPaper, Record, SourcePaper
 from rqbench.steps import owned_step
@@ -105,7 +105,9 @@ def promote(labels: list[CitationLabel], readable: list[bool], min_influential: 
     return out
 
 
-def text_readable(parsed: ParsedPaper, folder: str | None, sources: CitedTextSettings | None) -> Callable[[CitedWork], bool]:
+def text_readable(
+    parsed: ParsedPaper, folder: str | None, sources: CitedTextSettings | None
+) -> Callable[[CitedWork], bool]:
     """Whether the cited_text stage will find a work's text (the same lookup, without reading the text)."""
     if sources is None:
         return lambda work: False
@@ -114,7 +116,12 @@ def text_readable(parsed: ParsedPaper, folder: str | None, sources: CitedTextSet
 
 
 async def label_paper(
-    item: dict[str, Any], llm: Any, *, settings: LLMStageSettings, max_cited: int | None, min_influential: int = 0,
+    item: dict[str, Any],
+    llm: Any,
+    *,
+    settings: LLMStageSettings,
+    max_cited: int | None,
+    min_influential: int = 0,
     sources: CitedTextSettings | None = None,
 ) -> list[InfluenceResult]:
     """All labels of one paper; a citation whose reply stayed invalid is kept, unlabelled, with the reason."""

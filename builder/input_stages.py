@@ -36,7 +36,6 @@ class FilterOutcome(Record):
     skips: list[SkipRecord] = Field(default_factory=list)
 
 
-
 def source_stage(item: dict[str, Any], *, inputs: dict[str, Any], work_dir: str, progress: bool) -> list[SourcedPaper]:
     """The target papers; in a rolling build only those of its window (``select_window``), and folders named by
     arXiv ids are looked up on arXiv for their dates (as with ``--arxiv-metadata``)."""

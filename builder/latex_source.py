@@ -369,7 +369,9 @@ def find_main_file(folder: Path) -> Path:
             if skip.reason == "binary_main_file":
                 binary.append(str(path.relative_to(folder)))
     roots = [p for p, t in texts.items() if _DOCCLASS_RE.search(t) and _BEGIN_DOC_RE.search(t)]
-    roots = [p for p in roots if _DOCCLASS_RE.search(texts[p]).group(1).strip() not in ("subfiles", "standalone")] or roots
+    roots = [
+        p for p in roots if _DOCCLASS_RE.search(texts[p]).group(1).strip() not in ("subfiles", "standalone")
+    ] or roots
     if not roots:
         roots = [p for p, t in texts.items() if _BEGIN_DOC_RE.search(t)]
     if not roots:
@@ -466,7 +468,9 @@ class _Inliner:
         self.files.append(self.rel(path))
         self.total += len(text)
         if self.total > MAX_TOTAL_CHARS:
-            raise PaperSkipped("source_too_large", f"inlined sources pass {MAX_TOTAL_CHARS} characters at {self.rel(path)}")
+            raise PaperSkipped(
+                "source_too_large", f"inlined sources pass {MAX_TOTAL_CHARS} characters at {self.rel(path)}"
+            )
         bad = first_unbalanced_brace(text)
         if bad is not None:
             self.unbalanced.append(f"{self.rel(path)} line {line_of(text, bad)}")
@@ -494,9 +498,13 @@ class _Inliner:
         subdir = m.group("dir")
         if cmd == "input" and m.group("bare") and name.lower().endswith((".sty", ".cls")):
             return ""
-        target = self.locate(name, path, subdir, relative_to_includer=cmd in ("subfile", "subimport", "subinputfrom", "subincludefrom"))
+        target = self.locate(
+            name, path, subdir, relative_to_includer=cmd in ("subfile", "subimport", "subinputfrom", "subincludefrom")
+        )
         if target is None:
-            self.warnings.append(f"missing_input: \\{cmd}{{{name}}} in {self.rel(path)} names no file in the paper folder")
+            self.warnings.append(
+                f"missing_input: \\{cmd}{{{name}}} in {self.rel(path)} names no file in the paper folder"
+            )
             return " "
         if target in stack:
             self.warnings.append(f"input_cycle: {self.rel(path)} inputs {self.rel(target)} again")
@@ -632,7 +640,9 @@ def collect_macros(text: str) -> tuple[dict[str, Macro], set[str]]:
 def _add_macro(macros: dict[str, Macro], macro: Macro) -> None:
     if macro.name in PROTECTED_NAMES or "@" in macro.body or len(macro.body) > MAX_MACRO_BODY:
         return
-    if re.search(r"\\(?:newcommand|renewcommand|def|gdef|edef|let|newenvironment|makeatletter|csname)(?![a-zA-Z])", macro.body):
+    if re.search(
+        r"\\(?:newcommand|renewcommand|def|gdef|edef|let|newenvironment|makeatletter|csname)(?![a-zA-Z])", macro.body
+    ):
         return
     if macro.body.strip() == "\\" + macro.name or macro.body.strip() in ("\\relax", ""):
         # \let\x\relax and empty bodies expand to nothing worth keeping

@@ -29,8 +29,15 @@ R = TypeVar("R", bound=BaseModel)
 
 # Failures that a rerun cannot fix (the model's reply, or a request the provider refuses as too long or
 # unacceptable): recorded as a named failure. Anything else (a dead endpoint, a bad key) is retried next run.
-PERMANENT_FAILURES = frozenset({"invalid_reply", "BadRequestError", "ContextWindowExceededError",
-                                "ContentPolicyViolationError", "UnprocessableEntityError"})  # fmt: skip
+PERMANENT_FAILURES = frozenset(
+    {
+        "invalid_reply",
+        "BadRequestError",
+        "ContextWindowExceededError",
+        "ContentPolicyViolationError",
+        "UnprocessableEntityError",
+    }
+)
 # The embedded model reads 8192 tokens: prompts for it are cut to fit, whatever the build's budgets say.
 LOCAL_TEXT_BUDGET = 10000
 LOCAL_CONTEXT_BUDGET = 2000
@@ -100,8 +107,9 @@ async def ask(
     """Render the step's template with ``variables``; the validated reply and the model name used."""
     messages = settings.template().render(**variables)
     model = stage_model(llm, settings.model, settings.max_tokens)
-    answer = await llm.ask(model, settings.step, messages, reply_model, prompt_hash=settings.prompt_hash(),
-                           context=context)  # fmt: skip
+    answer = await llm.ask(
+        model, settings.step, messages, reply_model, prompt_hash=settings.prompt_hash(), context=context
+    )
     return answer.reply, model
 
 

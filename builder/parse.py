@@ -26,7 +26,14 @@ from rqbench.builder.latex_text import Document, convert_body, to_section_texts,
 from rqbench.builder.paper_skip import PaperSkipped
 from rqbench.records import BibEntry, ParsedPaper, SectionText
 
-__all__ = ["PaperSkipped", "parse_paper", "parse_sections", "paper_full_text", "paper_section_texts", "read_bibliography"]
+__all__ = [
+    "PaperSkipped",
+    "parse_paper",
+    "parse_sections",
+    "paper_full_text",
+    "paper_section_texts",
+    "read_bibliography",
+]
 
 
 def _find_file(source: LatexSource, name: str) -> Path | None:
@@ -108,7 +115,9 @@ def _convert(folder: Path, main_file: str | None) -> tuple[LatexSource, Document
     source = load_source(folder, main_file)
     doc = convert_body(source.text, source.cite_commands)
     if not doc.sections:
-        raise PaperSkipped("empty_document", f"{source.main_file} has no text between \\begin{{document}} and \\end{{document}}")
+        raise PaperSkipped(
+            "empty_document", f"{source.main_file} has no text between \\begin{{document}} and \\end{{document}}"
+        )
     return source, doc
 
 
@@ -126,8 +135,11 @@ def parse_paper(folder: Path, arxiv_id: str, *, main_file: str | None = None) ->
     bibliography, bib_warnings, bib_files = read_bibliography(source, doc)
     if not bibliography:
         tried = ", ".join(source.bib_resources) or "no \\bibliography declared"
-        raise PaperSkipped("empty_bibliography", f"no bibliography entries could be read ({tried}; .bbl: "
-                           f"{', '.join(p.name for p in _bbl_candidates(source)) or 'none'})")
+        raise PaperSkipped(
+            "empty_bibliography",
+            f"no bibliography entries could be read ({tried}; .bbl: "
+            f"{', '.join(p.name for p in _bbl_candidates(source)) or 'none'})",
+        )
     works = cited_works(contexts, bibliography)
     warnings = source.warnings + doc.warnings + bib_warnings
     unresolved = [w.key for w in works if w.bib is None]

@@ -30,7 +30,6 @@ from rqbench.builder.records_out import BuildTables, assemble
 from rqbench.builder.stages import Stage, StageReport, StageStore, run_stage
 from rqbench.records import BuildManifest, ParsedPaper
 
-
 # --------------------------------------------------------------------------
 # The stage table
 # --------------------------------------------------------------------------
@@ -45,38 +44,106 @@ def build_stages(config: BuildConfig) -> dict[str, Stage]:
         fetch_dir=str(out / "cited_sources") if config.fetch_cited_effective else None,
     )
     stages = [
-        Stage("source", (), SourcedPaper,
-              functools.partial(source_stage, inputs=config.inputs_record(), work_dir=str(out / "sources" / "slices"),
-                                progress=config.progress), "whole", fingerprint=config.inputs_record()),
-        Stage("filter", ("source",), FilterOutcome,
-              functools.partial(filter_stage, apply_s2=config.apply_s2, fetch=config.online,
-                                top_fraction=config.top_fraction, sources_dir=str(out / "sources")), "whole",
-              fingerprint={"top_fraction": config.top_fraction, "s2": config.apply_s2, "fetch": config.online}),
+        Stage(
+            "source",
+            (),
+            SourcedPaper,
+            functools.partial(
+                source_stage,
+                inputs=config.inputs_record(),
+                work_dir=str(out / "sources" / "slices"),
+                progress=config.progress,
+            ),
+            "whole",
+            fingerprint=config.inputs_record(),
+        ),
+        Stage(
+            "filter",
+            ("source",),
+            FilterOutcome,
+            functools.partial(
+                filter_stage,
+                apply_s2=config.apply_s2,
+                fetch=config.online,
+                top_fraction=config.top_fraction,
+                sources_dir=str(out / "sources"),
+            ),
+            "whole",
+            fingerprint={"top_fraction": config.top_fraction, "s2": config.apply_s2, "fetch": config.online},
+        ),
         Stage("parse", ("filter",), ParsedPaper, parse_stage, "cpu"),
-        Stage("influence", ("parse", "filter"), influence.InfluenceResult,
-              functools.partial(influence.label_paper, settings=s["influence"], max_cited=config.max_cited_per_paper,
-                                min_influential=config.min_influential, sources=ct), "llm",
-              fingerprint={**s["influence"].fingerprint(), "max_cited": config.max_cited_per_paper,
-                           "min_influential": config.min_influential, "sources": ct.model_dump()}),
-        Stage("contributions", ("parse", "filter"), contributions.ContributionsResult,
-              functools.partial(contributions.extract, settings=s["contributions"]), "llm",
-              fingerprint={**s["contributions"].fingerprint(), **gate_fingerprint()}),
-        Stage("gaps", ("influence", "contributions", "parse", "filter"), gaps.GapsResult,
-              functools.partial(gaps.find_gaps, settings=s["gaps"]), "llm",
-              fingerprint={**s["gaps"].fingerprint(), **gate_fingerprint()}),
-        Stage("author_rqs", ("gaps", "contributions", "parse", "filter"), author_rqs.AuthorRQsResult,
-              functools.partial(author_rqs.write_rqs, settings=s["author_rqs"]), "llm",
-              fingerprint={**s["author_rqs"].fingerprint(), **gate_fingerprint()}),
-        Stage("cited_text", ("influence", "parse", "filter"), cited_text.CitedTextResult,
-              functools.partial(cited_text.cited_text, settings=ct), "cpu", fingerprint=ct.model_dump()),
-        Stage("cited_contributions", ("cited_text", "author_rqs"), cited_contributions.CitedContributionsResult,
-              functools.partial(cited_contributions.extract, settings=s["cited_contributions"]), "llm",
-              fingerprint={**s["cited_contributions"].fingerprint(),
-                           "min_text_chars": cited_contributions.MIN_TEXT_CHARS, **gate_fingerprint()}),
-        Stage("verify", ("author_rqs", "parse", "filter"), verification.VerificationResult,
-              functools.partial(verification.verify, settings=s["verify"], source=config.verification_source), "llm",
-              fingerprint={**s["verify"].fingerprint(), "source": config.verification_source}),
-    ]  # fmt: skip
+        Stage(
+            "influence",
+            ("parse", "filter"),
+            influence.InfluenceResult,
+            functools.partial(
+                influence.label_paper,
+                settings=s["influence"],
+                max_cited=config.max_cited_per_paper,
+                min_influential=config.min_influential,
+                sources=ct,
+            ),
+            "llm",
+            fingerprint={
+                **s["influence"].fingerprint(),
+                "max_cited": config.max_cited_per_paper,
+                "min_influential": config.min_influential,
+                "sources": ct.model_dump(),
+            },
+        ),
+        Stage(
+            "contributions",
+            ("parse", "filter"),
+            contributions.ContributionsResult,
+            functools.partial(contributions.extract, settings=s["contributions"]),
+            "llm",
+            fingerprint={**s["contributions"].fingerprint(), **gate_fingerprint()},
+        ),
+        Stage(
+            "gaps",
+            ("influence", "contributions", "parse", "filter"),
+            gaps.GapsResult,
+            functools.partial(gaps.find_gaps, settings=s["gaps"]),
+            "llm",
+            fingerprint={**s["gaps"].fingerprint(), **gate_fingerprint()},
+        ),
+        Stage(
+            "author_rqs",
+            ("gaps", "contributions", "parse", "filter"),
+            author_rqs.AuthorRQsResult,
+            functools.partial(author_rqs.write_rqs, settings=s["author_rqs"]),
+            "llm",
+            fingerprint={**s["author_rqs"].fingerprint(), **gate_fingerprint()},
+        ),
+        Stage(
+            "cited_text",
+            ("influence", "parse", "filter"),
+            cited_text.CitedTextResult,
+            functools.partial(cited_text.cited_text, settings=ct),
+            "cpu",
+            fingerprint=ct.model_dump(),
+        ),
+        Stage(
+            "cited_contributions",
+            ("cited_text", "author_rqs"),
+            cited_contributions.CitedContributionsResult,
+            functools.partial(cited_contributions.extract, settings=s["cited_contributions"]),
+            "llm",
+            fingerprint={
+                **s["cited_contributions"].fingerprint(),
+                "min_text_chars": cited_contributions.MIN_TEXT_CHARS,
+                **gate_fingerprint(),
+            },
+        ),
+        Stage(
+            "verify",
+            ("author_rqs", "parse", "filter"),
+            verification.VerificationResult,
+            functools.partial(verification.verify, settings=s["verify"], source=config.verification_source),
+            "llm",
+            fingerprint={**s["verify"].fingerprint(), "source": config.verification_source},
+        ),
+    ]
     return {st.name: st for st in stages}
 
 
@@ -152,17 +219,31 @@ def run_build(config: BuildConfig, llm: Any = None) -> BuildManifest:
         since = time.time()
         # downloads of cited e-prints keep arXiv's one-request-at-a-time rule: no parallel workers then
         fetching = name == "cited_text" and config.fetch_cited_effective
-        report = run_stage(stage, out, inputs, llm=llm, workers=1 if fetching else config.workers,
-                           concurrency=config.concurrency, progress=config.progress, redo=config.stage == name,
-                           executor=config.executor if stage.kind == "cpu" and not fetching else "local")  # fmt: skip
+        report = run_stage(
+            stage,
+            out,
+            inputs,
+            llm=llm,
+            workers=1 if fetching else config.workers,
+            concurrency=config.concurrency,
+            progress=config.progress,
+            redo=config.stage == name,
+            executor=config.executor if stage.kind == "cpu" and not fetching else "local",
+        )
         if config.dry_run and report.dry_run_pending:
             _say(config, f"{name}: {report.dry_run_pending} item(s) counted, not run (dry run)")
             continue
         entry: dict[str, Any] = {
-            "run_id": llm.run_id, "at": datetime.now(timezone.utc).isoformat(), "items_in": report.items_in,
-            "already_done": report.already_done, "processed": report.processed, "items_out": report.items_out,
-            "skipped": report.skipped, "retryable": report.retryable, "seconds": round(report.seconds, 3),
-        }  # fmt: skip
+            "run_id": llm.run_id,
+            "at": datetime.now(timezone.utc).isoformat(),
+            "items_in": report.items_in,
+            "already_done": report.already_done,
+            "processed": report.processed,
+            "items_out": report.items_out,
+            "skipped": report.skipped,
+            "retryable": report.retryable,
+            "seconds": round(report.seconds, 3),
+        }
         if name in LLM_STAGES:
             entry.update(_llm_totals(llm, STAGE_STEPS[name], since))
             entry["model"] = stage_model_name(llm, config, name) if report.processed else None
@@ -186,8 +267,10 @@ def stage_model_name(llm: Any, config: BuildConfig, name: str) -> str:
 
 
 def _report_line(r: StageReport) -> str:
-    return (f"{r.stage}: {r.items_in} in, {r.already_done} already done, {r.processed} run now, "
-            f"{r.items_out} records out, {r.skipped} skipped ({r.seconds:.1f}s)")  # fmt: skip
+    return (
+        f"{r.stage}: {r.items_in} in, {r.already_done} already done, {r.processed} run now, "
+        f"{r.items_out} records out, {r.skipped} skipped ({r.seconds:.1f}s)"
+    )
 
 
 def assemble_tables(config: BuildConfig, stages: dict[str, Stage]) -> BuildTables:

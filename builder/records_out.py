@@ -46,7 +46,6 @@ from rqbench.builder.gaps import CitationGaps, GapsResult
 from rqbench.builder.gate import gated_items, gated_text
 from rqbench.builder.influence import InfluenceResult
 from rqbench.builder.verification import VerificationResult
-
 from rqbench.records import (
     CitedPaper,
     DateBasis,
@@ -118,8 +117,14 @@ def cited_text_skips(cited: Sequence[CitedTextResult]) -> list[SkipRecord]:
                 continue
             level = c.paper.text_level.value if c.paper is not None else "no_record"
             why = c.no_full_text or c.no_paper or "unknown"
-            out.append(SkipRecord(stage="cited_text", item_id=f"{result.arxiv_id}:{c.key}", reason=why,
-                                  detail=f"kept at level {level}" + (f"; {c.lookup}" if c.lookup else "")))  # fmt: skip
+            out.append(
+                SkipRecord(
+                    stage="cited_text",
+                    item_id=f"{result.arxiv_id}:{c.key}",
+                    reason=why,
+                    detail=f"kept at level {level}" + (f"; {c.lookup}" if c.lookup else ""),
+                )
+            )
     return out
 
 
@@ -134,8 +139,14 @@ def _gated_extraction(contrib: ContributionsResult) -> tuple[ContributionsResult
 
     A fatal drop (the problem statement, the headline, or the last contribution) leaves the paper without RQs.
     """
-    fatal = [d for d in (gated_text(contrib.problem_statement, Kind.problem_statement, "problem_statement"),
-                         gated_text(contrib.main_idea_headline, Kind.headline, "main_idea_headline")) if d]  # fmt: skip
+    fatal = [
+        d
+        for d in (
+            gated_text(contrib.problem_statement, Kind.problem_statement, "problem_statement"),
+            gated_text(contrib.main_idea_headline, Kind.headline, "main_idea_headline"),
+        )
+        if d
+    ]
     ideas, idea_drops = gated_items(contrib.ideas, Kind.contribution, "ideas")
     kept, contribution_drops = gated_items(contrib.contributions, Kind.contribution, "contributions")
     if not kept:
@@ -159,8 +170,9 @@ def _found_contributions(
 ) -> tuple[dict[str, CitedContributions], list[GateDrop]]:
     """What the ``cited_contributions`` stage found for each cited paper, gated; the statements the gate refused."""
     found_drops: list[GateDrop] = []
-    found: dict[str, CitedContributions] = {c.paper_id: _gated_cited(c, found_drops)
-                                            for r in cited_contributions for c in r.papers}  # fmt: skip
+    found: dict[str, CitedContributions] = {
+        c.paper_id: _gated_cited(c, found_drops) for r in cited_contributions for c in r.papers
+    }
     return found, found_drops
 
 
@@ -171,37 +183,53 @@ def _stage_gate_drops(
     cited_contributions: Sequence[CitedContributionsResult],
 ) -> list[GateDrop]:
     """The texts each stage's own gate refused, stage by stage."""
-    return [*(d for c in contributions for d in c.dropped),
-            *(d for g in gaps for row in g.per_citation for d in row.dropped),
-            *(d for r in author_rqs for d in r.dropped),
-            *(d for r in cited_contributions for c in r.papers for d in c.dropped)]  # fmt: skip
+    return [
+        *(d for c in contributions for d in c.dropped),
+        *(d for g in gaps for row in g.per_citation for d in row.dropped),
+        *(d for r in author_rqs for d in r.dropped),
+        *(d for r in cited_contributions for c in r.papers for d in c.dropped),
+    ]
 
 
 def _fatal_skip(pid: str, drops: list[GateDrop], gap_drops: list[GateDrop]) -> SkipRecord:
     """The skip of a paper whose extraction failed the gate where it cannot lose a text: it gets no RQs."""
     why = f"malformed_{drops[0].kind}" if drops[0].kind != Kind.contribution.value else "no_wellformed_contributions"
-    return SkipRecord(stage=STAGE, item_id=pid, reason=f"paper_without_rqs:{why}",
-                      detail=", ".join(drops[0].rules), dropped=drops + gap_drops)  # fmt: skip
+    return SkipRecord(
+        stage=STAGE,
+        item_id=pid,
+        reason=f"paper_without_rqs:{why}",
+        detail=", ".join(drops[0].rules),
+        dropped=drops + gap_drops,
+    )
 
 
 def _no_background_skip(rq_id: str, rq: LinkedRQ, texts: dict[str, CitedText]) -> SkipRecord:
     """The skip of an RQ none of whose linked works has usable text, with why each has none."""
-    missing = "; ".join(f"{k}: {texts[k].no_full_text or texts[k].no_paper}" for k in rq.cited_keys
-                        if k in texts)  # fmt: skip
-    return SkipRecord(stage=STAGE, item_id=rq_id, reason="no_background_text",
-                      detail=missing[:2000])  # fmt: skip
+    missing = "; ".join(f"{k}: {texts[k].no_full_text or texts[k].no_paper}" for k in rq.cited_keys if k in texts)
+    return SkipRecord(stage=STAGE, item_id=rq_id, reason="no_background_text", detail=missing[:2000])
 
 
 def _rq_gaps(rq: LinkedRQ, texts: dict[str, CitedText], gap_rows: list[CitationGaps]) -> list[Gap]:
     """The gap statements of the works an RQ cites, each with its cited paper's id where it has a record."""
     key_to_id = {k: texts[k].paper.paper_id for k in rq.cited_keys if k in texts and texts[k].paper}
-    return [Gap(text=g, cited_key=row.key, cited_paper_id=key_to_id.get(row.key))
-            for row in gap_rows if row.key in rq.cited_keys for g in row.gaps]  # fmt: skip
+    return [
+        Gap(text=g, cited_key=row.key, cited_paper_id=key_to_id.get(row.key))
+        for row in gap_rows
+        if row.key in rq.cited_keys
+        for g in row.gaps
+    ]
 
 
-def _rq_record(paper: SourcePaper, contrib: ContributionsResult, rq: LinkedRQ, rq_id: str,
-               published: FirstVersion, gaps: list[Gap], cited_ids: list[str],
-               verification: Verification | None) -> RQRecord:  # fmt: skip
+def _rq_record(
+    paper: SourcePaper,
+    contrib: ContributionsResult,
+    rq: LinkedRQ,
+    rq_id: str,
+    published: FirstVersion,
+    gaps: list[Gap],
+    cited_ids: list[str],
+    verification: Verification | None,
+) -> RQRecord:
     """One RQ's row of the ``rqs`` table: the question with its paper's extraction, gaps and citations."""
     published_at, published_source = published
     return RQRecord(
@@ -224,15 +252,21 @@ def _rq_record(paper: SourcePaper, contrib: ContributionsResult, rq: LinkedRQ, r
     )
 
 
-def _instance(paper: SourcePaper, rq: LinkedRQ, rq_id: str, published: FirstVersion,
-              background: list[str]) -> EvaluationInstance:  # fmt: skip
+def _instance(
+    paper: SourcePaper, rq: LinkedRQ, rq_id: str, published: FirstVersion, background: list[str]
+) -> EvaluationInstance:
     """One RQ's evaluation instance: the question to regenerate from its background papers."""
     published_at, published_source = published
-    return EvaluationInstance(rq_id=rq_id, gt_rq=rq.question, paper_id=paper.paper_id, arxiv_id=paper.arxiv_id,
-                              paper_published=published_at,
-                              paper_published_source=published_source,
-                              subfield=paper.primary_category,
-                              background_paper_ids=background)  # fmt: skip
+    return EvaluationInstance(
+        rq_id=rq_id,
+        gt_rq=rq.question,
+        paper_id=paper.paper_id,
+        arxiv_id=paper.arxiv_id,
+        paper_published=published_at,
+        paper_published_source=published_source,
+        subfield=paper.primary_category,
+        background_paper_ids=background,
+    )
 
 
 @dataclass
@@ -246,9 +280,15 @@ class _PaperRQs:
     dropped: Counter[str] = field(default_factory=Counter)
 
 
-def _paper_rqs(paper: SourcePaper, contrib: ContributionsResult, rq_result: AuthorRQsResult,
-               texts: dict[str, CitedText], gap_rows: list[CitationGaps], verdicts: list[Verification],
-               usable: set[TextLevel]) -> _PaperRQs:  # fmt: skip
+def _paper_rqs(
+    paper: SourcePaper,
+    contrib: ContributionsResult,
+    rq_result: AuthorRQsResult,
+    texts: dict[str, CitedText],
+    gap_rows: list[CitationGaps],
+    verdicts: list[Verification],
+    usable: set[TextLevel],
+) -> _PaperRQs:
     """One paper's RQs: each kept as a record and an instance, or dropped with a skip and counted."""
     pid = paper.paper_id
     published = paper.first_version()
@@ -259,8 +299,15 @@ def _paper_rqs(paper: SourcePaper, contrib: ContributionsResult, rq_result: Auth
         malformed = gated_text(rq.question, Kind.research_question, f"rqs[{index}].question")
         if malformed is not None:
             made.dropped["malformed_rq"] += 1
-            made.skips.append(SkipRecord(stage=STAGE, item_id=rq_id, reason="malformed_rq",
-                                         detail=", ".join(malformed.rules), dropped=[malformed]))  # fmt: skip
+            made.skips.append(
+                SkipRecord(
+                    stage=STAGE,
+                    item_id=rq_id,
+                    reason="malformed_rq",
+                    detail=", ".join(malformed.rules),
+                    dropped=[malformed],
+                )
+            )
             continue
         linked = [texts[k].paper for k in rq.cited_keys if k in texts and texts[k].paper is not None]
         cited_ids = list(dict.fromkeys(p.paper_id for p in linked))
@@ -270,15 +317,17 @@ def _paper_rqs(paper: SourcePaper, contrib: ContributionsResult, rq_result: Auth
             made.skips.append(_no_background_skip(rq_id, rq, texts))
             continue
         verification = verdicts[position] if position < len(verdicts) else None
-        made.rqs.append(_rq_record(paper, contrib, rq, rq_id, published, _rq_gaps(rq, texts, gap_rows), cited_ids,
-                                   verification))  # fmt: skip
+        made.rqs.append(
+            _rq_record(paper, contrib, rq, rq_id, published, _rq_gaps(rq, texts, gap_rows), cited_ids, verification)
+        )
         made.instances.append(_instance(paper, rq, rq_id, published, background))
         made.linked += linked
     return made
 
 
-def _paper_record(paper: SourcePaper, contrib: ContributionsResult, n_rqs: int,
-                  infl: InfluenceResult | None) -> PaperRecord:  # fmt: skip
+def _paper_record(
+    paper: SourcePaper, contrib: ContributionsResult, n_rqs: int, infl: InfluenceResult | None
+) -> PaperRecord:
     """A paper's row of the ``papers`` table: its extraction, how many RQs it kept, its influential works."""
     return PaperRecord(
         paper=paper,
@@ -293,8 +342,13 @@ def _paper_record(paper: SourcePaper, contrib: ContributionsResult, n_rqs: int,
     )
 
 
-def _counts(papers: list[SourcePaper], out: BuildTables, gap_texts: set[str], levels_all: Counter[str],
-            influence: list[InfluenceResult]) -> dict[str, int]:  # fmt: skip
+def _counts(
+    papers: list[SourcePaper],
+    out: BuildTables,
+    gap_texts: set[str],
+    levels_all: Counter[str],
+    influence: list[InfluenceResult],
+) -> dict[str, int]:
     """The manifest's counts of a finished build, from its tables."""
     level_counts = Counter(p.text_level.value for p in out.cited_papers)
     sources = Counter(p.contributions_source or "none" for p in out.cited_papers)

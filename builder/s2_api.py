@@ -24,7 +24,6 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rqbench.builder.http import ApiClient, HttpError
-
 from rqbench.io import RecordError
 
 log = logging.getLogger(__name__)
@@ -78,7 +77,9 @@ class S2Journal(_S2Model):
 class S2Paper(_S2Model):
     """The facts of one paper that RQ-Bench uses; unknown fields of the reply are ignored."""
 
-    paper_id: str | None = Field(default=None, alias="paperId", description="None for a reference S2 could not resolve.")
+    paper_id: str | None = Field(
+        default=None, alias="paperId", description="None for a reference S2 could not resolve."
+    )
     corpus_id: int | None = Field(default=None, alias="corpusId")
     title: str | None = None
     abstract: str | None = None
@@ -199,9 +200,16 @@ class S2Client(ApiClient):
         key = api_key if api_key is not None else os.environ.get("S2_API_KEY")
         self.has_key = bool(key)
         self.batch_size = batch_size
-        super().__init__(base_url=base_url, min_interval_s=min_interval_s, timeout_s=timeout_s,
-                         max_retries=max_retries, backoff_s=backoff_s, headers={"x-api-key": key} if key else None,
-                         cache_dir=cache_dir, **http_kwargs)  # fmt: skip
+        super().__init__(
+            base_url=base_url,
+            min_interval_s=min_interval_s,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            headers={"x-api-key": key} if key else None,
+            cache_dir=cache_dir,
+            **http_kwargs,
+        )
 
     def __repr__(self) -> str:
         return f"S2Client(base_url={self.base_url!r}, api_key={'set' if self.has_key else 'unset'})"
@@ -236,14 +244,18 @@ class S2Client(ApiClient):
             out.extend(parse_paper(obj, f"{where}, entry {j} ({chunk[j]})") for j, obj in enumerate(data))
         return out
 
-    def batch_arxiv(self, arxiv_ids: Iterable[str], fields: str | Sequence[str] = PAPER_FIELDS) -> dict[str, S2Paper | None]:
+    def batch_arxiv(
+        self, arxiv_ids: Iterable[str], fields: str | Sequence[str] = PAPER_FIELDS
+    ) -> dict[str, S2Paper | None]:
         """``arxiv_id -> S2Paper | None`` for arXiv papers (the filtering stage's input)."""
         ids = list(dict.fromkeys(arxiv_ids))
         return dict(zip(ids, self.batch([arxiv_ref(a) for a in ids], fields)))
 
     def paper(self, paper_id: str, fields: str | Sequence[str] = PAPER_FIELDS) -> S2Paper | None:
         """One paper by any id form S2 accepts (sha, ``CorpusId:``, ``ARXIV:``, DOI); None when S2 answers 404."""
-        data = self._call("GET", f"paper/{quote(paper_id, safe='/:')}", params={"fields": _fields(fields)}, passthrough=(404,))
+        data = self._call(
+            "GET", f"paper/{quote(paper_id, safe='/:')}", params={"fields": _fields(fields)}, passthrough=(404,)
+        )
         return parse_paper(data, f"S2 paper {paper_id}")
 
     # -------------------------------------------------------------- edges
@@ -272,13 +284,23 @@ class S2Client(ApiClient):
             offset = nxt
 
     def references(
-        self, paper_id: str, fields: str | Sequence[str] = EDGE_FIELDS, *, page_size: int = 1000, limit: int | None = None
+        self,
+        paper_id: str,
+        fields: str | Sequence[str] = EDGE_FIELDS,
+        *,
+        page_size: int = 1000,
+        limit: int | None = None,
     ) -> list[S2Edge]:
         """The works ``paper_id`` cites, with citing contexts and intents, every page."""
         return self._edges(paper_id, "references", "citedPaper", fields, page_size, limit)
 
     def citations(
-        self, paper_id: str, fields: str | Sequence[str] = EDGE_FIELDS, *, page_size: int = 1000, limit: int | None = None
+        self,
+        paper_id: str,
+        fields: str | Sequence[str] = EDGE_FIELDS,
+        *,
+        page_size: int = 1000,
+        limit: int | None = None,
     ) -> list[S2Edge]:
         """The works citing ``paper_id``, every page (or up to ``limit``)."""
         return self._edges(paper_id, "citations", "citingPaper", fields, page_size, limit)

@@ -22,7 +22,6 @@ import argparse
 import re
 import sys
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from rqbench import paths
@@ -81,12 +80,16 @@ def choose_fixture_papers(latex_dir: Path, limit: int = DEFAULT_LIMIT) -> list[P
     fixture paper, by name, at most ``limit``."""
     chosen = []
     for folder in sorted(p for p in latex_dir.iterdir() if p.is_dir()):
-        if (any(folder.rglob("*.tex")) and bibliography_size(folder) >= MIN_BIB_ENTRIES
-                and cites_a_local_paper(folder, latex_dir)):  # fmt: skip
+        if (
+            any(folder.rglob("*.tex"))
+            and bibliography_size(folder) >= MIN_BIB_ENTRIES
+            and cites_a_local_paper(folder, latex_dir)
+        ):
             chosen.append(folder)
     if not chosen:
-        raise FileNotFoundError(f"{latex_dir}: no paper folder with a .tex file and a bibliography that cites "
-                                "another paper there")  # fmt: skip
+        raise FileNotFoundError(
+            f"{latex_dir}: no paper folder with a .tex file and a bibliography that cites another paper there"
+        )
     return chosen[:limit]
 
 
@@ -122,28 +125,50 @@ def next_version(target: LocalGitTarget, build: Build) -> Version | None:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--online", action="store_true",
-                        help=f"build from {SAMPLE_IDS.name} on arXiv even where ../shared is present")
+    parser.add_argument(
+        "--online", action="store_true", help=f"build from {SAMPLE_IDS.name} on arXiv even where ../shared is present"
+    )
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="papers (default %(default)s)")
-    parser.add_argument("--max-cited", type=int, default=DEFAULT_MAX_CITED,
-                        help="cited works labelled per paper (default %(default)s)")
-    parser.add_argument("--min-influential", type=int, default=DEFAULT_MIN_INFLUENTIAL,
-                        help="promote the most cited works when fewer are labelled influential (default %(default)s)")
+    parser.add_argument(
+        "--max-cited", type=int, default=DEFAULT_MAX_CITED, help="cited works labelled per paper (default %(default)s)"
+    )
+    parser.add_argument(
+        "--min-influential",
+        type=int,
+        default=DEFAULT_MIN_INFLUENTIAL,
+        help="promote the most cited works when fewer are labelled influential (default %(default)s)",
+    )
     parser.add_argument("--model", default="local", help="model for every stage (default: the embedded one)")
-    parser.add_argument("--sources", type=Path, default=None,
-                        help="a local folder of cited papers' LaTeX, one subfolder per paper (default offline: the "
-                             "fixture papers; online: none, the arXiv e-prints are fetched)")
+    parser.add_argument(
+        "--sources",
+        type=Path,
+        default=None,
+        help="a local folder of cited papers' LaTeX, one subfolder per paper (default offline: the "
+        "fixture papers; online: none, the arXiv e-prints are fetched)",
+    )
     parser.add_argument("--build-dir", type=Path, default=None, help="default: RQB_HOME/builds/rq-bench-sample")
     parser.add_argument("--dataset-dir", type=Path, default=None, help="default: RQB_HOME/datasets/rq-bench-sample")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the calls, tokens and cost the build would spend; send nothing, publish nothing")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the calls, tokens and cost the build would spend; send nothing, publish nothing",
+    )
     parser.add_argument("--no-progress", action="store_true")
 
 
-def sample_config(latex_dir: Path | None, build_dir: Path, *, links_dir: Path, model: str = "local",
-                  limit: int = DEFAULT_LIMIT, max_cited: int = DEFAULT_MAX_CITED,
-                  min_influential: int = DEFAULT_MIN_INFLUENTIAL, sources: Path | None = None,
-                  progress: bool = True, dry_run: bool = False) -> tuple[BuildConfig, str]:
+def sample_config(
+    latex_dir: Path | None,
+    build_dir: Path,
+    *,
+    links_dir: Path,
+    model: str = "local",
+    limit: int = DEFAULT_LIMIT,
+    max_cited: int = DEFAULT_MAX_CITED,
+    min_influential: int = DEFAULT_MIN_INFLUENTIAL,
+    sources: Path | None = None,
+    progress: bool = True,
+    dry_run: bool = False,
+) -> tuple[BuildConfig, str]:
     """The sample's build: from the fixture papers that cite others under ``latex_dir`` (linked into ``links_dir``,
     with ``latex_dir`` as the cited papers' local sources), or online from SAMPLE_IDS when it is None; and a
     sentence saying which."""
@@ -157,9 +182,15 @@ def sample_config(latex_dir: Path | None, build_dir: Path, *, links_dir: Path, m
         sources = sources or latex_dir
         where = f"{len(chosen)} fixture papers that cite other fixture papers: {', '.join(p.name for p in chosen)}"
     config = BuildConfig(
-        out=build_dir, papers=papers, limit=limit, max_cited_per_paper=max_cited, min_influential=min_influential,
-        models={role: model for role in ("strong", "light", "labeller")}, cited_sources=sources,
-        progress=progress, dry_run=dry_run,
+        out=build_dir,
+        papers=papers,
+        limit=limit,
+        max_cited_per_paper=max_cited,
+        min_influential=min_influential,
+        models={role: model for role in ("strong", "light", "labeller")},
+        cited_sources=sources,
+        progress=progress,
+        dry_run=dry_run,
     )
     return config, where
 
@@ -171,9 +202,18 @@ def run(args: argparse.Namespace) -> int:
     dataset_dir = args.dataset_dir or paths.sample_dataset_dir()
     shared = paths.shared_dir()
     latex = None if args.online or shared is None else shared / "fixtures" / "latex"
-    config, where = sample_config(latex, build_dir, links_dir=paths.home() / "sample-papers", model=args.model,
-                                  limit=args.limit, max_cited=args.max_cited, min_influential=args.min_influential,
-                                  sources=args.sources, progress=not args.no_progress, dry_run=args.dry_run)
+    config, where = sample_config(
+        latex,
+        build_dir,
+        links_dir=paths.home() / "sample-papers",
+        model=args.model,
+        limit=args.limit,
+        max_cited=args.max_cited,
+        min_influential=args.min_influential,
+        sources=args.sources,
+        progress=not args.no_progress,
+        dry_run=args.dry_run,
+    )
     print(f"setup-sample: building from {where} on model {args.model!r} into {build_dir}", file=sys.stderr)
     manifest = run_build(config)
     if args.dry_run:
@@ -188,8 +228,10 @@ def run(args: argparse.Namespace) -> int:
         newest = max(LocalGitTarget(dataset_dir).versions())
         print(f"setup-sample: {dataset_dir} is up to date at {newest.tag} (same data); nothing to publish")
         return 0
-    print(f"setup-sample: published {result.version.tag} ({result.release.splits['rqs']['test']} RQs) to "
-          f"{dataset_dir}; load it with load_dataset({str(dataset_dir)!r}, 'rqs', split='test')")
+    print(
+        f"setup-sample: published {result.version.tag} ({result.release.splits['rqs']['test']} RQs) to "
+        f"{dataset_dir}; load it with load_dataset({str(dataset_dir)!r}, 'rqs', split='test')"
+    )
     return 0
 
 
@@ -200,6 +242,10 @@ def publish_sample(build_dir: Path, dataset_dir: Path, *, notes: str = "") -> Pu
     version = next_version(target, build)
     if version is None:
         return None
-    settings = CardSettings(target="local", repo=str(Path(dataset_dir).resolve()),
-                            pretty_name="RQ-Bench sample (rq-bench-sample)", sample=True)
+    settings = CardSettings(
+        target="local",
+        repo=str(Path(dataset_dir).resolve()),
+        pretty_name="RQ-Bench sample (rq-bench-sample)",
+        sample=True,
+    )
     return publish(build_dir, version, target, settings, build=build, notes=notes)

@@ -64,7 +64,9 @@ def folder_arxiv_id(name: str) -> tuple[str, int | None] | None:
 
 def folder_paper_id(name: str) -> str:
     """The paper id of a folder not named by an arXiv id: a stable slug of its name (a hash when none is left)."""
-    return slug(name, alphabet="id", max_len=None, empty="paper-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:12])
+    return slug(
+        name, alphabet="id", max_len=None, empty="paper-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+    )
 
 
 def safe_dirname(arxiv_id: str) -> str:
@@ -97,14 +99,16 @@ def read_ids_file(path: Path) -> list[str]:
     nul = raw.find(b"\x00")
     if nul >= 0:
         line = raw.count(b"\n", 0, nul) + 1
-        raise PapersInputError(f"{path}:{line}: a NUL byte (byte {nul}): a binary file, "
-                               "not a list of arXiv ids (one a line)")  # fmt: skip
+        raise PapersInputError(
+            f"{path}:{line}: a NUL byte (byte {nul}): a binary file, not a list of arXiv ids (one a line)"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise PapersInputError(f"{path}:{line}: not UTF-8 text (byte {exc.start}): a list of arXiv ids is "
-                               "plain text, one id a line") from None  # fmt: skip
+        raise PapersInputError(
+            f"{path}:{line}: not UTF-8 text (byte {exc.start}): a list of arXiv ids is plain text, one id a line"
+        ) from None
     ids: list[str] = []
     bad: list[str] = []
     for n, line in enumerate(text.splitlines(), start=1):
@@ -118,8 +122,11 @@ def read_ids_file(path: Path) -> list[str]:
         ids.append(got[0] + (f"v{got[1]}" if got[1] else ""))
     if bad:
         more = f"\n... and {len(bad) - MAX_LISTED_BAD_IDS} more" if len(bad) > MAX_LISTED_BAD_IDS else ""
-        raise PapersInputError("\n".join(bad[:MAX_LISTED_BAD_IDS]) + more
-                               + "\n(ids look like 2502.01113, 2502.01113v2, arXiv:2502.01113 or hep-th/9901001)")
+        raise PapersInputError(
+            "\n".join(bad[:MAX_LISTED_BAD_IDS])
+            + more
+            + "\n(ids look like 2502.01113, 2502.01113v2, arXiv:2502.01113 or hep-th/9901001)"
+        )
     if not ids:
         raise PapersInputError(f"{path}: holds no arXiv id (one a line; '#' starts a comment)")
     return list(dict.fromkeys(ids))
@@ -130,8 +137,9 @@ def check_papers_input(path: Path) -> None:
     path = Path(path)
     if path.is_dir():
         if not any(p.is_dir() and not p.name.startswith((".", "_")) for p in path.iterdir()):
-            raise PapersInputError(f"papers folder {path} has no subfolders (expected one folder of LaTeX "
-                                   "sources per paper)")  # fmt: skip
+            raise PapersInputError(
+                f"papers folder {path} has no subfolders (expected one folder of LaTeX sources per paper)"
+            )
         return
     read_ids_file(path)
 
@@ -174,7 +182,9 @@ def _read_metadata(folder: Path) -> dict:
         raise PapersInputError(f"{path}: expected a JSON object of SourcePaper fields, got {type(data).__name__}")
     unknown = sorted(set(data) - set(SourcePaper.model_fields))
     if unknown:
-        raise PapersInputError(f"{path}: unknown SourcePaper field(s) {unknown}; known: {sorted(SourcePaper.model_fields)}")
+        raise PapersInputError(
+            f"{path}: unknown SourcePaper field(s) {unknown}; known: {sorted(SourcePaper.model_fields)}"
+        )
     return data
 
 
@@ -200,7 +210,9 @@ def local_folder_papers(
         raise PapersInputError(f"papers folder {root} does not exist or is not a folder")
     folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
     if not folders:
-        raise PapersInputError(f"papers folder {root} has no subfolders (expected one folder of LaTeX sources per paper)")
+        raise PapersInputError(
+            f"papers folder {root} has no subfolders (expected one folder of LaTeX sources per paper)"
+        )
     ids: dict[Path, tuple[str, int | None]] = {}
     seen: dict[str, Path] = {}
     for f in folders:
@@ -233,8 +245,9 @@ def local_folder_papers(
         try:
             paper = SourcePaper.model_validate(fields)
         except ValidationError as exc:
-            raise PapersInputError(str(RecordError.from_validation(exc, path=f / METADATA_FILE, record=f"paper {pid}",
-                                                                   show_given=True))) from exc
+            raise PapersInputError(
+                str(RecordError.from_validation(exc, path=f / METADATA_FILE, record=f"paper {pid}", show_given=True))
+            ) from exc
         out.append((paper, f))
     return out
 
@@ -380,8 +393,9 @@ def source_papers(
         if papers is not None:
             path = Path(papers)
             if not path.exists():
-                raise PapersInputError(f"papers {path} is neither a folder of sources nor a file of arXiv ids "
-                                       "(it does not exist)")  # fmt: skip
+                raise PapersInputError(
+                    f"papers {path} is neither a folder of sources nor a file of arXiv ids (it does not exist)"
+                )
             ids = read_ids_file(path)  # names a FIFO, a device, a binary file or bad lines
             meta = client.by_ids(ids[:limit] if limit else ids)
         else:

@@ -56,8 +56,7 @@ class ItemSkipped(Exception):
     ``dropped``: the texts the well-formedness gate refused, when they are why the item is skipped.
     """
 
-    def __init__(self, reason: str, detail: str = "", *, retryable: bool = False,
-                 dropped: Sequence[GateDrop] = ()):  # fmt: skip
+    def __init__(self, reason: str, detail: str = "", *, retryable: bool = False, dropped: Sequence[GateDrop] = ()):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason, self.detail, self.retryable, self.dropped = reason, detail, retryable, list(dropped)
 
@@ -165,8 +164,9 @@ class StageStore:
                 try:
                     out.append(model.model_validate(rec))
                 except ValidationError as exc:
-                    raise StageFileError.from_validation(exc, path=self.items_path, kind=model.__name__,
-                                                         record=f"item {stored.item_id!r}, record {i}") from exc  # fmt: skip
+                    raise StageFileError.from_validation(
+                        exc, path=self.items_path, kind=model.__name__, record=f"item {stored.item_id!r}, record {i}"
+                    ) from exc
         return out
 
     def skips(self) -> list[SkipRecord]:
@@ -216,15 +216,23 @@ def build_items(stage: Stage, inputs: dict[str, list[BaseModel]]) -> list[tuple[
 
 def _finish(stage: Stage, item_id: str, h: str, result: list[BaseModel] | ItemSkipped, seconds: float) -> StoredItem:
     if isinstance(result, ItemSkipped):
-        skip = SkipRecord(stage=stage.name, item_id=item_id, reason=result.reason, detail=result.detail[:2000],
-                          dropped=result.dropped)  # fmt: skip
-        return StoredItem(item_id=item_id, input_hash=h, status="skipped", skip=skip, seconds=seconds,
-                          finished_at=_now())  # fmt: skip
+        skip = SkipRecord(
+            stage=stage.name, item_id=item_id, reason=result.reason, detail=result.detail[:2000], dropped=result.dropped
+        )
+        return StoredItem(
+            item_id=item_id, input_hash=h, status="skipped", skip=skip, seconds=seconds, finished_at=_now()
+        )
     for r in result:
         if not isinstance(r, stage.output):
             raise TypeError(f"stage {stage.name!r} returned a {type(r).__name__}, expected {stage.output.__name__}")
-    return StoredItem(item_id=item_id, input_hash=h, status="ok", records=[r.model_dump(mode="json") for r in result],
-                      seconds=seconds, finished_at=_now())  # fmt: skip
+    return StoredItem(
+        item_id=item_id,
+        input_hash=h,
+        status="ok",
+        records=[r.model_dump(mode="json") for r in result],
+        seconds=seconds,
+        finished_at=_now(),
+    )
 
 
 def _call_cpu(fn: Callable[[Item], list[BaseModel]], item: Item) -> tuple[list[BaseModel] | ItemSkipped, float]:
@@ -313,9 +321,7 @@ def run_stage(
     return report
 
 
-def _run_pool(
-    stage: Stage, pending: list[tuple[str, str, Item]], workers: int, record: Callable[..., None]
-) -> None:
+def _run_pool(stage: Stage, pending: list[tuple[str, str, Item]], workers: int, record: Callable[..., None]) -> None:
     """Process-pool execution of a cpu stage; results are stored as they complete."""
     ctx = multiprocessing.get_context("spawn")  # no fork of a process that holds threads and sockets
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:

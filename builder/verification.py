@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
+
 from rqbench.builder import prompt_text as pt
 from rqbench.builder.author_rqs import AuthorRQsResult
 from rqbench.builder.llm_stage import GRAMMAR_SAFE_TEXT, LLMStageSettings, ask, bounded, is_permanent
 from rqbench.builder.stages import gather_calls
-
 from rqbench.llm import LLMCallFailed
 from rqbench.records import ParsedPaper, Record, Verification
 from rqbench.steps import owned_step
@@ -76,7 +76,14 @@ async def verify(
             failures.append(f"{res.reason}: {res.detail}"[:500])
             continue
         reply, model = res
-        verdicts.append(Verification(addressed=reply.addressed, confidence=reply.confidence,
-                                     reasoning=reply.reasoning, evidence=reply.evidence, model=model))  # fmt: skip
+        verdicts.append(
+            Verification(
+                addressed=reply.addressed,
+                confidence=reply.confidence,
+                reasoning=reply.reasoning,
+                evidence=reply.evidence,
+                model=model,
+            )
+        )
         failures.append(None)
     return [VerificationResult(arxiv_id=parsed.arxiv_id, verdicts=verdicts, failures=failures, source=used)]

@@ -303,8 +303,9 @@ def compare(a: WorkFacts, b: WorkFacts) -> Comparison:
     return Comparison(levels=known, bits=bits, score=sum(bits.values()))
 
 
-def best_match(facts: WorkFacts, candidates: Iterable[tuple[str, WorkFacts]],
-               threshold: float) -> tuple[str, Comparison] | None:  # fmt: skip
+def best_match(
+    facts: WorkFacts, candidates: Iterable[tuple[str, WorkFacts]], threshold: float
+) -> tuple[str, Comparison] | None:
     """The one candidate ``facts`` matches at ``threshold`` bits; None when none does, or when the runner-up
     comes within one bit of the best (a wrong paper is worse than none)."""
     scored = sorted(((name, compare(facts, f)) for name, f in candidates), key=lambda h: -h[1].score)

@@ -18,7 +18,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rqbench.dataset_card.features import CONFIG_RECORDS
-
 from rqbench.io import RecordError
 from rqbench.io import read_jsonl as read_records
 from rqbench.records import BuildManifest, CitedPaper, EvaluationInstance, PaperRecord, RQRecord, SkipRecord
@@ -51,8 +50,9 @@ class Build:
     manual_sample_info: dict[str, Any] = field(default_factory=dict)
 
     def records(self, config: str) -> list[BaseModel]:
-        return {"rqs": self.rqs, "papers": self.papers, "cited_papers": self.cited_papers,
-                "instances": self.instances}[config]
+        return {"rqs": self.rqs, "papers": self.papers, "cited_papers": self.cited_papers, "instances": self.instances}[
+            config
+        ]
 
 
 def read_jsonl(path: Path, model: type[BaseModel], *, required: bool = True) -> list[Any]:
@@ -133,8 +133,11 @@ def wellformed_problems(build: Build) -> list[str]:
     rows += [("papers", PaperRecord.__name__, p.paper.paper_id, p) for p in build.papers]
     rows += [("instances", EvaluationInstance.__name__, i.rq_id, i) for i in build.instances]
     rows += [("cited_papers", CitedPaper.__name__, c.paper_id, c) for c in build.cited_papers]
-    return [f"{rec / (config + '.jsonl')}: {describe(failure, record=f'{kind} {ident}', field=field)}"
-            for config, kind, ident, row in rows for field, failure in row.wellformed_failures()]  # fmt: skip
+    return [
+        f"{rec / (config + '.jsonl')}: {describe(failure, record=f'{kind} {ident}', field=field)}"
+        for config, kind, ident, row in rows
+        for field, failure in row.wellformed_failures()
+    ]
 
 
 def check_build(build: Build) -> list[str]:
@@ -177,8 +180,10 @@ def check_build(build: Build) -> list[str]:
         if i.gt_rq != r.rq:
             problems.append(f"{where}: gt_rq differs from the RQRecord's rq")
         if (i.paper_id, i.arxiv_id) != (r.paper_id, r.arxiv_id):
-            problems.append(f"{where}: paper_id/arxiv_id {i.paper_id!r}/{i.arxiv_id!r} differ from the RQRecord's "
-                            f"{r.paper_id!r}/{r.arxiv_id!r}")
+            problems.append(
+                f"{where}: paper_id/arxiv_id {i.paper_id!r}/{i.arxiv_id!r} differ from the RQRecord's "
+                f"{r.paper_id!r}/{r.arxiv_id!r}"
+            )
         missing = [c for c in i.background_paper_ids if c not in cited]
         if missing:
             problems.append(f"{where}: background_paper_ids {missing[:3]} not in cited_papers.jsonl")

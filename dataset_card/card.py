@@ -67,7 +67,7 @@ def load_code(release: ReleaseInfo, settings: CardSettings) -> str:
         note = (
             "\nThis copy is a local git repository with one tag per version. `load_dataset` cannot pin a "
             "revision of a local folder, so `materialize` exports the tag's files once into a cache folder; "
-            "`load_dataset(<the folder>, \"rqs\")` on the repository itself reads the newest version."
+            '`load_dataset(<the folder>, "rqs")` on the repository itself reads the newest version.'
         )
     return f"```python\n{code}```\n{note}"
 
@@ -95,8 +95,10 @@ def _funnel(funnel: dict[str, Any]) -> str:
     if flat:
         parts.append("| item | value |\n|---|---|\n" + table_rows(flat.items()))
     if rules:
-        parts.append("| rule | applied | removed | remaining |\n|---|---|---|---|\n" + table_rows(
-            (r["rule"], r.get("applied"), r.get("removed_total"), r.get("remaining")) for r in rules))
+        parts.append(
+            "| rule | applied | removed | remaining |\n|---|---|---|---|\n"
+            + table_rows((r["rule"], r.get("applied"), r.get("removed_total"), r.get("remaining")) for r in rules)
+        )
     return "\n\n".join(parts)
 
 
@@ -146,20 +148,26 @@ def no_text_reason(reason: str | None) -> str:
 def cited_text_summary(s: DatasetStats) -> str:
     full, total = s.text_levels.get("full", 0), sum(s.text_levels.values())
     c = s.cited_contributions
-    return (f"\n{full} of the {total} cited papers carry their body text ({s.cited_sections} sections in all), and "
-            f"{s.background_with_text} of the {s.instances} evaluation instances have at least one of them among "
-            f"their background papers. Their contributions: {c.get('extracted', 0)} extracted by an LLM from the "
-            f"body text, {c.get('abstract', 0)} the abstract standing in, {c.get('none', 0)} none.")
+    return (
+        f"\n{full} of the {total} cited papers carry their body text ({s.cited_sections} sections in all), and "
+        f"{s.background_with_text} of the {s.instances} evaluation instances have at least one of them among "
+        f"their background papers. Their contributions: {c.get('extracted', 0)} extracted by an LLM from the "
+        f"body text, {c.get('abstract', 0)} the abstract standing in, {c.get('none', 0)} none."
+    )
 
 
 def cited_text_notes(s: DatasetStats) -> str:
     if not s.cited_without_text:
         return "Every cited paper has its body text."
-    lines = [f"- *{x.title}* (`{x.paper_id}`), {x.text_level} only: {no_text_reason(x.reason)}."
-             for x in s.cited_without_text]  # fmt: skip
-    return ("Cited papers without body text count as background only where the build allowed it "
-            "(`allow_abstract_only` in the build settings); they are linked from the RQs that cite them:\n\n"
-            + "\n".join(lines))
+    lines = [
+        f"- *{x.title}* (`{x.paper_id}`), {x.text_level} only: {no_text_reason(x.reason)}."
+        for x in s.cited_without_text
+    ]
+    return (
+        "Cited papers without body text count as background only where the build allowed it "
+        "(`allow_abstract_only` in the build settings); they are linked from the RQs that cite them:\n\n"
+        + "\n".join(lines)
+    )
 
 
 def influence_note(manifest: BuildManifest) -> str:
@@ -169,11 +177,13 @@ def influence_note(manifest: BuildManifest) -> str:
     if not promoted:
         return "Influence: every citation counted as influential was labelled so by the labeller; none was promoted."
     of = f" of the {influential}" if influential is not None else ""
-    return (f"Influence: {promoted}{of} citations counted as influential were promoted by the "
-            f"`--min-influential {wanted}` fallback, not labelled influential by the labeller: when a paper has "
-            f"fewer influential citations than that, its labelled citations are promoted in the builder's order "
-            f"(those whose text the build can read first, then the most often cited) until it has {wanted}. Each "
-            "keeps its own label and is marked `promoted` in the build's influence stage output.")
+    return (
+        f"Influence: {promoted}{of} citations counted as influential were promoted by the "
+        f"`--min-influential {wanted}` fallback, not labelled influential by the labeller: when a paper has "
+        f"fewer influential citations than that, its labelled citations are promoted in the builder's order "
+        f"(those whose text the build can read first, then the most often cited) until it has {wanted}. Each "
+        "keeps its own label and is marked `promoted` in the build's influence stage output."
+    )
 
 
 def verifier_note(models: Iterable[str]) -> str:
@@ -182,12 +192,20 @@ def verifier_note(models: Iterable[str]) -> str:
     demo = demo_names(models)
     if not demo:
         return ""
-    return (f"The verifier here is a demo model ({', '.join(f'`{m}`' for m in demo)}): its verdicts, and the "
-            "approval rate below, show that the step runs, not whether the questions are addressed.")
+    return (
+        f"The verifier here is a demo model ({', '.join(f'`{m}`' for m in demo)}): its verdicts, and the "
+        "approval rate below, show that the step runs, not whether the questions are addressed."
+    )
 
 
-def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManifest, funnel: dict[str, Any],
-                settings: CardSettings, existing_text: str | None) -> str:
+def render_body(
+    release: ReleaseInfo,
+    stats: DatasetStats,
+    manifest: BuildManifest,
+    funnel: dict[str, Any],
+    settings: CardSettings,
+    existing_text: str | None,
+) -> str:
     s, v = stats, stats.verification
     local_models = sorted({st.model for st in manifest.stages if st.model})
     sample_notice = ""
@@ -205,10 +223,15 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
         )
     dropped = table_rows(sorted(s.rqs_dropped.items())) if s.rqs_dropped else ""
     dropped_table = "| reason | RQs |\n|---|---|\n" + dropped if dropped else "No RQ was dropped."
-    malformed = table_rows((kind.replace("_", " "), c.items, ", ".join(f"{r}: {n}" for r, n in c.rules.items()))
-                      for kind, c in s.malformed.items())  # fmt: skip
-    malformed_table = ("| kind | texts dropped | rules broken |\n|---|---|---|\n" + malformed if malformed
-                       else "The gate refused no text.")  # fmt: skip
+    malformed = table_rows(
+        (kind.replace("_", " "), c.items, ", ".join(f"{r}: {n}" for r, n in c.rules.items()))
+        for kind, c in s.malformed.items()
+    )
+    malformed_table = (
+        "| kind | texts dropped | rules broken |\n|---|---|---|\n" + malformed
+        if malformed
+        else "The gate refused no text."
+    )
     table1 = summary_rows(s)
     dev = release.dev_rule.get("dev_papers", [])
     values = {
@@ -223,8 +246,11 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
         "n_subfields": s.subfields,
         "load_code": load_code(release, settings),
         "config_rows": table_rows(
-            (f"`{c}`", (m.__doc__ or "").strip().splitlines()[0].replace("``", "`"),
-             release.splits.get(c, {}).get("test", 0))
+            (
+                f"`{c}`",
+                (m.__doc__ or "").strip().splitlines()[0].replace("``", "`"),
+                release.splits.get(c, {}).get("test", 0),
+            )
             for c, m in CONFIG_RECORDS.items()
         ),
         "fields_tables": fields_tables(),
@@ -269,12 +295,22 @@ def render_body(release: ReleaseInfo, stats: DatasetStats, manifest: BuildManife
 
 
 def licence_text(settings: CardSettings) -> str:
-    return fill(LICENCE_TEMPLATE.read_text(encoding="utf-8"), {"annotation_licence": settings.annotation_licence},
-                str(LICENCE_TEMPLATE)).strip()
+    return fill(
+        LICENCE_TEMPLATE.read_text(encoding="utf-8"),
+        {"annotation_licence": settings.annotation_licence},
+        str(LICENCE_TEMPLATE),
+    ).strip()
 
 
-def render_card(release: ReleaseInfo, stats: DatasetStats, infos: dict[str, DatasetInfo], manifest: BuildManifest,
-                funnel: dict[str, Any], settings: CardSettings, existing_text: str | None = None) -> str:
+def render_card(
+    release: ReleaseInfo,
+    stats: DatasetStats,
+    infos: dict[str, DatasetInfo],
+    manifest: BuildManifest,
+    funnel: dict[str, Any],
+    settings: CardSettings,
+    existing_text: str | None = None,
+) -> str:
     """The full README.md: merged YAML header, then the body from the template."""
     existing_meta: dict[str, Any] = {}
     if existing_text:

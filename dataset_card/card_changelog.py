@@ -26,15 +26,20 @@ def _plural(n: int, word: str) -> str:
 
 def additions_text(added: ReleaseAdditions) -> str:
     """The changelog's account of what a release added: the base it extends, the months, the counts by rule."""
-    months = "; ".join(f"{m}: {_plural(c.get('papers', 0), 'paper')}, {c.get('rqs', 0)} RQs"
-                       for m, c in added.months.items()) or "none"  # fmt: skip
+    months = (
+        "; ".join(
+            f"{m}: {_plural(c.get('papers', 0), 'paper')}, {c.get('rqs', 0)} RQs" for m, c in added.months.items()
+        )
+        or "none"
+    )
     if added.extends:
         parts = [f"Extends v{added.extends.removeprefix('v')} with its rows unchanged.", f"Added {months}."]
     else:
         parts = [f"Built whole; papers by first-version month: {months}."]
     if added.removed_by_rule:
-        parts.append("Papers removed by keep rule: " + ", ".join(f"{r} {n}" for r, n in added.removed_by_rule.items())
-                     + ".")
+        parts.append(
+            "Papers removed by keep rule: " + ", ".join(f"{r} {n}" for r, n in added.removed_by_rule.items()) + "."
+        )
     if added.rqs_dropped:
         parts.append("RQs dropped: " + ", ".join(f"{r} {n}" for r, n in added.rqs_dropped.items()) + ".")
     return " ".join(p for p in parts if p)

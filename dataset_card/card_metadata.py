@@ -36,8 +36,9 @@ def dataset_info_metadata(infos: dict[str, DatasetInfo]) -> list[dict[str, Any]]
     return value if isinstance(value, list) else [value]
 
 
-def card_metadata(release: ReleaseInfo, stats: DatasetStats, infos: dict[str, DatasetInfo],
-                  settings: CardSettings) -> dict[str, Any]:
+def card_metadata(
+    release: ReleaseInfo, stats: DatasetStats, infos: dict[str, DatasetInfo], settings: CardSettings
+) -> dict[str, Any]:
     tags = ["research-questions", "scientific-novelty", "llm-as-a-judge", "benchmark", "arxiv"]
     if settings.sample:
         tags.append("sample")

@@ -14,13 +14,43 @@ from rqbench.dataset_card.card_changelog import changelog_entries
 from rqbench.dataset_card.features import CONFIG_RECORDS, config_features
 
 # Keys of the YAML header a card must have (``card_metadata`` owns them; all others are left as found).
-REQUIRED_KEYS = ("license", "task_categories", "language", "size_categories", "pretty_name", "tags",
-                 "configs", "dataset_info")
-SIZE_CATEGORIES = {"n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M", "100M<n<1B",
-                   "1B<n<10B", "10B<n<100B", "100B<n<1T", "n>1T"}
-REQUIRED_SECTIONS = ("## Summary", "## How to load", "## Configs and fields", "## Splits", "## How it was made",
-                     "## Summary statistics", "## Cited papers' text", "## Verification", "## Limitations",
-                     "## Licence of the texts", "## Citation", "## Changelog")
+REQUIRED_KEYS = (
+    "license",
+    "task_categories",
+    "language",
+    "size_categories",
+    "pretty_name",
+    "tags",
+    "configs",
+    "dataset_info",
+)
+SIZE_CATEGORIES = {
+    "n<1K",
+    "1K<n<10K",
+    "10K<n<100K",
+    "100K<n<1M",
+    "1M<n<10M",
+    "10M<n<100M",
+    "100M<n<1B",
+    "1B<n<10B",
+    "10B<n<100B",
+    "100B<n<1T",
+    "n>1T",
+}
+REQUIRED_SECTIONS = (
+    "## Summary",
+    "## How to load",
+    "## Configs and fields",
+    "## Splits",
+    "## How it was made",
+    "## Summary statistics",
+    "## Cited papers' text",
+    "## Verification",
+    "## Limitations",
+    "## Licence of the texts",
+    "## Citation",
+    "## Changelog",
+)
 
 
 def _files_matching(tree: Path, pattern: str) -> list[str]:

@@ -38,7 +38,6 @@ from rqbench.dataset_card.release import assemble
 from rqbench.dataset_card.repo import Target, TargetError, target_for
 from rqbench.dataset_card.rolling import RollingError, additions, read_release, union_build
 from rqbench.dataset_card.versions import RELEASE_FILE, ReleaseAdditions, ReleaseInfo, Version, VersionError
-
 from rqbench.io import RecordError
 from rqbench.records import SourceWindow
 
@@ -126,40 +125,56 @@ def default_version(target: Target, window: SourceWindow | None) -> Version:
     """A rolling build's version when none is given: the next minor of the newest release."""
     existing = target.versions()
     if window is None or window.since_release is None or not existing:
-        raise PublishRefused("give --version X.Y.Z (only a build made with --since-release defaults to the next "
-                             "minor version of the newest release)")  # fmt: skip
+        raise PublishRefused(
+            "give --version X.Y.Z (only a build made with --since-release defaults to the next "
+            "minor version of the newest release)"
+        )
     return max(existing).next_minor()
 
 
-def rolling_union(build: Build, window: SourceWindow, target: Target, newest: Version | None,
-                  root: Path) -> tuple[Build, ReleaseAdditions]:  # fmt: skip
+def rolling_union(
+    build: Build, window: SourceWindow, target: Target, newest: Version | None, root: Path
+) -> tuple[Build, ReleaseAdditions]:
     """The union a rolling build publishes, and what it adds; refused unless the base is the target's newest
     release and holds the data the build was made from, or when the union's records contradict each other."""
     base_version = Version.parse(window.since_release or "")
     if newest != base_version:
-        raise PublishRefused(f"the build extends {base_version.tag}, but the newest release in {target.describe()} is "
-                             f"{newest.tag if newest else 'none'}; rebuild with --since-release "
-                             f"{newest.tag if newest else 'vX.Y.Z'} so no release's papers are left out")  # fmt: skip
+        raise PublishRefused(
+            f"the build extends {base_version.tag}, but the newest release in {target.describe()} is "
+            f"{newest.tag if newest else 'none'}; rebuild with --since-release "
+            f"{newest.tag if newest else 'vX.Y.Z'} so no release's papers are left out"
+        )
     try:
         base = read_release(target, base_version)
     except RollingError as exc:
         raise PublishRefused(str(exc)) from exc
     if base.info.data_fingerprint != window.base_data_fingerprint:
-        raise PublishRefused(f"{base_version.tag} in {target.describe()} is not the release the build was made from "
-                             f"(its data fingerprint is {base.info.data_fingerprint}, the build's window names "
-                             f"{window.base_data_fingerprint}); rebuild against this repository")  # fmt: skip
+        raise PublishRefused(
+            f"{base_version.tag} in {target.describe()} is not the release the build was made from "
+            f"(its data fingerprint is {base.info.data_fingerprint}, the build's window names "
+            f"{window.base_data_fingerprint}); rebuild against this repository"
+        )
     union = union_build(base, build, root)
     # the union's files are staged and gone after this: name it by what it joins
     problems = [p.replace(str(union.root), f"<{base_version.tag} + {build.root}>") for p in check_build(union)]
     if problems:
         shown = "\n  ".join(problems[:20])
-        raise PublishRefused(f"the union of {base_version.tag} and {build.root} does not hold together "
-                             f"({len(problems)} problems):\n  {shown}")  # fmt: skip
+        raise PublishRefused(
+            f"the union of {base_version.tag} and {build.root} does not hold together "
+            f"({len(problems)} problems):\n  {shown}"
+        )
     return union, additions(build.papers, build.rqs, build.funnel, build.manifest, base_version.tag)
 
 
-def publish(build_dir: str | Path, version: str | Version | None, target: Target, settings: CardSettings,
-            *, notes: str = "", build: Build | None = None) -> Published:
+def publish(
+    build_dir: str | Path,
+    version: str | Version | None,
+    target: Target,
+    settings: CardSettings,
+    *,
+    notes: str = "",
+    build: Build | None = None,
+) -> Published:
     """Validate, stage, commit and tag one release (see the module docstring for what is refused).
 
     ``version`` None: the next minor version, for a build made with ``--since-release`` only.
@@ -167,8 +182,13 @@ def publish(build_dir: str | Path, version: str | Version | None, target: Target
     build_dir = Path(build_dir)
     build = build or check_build_valid(build_dir)
     window = build_window(build)
-    v = default_version(target, window) if version is None else \
-        version if isinstance(version, Version) else Version.parse(version)  # fmt: skip
+    v = (
+        default_version(target, window)
+        if version is None
+        else version
+        if isinstance(version, Version)
+        else Version.parse(version)
+    )
     newest = check_version(target, v)
     check_schema(target, v, newest)
     existing_card = target.read_text("README.md")
@@ -178,10 +198,13 @@ def publish(build_dir: str | Path, version: str | Version | None, target: Target
             build, added = rolling_union(build, window, target, newest, stage / "union-build")
         else:
             added = additions(build.papers, build.rqs, build.funnel, build.manifest, None)  # built whole: all of it
-        release, stats = assemble(build, v, stage / "tree", settings, existing_card=existing_card, notes=notes,
-                                  added=added)
-        message = (f"RQ-Bench {v.tag}: {stats.rqs} RQs, {stats.papers} papers, {stats.unique_cited_papers} "
-                   f"cited papers (build {release.build_id})")
+        release, stats = assemble(
+            build, v, stage / "tree", settings, existing_card=existing_card, notes=notes, added=added
+        )
+        message = (
+            f"RQ-Bench {v.tag}: {stats.rqs} RQs, {stats.papers} papers, {stats.unique_cited_papers} "
+            f"cited papers (build {release.build_id})"
+        )
         commit = target.publish_tree(stage / "tree", v, message)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
@@ -193,17 +216,27 @@ def publish(build_dir: str | Path, version: str | Version | None, target: Target
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("build_dir", type=Path, help="a build folder (records/, manifest.json, ...)")
-    parser.add_argument("--version", default=None,
-                        help="the release version X.Y.Z (tagged vX.Y.Z); a build made with --since-release defaults "
-                        "to the next minor version and is published holding the release's rows and its own")
+    parser.add_argument(
+        "--version",
+        default=None,
+        help="the release version X.Y.Z (tagged vX.Y.Z); a build made with --since-release defaults "
+        "to the next minor version and is published holding the release's rows and its own",
+    )
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--repo", help="push to this Hub dataset repo ORG/NAME (token from HF_TOKEN or the login)")
-    where.add_argument("--to", type=Path, default=None,
-                       help="write to this local git repository instead (created if absent; the offline default)")
+    where.add_argument(
+        "--to",
+        type=Path,
+        default=None,
+        help="write to this local git repository instead (created if absent; the offline default)",
+    )
     parser.add_argument("--notes", default="", help="one line for the changelog entry")
     parser.add_argument("--pretty-name", default="RQ-Bench")
-    parser.add_argument("--annotation-licence", default="CC BY 4.0",
-                        help="licence of what RQ-Bench made (the papers' texts keep their own)")
+    parser.add_argument(
+        "--annotation-licence",
+        default="CC BY 4.0",
+        help="licence of what RQ-Bench made (the papers' texts keep their own)",
+    )
     parser.add_argument("--sample", action="store_true", help="mark the card as a sample for trying the tools")
     parser.add_argument("--private", action="store_true", help="create the Hub repository as private")
 
@@ -218,7 +251,9 @@ def run(args: argparse.Namespace) -> int:
         settings = CardSettings(
             repo=target.describe() if target.kind == "local" else args.repo,
             target=target.kind,  # type: ignore[arg-type]
-            pretty_name=args.pretty_name, annotation_licence=args.annotation_licence, sample=args.sample,
+            pretty_name=args.pretty_name,
+            annotation_licence=args.annotation_licence,
+            sample=args.sample,
         )
         done = publish(args.build_dir, args.version, target, settings, notes=args.notes)
     except (PublishRefused, VersionError, TargetError) as exc:
@@ -227,6 +262,15 @@ def run(args: argparse.Namespace) -> int:
     except HfHubHTTPError as exc:  # auth, permissions, a concurrent push (parent_commit moved)
         print(f"rqbench publish: the Hub refused the upload of {args.repo}: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps({"version": str(done.version), "tag": done.version.tag, "commit": done.commit,
-                      "target": done.target, "rqs": done.release.splits["rqs"]["test"]}))
+    print(
+        json.dumps(
+            {
+                "version": str(done.version),
+                "tag": done.version.tag,
+                "commit": done.commit,
+                "target": done.target,
+                "rqs": done.release.splits["rqs"]["test"],
+            }
+        )
+    )
     return 0

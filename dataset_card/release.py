@@ -24,8 +24,14 @@ from rqbench.dataset_card.build_folder import Build
 from rqbench.dataset_card.card import licence_text, render_card
 from rqbench.dataset_card.card_base import CardError, CardSettings
 from rqbench.dataset_card.card_validation import validate_card
-from rqbench.dataset_card.features import CONFIG_RECORDS, all_features, config_features, features_dict, \
-    schema_fingerprint, to_row
+from rqbench.dataset_card.features import (
+    CONFIG_RECORDS,
+    all_features,
+    config_features,
+    features_dict,
+    schema_fingerprint,
+    to_row,
+)
 from rqbench.dataset_card.splits import DEV_FRACTION, DEV_SEED, dev_papers
 from rqbench.dataset_card.stats import DatasetStats, compute_stats
 from rqbench.dataset_card.versions import RELEASE_FILE, ReleaseAdditions, ReleaseInfo, Version
@@ -105,8 +111,11 @@ def assemble(
             download += path.stat().st_size
             split_dict.add(SplitInfo(name=split, num_bytes=nbytes, num_examples=len(split_rows)))
         infos[config] = DatasetInfo(
-            features=config_features(config), splits=split_dict, download_size=download,
-            dataset_size=sum(s.num_bytes for s in split_dict.values()), config_name=config,
+            features=config_features(config),
+            splits=split_dict,
+            download_size=download,
+            dataset_size=sum(s.num_bytes for s in split_dict.values()),
+            config_name=config,
         )
     feats = all_features()
     release = ReleaseInfo(
@@ -124,12 +133,20 @@ def assemble(
         notes=notes,
         added=added,
     )
-    stats = compute_stats(build.rqs, build.papers, build.cited_papers, build.instances, build.manifest,
-                          build.manual_sample, build.manual_sample_info)
+    stats = compute_stats(
+        build.rqs,
+        build.papers,
+        build.cited_papers,
+        build.instances,
+        build.manifest,
+        build.manual_sample,
+        build.manual_sample_info,
+    )
     card = render_card(release, stats, infos, build.manifest, build.funnel, settings, existing_card)
     (out / "README.md").write_text(card, encoding="utf-8")
-    (out / "LICENSE.md").write_text(f"# Licence of {settings.pretty_name}\n\n{licence_text(settings)}\n",
-                                    encoding="utf-8")
+    (out / "LICENSE.md").write_text(
+        f"# Licence of {settings.pretty_name}\n\n{licence_text(settings)}\n", encoding="utf-8"
+    )
     (out / RELEASE_FILE).write_text(release.model_dump_json(indent=2) + "\n", encoding="utf-8")
     (out / "build").mkdir()
     for name in BUILD_FILES:

@@ -27,8 +27,16 @@ from rqbench.hashing import content_hash
 
 log = logging.getLogger(__name__)
 
-_GIT_IDENTITY = ["-c", "user.name=rqbench", "-c", "user.email=rqbench@localhost", "-c", "commit.gpgsign=false",
-                 "-c", "tag.gpgsign=false"]
+_GIT_IDENTITY = [
+    "-c",
+    "user.name=rqbench",
+    "-c",
+    "user.email=rqbench@localhost",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "tag.gpgsign=false",
+]
 
 
 class TargetError(RuntimeError):
@@ -100,10 +108,11 @@ class LocalGitTarget(Target):
 
     def _git(self, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess:
         env = dict(os.environ, GIT_DIR=str(self.path / ".git"), GIT_WORK_TREE=str(self.path))
-        proc = subprocess.run(["git", *_GIT_IDENTITY, *args], cwd=self.path, env=env, capture_output=True,
-                              input=input)
+        proc = subprocess.run(["git", *_GIT_IDENTITY, *args], cwd=self.path, env=env, capture_output=True, input=input)
         if check and proc.returncode != 0:
-            raise TargetError(f"{self.path}: git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}")
+            raise TargetError(
+                f"{self.path}: git {' '.join(args)} failed: {proc.stderr.decode(errors='replace').strip()}"
+            )
         return proc
 
     def _has_commits(self) -> bool:
@@ -112,16 +121,20 @@ class LocalGitTarget(Target):
     def check_usable(self) -> None:
         """Refuse, before any work, a path that ``ensure`` could not make a repository of: TargetError with why."""
         if self.path.exists() and not self.path.is_dir():
-            raise TargetError(f"{self.path}: is a file, not a folder; --to needs a git repository, or a new or "
-                              "empty folder to create one in")  # fmt: skip
+            raise TargetError(
+                f"{self.path}: is a file, not a folder; --to needs a git repository, or a new or "
+                "empty folder to create one in"
+            )
         ancestor = self.path.parent
         while not ancestor.exists() and ancestor != ancestor.parent:
             ancestor = ancestor.parent
         if not ancestor.is_dir():
             raise TargetError(f"{self.path}: cannot be created, because {ancestor} is a file, not a folder")
         if self.path.is_dir() and not self._is_repo() and any(self.path.iterdir()):
-            raise TargetError(f"{self.path}: exists, is not empty and is not a git repository; refusing to use it "
-                              "(give a git repository, or a new or empty folder)")  # fmt: skip
+            raise TargetError(
+                f"{self.path}: exists, is not empty and is not a git repository; refusing to use it "
+                "(give a git repository, or a new or empty folder)"
+            )
 
     def ensure(self) -> None:
         """Create the repository if the folder is absent or empty; refuse any other folder."""
@@ -170,7 +183,9 @@ class LocalGitTarget(Target):
         self.ensure()
         dirty = self._git("status", "--porcelain").stdout.decode().strip()
         if dirty:
-            raise TargetError(f"{self.path}: the work tree has uncommitted changes; commit or discard them first:\n{dirty}")
+            raise TargetError(
+                f"{self.path}: the work tree has uncommitted changes; commit or discard them first:\n{dirty}"
+            )
         for p in deletes:
             self._git("rm", "-q", "--", p)
         for p in adds:
@@ -268,7 +283,10 @@ class HubTarget(Target):
         operations = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(tree / p)) for p in adds]
         operations += [CommitOperationDelete(path_in_repo=p) for p in deletes]
         info = self.api.create_commit(
-            self.repo_id, operations=operations, commit_message=message, repo_type="dataset",
+            self.repo_id,
+            operations=operations,
+            commit_message=message,
+            repo_type="dataset",
             parent_commit=self._head(),  # refuse if someone pushed since we read the repository
         )
         self.api.create_tag(self.repo_id, tag=tag, tag_message=message, revision=info.oid, repo_type="dataset")

@@ -68,8 +68,11 @@ class PublishedRelease:
     def newest_paper(self) -> datetime | None:
         """The latest first-version time of its papers (UTC); None when none has a date."""
         times = [p.paper.published for p in self.papers if p.paper.published is not None]
-        return max((t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)) for t in times) \
-            if times else None  # fmt: skip
+        return (
+            max((t.astimezone(timezone.utc) if t.tzinfo else t.replace(tzinfo=timezone.utc)) for t in times)
+            if times
+            else None
+        )
 
 
 # -- reading a release ---------------------------------------------------------
@@ -81,8 +84,10 @@ def release_target(dataset: str | Path) -> Target:
     if local.exists():
         target = LocalGitTarget(local)
         if not (target.path / ".git").exists():
-            raise RollingError(f"{local}: not a dataset repository (no .git); give the folder `rqbench publish --to` "
-                               "wrote, or a Hub id ORG/NAME")  # fmt: skip
+            raise RollingError(
+                f"{local}: not a dataset repository (no .git); give the folder `rqbench publish --to` "
+                "wrote, or a Hub id ORG/NAME"
+            )
         return target
     if str(dataset).count("/") != 1:
         raise RollingError(f"dataset {dataset!r}: no such folder, and not a Hub id ORG/NAME")
@@ -116,8 +121,11 @@ def _rows(folder: Path, config: str) -> list[BaseModel]:
     if not files:
         raise RollingError(f"{folder}: no data/{config}/test-*.parquet")
     model = CONFIG_RECORDS[config]
-    return [from_row(model, row, where=f"{f.relative_to(folder)} row {n}")
-            for f in files for n, row in enumerate(pq.read_table(f).to_pylist(), 1)]  # fmt: skip
+    return [
+        from_row(model, row, where=f"{f.relative_to(folder)} row {n}")
+        for f in files
+        for n, row in enumerate(pq.read_table(f).to_pylist(), 1)
+    ]
 
 
 def read_release(target: Target, version: Version) -> PublishedRelease:
@@ -137,8 +145,18 @@ def read_release(target: Target, version: Version) -> PublishedRelease:
         manifest = BuildManifest.model_validate_json((build / "manifest.json").read_text(encoding="utf-8"))
     skips = read_jsonl(build / "skips.jsonl", SkipRecord) if (build / "skips.jsonl").is_file() else []
     sample, sample_info = read_manual_sample(build / "manual_validation_sample.json")
-    return PublishedRelease(version, info, rows["rqs"], rows["papers"], rows["cited_papers"],  # type: ignore[arg-type]
-                            rows["instances"], manifest, skips, sample, sample_info)  # type: ignore[arg-type]
+    return PublishedRelease(
+        version,
+        info,
+        rows["rqs"],
+        rows["papers"],
+        rows["cited_papers"],  # type: ignore[arg-type]
+        rows["instances"],
+        manifest,
+        skips,
+        sample,
+        sample_info,
+    )  # type: ignore[arg-type]
 
 
 def source_window(dataset: str | Path | None, since_release: str | None, month: str | None) -> SourceWindow:
@@ -152,25 +170,40 @@ def source_window(dataset: str | Path | None, since_release: str | None, month: 
     release = read_release(target, resolve_version(target, since_release))
     after = release.newest_paper()
     if after is None:
-        raise RollingError(f"{release.version.tag} in {target.describe()} has no paper with a first-version date, so "
-                           "'newer than its newest paper' means nothing; build a month with --window YYYY-MM")  # fmt: skip
-    return SourceWindow(since_release=release.version.tag, dataset=str(dataset), after=after, month=month,
-                        base_data_fingerprint=release.info.data_fingerprint)  # fmt: skip
+        raise RollingError(
+            f"{release.version.tag} in {target.describe()} has no paper with a first-version date, so "
+            "'newer than its newest paper' means nothing; build a month with --window YYYY-MM"
+        )
+    return SourceWindow(
+        since_release=release.version.tag,
+        dataset=str(dataset),
+        after=after,
+        month=month,
+        base_data_fingerprint=release.info.data_fingerprint,
+    )
 
 
 # -- what a release adds ----------------------------------------------------------
 
 
-def additions(papers: Iterable[PaperRecord], rqs: Sequence[RQRecord], funnel: dict[str, Any],
-              manifest: BuildManifest, extends: str | None) -> ReleaseAdditions:  # fmt: skip
+def additions(
+    papers: Iterable[PaperRecord],
+    rqs: Sequence[RQRecord],
+    funnel: dict[str, Any],
+    manifest: BuildManifest,
+    extends: str | None,
+) -> ReleaseAdditions:
     """The changelog's facts: the added papers and their RQs by first-version month (``undated`` without a date),
     and the build's papers removed per applied keep rule and RQs dropped per reason."""
     added = {p.paper.paper_id: p.paper.first_version()[0] for p in papers}
     month = {pid: month_of(d) if d else UNDATED for pid, d in added.items()}
     n_papers = Counter(month.values())
     n_rqs = Counter(month[r.paper_id] for r in rqs if r.paper_id in month)
-    rules = {r["rule"]: int(r.get("removed_total", 0)) for r in funnel.get("rules", [])
-             if isinstance(r, dict) and "rule" in r and r.get("applied")}  # fmt: skip
+    rules = {
+        r["rule"]: int(r.get("removed_total", 0))
+        for r in funnel.get("rules", [])
+        if isinstance(r, dict) and "rule" in r and r.get("applied")
+    }
     return ReleaseAdditions(
         extends=extends,
         months={m: {"papers": n_papers[m], "rqs": n_rqs.get(m, 0)} for m in sorted(n_papers)},
@@ -194,22 +227,37 @@ def _malformed(a: dict[str, MalformedCount], b: dict[str, MalformedCount]) -> di
     return out
 
 
-def _union_counts(base: BuildManifest | None, new: BuildManifest, rqs: list[RQRecord], papers: list[PaperRecord],
-                  cited: list[CitedPaper], instances: list[EvaluationInstance], sample: list[str]) -> dict[str, int]:  # fmt: skip
+def _union_counts(
+    base: BuildManifest | None,
+    new: BuildManifest,
+    rqs: list[RQRecord],
+    papers: list[PaperRecord],
+    cited: list[CitedPaper],
+    instances: list[EvaluationInstance],
+    sample: list[str],
+) -> dict[str, int]:
     """The two builds' counts added up, and every count a row set determines recounted on the union's rows."""
     counts = _summed(base.counts if base else {}, new.counts)
     levels = Counter(c.text_level.value for c in cited)
     sources = Counter(c.contributions_source or "none" for c in cited)
     verified = [r.verification for r in rqs if r.verification is not None]
     counts.update(
-        papers=len(papers), rqs=len(rqs), subfields=len({r.subfield for r in rqs}),
-        rq_citation_links=sum(len(r.cited_paper_ids) for r in rqs), unique_cited_papers=len(cited),
-        cited_papers=len(cited), instances=len(instances), cited_full=levels.get("full", 0),
-        cited_abstract=levels.get("abstract", 0), cited_title=levels.get("title", 0),
+        papers=len(papers),
+        rqs=len(rqs),
+        subfields=len({r.subfield for r in rqs}),
+        rq_citation_links=sum(len(r.cited_paper_ids) for r in rqs),
+        unique_cited_papers=len(cited),
+        cited_papers=len(cited),
+        instances=len(instances),
+        cited_full=levels.get("full", 0),
+        cited_abstract=levels.get("abstract", 0),
+        cited_title=levels.get("title", 0),
         cited_contributions_extracted=sources.get("extracted", 0),
         cited_contributions_abstract=sources.get("abstract", 0),
-        verified=len(verified), verified_addressed=sum(1 for v in verified if v.addressed), manual_sample=len(sample),
-    )  # fmt: skip
+        verified=len(verified),
+        verified_addressed=sum(1 for v in verified if v.addressed),
+        manual_sample=len(sample),
+    )
     return counts
 
 
@@ -228,21 +276,42 @@ def union_build(base: PublishedRelease, new: Build, root: Path) -> Build:
     cited_rows = sorted(cited.values(), key=lambda c: c.paper_id)
     sample = [*base.manual_sample, *(i for i in new.manual_sample if i not in set(base.manual_sample))]
     b = base.manifest
-    manifest = new.manifest.model_copy(update={
-        "build_id": content_hash({"base": base.info.build_id, "window": new.manifest.build_id}),
-        "inputs": {**new.manifest.inputs, "base_release": {"tag": base.version.tag, "build_id": base.info.build_id,
-                                                           "data_fingerprint": base.info.data_fingerprint}},
-        "counts": _union_counts(b, new.manifest, rqs, papers, cited_rows, instances, sample),
-        "dropped": _summed(b.dropped if b else {}, new.manifest.dropped),
-        "malformed": _malformed(b.malformed if b else {}, new.manifest.malformed),
-    })  # fmt: skip
-    info = {**new.manual_sample_info, "joined": f"{base.version.tag}'s sample ({len(base.manual_sample)} ids) and "
-            f"this window's ({len(sample) - len(base.manual_sample)} new ids)"}  # fmt: skip
+    manifest = new.manifest.model_copy(
+        update={
+            "build_id": content_hash({"base": base.info.build_id, "window": new.manifest.build_id}),
+            "inputs": {
+                **new.manifest.inputs,
+                "base_release": {
+                    "tag": base.version.tag,
+                    "build_id": base.info.build_id,
+                    "data_fingerprint": base.info.data_fingerprint,
+                },
+            },
+            "counts": _union_counts(b, new.manifest, rqs, papers, cited_rows, instances, sample),
+            "dropped": _summed(b.dropped if b else {}, new.manifest.dropped),
+            "malformed": _malformed(b.malformed if b else {}, new.manifest.malformed),
+        }
+    )
+    info = {
+        **new.manual_sample_info,
+        "joined": f"{base.version.tag}'s sample ({len(base.manual_sample)} ids) and "
+        f"this window's ({len(sample) - len(base.manual_sample)} new ids)",
+    }
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     write_atomic(root / "manifest.json", manifest.model_dump_json(indent=2) + "\n")
     write_atomic(root / "funnel.json", json.dumps(new.funnel, indent=2) + "\n")
     write_jsonl(root / "skips.jsonl", [*base.skips, *new.skips])
     write_atomic(root / "manual_validation_sample.json", json.dumps({**info, "rq_ids": sample}, indent=2) + "\n")
-    return Build(root=root, rqs=rqs, papers=papers, cited_papers=cited_rows, instances=instances, manifest=manifest,
-                 funnel=new.funnel, skips=[*base.skips, *new.skips], manual_sample=sample, manual_sample_info=info)
+    return Build(
+        root=root,
+        rqs=rqs,
+        papers=papers,
+        cited_papers=cited_rows,
+        instances=instances,
+        manifest=manifest,
+        funnel=new.funnel,
+        skips=[*base.skips, *new.skips],
+        manual_sample=sample,
+        manual_sample_info=info,
+    )

@@ -88,8 +88,9 @@ class DatasetStats(BaseModel):
     text_levels: dict[str, int] = Field(description="Cited papers by how much text we have: full, abstract, title.")
     cited_sections: int = Field(default=0, description="Sections of body text over all full-text cited papers.")
     cited_contributions: dict[str, int] = Field(
-        default_factory=dict, description="Cited papers by where their contributions come from: extracted, "
-        "abstract, none.")
+        default_factory=dict,
+        description="Cited papers by where their contributions come from: extracted, abstract, none.",
+    )
     cited_without_text: list[CitedWithoutText] = Field(default_factory=list)
     background_with_text: int = Field(default=0, description="Instances whose background has a full-text paper.")
     verification: VerificationStats
@@ -135,8 +136,9 @@ def by_subfield(rqs: Sequence[RQRecord]) -> list[SubfieldRow]:
     return sorted(rows, key=lambda row: (-row.rqs, row.subfield))
 
 
-def verification_stats(rqs: Sequence[RQRecord], manual_sample: Sequence[str] = (),
-                       protocol: dict[str, object] | None = None) -> VerificationStats:
+def verification_stats(
+    rqs: Sequence[RQRecord], manual_sample: Sequence[str] = (), protocol: dict[str, object] | None = None
+) -> VerificationStats:
     checked = [r.verification for r in rqs if r.verification is not None]
     approved = sum(1 for v in checked if v.addressed)
     return VerificationStats(
@@ -177,9 +179,7 @@ def compute_stats(
         "gaps_per_rq": spread(len(r.gaps) for r in rqs),
         "rqs_per_paper": spread(per_paper.values()),
         "cited_full_text_words": spread(full_bodies),
-        "cited_sections_per_full_text": spread(
-            len(c.sections) for c in cited_papers if c.text_level == TextLevel.full
-        ),
+        "cited_sections_per_full_text": spread(len(c.sections) for c in cited_papers if c.text_level == TextLevel.full),
     }
     levels = Counter(c.text_level.value for c in cited_papers)
     full_text_ids = {c.paper_id for c in cited_papers if c.text_level == TextLevel.full}
@@ -201,9 +201,11 @@ def compute_stats(
         text_levels={level.value: levels.get(level.value, 0) for level in TextLevel},
         cited_sections=sum(len(c.sections) for c in cited_papers if c.text_level == TextLevel.full),
         cited_contributions=dict(Counter(c.contributions_source or "none" for c in cited_papers)),
-        cited_without_text=[CitedWithoutText(paper_id=c.paper_id, title=c.title, text_level=c.text_level.value,
-                                             reason=c.no_full_text)
-                            for c in sorted(cited_papers, key=lambda c: c.paper_id) if c.text_level != TextLevel.full],
+        cited_without_text=[
+            CitedWithoutText(paper_id=c.paper_id, title=c.title, text_level=c.text_level.value, reason=c.no_full_text)
+            for c in sorted(cited_papers, key=lambda c: c.paper_id)
+            if c.text_level != TextLevel.full
+        ],
         background_with_text=sum(1 for i in instances if set(i.background_paper_ids) & full_text_ids),
         verification=verification_stats(rqs, manual_sample, manual_sample_protocol),
     )
@@ -243,9 +245,18 @@ def summary_rows(stats: DatasetStats) -> list[tuple[str, int]]:
 
 def size_category(n: int) -> str:
     """The Hub's ``size_categories`` bucket for ``n`` rows."""
-    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"),
-              (10_000_000_000, "1B<n<10B"), (100_000_000_000, "10B<n<100B"), (1_000_000_000_000, "100B<n<1T")]
+    bounds = [
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+        (100_000_000, "10M<n<100M"),
+        (1_000_000_000, "100M<n<1B"),
+        (10_000_000_000, "1B<n<10B"),
+        (100_000_000_000, "10B<n<100B"),
+        (1_000_000_000_000, "100B<n<1T"),
+    ]
     for bound, name in bounds:
         if n < bound:
             return name

@@ -85,8 +85,9 @@ class ReleaseAdditions(BaseModel):
     """What a release added, for the card's changelog: the months of its new papers (every paper, for a release
     built whole), and its build's counts."""
 
-    extends: str | None = Field(default=None, description="The release whose rows it keeps (a rolling minor "
-                                "version), else None (built whole).")
+    extends: str | None = Field(
+        default=None, description="The release whose rows it keeps (a rolling minor version), else None (built whole)."
+    )
     months: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="First-version month (YYYY-MM, or 'undated') -> papers and RQs added."
     )
@@ -111,5 +112,6 @@ class ReleaseInfo(BaseModel):
     dev_rule: dict[str, Any]
     sample: bool = False
     notes: str = ""
-    added: ReleaseAdditions | None = Field(default=None, description="What this release added; None in releases "
-                                           "published before it was recorded.")
+    added: ReleaseAdditions | None = Field(
+        default=None, description="What this release added; None in releases published before it was recorded."
+    )

@@ -104,21 +104,28 @@ def _counts(counts: dict[str, int]) -> str:
 def coverage_line(r: ResultsFile, cov: Coverage | None = None) -> str:
     """``N of M instances scored`` against the dataset revision, then who failed where (the run's and report's line)."""
     cov = cov or tally(r)
-    parts = [f"{cov.instances_scored} of {cov.instances_expected} instances scored "
-             f"(dataset {r.dataset_repo}@{r.dataset_revision})"]  # fmt: skip
+    parts = [
+        f"{cov.instances_scored} of {cov.instances_expected} instances scored "
+        f"(dataset {r.dataset_repo}@{r.dataset_revision})"
+    ]
     if cov.trial is not None:
-        parts.append(f"{trial_text(cov.trial, cov.instances_expected)}; the other "
-                     f"{cov.instances_expected - cov.trial} are not in this run (nobody's failure)")  # fmt: skip
+        parts.append(
+            f"{trial_text(cov.trial, cov.instances_expected)}; the other "
+            f"{cov.instances_expected - cov.trial} are not in this run (nobody's failure)"
+        )
     if cov.instances < (cov.trial or cov.instances_expected):
         parts.append(f"{(cov.trial or cov.instances_expected) - cov.instances} not in the results")
     if cov.generation_failures:
-        parts.append(f"{cov.generation_failures} with no valid generation (the model's failure: a loss with the "
-                     "worst Best@5)")  # fmt: skip
+        parts.append(
+            f"{cov.generation_failures} with no valid generation (the model's failure: a loss with the worst Best@5)"
+        )
     if cov.missing_candidates:
         parts.append(f"{cov.missing_candidates} RQ(s) missing (the model's: scored the worst)")
     if cov.unjudged:
-        parts.append(f"{cov.unjudged} unjudged (the judge's calls failed after their re-ask: "
-                     f"{_counts(cov.unjudged_by_criterion)}; left out of those figures)")  # fmt: skip
+        parts.append(
+            f"{cov.unjudged} unjudged (the judge's calls failed after their re-ask: "
+            f"{_counts(cov.unjudged_by_criterion)}; left out of those figures)"
+        )
     if cov.failed_calls:
         parts.append(f"failed calls: {_counts(cov.failed_calls)}")
     parts.append(f"rules applied: {_counts(cov.rule_applications) or 'none'}")

@@ -45,10 +45,12 @@ class Annotation(Record):
     group: Literal["human", "llm"] = "human"
     dimension: str = Field(default="non_obviousness", description="The rubric dimension the pick is about.")
     notes: str = ""
-    candidate_id: str | None = Field(default=None, pattern=r"^m\d+$",
-                                     description="The model RQ shown (m0..m4); None: the shown-pair rule fills it.")
-    candidate_hash: str | None = Field(default=None, min_length=1,
-                                       description="text_hash of the RQ as shown, checked against the results.")
+    candidate_id: str | None = Field(
+        default=None, pattern=r"^m\d+$", description="The model RQ shown (m0..m4); None: the shown-pair rule fills it."
+    )
+    candidate_hash: str | None = Field(
+        default=None, min_length=1, description="text_hash of the RQ as shown, checked against the results."
+    )
     origin: str = Field(default="", description="Where the pick comes from (file:line, a judgment), for errors.")
 
     @field_validator("rq_id")
@@ -111,10 +113,14 @@ def read_annotations(path: str | Path) -> list[Annotation]:
         cols = [c.strip() for c in (reader.fieldnames or [])]
         missing = [c for c in REQUIRED_COLUMNS if c not in cols]
         if missing:
-            raise ValueError(f"{path}: missing column(s) {missing}; an annotation file has columns {list(REQUIRED_COLUMNS)}")
+            raise ValueError(
+                f"{path}: missing column(s) {missing}; an annotation file has columns {list(REQUIRED_COLUMNS)}"
+            )
         unknown = [c for c in cols if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
         if unknown:
-            raise ValueError(f"{path}: unknown column(s) {unknown}; allowed: {list(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}")
+            raise ValueError(
+                f"{path}: unknown column(s) {unknown}; allowed: {list(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}"
+            )
         for raw in reader:
             line = reader.line_num
             row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
@@ -194,8 +200,13 @@ class ExpertSample(Record):
 
 def read_expert_samples(path: str | Path) -> list[ExpertSample]:
     """The samples of an expert-study file; a bad line names the file, the line, the sample and the field."""
-    samples = read_jsonl(path, ExpertSample, error=AnnotationError, label=id_label("sample"),
-                         hint="; an expert-study line holds sample, gt_rq, model_rq and verdicts")  # fmt: skip
+    samples = read_jsonl(
+        path,
+        ExpertSample,
+        error=AnnotationError,
+        label=id_label("sample"),
+        hint="; an expert-study line holds sample, gt_rq, model_rq and verdicts",
+    )
     if not samples:
         raise AnnotationError(f"{path}: no expert-study samples")
     seen: set[int] = set()
@@ -209,11 +220,16 @@ def read_expert_samples(path: str | Path) -> list[ExpertSample]:
 def expert_sample_picks(samples: Sequence[ExpertSample]) -> list[Annotation]:
     """Every rater's pick on every sample, as picks the agreement functions take (experts first)."""
     return [
-        Annotation(rq_id=s.rq_id, evaluator=rater, winner=winner, dimension=s.dimension,
-                   group="human" if rater.lower().startswith(EXPERT_PREFIX) else "llm")
+        Annotation(
+            rq_id=s.rq_id,
+            evaluator=rater,
+            winner=winner,
+            dimension=s.dimension,
+            group="human" if rater.lower().startswith(EXPERT_PREFIX) else "llm",
+        )
         for s in samples
         for rater, winner in s.verdicts.items()
-    ]  # fmt: skip
+    ]
 
 
 # --------------------------------------------------------------------------
@@ -259,15 +275,20 @@ def pin_to_shown(
             continue
         if a.candidate_id is None:
             s = shown.get((digest, a.rq_id))
-            out.append(a if s is None else a.model_copy(update={"candidate_id": s.candidate_id,
-                                                                 "candidate_hash": s.text_hash}))  # fmt: skip
+            out.append(
+                a if s is None else a.model_copy(update={"candidate_id": s.candidate_id, "candidate_hash": s.text_hash})
+            )
             continue
         hashes = texts.get((a.rq_id, a.candidate_id))
         if not hashes:
-            raise AnnotationError(f"{a.who}: candidate {a.candidate_id!r} is not a model RQ of {a.rq_id} in the results")
+            raise AnnotationError(
+                f"{a.who}: candidate {a.candidate_id!r} is not a model RQ of {a.rq_id} in the results"
+            )
         if len(hashes) > 1:
-            raise AnnotationError(f"{a.who}: the results files hold {len(hashes)} different texts for "
-                                  f"{a.rq_id} {a.candidate_id}; they are not of one submission")  # fmt: skip
+            raise AnnotationError(
+                f"{a.who}: the results files hold {len(hashes)} different texts for "
+                f"{a.rq_id} {a.candidate_id}; they are not of one submission"
+            )
         (got,) = hashes
         if a.candidate_hash is None:
             out.append(a.model_copy(update={"candidate_hash": got}))
@@ -320,12 +341,23 @@ def llm_picks(
                 raise AnnotationError(f"{a.who}: {r.judge.label}'s results have no model RQ {cid!r} for {rq_id}")
             h = text_hash(c.text)
             if a.candidate_hash is not None and h != a.candidate_hash:
-                raise AnnotationError(f"{a.who}: {r.judge.label}'s results hold another text for the shown RQ {cid} "
-                                      f"(hash {h}, shown {a.candidate_hash})")  # fmt: skip
+                raise AnnotationError(
+                    f"{a.who}: {r.judge.label}'s results hold another text for the shown RQ {cid} "
+                    f"(hash {h}, shown {a.candidate_hash})"
+                )
             papers = inst.background_paper_ids
             mine, theirs = (crit.candidate_value(x, dimension, options, papers) for x in (c, gt))
-            found.append((rq_id, cid, h, r.judge.label, f"{r.judge.label} ({r.judge.setting})",
-                          np.nan if mine is None else mine, np.nan if theirs is None else theirs))  # fmt: skip
+            found.append(
+                (
+                    rq_id,
+                    cid,
+                    h,
+                    r.judge.label,
+                    f"{r.judge.label} ({r.judge.setting})",
+                    np.nan if mine is None else mine,
+                    np.nan if theirs is None else theirs,
+                )
+            )
     # the model RQ against the GT, as the Pass@5 verdict compares Best@5 with it
     outcome = verdicts(np.array([f[5] for f in found]), np.array([f[6] for f in found]), dim.higher_is_better)
     out: list[Annotation] = []
@@ -333,8 +365,18 @@ def llm_picks(
         v = next((v for v, hit in outcome.items() if hit[k] == 1.0), None)
         if v is None:  # the GT or the shown RQ is unscored
             continue
-        out.append(Annotation(rq_id=rq_id, evaluator=label, winner=_WINNER_OF[v], group="llm", dimension=dimension,
-                              candidate_id=cid, candidate_hash=h, origin=origin))  # fmt: skip
+        out.append(
+            Annotation(
+                rq_id=rq_id,
+                evaluator=label,
+                winner=_WINNER_OF[v],
+                group="llm",
+                dimension=dimension,
+                candidate_id=cid,
+                candidate_hash=h,
+                origin=origin,
+            )
+        )
     return out
 
 
@@ -413,9 +455,13 @@ def agreement_matrix(
             shared = sorted(set(rmap[a]) & set(cmap[b]))
             values = [float(rmap[a][k].winner == cmap[b][k].winner) for k in shared]
             clusters = [rmap[a][k].arxiv_id for k in shared]
-            cells.append(AgreementCell(row=a, col=b, estimate=cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=seed)))
+            cells.append(
+                AgreementCell(row=a, col=b, estimate=cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=seed))
+            )
     dims = lambda ps: ",".join(sorted({p.dimension for p in ps}))  # noqa: E731
-    return AgreementMatrix(rows=rows, cols=cols, row_dimension=dims(row_picks), col_dimension=dims(col_picks), cells=cells)
+    return AgreementMatrix(
+        rows=rows, cols=cols, row_dimension=dims(row_picks), col_dimension=dims(col_picks), cells=cells
+    )
 
 
 def win_rates(picks: Sequence[Annotation], *, n_boot: int = AGREEMENT_BOOT, seed: int = 0) -> list[WinRateRow]:
@@ -480,7 +526,9 @@ def agreement_report(
     annotated = {a.rq_id for a in annotations}
     judged = {i.rq_id for r in used for i in r.instances}
     if not annotated & judged:
-        raise ValueError("no annotated rq_id appears in the results; are these the results of the annotated submission?")
+        raise ValueError(
+            "no annotated rq_id appears in the results; are these the results of the annotated submission?"
+        )
     pinned = pin_to_shown(annotations, results, options)
     human = [a for a in pinned if a.group == "human" and a.dimension == "non_obviousness"]
     llm_nonobv = llm_picks(used, pinned, dimension="non_obviousness", options=options)

@@ -23,17 +23,28 @@ from rqbench.evaluate.report_cli import add_score_options, demo_text, pick_submi
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--annotations", nargs="+", type=Path,
-                   help="annotation CSV files with columns rq_id, evaluator, winner (gt/model/tie) "
-                        "[, candidate_id, candidate_hash]")
+    p.add_argument(
+        "--annotations",
+        nargs="+",
+        type=Path,
+        help="annotation CSV files with columns rq_id, evaluator, winner (gt/model/tie) "
+        "[, candidate_id, candidate_hash]",
+    )
     p.add_argument("--results", nargs="+", help="results files or folders of the annotated submission")
-    p.add_argument("--examples", type=Path,
-                   help="an expert-study JSONL file with every rater's pick (instead of --annotations/--results)")
+    p.add_argument(
+        "--examples",
+        type=Path,
+        help="an expert-study JSONL file with every rater's pick (instead of --annotations/--results)",
+    )
     p.add_argument("--out", type=Path, help="folder for the tables and agreement.json (required with --results)")
     p.add_argument("--model", help="the annotated submission's model, if the results hold several")
     p.add_argument("--variant", help="its prompt variant (original, revised, custom)")
-    p.add_argument("--setting", choices=["comparative", "standalone"], default="comparative",
-                   help="which judging the LLM picks come from (default: comparative, as in the paper)")
+    p.add_argument(
+        "--setting",
+        choices=["comparative", "standalone"],
+        default="comparative",
+        help="which judging the LLM picks come from (default: comparative, as in the paper)",
+    )
     add_score_options(p)
 
 
@@ -44,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
             return 2
         return run_examples(args)
     if not (args.annotations and args.results and args.out):
-        print("rqbench agreement: --annotations, --results and --out are required (or give --examples FILE)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "rqbench agreement: --annotations, --results and --out are required (or give --examples FILE)",
+            file=sys.stderr,
+        )
         return 2
     from rqbench.evaluate import tables
     from rqbench.evaluate.agreement import agreement_report, read_annotation_files
@@ -55,15 +68,17 @@ def run(args: argparse.Namespace) -> int:
         anns = read_annotation_files(args.annotations)
         results = load_results(args.results)
         files = pick_submission(results, args.model, args.variant)
-        rep = agreement_report(anns, files, setting=args.setting, options=score_options(args), n_boot=args.n_boot,
-                               seed=args.seed)
+        rep = agreement_report(
+            anns, files, setting=args.setting, options=score_options(args), n_boot=args.n_boot, seed=args.seed
+        )
     except (FileNotFoundError, ValueError) as exc:
         print(f"rqbench agreement: {exc}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     revised = rep.prompt_variant != "original"
-    made = tables.agreement_tables(rep, suffix=f"_{rep.prompt_variant}" if revised else "",
-                                   paper=("11", "12") if revised else ("5", "9"))
+    made = tables.agreement_tables(
+        rep, suffix=f"_{rep.prompt_variant}" if revised else "", paper=("11", "12") if revised else ("5", "9")
+    )
     provenance = ["Every LLM judge's number in this table comes from these results files:", *provenance_lines(files)]
     for t in made:
         tables.write_table(t, args.out, provenance, demo_text(files))
@@ -86,20 +101,39 @@ def run_examples(args: argparse.Namespace) -> int:
     matrix = agreement_matrix(picks, n_boot=args.n_boot, seed=args.seed)
     rates = win_rates(picks, n_boot=args.n_boot, seed=args.seed)
     models = sorted({s.model for s in samples})
-    print(f"{args.examples}: {len(samples)} samples, GT vs {', '.join(models)}, {samples[0].dimension}, "
-          f"{samples[0].setting}")  # fmt: skip
-    print(tables.to_markdown(tables.agreement_matrix_table(
-        matrix, name="agreement", caption="Agreement (%): share of samples with the same pick", paper_table="5a")))
-    counts = {r: {w: sum(p.winner == w for p in picks if p.evaluator == r) for w in ("gt", "model", "tie")}
-              for r in matrix.rows}  # fmt: skip
+    print(
+        f"{args.examples}: {len(samples)} samples, GT vs {', '.join(models)}, {samples[0].dimension}, "
+        f"{samples[0].setting}"
+    )
+    print(
+        tables.to_markdown(
+            tables.agreement_matrix_table(
+                matrix, name="agreement", caption="Agreement (%): share of samples with the same pick", paper_table="5a"
+            )
+        )
+    )
+    counts = {
+        r: {w: sum(p.winner == w for p in picks if p.evaluator == r) for w in ("gt", "model", "tie")}
+        for r in matrix.rows
+    }
     print("winner counts:")
     for rater, c in counts.items():
         print(f"  {rater}: gt {c['gt']}, model {c['model']}, tie {c['tie']}")
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        for t in (tables.agreement_matrix_table(matrix, name="examples_agreement", paper_table="5a",
-                                                caption="Agreement (%) on the printed expert-study samples"),
-                  tables.win_rate_table(rates, name="examples_win_rates", paper_table="5b",
-                                        caption="Winner shares (%) on the printed expert-study samples")):  # fmt: skip
+        for t in (
+            tables.agreement_matrix_table(
+                matrix,
+                name="examples_agreement",
+                paper_table="5a",
+                caption="Agreement (%) on the printed expert-study samples",
+            ),
+            tables.win_rate_table(
+                rates,
+                name="examples_win_rates",
+                paper_table="5b",
+                caption="Winner shares (%) on the printed expert-study samples",
+            ),
+        ):
             tables.write_table(t, args.out)
     return 0

@@ -26,7 +26,6 @@ keeps one dataset's blocks identical across models.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -70,8 +69,10 @@ class BackgroundPolicy(BaseModel):
         if self.basis == "fixed":
             return f"a fixed budget of {self.budget_tokens:,} tokens (--background-tokens)"
         src = {"catalog": "the model's", "--context-tokens": "--context-tokens", "assumed": "an assumed"}
-        return (f"full text up to the context window ({src[self.window_source or 'catalog']} {self.window_tokens:,} "
-                f"tokens; {self.budget_tokens:,} for background)")  # fmt: skip
+        return (
+            f"full text up to the context window ({src[self.window_source or 'catalog']} {self.window_tokens:,} "
+            f"tokens; {self.budget_tokens:,} for background)"
+        )
 
 
 def input_policy(
@@ -85,12 +86,21 @@ def input_policy(
     if fixed_tokens is not None:
         return BackgroundPolicy(budget_tokens=fixed_tokens, basis="fixed")
     if is_local(model) and context_tokens is None:
-        return BackgroundPolicy(budget_tokens=LOCAL_BUDGET_TOKENS, basis="embedded",
-                                window_tokens=context_window(model), reply_tokens=reply_tokens)  # fmt: skip
+        return BackgroundPolicy(
+            budget_tokens=LOCAL_BUDGET_TOKENS,
+            basis="embedded",
+            window_tokens=context_window(model),
+            reply_tokens=reply_tokens,
+        )
     room = input_room(model, reply_tokens, context_tokens=context_tokens)
-    return BackgroundPolicy(budget_tokens=room.tokens, basis="window", window_tokens=room.window,  # type: ignore[arg-type]
-                            window_source=room.source, reply_tokens=room.reply_tokens,
-                            prompt_tokens=room.prompt_tokens)  # fmt: skip
+    return BackgroundPolicy(
+        budget_tokens=room.tokens,
+        basis="window",
+        window_tokens=room.window,  # type: ignore[arg-type]
+        window_source=room.source,
+        reply_tokens=room.reply_tokens,
+        prompt_tokens=room.prompt_tokens,
+    )
 
 
 def token_counter(tokenizer: str = ESTIMATE) -> Callable[[str], int]:
@@ -122,8 +132,12 @@ def paper_block(
 ) -> tuple[str, PaperCut]:
     """One paper's text within ``budget`` tokens, by the policy, and the record of the cut."""
     parts = [f"{header}Title: {paper.title}"]
-    cut = PaperCut(paper_id=paper.paper_id, text_level=str(getattr(paper.text_level, "value", paper.text_level)),
-                   tokens=0, budget=budget)  # fmt: skip
+    cut = PaperCut(
+        paper_id=paper.paper_id,
+        text_level=str(getattr(paper.text_level, "value", paper.text_level)),
+        tokens=0,
+        budget=budget,
+    )
     used = count(parts[0])
     if paper.abstract.strip():
         abstract = "Abstract: " + " ".join(paper.abstract.split())

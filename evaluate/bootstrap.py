@@ -197,6 +197,4 @@ def paired_test(
         p = 1.0
     else:
         p = float((1 + np.sum(null >= observed - 1e-12)) / (n_boot + 1))
-    return PairedTest(
-        diff=est.value, ci_low=est.ci_low, ci_high=est.ci_high, p_value=p, n=len(keys), n_clusters=k
-    )
+    return PairedTest(diff=est.value, ci_low=est.ci_low, ci_high=est.ci_high, p_value=p, n=len(keys), n_clusters=k)

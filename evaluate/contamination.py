@@ -28,9 +28,7 @@ def _day(v: date | datetime) -> date:
     return v.date() if isinstance(v, datetime) else v
 
 
-def paper_dates(
-    results: Iterable[ResultsFile], stated: Mapping[str, date | datetime] | None = None
-) -> dict[str, date]:
+def paper_dates(results: Iterable[ResultsFile], stated: Mapping[str, date | datetime] | None = None) -> dict[str, date]:
     """arXiv id -> its first-version date: from the instances' ``paper_published``, else from ``stated``
     (``rqbench report --source-dates``) for papers whose instances carry none.
 
@@ -87,8 +85,10 @@ def clean_reason(model: str, cutoff: date | None, instances: int, dated: int, cl
     if cutoff is None:
         return unknown_cutoff_reason(model)
     if not dated:
-        return (f"no source paper of the {instances} instance(s) has a first-version date (results written before "
-                "dates were kept, or a release without them; rqbench report --source-dates supplies them)")
+        return (
+            f"no source paper of the {instances} instance(s) has a first-version date (results written before "
+            "dates were kept, or a release without them; rqbench report --source-dates supplies them)"
+        )
     if not clean:
         return f"none of the {dated} dated instance(s) has a source paper first published after the cutoff {cutoff}"
     return None

@@ -212,9 +212,11 @@ def _materialize(repo: str | Path, revision: str | None) -> tuple[Path, str]:
     return Path(folder), revision or resolved or "unpinned"
 
 
-LOCAL_COPY_HINT = ("use a local copy instead: --dataset DIR, a published dataset repository (what 'rqbench publish "
-                   "--to DIR' writes, or a clone of the Hub repository made where the network is) or a build folder; "
-                   "without --dataset the offline sample is used ('rqbench setup-sample' makes it)")  # fmt: skip
+LOCAL_COPY_HINT = (
+    "use a local copy instead: --dataset DIR, a published dataset repository (what 'rqbench publish "
+    "--to DIR' writes, or a clone of the Hub repository made where the network is) or a build folder; "
+    "without --dataset the offline sample is used ('rqbench setup-sample' makes it)"
+)
 
 
 def hub_error(repo: str, revision: str | None, exc: BaseException) -> DatasetError | None:
@@ -231,16 +233,25 @@ def hub_error(repo: str, revision: str | None, exc: BaseException) -> DatasetErr
     if isinstance(exc, (LocalEntryNotFoundError, OfflineModeIsEnabled)):
         from huggingface_hub import constants
 
-        why = ("HF_HUB_OFFLINE is set" if constants.HF_HUB_OFFLINE
-               else str(exc).splitlines()[0].removeprefix("Got: ") or type(exc).__name__)  # fmt: skip
-        return DatasetError(f"dataset {repo}: the Hugging Face Hub cannot be reached ({why}), and no copy of it{at} "
-                            f"is cached on this machine; {LOCAL_COPY_HINT}")  # fmt: skip
+        why = (
+            "HF_HUB_OFFLINE is set"
+            if constants.HF_HUB_OFFLINE
+            else str(exc).splitlines()[0].removeprefix("Got: ") or type(exc).__name__
+        )
+        return DatasetError(
+            f"dataset {repo}: the Hugging Face Hub cannot be reached ({why}), and no copy of it{at} "
+            f"is cached on this machine; {LOCAL_COPY_HINT}"
+        )
     if isinstance(exc, RevisionNotFoundError):
-        return DatasetError(f"dataset {repo}: revision {revision!r} not found on the Hub (tags: "
-                            f"{_hub_tags(repo)}); --revision takes one of them, or leave it out for the latest")  # fmt: skip
+        return DatasetError(
+            f"dataset {repo}: revision {revision!r} not found on the Hub (tags: "
+            f"{_hub_tags(repo)}); --revision takes one of them, or leave it out for the latest"
+        )
     if isinstance(exc, RepositoryNotFoundError):
-        return DatasetError(f"dataset {repo}: no such dataset repository on the Hugging Face Hub, or it is private or "
-                            "gated (set HF_TOKEN to read one your account may see)")  # fmt: skip
+        return DatasetError(
+            f"dataset {repo}: no such dataset repository on the Hugging Face Hub, or it is private or "
+            "gated (set HF_TOKEN to read one your account may see)"
+        )
     if isinstance(exc, HfHubHTTPError):
         return DatasetError(f"dataset {repo}{at}: the Hugging Face Hub refused the download ({exc})")
     return None
@@ -270,8 +281,9 @@ def load_benchmark(ref: str | Path | None = None, revision: str | None = None, *
     p = Path(ref)
     if not p.exists() and (found := resolve_local_name(str(ref))) is not None:
         if not found.exists():
-            raise DatasetError(f"dataset {ref!r} is a local name, and {found} does not exist: pass the folder itself "
-                               "(--dataset DIR)")  # fmt: skip
+            raise DatasetError(
+                f"dataset {ref!r} is a local name, and {found} does not exist: pass the folder itself (--dataset DIR)"
+            )
         p = found
     if p.exists():
         p = p.resolve()

@@ -18,10 +18,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options, prompt_variants
-from rqbench.evaluate.judge_cli import SETTING_CHOICES, add_judge_options, coverage_note, print_results, unjudged_message
-
 from rqbench import paths
+from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options, prompt_variants
+from rqbench.evaluate.judge_cli import (
+    SETTING_CHOICES,
+    add_judge_options,
+    coverage_note,
+    print_results,
+    unjudged_message,
+)
 from rqbench.llm.catalog import split_cutoff
 from rqbench.llm.config import default_model
 
@@ -30,19 +35,37 @@ OFFLINE_JUDGES = ["local", "local@temperature=0.7"]
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="generator model (default: the generator role's model); "
-                   "NAME@cutoff=YYYY-MM records its knowledge cutoff in the submission")
-    p.add_argument("--prompt", choices=prompt_variants(), default="original",
-                   help="generation prompt variant (default: original, the paper's)")
-    p.add_argument("--combine", choices=["pooled", "mean_scores"], default="pooled",
-                   help="how the report combines judges (default: pooled, our reading of the paper's rule)")
-    p.add_argument("--failures", choices=["paper", "conditional"], default="paper",
-                   help="how the report counts failures: paper (default; every instance, a failed generation a loss) "
-                   "or conditional (over what was scored)")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="generator model (default: the generator role's model); "
+        "NAME@cutoff=YYYY-MM records its knowledge cutoff in the submission",
+    )
+    p.add_argument(
+        "--prompt",
+        choices=prompt_variants(),
+        default="original",
+        help="generation prompt variant (default: original, the paper's)",
+    )
+    p.add_argument(
+        "--combine",
+        choices=["pooled", "mean_scores"],
+        default="pooled",
+        help="how the report combines judges (default: pooled, our reading of the paper's rule)",
+    )
+    p.add_argument(
+        "--failures",
+        choices=["paper", "conditional"],
+        default="paper",
+        help="how the report counts failures: paper (default; every instance, a failed generation a loss) "
+        "or conditional (over what was scored)",
+    )
     p.add_argument("--submission", type=Path, default=None, help="judge this submission instead of generating one")
     p.add_argument("--out", type=Path, default=None, help="results folder (default: RQB_HOME/results)")
     p.add_argument("--no-report", action="store_true", help="stop after judging")
-    p.add_argument("--report-dir", type=Path, default=None, help="report folder (default: RQB_HOME/reports/<submission>)")
+    p.add_argument(
+        "--report-dir", type=Path, default=None, help="report folder (default: RQB_HOME/reports/<submission>)"
+    )
     add_judge_options(p, offline_judges=OFFLINE_JUDGES)
     add_dataset_options(p)
     add_llm_options(p)
@@ -51,12 +74,12 @@ def configure(p: argparse.ArgumentParser) -> None:
 def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
     """RQs of realistic length for counting judge calls before the real ones exist."""
     from rqbench.evaluate.submission import Submission, ValidationReport
-
     from rqbench.records import SubmissionEntry
 
     entries = {  # built unvalidated: never judged or written, and "(estimate k)" is no well-formed question
-        i.rq_id: SubmissionEntry.model_construct(rq_id=i.rq_id, gaps=[], failure=None,
-                                                 research_questions=[f"(estimate {k}) {i.gt_rq}" for k in range(5)])
+        i.rq_id: SubmissionEntry.model_construct(
+            rq_id=i.rq_id, gaps=[], failure=None, research_questions=[f"(estimate {k}) {i.gt_rq}" for k in range(5)]
+        )
         for i in bench.instances
     }
     return Submission(Path("placeholder"), metadata, entries, "b2:estimate", ValidationReport(path="placeholder"))
@@ -66,19 +89,40 @@ def _estimate(args, dry, bench, model, judges, settings, criteria, prompts, poli
     from rqbench.evaluate.generate import generate_submission
     from rqbench.evaluate.judging import judge_submission
     from rqbench.evaluate.submission import load_submission
-
     from rqbench.records import SubmissionMetadata
 
     if args.submission is None:
-        generate_submission(bench, model, args.prompt, llm=dry, out=Path("unused"), prompts=prompts, policy=policy,
-                            context_tokens=args.context_tokens, progress=False)  # fmt: skip
+        generate_submission(
+            bench,
+            model,
+            args.prompt,
+            llm=dry,
+            out=Path("unused"),
+            prompts=prompts,
+            policy=policy,
+            context_tokens=args.context_tokens,
+            progress=False,
+        )
         sub = _placeholder_submission(bench, SubmissionMetadata(model=model))
     else:
-        sub = load_submission(args.submission, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids,
-                              allow_partial=args.allow_partial)  # fmt: skip
-    judge_submission(bench, sub, judges, settings, llm=dry, seed=args.seed, orderings=args.orderings,
-                     out_dir=Path("unused"), criteria=criteria, prompts=prompts, policy=policy,
-                     context_tokens=args.context_tokens, progress=False)  # fmt: skip
+        sub = load_submission(
+            args.submission, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids, allow_partial=args.allow_partial
+        )
+    judge_submission(
+        bench,
+        sub,
+        judges,
+        settings,
+        llm=dry,
+        seed=args.seed,
+        orderings=args.orderings,
+        out_dir=Path("unused"),
+        criteria=criteria,
+        prompts=prompts,
+        policy=policy,
+        context_tokens=args.context_tokens,
+        progress=False,
+    )
     return dry.estimate.line()
 
 
@@ -93,13 +137,26 @@ def _plan(args, dry, bench, protocol, choice, model, settings, criteria, prompts
         generation = generator_use(model, dry, context_tokens=args.context_tokens, fixed=policy)
         variant = args.prompt
     else:
-        meta = load_submission(args.submission, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids,
-                               allow_partial=args.allow_partial).metadata  # fmt: skip
+        meta = load_submission(
+            args.submission, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids, allow_partial=args.allow_partial
+        ).metadata
         generation, variant = RecordedGeneration(meta), meta.prompt_variant
-    return RunPlan(protocol, uses, generation, variant, prompts, settings, criteria, args.orderings,
-                   combine=CombineRule(args.combine), failures=FailureAccounting(args.failures),
-                   instances=len(bench.instances),
-                   instances_total=bench.instances_expected, missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
+    return RunPlan(
+        protocol,
+        uses,
+        generation,
+        variant,
+        prompts,
+        settings,
+        criteria,
+        args.orderings,
+        combine=CombineRule(args.combine),
+        failures=FailureAccounting(args.failures),
+        instances=len(bench.instances),
+        instances_total=bench.instances_expected,
+        missing_keys=choice.missing_keys,
+        notes=choice.notes,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,11 +164,10 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.dataset import DatasetError, load_benchmark
     from rqbench.evaluate.generate import generate_submission
     from rqbench.evaluate.judging import judge_submission
-    from rqbench.paths import slug
     from rqbench.evaluate.protocol import choose_judges, default_protocol, plan_lines
     from rqbench.evaluate.submission import SubmissionInvalid, load_submission
-
     from rqbench.llm.client import LLM
+    from rqbench.paths import slug
     from rqbench.prompts import PromptError, load_prompt_set
 
     protocol = args.protocol or default_protocol()
@@ -140,8 +196,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     blocking = choice.blocking_keys()
     if blocking:
-        print(f"rqbench evaluate: the paper's judges need {' and '.join(blocking)}; set them, name judges with "
-              "--judge, or use --protocol custom", file=sys.stderr)  # fmt: skip
+        print(
+            f"rqbench evaluate: the paper's judges need {' and '.join(blocking)}; set them, name judges with "
+            "--judge, or use --protocol custom",
+            file=sys.stderr,
+        )
         return 2
 
     llm = LLM(retry_failed=args.retry_failed, batch=args.batch)
@@ -150,9 +209,18 @@ def run(args: argparse.Namespace) -> int:
     sub_path = args.submission
     if sub_path is None:
         sub_path = paths.home() / "submissions" / f"{slug(model)}-{args.prompt}"
-        generate_submission(bench, model, args.prompt, llm=llm, out=sub_path, prompts=prompts, policy=policy,
-                            context_tokens=args.context_tokens, concurrency=args.concurrency,
-                            knowledge_cutoff=cutoff)  # fmt: skip
+        generate_submission(
+            bench,
+            model,
+            args.prompt,
+            llm=llm,
+            out=sub_path,
+            prompts=prompts,
+            policy=policy,
+            context_tokens=args.context_tokens,
+            concurrency=args.concurrency,
+            knowledge_cutoff=cutoff,
+        )
         allow_partial = True  # our own generation: failed instances are recorded, and shown as coverage
     try:
         sub = load_submission(sub_path, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids, allow_partial=allow_partial)
@@ -162,10 +230,23 @@ def run(args: argparse.Namespace) -> int:
     note = coverage_note(bench, sub.report)
     if note:
         print(note)
-    written = judge_submission(bench, sub, judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,
-                               out_dir=out, retry_failed=args.retry_failed, criteria=criteria, prompts=prompts,
-                               policy=policy, context_tokens=args.context_tokens, protocol=plan.record(),
-                               concurrency=args.concurrency)  # fmt: skip
+    written = judge_submission(
+        bench,
+        sub,
+        judges,
+        settings,
+        llm=llm,
+        seed=args.seed,
+        orderings=args.orderings,
+        out_dir=out,
+        retry_failed=args.retry_failed,
+        criteria=criteria,
+        prompts=prompts,
+        policy=policy,
+        context_tokens=args.context_tokens,
+        protocol=plan.record(),
+        concurrency=args.concurrency,
+    )
     unjudged = print_results(written, args.orderings)
     rc = 0
     if not args.no_report:
@@ -187,8 +268,14 @@ def _report(written: list[Path], report_dir: Path, combine: str = "pooled", fail
         return 0
     parser = argparse.ArgumentParser(prog="rqbench report")
     report_cli.configure(parser)
-    rc = int(report_cli.run(parser.parse_args([*map(str, written), "--out", str(report_dir), "--combine", combine,
-                                               "--failures", failures])) or 0)  # fmt: skip
+    rc = int(
+        report_cli.run(
+            parser.parse_args(
+                [*map(str, written), "--out", str(report_dir), "--combine", combine, "--failures", failures]
+            )
+        )
+        or 0
+    )
     if rc == 0:
         print(f"report: {report_dir}")
     return rc

@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rqbench.evaluate.agreement import EXPERT_PREFIX, AnnotationError, ExpertSample, read_expert_samples
-
 from rqbench.io import read_model, write_atomic
 from rqbench.records import CitedPaper, ExpertPair, ExpertPool
 
@@ -34,21 +33,32 @@ def a6_pair_id(sample: int) -> str:
 def _a6_pair(s: ExpertSample, path: Path) -> ExpertPair:
     where = f"{path}: sample {s.sample}"
     if s.dimension != BOARD_DIMENSION or s.setting != BOARD_SETTING:
-        raise AnnotationError(f"{where}: the judge board compares {BOARD_SETTING} {BOARD_DIMENSION} picks, "
-                              f"not {s.setting} {s.dimension}")  # fmt: skip
+        raise AnnotationError(
+            f"{where}: the judge board compares {BOARD_SETTING} {BOARD_DIMENSION} picks, not {s.setting} {s.dimension}"
+        )
     experts = {r: w for r, w in s.verdicts.items() if r.lower().startswith(EXPERT_PREFIX)}
     if not experts:
         raise AnnotationError(f"{where}: no expert verdict (a rater whose name starts with {EXPERT_PREFIX!r})")
     return ExpertPair(
-        pair_id=a6_pair_id(s.sample), source="paper_a6", rq_id=s.rq_id, model=s.model, gt_rq=s.gt_rq,
+        pair_id=a6_pair_id(s.sample),
+        source="paper_a6",
+        rq_id=s.rq_id,
+        model=s.model,
+        gt_rq=s.gt_rq,
         model_rq=s.model_rq,
         provenance=f"{A6_SOURCE}, sample {s.sample}: the background paper's title and summarised abstract as "
-                   f"printed; the author-anchored RQ against {s.model}'s best-of-five RQ",
-        background=[CitedPaper(paper_id=f"{a6_pair_id(s.sample)}-background", title=s.background_title,
-                               abstract=s.background_abstract_summary, text_level="abstract")],
+        f"printed; the author-anchored RQ against {s.model}'s best-of-five RQ",
+        background=[
+            CitedPaper(
+                paper_id=f"{a6_pair_id(s.sample)}-background",
+                title=s.background_title,
+                abstract=s.background_abstract_summary,
+                text_level="abstract",
+            )
+        ],
         expert_picks=experts,
         reference_picks={r: w for r, w in s.verdicts.items() if r not in experts},
-    )  # fmt: skip
+    )
 
 
 def a6_pairs(path: str | Path) -> list[ExpertPair]:
@@ -63,8 +73,9 @@ def make_pool(parts: Iterable[Iterable[ExpertPair]], left_out: Iterable[str] = (
     seen: dict[str, ExpertPair] = {}
     for p in pairs:
         if p.pair_id in seen:
-            raise ValueError(f"pair {p.pair_id!r} comes from two places: {seen[p.pair_id].provenance!r} and "
-                             f"{p.provenance!r}")  # fmt: skip
+            raise ValueError(
+                f"pair {p.pair_id!r} comes from two places: {seen[p.pair_id].provenance!r} and {p.provenance!r}"
+            )
         seen[p.pair_id] = p
     return ExpertPool(pairs=pairs, left_out=list(left_out))
 

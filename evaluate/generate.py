@@ -30,26 +30,26 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, field_validator
+from tqdm import tqdm
+
+from rqbench import wellformed
 from rqbench.evaluate.background import BackgroundPolicy, background_block, input_policy
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.injection import blocking_reasons
 from rqbench.evaluate.submission import write_submission
-from tqdm import tqdm
-
-from rqbench import wellformed
 from rqbench.io import write_atomic
 from rqbench.llm.catalog import grammar_constrained, is_local, parse_model_spec, resolve_generator
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
 from rqbench.llm.config import public_label
 from rqbench.prompts import PromptSet, load_prompt_set
-from rqbench.records.common import MAX_RQ_CHARS, gate_type
 from rqbench.records import (
-    dataset_label,
     EvaluationInstance,
     SubmissionEntry,
     SubmissionMetadata,
     check_distinct,
+    dataset_label,
 )
+from rqbench.records.common import MAX_RQ_CHARS, gate_type
 from rqbench.steps import owned_by
 
 Variant = Literal["original", "revised", "strict"]
@@ -86,11 +86,14 @@ class GrammarGenerationReply(CheckedGenerationReply):
     research_questions: list[
         Annotated[
             str,
-            Field(min_length=1, max_length=MAX_RQ_CHARS,
-                  json_schema_extra={"pattern": wellformed.grammar_pattern(wellformed.Kind.research_question)}),
+            Field(
+                min_length=1,
+                max_length=MAX_RQ_CHARS,
+                json_schema_extra={"pattern": wellformed.grammar_pattern(wellformed.Kind.research_question)},
+            ),
             gate_type(wellformed.Kind.research_question, wellformed.Standard.submitted),
         ]
-    ] = Field(min_length=5, max_length=5)  # fmt: skip
+    ] = Field(min_length=5, max_length=5)
 
 
 def generation_reply_for(model: str) -> type[CheckedGenerationReply]:
@@ -165,14 +168,17 @@ async def agenerate(
         except (DryRun, Deferred):  # counted, or queued for a batch
             return None, log
         except LLMCallFailed as exc:
-            log.update(cache_key=exc.key, failure=f"{exc.reason}: {exc.detail}", last_text=exc.last_text,
-                       truncated=exc.reason == TRUNCATED)  # fmt: skip
+            log.update(
+                cache_key=exc.key,
+                failure=f"{exc.reason}: {exc.detail}",
+                last_text=exc.last_text,
+                truncated=exc.reason == TRUNCATED,
+            )
             return SubmissionEntry(rq_id=inst.rq_id, failure=f"{exc.reason}: {exc.detail}"[:1000]), log
         finally:
             bar.update(1)
         log.update(cache_key=ans.key, cached=ans.cached, reasked=ans.reasked)
-        entry = SubmissionEntry(rq_id=inst.rq_id, research_questions=ans.reply.research_questions,
-                                gaps=ans.reply.gaps)  # fmt: skip
+        entry = SubmissionEntry(rq_id=inst.rq_id, research_questions=ans.reply.research_questions, gaps=ans.reply.gaps)
         return entry, log
 
     if llm.batch and not llm.dry_run:

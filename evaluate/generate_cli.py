@@ -30,39 +30,67 @@ def at_least_one(text: str) -> int:
 
 def add_dataset_options(p: argparse.ArgumentParser, *, limit: bool = True) -> None:
     """--dataset/--revision/--limit, shared by generate, validate, judge and evaluate (submit: no --limit)."""
-    p.add_argument("--dataset", default=None,
-                   help="a build folder, a dataset repository folder, or a Hub id (default: the offline sample)")
+    p.add_argument(
+        "--dataset",
+        default=None,
+        help="a build folder, a dataset repository folder, or a Hub id (default: the offline sample)",
+    )
     p.add_argument("--revision", default=None, help="dataset version tag, e.g. v1.0.0 (default: the latest)")
     if limit:
-        p.add_argument("--limit", type=at_least_one, default=None, metavar="N",
-                       help="a trial: only the first N instances of the dataset revision, in dataset order, whatever "
-                       "the submission holds; coverage is still counted against the whole revision (N of M), and "
-                       "results are marked as a trial, never ranked beside full runs")
+        p.add_argument(
+            "--limit",
+            type=at_least_one,
+            default=None,
+            metavar="N",
+            help="a trial: only the first N instances of the dataset revision, in dataset order, whatever "
+            "the submission holds; coverage is still counted against the whole revision (N of M), and "
+            "results are marked as a trial, never ranked beside full runs",
+        )
 
 
 def add_llm_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompts", type=Path, default=None, help="a prompt-set folder (default: the packaged rqbench-v1)")
-    p.add_argument("--background-tokens", type=int, default=None,
-                   help="a fixed token budget for the background block, instead of the model's context window "
-                   "(a departure from the paper's protocol; default: papers whole up to the window, 3000 tokens "
-                   "for the embedded model)")
-    p.add_argument("--context-tokens", type=int, default=None, metavar="N",
-                   help="the context window to fit the background papers into (default: the model's, from the "
-                   "catalog; 32768 when unknown)")
+    p.add_argument(
+        "--background-tokens",
+        type=int,
+        default=None,
+        help="a fixed token budget for the background block, instead of the model's context window "
+        "(a departure from the paper's protocol; default: papers whole up to the window, 3000 tokens "
+        "for the embedded model)",
+    )
+    p.add_argument(
+        "--context-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the context window to fit the background papers into (default: the model's, from the "
+        "catalog; 32768 when unknown)",
+    )
     p.add_argument("--concurrency", type=int, default=8, help="calls in flight at once (default 8)")
     p.add_argument("--dry-run", action="store_true", help="count the calls, tokens and cost; send nothing")
-    p.add_argument("--batch", action="store_true",
-                   help="send the calls through the provider's batch endpoint (about half price, replies within "
-                        "24 h; resumable); models without one are called directly")  # fmt: skip
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="send the calls through the provider's batch endpoint (about half price, replies within "
+        "24 h; resumable); models without one are called directly",
+    )
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None, help="litellm model name or 'local' (default: the generator role's model); "
-                   "NAME@cutoff=YYYY-MM records the model's knowledge cutoff in the submission (default: none, and "
-                   "the summary uses the model catalog's where it has one)")
-    p.add_argument("--prompt", choices=prompt_variants(), default="original",
-                   help="prompt variant: original (the paper's, A.4), revised (A.8), strict (original plus a rule of "
-                   "our own: no method or answer in the question)")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="litellm model name or 'local' (default: the generator role's model); "
+        "NAME@cutoff=YYYY-MM records the model's knowledge cutoff in the submission (default: none, and "
+        "the summary uses the model catalog's where it has one)",
+    )
+    p.add_argument(
+        "--prompt",
+        choices=prompt_variants(),
+        default="original",
+        help="prompt variant: original (the paper's, A.4), revised (A.8), strict (original plus a rule of "
+        "our own: no method or answer in the question)",
+    )
     p.add_argument("--out", type=Path, required=True, help="submission folder to write")
     p.add_argument("--contact", default="", help="contact written into the submission's metadata")
     p.add_argument("--notes", default="", help="free-text notes written into the metadata")
@@ -74,7 +102,6 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.background import BackgroundPolicy
     from rqbench.evaluate.dataset import DatasetError, load_benchmark
     from rqbench.evaluate.generate import generate_submission
-
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 
@@ -90,9 +117,20 @@ def run(args: argparse.Namespace) -> int:
         print(llm.run_note(), flush=True)
     try:
         model, cutoff = split_cutoff(args.model or default_model("generator"))
-        folder = generate_submission(bench, model, args.prompt, llm=llm, out=args.out, prompts=prompts, policy=policy,
-                                     context_tokens=args.context_tokens, concurrency=args.concurrency,
-                                     contact=args.contact, notes=args.notes, knowledge_cutoff=cutoff)  # fmt: skip
+        folder = generate_submission(
+            bench,
+            model,
+            args.prompt,
+            llm=llm,
+            out=args.out,
+            prompts=prompts,
+            policy=policy,
+            context_tokens=args.context_tokens,
+            concurrency=args.concurrency,
+            contact=args.contact,
+            notes=args.notes,
+            knowledge_cutoff=cutoff,
+        )
     except ValueError as exc:
         print(f"rqbench generate: {exc}", file=sys.stderr)
         return 2
@@ -108,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
 
     report = validate_submission(folder, bench.rq_ids, allow_partial=True)
     trial = f" ({trial_text(bench.trial, bench.instances_expected)})" if bench.trial else ""
-    print(f"wrote {folder}: {report.covered}/{len(bench.instances)} instances with five RQs, {report.failed} "
-          f"failed{trial}")  # fmt: skip
+    print(
+        f"wrote {folder}: {report.covered}/{len(bench.instances)} instances with five RQs, {report.failed} "
+        f"failed{trial}"
+    )
     return 0

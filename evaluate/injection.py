@@ -63,36 +63,54 @@ class Finding:
 # vocabulary
 # --------------------------------------------------------------------------
 
-_ROLE_1 = (r"(?:judge|reviewer|evaluator|grader|scorer|assessor|referee|examiner|annotator|rater|assistant|model|ai|llm"
-           r"|language model|chatbot|bot|gpt|claude|gemini|chatgpt)")  # fmt: skip
+_ROLE_1 = (
+    r"(?:judge|reviewer|evaluator|grader|scorer|assessor|referee|examiner|annotator|rater|assistant|model|ai|llm"
+    r"|language model|chatbot|bot|gpt|claude|gemini|chatgpt)"
+)
 _ROLE = rf"(?:{_ROLE_1}s?)"
-_FILLER = (r"(?:(?:please|kindly|now|just|simply|also|then|so|first|instead|and|but|always|never|only|again|finally"
-           r"|p\.?\s?s\.?|important(?:ly)?|note|attention|ok(?:ay)?|remember)[\s,:!]+){0,3}")  # fmt: skip
+_FILLER = (
+    r"(?:(?:please|kindly|now|just|simply|also|then|so|first|instead|and|but|always|never|only|again|finally"
+    r"|p\.?\s?s\.?|important(?:ly)?|note|attention|ok(?:ay)?|remember)[\s,:!]+){0,3}"
+)
 # Where an imperative can start: a sentence or clause start, after a label's colon, or after a short
 # introductory clause ("Before scoring, ...").
-_IMP_AT = (r"(?:^|[.!?;:\n(\[\]{}>]\s*|^(?:before|after|when|while|once|first|now|then|finally|also|again|in scoring"
-           r"|when scoring|for grading)\b[^,.?!]{0,40},\s*)")  # fmt: skip
-_OVERRIDE_VERB = (r"(?:ignore|disregard|forget|override|overrule|bypass|skip|discard|drop|abandon|cancel|neglect"
-                  r"|set\s+aside|put\s+aside|stop\s+following|do\s+not\s+follow|don'?t\s+follow|never\s?mind)")  # fmt: skip
-_OVERRIDE_TARGET = (r"(?:instructions?|prompts?|rules?|rubrics?|guidelines?|guidance|criteria|criterion|constraints?"
-                    r"|directions?|scoring|grading|above|previous|prior|preceding|earlier|system|everything|context"
-                    r"|polic(?:y|ies)|task|background|reference|candidates?|this|that|these|it)")  # fmt: skip
-_SCORE_VERB = (r"(?:rate|score|grade|rank|give|assign|award|mark|put|place|treat|consider|regard|judge|evaluate|output"
-               r"|print|return|respond|reply|answer|write|say|set|make|note|keep|be|act|pretend|behave|imagine|assume"
-               r"|follow|obey|stop|start|begin|switch|change|select|choose|prefer|favou?r|upgrade|boost|increase|raise"
-               r"|maximi[sz]e|recogni[sz]e|remember|list)")  # fmt: skip
-_SCORE_TARGET = (r"(?:this|it|me|us|these|the\s+(?:question|candidate|above|following|rq|submission|answer|output"
-                 r"|response|entry|reference)|every(?:thing)?|each|all|your|maximum|max|top|full|perfect|highest|best"
-                 r"|first|[0-9]|three|ten|scores?|marks?|points?|json|originality|novelty|novel|original|relevance"
-                 r"|generous(?:ly)?|lenient(?:ly)?|kind(?:ly)?|nice|favou?rabl[ey]|positive(?:ly)?|high(?:ly)?"
-                 r"|gap[_ ]addressing|non[_ -]?obviousness|covered|true|identical|equivalent)")  # fmt: skip
-_REPLY_KEYS = (r"(?:originality|gap[_ ]addressing|non[_ -]?obviousness|relevance|pairwise[_ ]scores?"
-               r"|covering[_ ]subset(?:[_ ]indices)?|covered|ranking|source[_ ]bound(?:[_ ]score|[_ ]scope)?"
-               r"|diagnostic(?:[_ ]test)?[_ ](?:score|scope)|mentions[_ ]source[_ ]specific[_ ]name"
-               r"|main[_ ]object[_ ]in[_ ]source|introduces[_ ]new[_ ]mechanism)")  # fmt: skip
-_AUTH = (r"(?:experts?|reviewers?|referees?|judges?|panel(?:ists?)?|committees?|annotators?|raters?|scientists?"
-         r"|researchers?|professors?|authorit(?:y|ies)|specialists?|everyone|everybody|area\s+chairs?"
-         r"|program\s+chairs?|laureates?|turing\s+award\s+winners?|the\s+community|peers)")  # fmt: skip
+_IMP_AT = (
+    r"(?:^|[.!?;:\n(\[\]{}>]\s*|^(?:before|after|when|while|once|first|now|then|finally|also|again|in scoring"
+    r"|when scoring|for grading)\b[^,.?!]{0,40},\s*)"
+)
+_OVERRIDE_VERB = (
+    r"(?:ignore|disregard|forget|override|overrule|bypass|skip|discard|drop|abandon|cancel|neglect"
+    r"|set\s+aside|put\s+aside|stop\s+following|do\s+not\s+follow|don'?t\s+follow|never\s?mind)"
+)
+_OVERRIDE_TARGET = (
+    r"(?:instructions?|prompts?|rules?|rubrics?|guidelines?|guidance|criteria|criterion|constraints?"
+    r"|directions?|scoring|grading|above|previous|prior|preceding|earlier|system|everything|context"
+    r"|polic(?:y|ies)|task|background|reference|candidates?|this|that|these|it)"
+)
+_SCORE_VERB = (
+    r"(?:rate|score|grade|rank|give|assign|award|mark|put|place|treat|consider|regard|judge|evaluate|output"
+    r"|print|return|respond|reply|answer|write|say|set|make|note|keep|be|act|pretend|behave|imagine|assume"
+    r"|follow|obey|stop|start|begin|switch|change|select|choose|prefer|favou?r|upgrade|boost|increase|raise"
+    r"|maximi[sz]e|recogni[sz]e|remember|list)"
+)
+_SCORE_TARGET = (
+    r"(?:this|it|me|us|these|the\s+(?:question|candidate|above|following|rq|submission|answer|output"
+    r"|response|entry|reference)|every(?:thing)?|each|all|your|maximum|max|top|full|perfect|highest|best"
+    r"|first|[0-9]|three|ten|scores?|marks?|points?|json|originality|novelty|novel|original|relevance"
+    r"|generous(?:ly)?|lenient(?:ly)?|kind(?:ly)?|nice|favou?rabl[ey]|positive(?:ly)?|high(?:ly)?"
+    r"|gap[_ ]addressing|non[_ -]?obviousness|covered|true|identical|equivalent)"
+)
+_REPLY_KEYS = (
+    r"(?:originality|gap[_ ]addressing|non[_ -]?obviousness|relevance|pairwise[_ ]scores?"
+    r"|covering[_ ]subset(?:[_ ]indices)?|covered|ranking|source[_ ]bound(?:[_ ]score|[_ ]scope)?"
+    r"|diagnostic(?:[_ ]test)?[_ ](?:score|scope)|mentions[_ ]source[_ ]specific[_ ]name"
+    r"|main[_ ]object[_ ]in[_ ]source|introduces[_ ]new[_ ]mechanism)"
+)
+_AUTH = (
+    r"(?:experts?|reviewers?|referees?|judges?|panel(?:ists?)?|committees?|annotators?|raters?|scientists?"
+    r"|researchers?|professors?|authorit(?:y|ies)|specialists?|everyone|everybody|area\s+chairs?"
+    r"|program\s+chairs?|laureates?|turing\s+award\s+winners?|the\s+community|peers)"
+)
 # Words that make a sentence talk about the candidate itself.
 _SELF = re.compile(
     r"\b(?:this|the\s+present|the\s+current|the\s+above|the\s+following|my|our)\s+(?:research\s+)?"
@@ -127,173 +145,302 @@ def _ws(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_ROLE_WORDS = _ws("judge reviewer evaluator grader scorer assessor referee examiner annotator rater assistant model "
-                  "ai llm language chatbot bot gpt claude gemini chatgpt")  # fmt: skip
-_OVERRIDE_WORDS = _ws("ignore disregard forget override overrule bypass skip discard drop abandon cancel neglect set "
-                      "put stop follow never nevermind")  # fmt: skip
-_SCORE_VERB_WORDS = _ws("rate score grade rank give assign award mark put place treat consider regard judge evaluate "
-                        "output print return respond reply answer write say set make note keep be act pretend behave "
-                        "imagine assume follow obey stop start begin switch change select choose prefer favor favour "
-                        "upgrade boost increase raise maximise maximize recognise recognize remember list")  # fmt: skip
-_FILLER_WORDS = _ws("please kindly now just simply also then so first instead and but always never only again "
-                    "finally p ps important importantly note attention ok okay remember before after when while once "
-                    "in for")  # fmt: skip
-_AUTH_WORDS = _ws("expert experts reviewer reviewers referee referees judge judges panel panelist panelists committee "
-                  "committees annotator annotators rater raters scientist scientists researcher researchers professor "
-                  "professors authority authorities specialist specialists everyone everybody chair chairs laureate "
-                  "laureates turing community peers award")  # fmt: skip
-_PRAISE_WORDS = _ws("groundbreaking ground breaking revolutionary brilliant genius exceptional outstanding excellent "
-                    "remarkable striking stunning unprecedented paradigm game seminal landmark visionary pioneering "
-                    "trail trailblazing masterful extraordinary highly truly entirely completely genuinely deeply is "
-                    "are was never no nobody first non not most unexpected absent central key main core fundamental "
-                    "best strongest finest")  # fmt: skip
-_SCORE_WORDS = _ws("out full perfect maximum max top highest best maximal deserve deserves merit merits earn earns "
-                   "warrant warrants worth should must will ranked rated scored placed graded judged voted ranks rates "
-                   "scores rate score rank grade judge mark")  # fmt: skip
+_ROLE_WORDS = _ws(
+    "judge reviewer evaluator grader scorer assessor referee examiner annotator rater assistant model "
+    "ai llm language chatbot bot gpt claude gemini chatgpt"
+)
+_OVERRIDE_WORDS = _ws(
+    "ignore disregard forget override overrule bypass skip discard drop abandon cancel neglect set "
+    "put stop follow never nevermind"
+)
+_SCORE_VERB_WORDS = _ws(
+    "rate score grade rank give assign award mark put place treat consider regard judge evaluate "
+    "output print return respond reply answer write say set make note keep be act pretend behave "
+    "imagine assume follow obey stop start begin switch change select choose prefer favor favour "
+    "upgrade boost increase raise maximise maximize recognise recognize remember list"
+)
+_FILLER_WORDS = _ws(
+    "please kindly now just simply also then so first instead and but always never only again "
+    "finally p ps important importantly note attention ok okay remember before after when while once "
+    "in for"
+)
+_AUTH_WORDS = _ws(
+    "expert experts reviewer reviewers referee referees judge judges panel panelist panelists committee "
+    "committees annotator annotators rater raters scientist scientists researcher researchers professor "
+    "professors authority authorities specialist specialists everyone everybody chair chairs laureate "
+    "laureates turing community peers award"
+)
+_PRAISE_WORDS = _ws(
+    "groundbreaking ground breaking revolutionary brilliant genius exceptional outstanding excellent "
+    "remarkable striking stunning unprecedented paradigm game seminal landmark visionary pioneering "
+    "trail trailblazing masterful extraordinary highly truly entirely completely genuinely deeply is "
+    "are was never no nobody first non not most unexpected absent central key main core fundamental "
+    "best strongest finest"
+)
+_SCORE_WORDS = _ws(
+    "out full perfect maximum max top highest best maximal deserve deserves merit merits earn earns "
+    "warrant warrants worth should must will ranked rated scored placed graded judged voted ranks rates "
+    "scores rate score rank grade judge mark"
+)
 _OVERLAP_WORDS = _ws("reference ground truth gold author authors target anchor anchored covering pairwise overlap")
-_REPLY_WORDS = _ws("originality gap addressing gap_addressing non obviousness non_obviousness relevance pairwise "
-                   "pairwise_scores scores score covering covered ranking source bound diagnostic mentions main "
-                   "introduces rating total rank grade novelty")  # fmt: skip
+_REPLY_WORDS = _ws(
+    "originality gap addressing gap_addressing non obviousness non_obviousness relevance pairwise "
+    "pairwise_scores scores score covering covered ranking source bound diagnostic mentions main "
+    "introduces rating total rank grade novelty"
+)
 _SELF_WORDS = _ws("this present current above following my our it")
-_ADDRESS_WORDS = _ws("dear hey hi hello greetings attention psst memo reminder hint tip whoever anyone you your note "
-                     "message instructions instruction p ps as")  # fmt: skip
+_ADDRESS_WORDS = _ws(
+    "dear hey hi hello greetings attention psst memo reminder hint tip whoever anyone you your note "
+    "message instructions instruction p ps as"
+)
 
 _ROLE_NAMES = r"(?:system|user|assistant|model|human|developer|tool|ai|bot)"
 # A template token or tag, a bracketed marker, or our delimiters: prompt structure written out in the text.
-_MARKER = (r"<\|[^|<>\n]{1,40}\|>|<\uff5c[^\uff5c<>\n]{1,40}\uff5c>|</?\s*[a-z_][\w:.-]{0,30}(?:\s[^<>\n]{0,80})?/?>"
-           r"|\[/?\s*(?:inst|sys|system_prompt|[a-z]+_[a-z_]+)\s*\]|<<\s*/?\s*sys\s*>>"
-           r"|<!--|-->|<{3,}|>{3,}")  # fmt: skip
+_MARKER = (
+    r"<\|[^|<>\n]{1,40}\|>|<\uff5c[^\uff5c<>\n]{1,40}\uff5c>|</?\s*[a-z_][\w:.-]{0,30}(?:\s[^<>\n]{0,80})?/?>"
+    r"|\[/?\s*(?:inst|sys|system_prompt|[a-z]+_[a-z_]+)\s*\]|<<\s*/?\s*sys\s*>>"
+    r"|<!--|-->|<{3,}|>{3,}"
+)
 _STRUCTURE_BREAK = re.compile(rf"(?:{_MARKER})(?:\s*{_ROLE_NAMES}\b\s*:?)?")
 _MARKER_CHARS = frozenset("<>[]")
 
 # Prompt and chat structure (``rqbench.untrusted`` neutralises every marker below before a judge reads the text,
 # so none refuses a question): flagged for review when the text uses it, never when a question names it.
 _STRUCTURE: tuple[_Rule, ...] = (
-    _Rule("delimiter", "contains the judge prompt's data delimiters or a look-alike", False, re.compile(
-        r"<{3,}|>{3,}|[\u2039\u00ab]{2,}|[\u203a\u00bb]{2,}|\bcandidates?\s*[>\u203a\u00bb]+"
-        r"|[<\u2039\u00ab]+\s*/?\s*candidates?\b"), chars=frozenset("<>\u2039\u203a\u00ab\u00bb")),
-    _Rule("delimiter", "contains the judge prompt's data delimiters: a section header of the prompt", False,
-          re.compile(r"\b(?:BACKGROUND|REFERENCE|CANDIDATES?|RUBRIC|INSTRUCTIONS|SYSTEM(?:\s+PROMPT)?)\s*:"),
-          chars=frozenset(":"), cased=True),  # fmt: skip
-    _Rule("role_tag", "opens a chat turn (a template token or marker followed by a role name)", False, re.compile(
-        rf"(?:<\|[^|<>\n]{{1,40}}\|>|<\uff5c[^\uff5c<>\n]{{1,40}}\uff5c>|<\s*[a-z_]{{1,30}}\s*>|\[\s*inst\s*\]"
-        rf"|<<\s*sys\s*>>)\s*{_ROLE_NAMES}\b"
-        rf"|[\"']role[\"']\s*:\s*[\"']{_ROLE_NAMES}[\"']"), chars=frozenset("<[\"'")),
-    _Rule("role_tag", "contains a chat role label or template marker", False, re.compile(
-        r"(?:^|[\n.!?;:]\s*)#{0,4}\s*(?:system|assistant|user|human|bot|instructions?|response)\s*:"
-        r"|\b(?:begin|end)\s+(?:system|instructions?|prompt|user|assistant)\b"),
-        words=_ws("system assistant user human bot instruction instructions response begin end")),
+    _Rule(
+        "delimiter",
+        "contains the judge prompt's data delimiters or a look-alike",
+        False,
+        re.compile(
+            r"<{3,}|>{3,}|[\u2039\u00ab]{2,}|[\u203a\u00bb]{2,}|\bcandidates?\s*[>\u203a\u00bb]+"
+            r"|[<\u2039\u00ab]+\s*/?\s*candidates?\b"
+        ),
+        chars=frozenset("<>\u2039\u203a\u00ab\u00bb"),
+    ),
+    _Rule(
+        "delimiter",
+        "contains the judge prompt's data delimiters: a section header of the prompt",
+        False,
+        re.compile(r"\b(?:BACKGROUND|REFERENCE|CANDIDATES?|RUBRIC|INSTRUCTIONS|SYSTEM(?:\s+PROMPT)?)\s*:"),
+        chars=frozenset(":"),
+        cased=True,
+    ),
+    _Rule(
+        "role_tag",
+        "opens a chat turn (a template token or marker followed by a role name)",
+        False,
+        re.compile(
+            rf"(?:<\|[^|<>\n]{{1,40}}\|>|<\uff5c[^\uff5c<>\n]{{1,40}}\uff5c>|<\s*[a-z_]{{1,30}}\s*>|\[\s*inst\s*\]"
+            rf"|<<\s*sys\s*>>)\s*{_ROLE_NAMES}\b"
+            rf"|[\"']role[\"']\s*:\s*[\"']{_ROLE_NAMES}[\"']"
+        ),
+        chars=frozenset("<[\"'"),
+    ),
+    _Rule(
+        "role_tag",
+        "contains a chat role label or template marker",
+        False,
+        re.compile(
+            r"(?:^|[\n.!?;:]\s*)#{0,4}\s*(?:system|assistant|user|human|bot|instructions?|response)\s*:"
+            r"|\b(?:begin|end)\s+(?:system|instructions?|prompt|user|assistant)\b"
+        ),
+        words=_ws("system assistant user human bot instruction instructions response begin end"),
+    ),
     # The judge's reply is JSON: one of its keys, quoted or inside braces or brackets, with a value (a number or
     # true/false; '"scores": [ { "originality": int } ]' names the format and claims nothing). The same key
     # and a number in prose ("relevance = 0 forces ...") is a score claim only where the text talks about itself.
-    _Rule("reply_format", "claims a score in the judge's reply format", False, re.compile(
-        rf"(?:[\"'\u2018\u201c]|[{{\[,]\s*){_REPLY_KEYS}[\"'\u2019\u201d]?\s*:\s*[\"']?\s*(?:\[\s*\d|\d|true\b|false\b)"
-        r"|(?:[\"'\u2018\u201c]|[{\[,]\s*)(?:scores?|rating|total|rank|grade|novelty)[\"'\u2019\u201d]?"
-        r"\s*:\s*\[?\s*\d"),
-        words=_REPLY_WORDS),
-    _Rule("background_header", "poses as a background paper ([Paper N] header)", False, re.compile(
-        r"\[\s*paper\s*\d+\s*\]"), chars=frozenset("[")),
-    _Rule("html_comment", "contains an HTML comment (text a reader of the rendered page does not see)", False,
-          re.compile(r"<!--"), chars=frozenset("<")),
+    _Rule(
+        "reply_format",
+        "claims a score in the judge's reply format",
+        False,
+        re.compile(
+            rf"(?:[\"'\u2018\u201c]|[{{\[,]\s*){_REPLY_KEYS}[\"'\u2019\u201d]?\s*:\s*[\"']?\s*(?:\[\s*\d|\d|true\b|false\b)"
+            r"|(?:[\"'\u2018\u201c]|[{\[,]\s*)(?:scores?|rating|total|rank|grade|novelty)[\"'\u2019\u201d]?"
+            r"\s*:\s*\[?\s*\d"
+        ),
+        words=_REPLY_WORDS,
+    ),
+    _Rule(
+        "background_header",
+        "poses as a background paper ([Paper N] header)",
+        False,
+        re.compile(r"\[\s*paper\s*\d+\s*\]"),
+        chars=frozenset("["),
+    ),
+    _Rule(
+        "html_comment",
+        "contains an HTML comment (text a reader of the rendered page does not see)",
+        False,
+        re.compile(r"<!--"),
+        chars=frozenset("<"),
+    ),
 )
 _DRESS: tuple[_Rule, ...] = (
     _Rule("json", "contains a code fence", False, re.compile(r"```"), chars=frozenset("`")),
-    _Rule("section", "starts a new section or poses as part of the prompt", False, re.compile(
-        r"\b(?:end|beginning|begin|start|close|closing)\s+of\s+(?:the\s+)?(?:data|candidates?|input|questions?"
-        r"|background|reference|instructions?|system\s+prompt|prompt|context|user\s+(?:input|message|turn)|document)\b"
-        r"|\bnew\s+(?:task|instructions?|section|rules?|system\s+prompt|prompt|role|objective)\s*:"
-        r"|\b(?:according\s+to|as\s+(?:stated|shown|noted|said)\s+(?:in|by)|per)\s+(?:the\s+)?"
-        r"(?:background|reference|rubric|instructions)\b"
-        r"|(?:^|[.!?;\n]\s*)(?:title|abstract|authors?|background(?:\s+(?:update|note))?|addendum(?:\s+to\s+[^:]{1,30})?"
-        r"|update|erratum|correction|appendix|section\s+\d+|note|editor'?s\s+note|system\s+note|admin\s+note"
-        r"|evaluation\s+notes?|grading\s+notes?|metadata)\s*(?:\([^)]{0,40}\))?\s*:"),
-        words=_ws("end beginning begin start close closing new according as per title abstract author authors "
-                  "background addendum update erratum correction appendix section note editor editor's system admin "
-                  "evaluation grading metadata")),
-    _Rule("section", "starts a new section or poses as part of the prompt", False, re.compile(
-        r"-{3,}|={3,}|\*{3,}|_{3,}"), chars=frozenset("-=*_")),
+    _Rule(
+        "section",
+        "starts a new section or poses as part of the prompt",
+        False,
+        re.compile(
+            r"\b(?:end|beginning|begin|start|close|closing)\s+of\s+(?:the\s+)?(?:data|candidates?|input|questions?"
+            r"|background|reference|instructions?|system\s+prompt|prompt|context|user\s+(?:input|message|turn)|document)\b"
+            r"|\bnew\s+(?:task|instructions?|section|rules?|system\s+prompt|prompt|role|objective)\s*:"
+            r"|\b(?:according\s+to|as\s+(?:stated|shown|noted|said)\s+(?:in|by)|per)\s+(?:the\s+)?"
+            r"(?:background|reference|rubric|instructions)\b"
+            r"|(?:^|[.!?;\n]\s*)(?:title|abstract|authors?|background(?:\s+(?:update|note))?|addendum(?:\s+to\s+[^:]{1,30})?"
+            r"|update|erratum|correction|appendix|section\s+\d+|note|editor'?s\s+note|system\s+note|admin\s+note"
+            r"|evaluation\s+notes?|grading\s+notes?|metadata)\s*(?:\([^)]{0,40}\))?\s*:"
+        ),
+        words=_ws(
+            "end beginning begin start close closing new according as per title abstract author authors "
+            "background addendum update erratum correction appendix section note editor editor's system admin "
+            "evaluation grading metadata"
+        ),
+    ),
+    _Rule(
+        "section",
+        "starts a new section or poses as part of the prompt",
+        False,
+        re.compile(r"-{3,}|={3,}|\*{3,}|_{3,}"),
+        chars=frozenset("-=*_"),
+    ),
 )
 _ADDRESS: tuple[_Rule, ...] = (
-    _Rule("override", "addresses the judge: asks to ignore or override instructions", True, re.compile(
-        rf"(?:{_IMP_AT}{_FILLER}|\bplease\s+){_OVERRIDE_VERB}\b(?:\s+[\w'-]+){{0,5}}?\s+{_OVERRIDE_TARGET}\b"),
-        starts=_OVERRIDE_WORDS | _FILLER_WORDS, words=_ws("please")),
-    _Rule("imperative", "addresses the judge: an instruction about the scoring (speaks to the evaluator)", True,
-          re.compile(rf"(?:{_IMP_AT}{_FILLER}|\bplease\s+){_SCORE_VERB}\b(?:\s+[\w'-]+){{0,4}}?\s+{_SCORE_TARGET}\b"),
-          starts=_SCORE_VERB_WORDS | _FILLER_WORDS, words=_ws("please")),
-    _Rule("addressed", "addresses the judge: speaks to the evaluator or model", True, re.compile(
-        rf"\b(?:dear|hey|hi|hello|greetings|attention|psst)\b[\s,]+(?:(?:the|all|esteemed|kind|honou?red)\s+)*{_ROLE}\b"
-        rf"|\b(?:note|message|memo|reminder|instructions?|hint|tip|p\.?s\.?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?{_ROLE}\b"
-        rf"|(?:^|[.!?;\n]\s*)(?:the\s+)?{_ROLE_1}\s*[,:!]"
-        rf"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|judge|reviewer|evaluator|grader|model|assistant)\b"
-        r"|\b(?:whoever|anyone|any\s+(?:ai|model|llm|judge))\s+(?:is\s+)?(?:reading|grading|scoring|evaluating|judging"
-        r"|reviewing)\s+this\b"
-        r"|\byou\s+(?:must|should|shall|will|need\s+to|have\s+to|ought\s+to|are\s+(?:now|hereby|to|required|instructed"
-        r"|expected|asked|allowed))\b"
-        r"|\byour\s+(?:task|job|role|instructions?|goal|duty|scores?|scoring|ratings?|grade|output|answer|response"
-        r"|reply|evaluation|assessment|judge?ment|verdict|ranking|decision)\b"
-        r"|\bas\s+an\s+(?:ai|llm|language\s+model)\s*,?\s+you\b"), words=_ADDRESS_WORDS, starts=_ROLE_WORDS),
+    _Rule(
+        "override",
+        "addresses the judge: asks to ignore or override instructions",
+        True,
+        re.compile(
+            rf"(?:{_IMP_AT}{_FILLER}|\bplease\s+){_OVERRIDE_VERB}\b(?:\s+[\w'-]+){{0,5}}?\s+{_OVERRIDE_TARGET}\b"
+        ),
+        starts=_OVERRIDE_WORDS | _FILLER_WORDS,
+        words=_ws("please"),
+    ),
+    _Rule(
+        "imperative",
+        "addresses the judge: an instruction about the scoring (speaks to the evaluator)",
+        True,
+        re.compile(rf"(?:{_IMP_AT}{_FILLER}|\bplease\s+){_SCORE_VERB}\b(?:\s+[\w'-]+){{0,4}}?\s+{_SCORE_TARGET}\b"),
+        starts=_SCORE_VERB_WORDS | _FILLER_WORDS,
+        words=_ws("please"),
+    ),
+    _Rule(
+        "addressed",
+        "addresses the judge: speaks to the evaluator or model",
+        True,
+        re.compile(
+            rf"\b(?:dear|hey|hi|hello|greetings|attention|psst)\b[\s,]+(?:(?:the|all|esteemed|kind|honou?red)\s+)*{_ROLE}\b"
+            rf"|\b(?:note|message|memo|reminder|instructions?|hint|tip|p\.?s\.?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?{_ROLE}\b"
+            rf"|(?:^|[.!?;\n]\s*)(?:the\s+)?{_ROLE_1}\s*[,:!]"
+            rf"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|judge|reviewer|evaluator|grader|model|assistant)\b"
+            r"|\b(?:whoever|anyone|any\s+(?:ai|model|llm|judge))\s+(?:is\s+)?(?:reading|grading|scoring|evaluating|judging"
+            r"|reviewing)\s+this\b"
+            r"|\byou\s+(?:must|should|shall|will|need\s+to|have\s+to|ought\s+to|are\s+(?:now|hereby|to|required|instructed"
+            r"|expected|asked|allowed))\b"
+            r"|\byour\s+(?:task|job|role|instructions?|goal|duty|scores?|scoring|ratings?|grade|output|answer|response"
+            r"|reply|evaluation|assessment|judge?ment|verdict|ranking|decision)\b"
+            r"|\bas\s+an\s+(?:ai|llm|language\s+model)\s*,?\s+you\b"
+        ),
+        words=_ADDRESS_WORDS,
+        starts=_ROLE_WORDS,
+    ),
 )
 _CLAIMS: tuple[_Rule, ...] = (
-    _Rule("score_claim", "claims a score or ranking", False, re.compile(
-        r"\b(3|4|5|10|100)\s*/\s*\1\b(?!\s*-?\s*bits?\b)|\b(?:3|4|5|10)\s+out\s+of\s+(?:3|4|5|10)\b"
-        r"|\b(?:full|perfect|maximum|max|top|highest|best|maximal)\s+(?:scores?|marks?|points?|ratings?|grades?"
-        r"|rank(?:ing)?|novelty|originality)\b"
-        r"|\b(?:deserves?|merits?|earns?|warrants?|is\s+worth|should\s+(?:get|receive|be\s+given|be\s+rated"
-        r"|be\s+scored|score|rank|be\s+ranked)|must\s+(?:get|receive|be\s+rated|be\s+scored|score|rank|be\s+ranked)"
-        r"|will\s+(?:get|receive|score))\s+(?:a\s+|an\s+|the\s+)?(?:perfect|maximum|max|full|top|highest|high|best|3"
-        r"|three|10|first|#\s*1|number\s+one)\b"
-        r"|\b(?:ranked|rated|scored|placed|graded|judged|voted|ranks|rates|scores)\s+(?:as\s+)?(?:#\s*1|first|top"
-        r"|number\s+one|highest|best|the\s+(?:best|highest|most|top)|3|three|10|perfect|maximum|excellent"
-        r"|outstanding)\b"
-        r"|\b(?:rate|score|rank|grade|judge|mark)\s+(?:this|it|me)\b[^.?!;]{0,30}?\b(?:highly|high|higher|top|first"
-        r"|3|three|10|perfect|maximum|max|full|best|above)\b"
-        rf"|\b(?:{_REPLY_KEYS}|novelty|scores?|rating|total|grade)\s*(?:[:=]\s*|score\s+|of\s+)?(?:10|[0-9])\b"
-        r"(?![\d.]|\s*(?:[-\u2013\u2014/]|to\b|out\b)\s*\d)"),
+    _Rule(
+        "score_claim",
+        "claims a score or ranking",
+        False,
+        re.compile(
+            r"\b(3|4|5|10|100)\s*/\s*\1\b(?!\s*-?\s*bits?\b)|\b(?:3|4|5|10)\s+out\s+of\s+(?:3|4|5|10)\b"
+            r"|\b(?:full|perfect|maximum|max|top|highest|best|maximal)\s+(?:scores?|marks?|points?|ratings?|grades?"
+            r"|rank(?:ing)?|novelty|originality)\b"
+            r"|\b(?:deserves?|merits?|earns?|warrants?|is\s+worth|should\s+(?:get|receive|be\s+given|be\s+rated"
+            r"|be\s+scored|score|rank|be\s+ranked)|must\s+(?:get|receive|be\s+rated|be\s+scored|score|rank|be\s+ranked)"
+            r"|will\s+(?:get|receive|score))\s+(?:a\s+|an\s+|the\s+)?(?:perfect|maximum|max|full|top|highest|high|best|3"
+            r"|three|10|first|#\s*1|number\s+one)\b"
+            r"|\b(?:ranked|rated|scored|placed|graded|judged|voted|ranks|rates|scores)\s+(?:as\s+)?(?:#\s*1|first|top"
+            r"|number\s+one|highest|best|the\s+(?:best|highest|most|top)|3|three|10|perfect|maximum|excellent"
+            r"|outstanding)\b"
+            r"|\b(?:rate|score|rank|grade|judge|mark)\s+(?:this|it|me)\b[^.?!;]{0,30}?\b(?:highly|high|higher|top|first"
+            r"|3|three|10|perfect|maximum|max|full|best|above)\b"
+            rf"|\b(?:{_REPLY_KEYS}|novelty|scores?|rating|total|grade)\s*(?:[:=]\s*|score\s+|of\s+)?(?:10|[0-9])\b"
+            r"(?![\d.]|\s*(?:[-\u2013\u2014/]|to\b|out\b)\s*\d)"
+        ),
         words=_SCORE_WORDS | _ws("originality novelty relevance addressing obviousness non_obviousness gap_addressing"),
-        chars=frozenset("/")),
-    _Rule("endorsement", "claims an endorsement by experts or reviewers", False, re.compile(
-        rf"\b{_AUTH}\b[^.?!;]{{0,50}}?\b(?:agree[sd]?|consider(?:s|ed)?|call(?:s|ed)?|would\s+call|rate[sd]?"
-        r"|rank(?:s|ed)?|find|finds|found|judge[sd]?|deem(?:s|ed)?|praise[sd]?|endorse[sd]?|recogni[sz]e[sd]?"
-        r"|acclaim(?:ed)?|confirm(?:s|ed)?|vote[sd]?|say|says|said|describe[sd]?|label(?:l?ed)?|hail(?:ed)?"
-        r"|select(?:s|ed)?|chose|chosen|pick(?:s|ed)?|recommend(?:s|ed)?|approve[sd]?|certif(?:y|ied))\b"
-        r"(?=[^.?!;]{0,60}\b(?:this|it|novel|original|best|top|first|most|strongest|important|highly|excellent"
-        r"|outstanding|groundbreaking|brilliant|exceptional|the\s+(?:question|idea|candidate)|\d\s*/\s*\d)\b)"
-        r"|\b(?:rated|ranked|scored|judged|endorsed|praised|recogni[sz]ed|acclaimed|validated|approved|certified"
-        rf"|selected|chosen|voted|reviewed|vetted|hailed|recommended)\b[^.?!;]{{0,60}}?\bby\b[^.?!;]{{0,30}}?\b{_AUTH}"
-        r"|\b(?:endorsed|praised|acclaimed|approved|recommended|vetted|validated)\s+by\b"
-        r"|\baward[- ]winning\b|\bbest[- ](?:paper|question|idea)\s+award\b"),
-        words=_AUTH_WORDS | _ws("endorsed praised acclaimed approved recommended vetted validated")),
-    _Rule("praise", "praises itself (claims novelty or importance)", False, re.compile(
-        r"\b(?:ground[- ]?breaking|revolutionary|brilliant|genius|exceptional|outstanding|excellent|remarkable"
-        r"|striking|stunning|unprecedented|paradigm[- ]shifting|game[- ]changing|seminal|landmark|visionary"
-        r"|pioneering|trail[- ]?blazing|masterful|extraordinary"
-        r"|(?:highly|truly|entirely|completely|genuinely|deeply)\s+(?:novel|original|new|creative|innovative"
-        r"|non[- ]obvious|insightful|absent|unexplored)"
-        r"|(?:is|are|was)\s+(?:novel|original|non[- ]obvious|innovative|creative|unique)"
-        r"|never\s+(?:been\s+|before\s+)?(?:asked|considered|studied|explored|posed|addressed|proposed)"
-        r"|no\s+(?:prior|previous|existing|other|earlier)\s+(?:work|paper|study|studies|research|one)"
-        r"|nobody\s+has|no\s+one\s+has|first[- ]ever|the\s+first\s+to|non[- ]obvious|not\s+obvious"
-        r"|most\s+(?:novel|original|creative|innovative|important|insightful|interesting|promising|impactful)"
-        r"|unexpected\s+angle|absent\s+from\s+the\s+background|central\s+gap"
-        r"|(?:the\s+)?(?:best|strongest|finest)\s+(?:question|candidate|idea|rq|submission)s?"
-        r"|(?:key|main|core|fundamental)\s+(?:gap|open\s+problem|unanswered\s+question))\b"), words=_PRAISE_WORDS),
-    _Rule("overlap_claim", "claims overlap with the reference question", False, re.compile(
-        r"\b(?:identical|equivalent|(?:the\s+)?same(?:\s+(?:question|thing|rq))?\s+as|a\s+paraphrase|paraphrases?"
-        r"|rephras(?:es|ing)|restates?|reword(?:s|ed|ing)|matches|mirrors|duplicates|covers|subsumes|contains|answers"
-        r"|is\s+exactly|word\s+for\s+word|asks?\s+(?:exactly\s+)?(?:what|the\s+same))\b[^.?!;]{0,40}?"
-        r"\b(?:reference|ground[- ]truth|gold(?:[- ]standard)?|author(?:'s|s'|s)?|target|anchor(?:ed)?)\b"
-        r"|\bcovering\s+(?:set|subset)\b|\bpairwise\s+scores?\b|\boverlap\s+scores?\b"), words=_OVERLAP_WORDS),
+        chars=frozenset("/"),
+    ),
+    _Rule(
+        "endorsement",
+        "claims an endorsement by experts or reviewers",
+        False,
+        re.compile(
+            rf"\b{_AUTH}\b[^.?!;]{{0,50}}?\b(?:agree[sd]?|consider(?:s|ed)?|call(?:s|ed)?|would\s+call|rate[sd]?"
+            r"|rank(?:s|ed)?|find|finds|found|judge[sd]?|deem(?:s|ed)?|praise[sd]?|endorse[sd]?|recogni[sz]e[sd]?"
+            r"|acclaim(?:ed)?|confirm(?:s|ed)?|vote[sd]?|say|says|said|describe[sd]?|label(?:l?ed)?|hail(?:ed)?"
+            r"|select(?:s|ed)?|chose|chosen|pick(?:s|ed)?|recommend(?:s|ed)?|approve[sd]?|certif(?:y|ied))\b"
+            r"(?=[^.?!;]{0,60}\b(?:this|it|novel|original|best|top|first|most|strongest|important|highly|excellent"
+            r"|outstanding|groundbreaking|brilliant|exceptional|the\s+(?:question|idea|candidate)|\d\s*/\s*\d)\b)"
+            r"|\b(?:rated|ranked|scored|judged|endorsed|praised|recogni[sz]ed|acclaimed|validated|approved|certified"
+            rf"|selected|chosen|voted|reviewed|vetted|hailed|recommended)\b[^.?!;]{{0,60}}?\bby\b[^.?!;]{{0,30}}?\b{_AUTH}"
+            r"|\b(?:endorsed|praised|acclaimed|approved|recommended|vetted|validated)\s+by\b"
+            r"|\baward[- ]winning\b|\bbest[- ](?:paper|question|idea)\s+award\b"
+        ),
+        words=_AUTH_WORDS | _ws("endorsed praised acclaimed approved recommended vetted validated"),
+    ),
+    _Rule(
+        "praise",
+        "praises itself (claims novelty or importance)",
+        False,
+        re.compile(
+            r"\b(?:ground[- ]?breaking|revolutionary|brilliant|genius|exceptional|outstanding|excellent|remarkable"
+            r"|striking|stunning|unprecedented|paradigm[- ]shifting|game[- ]changing|seminal|landmark|visionary"
+            r"|pioneering|trail[- ]?blazing|masterful|extraordinary"
+            r"|(?:highly|truly|entirely|completely|genuinely|deeply)\s+(?:novel|original|new|creative|innovative"
+            r"|non[- ]obvious|insightful|absent|unexplored)"
+            r"|(?:is|are|was)\s+(?:novel|original|non[- ]obvious|innovative|creative|unique)"
+            r"|never\s+(?:been\s+|before\s+)?(?:asked|considered|studied|explored|posed|addressed|proposed)"
+            r"|no\s+(?:prior|previous|existing|other|earlier)\s+(?:work|paper|study|studies|research|one)"
+            r"|nobody\s+has|no\s+one\s+has|first[- ]ever|the\s+first\s+to|non[- ]obvious|not\s+obvious"
+            r"|most\s+(?:novel|original|creative|innovative|important|insightful|interesting|promising|impactful)"
+            r"|unexpected\s+angle|absent\s+from\s+the\s+background|central\s+gap"
+            r"|(?:the\s+)?(?:best|strongest|finest)\s+(?:question|candidate|idea|rq|submission)s?"
+            r"|(?:key|main|core|fundamental)\s+(?:gap|open\s+problem|unanswered\s+question))\b"
+        ),
+        words=_PRAISE_WORDS,
+    ),
+    _Rule(
+        "overlap_claim",
+        "claims overlap with the reference question",
+        False,
+        re.compile(
+            r"\b(?:identical|equivalent|(?:the\s+)?same(?:\s+(?:question|thing|rq))?\s+as|a\s+paraphrase|paraphrases?"
+            r"|rephras(?:es|ing)|restates?|reword(?:s|ed|ing)|matches|mirrors|duplicates|covers|subsumes|contains|answers"
+            r"|is\s+exactly|word\s+for\s+word|asks?\s+(?:exactly\s+)?(?:what|the\s+same))\b[^.?!;]{0,40}?"
+            r"\b(?:reference|ground[- ]truth|gold(?:[- ]standard)?|author(?:'s|s'|s)?|target|anchor(?:ed)?)\b"
+            r"|\bcovering\s+(?:set|subset)\b|\bpairwise\s+scores?\b|\boverlap\s+scores?\b"
+        ),
+        words=_OVERLAP_WORDS,
+    ),
 )
 _SECOND_PERSON = re.compile(r"\byou\b|\byour\b")
 # A scale: two or more "number = label" pairs and nothing else ("1 = weak, 3 = strong"; "0: none; 3: central").
-_SCALE = re.compile(r"\s*(?:\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}?\s*[,;/]\s*)+"
-                    r"\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}\s*$")
+_SCALE = re.compile(
+    r"\s*(?:\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}?\s*[,;/]\s*)+"
+    r"\d{1,3}\s*[=:\u2013-]\s*[^\W\d][\w' -]{0,40}\s*$"
+)
 
 
 def _union(rules: tuple[_Rule, ...]) -> _Rule:
     """One gate that passes when any of ``rules`` would: most texts stop here."""
-    return _Rule("any", "", False, re.compile(""), frozenset().union(*(r.words for r in rules)),
-                 frozenset().union(*(r.chars for r in rules)), frozenset().union(*(r.starts for r in rules)))  # fmt: skip
+    return _Rule(
+        "any",
+        "",
+        False,
+        re.compile(""),
+        frozenset().union(*(r.words for r in rules)),
+        frozenset().union(*(r.chars for r in rules)),
+        frozenset().union(*(r.starts for r in rules)),
+    )
 
 
 _WHOLE_TEXT = _STRUCTURE + _DRESS
@@ -451,13 +598,17 @@ def _hidden_findings(text: str) -> list[Finding]:
     hidden, control, breaks = _hidden(text)
     found = []
     if hidden:
-        found.append(Finding("hidden", f"contains invisible or format characters ({', '.join(hidden[:5])})", True,
-                             _excerpt(text)))  # fmt: skip
+        found.append(
+            Finding(
+                "hidden", f"contains invisible or format characters ({', '.join(hidden[:5])})", True, _excerpt(text)
+            )
+        )
     if control:
         found.append(Finding("hidden", "contains invisible control characters", True, _excerpt(text)))
     if breaks:
-        found.append(Finding("line_break", "contains line breaks (a research question is one line)", False,
-                             _excerpt(text)))  # fmt: skip
+        found.append(
+            Finding("line_break", "contains line breaks (a research question is one line)", False, _excerpt(text))
+        )
     return found
 
 
@@ -490,8 +641,14 @@ def _screen(text: str) -> tuple[Finding, ...]:
             found.append(Finding("foreign_language", foreign, False, _excerpt(unquoted)))
         homoglyph = _mixed_script_word(norm)
         if homoglyph:
-            found.append(Finding("homoglyph", f"mixes scripts inside a word ({homoglyph!r}): look-alike letters",
-                                 False, _excerpt(homoglyph)))  # fmt: skip
+            found.append(
+                Finding(
+                    "homoglyph",
+                    f"mixes scripts inside a word ({homoglyph!r}): look-alike letters",
+                    False,
+                    _excerpt(homoglyph),
+                )
+            )
     address = [r for r in _ADDRESS if r.gate(chars, words, starts)] if _ANY_ADDRESS.gate(chars, words, starts) else []
     stripped = unquoted.rstrip()
     one_question = stripped.endswith("?") and not _NOT_ONE_SENTENCE.search(stripped[:-1])
@@ -521,8 +678,11 @@ def _screen(text: str) -> tuple[Finding, ...]:
         if second_person and not sentence.is_question and "second_person" not in fired:
             if _SECOND_PERSON.search(sentence.text):
                 fired.add("second_person")
-                found.append(Finding("second_person", "speaks to the reader outside the question", False,
-                                     _excerpt(sentence.text)))  # fmt: skip
+                found.append(
+                    Finding(
+                        "second_person", "speaks to the reader outside the question", False, _excerpt(sentence.text)
+                    )
+                )
     return tuple(found)
 
 

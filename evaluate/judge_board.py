@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from rqbench.demo import is_demo_model
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.judge_board_metrics import (
     BOARD_BOOT,
@@ -30,8 +32,6 @@ from rqbench.evaluate.judge_board_metrics import (
     pick_rate,
     position_consistency,
 )
-
-from rqbench.demo import is_demo_model
 from rqbench.records import ExpertPool, JudgeBoardFile, OrderVerdict, Pick
 
 PAPER_NOTE = "the paper's published verdicts (appendix A.6)"
@@ -122,14 +122,22 @@ def judge_row(f: JudgeBoardFile, pool: ExpertPool, *, n_boot: int = BOARD_BOOT, 
     calls = [v for pv in counted for v in pv.verdicts]
     ps = f.judge.prompt_set
     row = BoardRow(
-        judge=f.judge.label, origin="run", prompt_set=f"{ps.name} ({ps.hash})", demo=is_demo_model(f.judge.label),
-        run_pool_version=f.pool_version, pairs_judged=len(picks), pairs_not_judged=len(by_id) - len(counted),
-        pairs_changed=changed, position_consistency=position_consistency(by_order, n_boot=n_boot, seed=seed),
-        calls=len(calls), invalid_replies=sum(v.reasked or (v.failure or "").startswith("invalid_reply") for v in calls),
-        no_verdict=sum(v.pick is None for v in calls), rule_repairs=sum(len(v.rule_corrections) for v in calls),
+        judge=f.judge.label,
+        origin="run",
+        prompt_set=f"{ps.name} ({ps.hash})",
+        demo=is_demo_model(f.judge.label),
+        run_pool_version=f.pool_version,
+        pairs_judged=len(picks),
+        pairs_not_judged=len(by_id) - len(counted),
+        pairs_changed=changed,
+        position_consistency=position_consistency(by_order, n_boot=n_boot, seed=seed),
+        calls=len(calls),
+        invalid_replies=sum(v.reasked or (v.failure or "").startswith("invalid_reply") for v in calls),
+        no_verdict=sum(v.pick is None for v in calls),
+        rule_repairs=sum(len(v.rule_corrections) for v in calls),
         cost_per_pair=per_pair_mean({pv.pair_id: _total([v.cost_usd for v in pv.verdicts]) for pv in counted}),
         latency_per_pair=per_pair_mean({pv.pair_id: _total([v.latency_s for v in pv.verdicts]) for pv in counted}),
-    )  # fmt: skip
+    )
     return _against_experts(row, picks, pool, n_boot, seed)
 
 
@@ -145,7 +153,9 @@ def paper_rows(pool: ExpertPool, *, n_boot: int = BOARD_BOOT, seed: int = 0) -> 
     rows = []
     for name in names:
         picks = {p.pair_id: p.reference_picks[name] for p in pool.pairs if name in p.reference_picks}
-        row = BoardRow(judge=name, origin="paper", pairs_judged=len(picks), pairs_not_judged=len(pool.pairs) - len(picks))
+        row = BoardRow(
+            judge=name, origin="paper", pairs_judged=len(picks), pairs_not_judged=len(pool.pairs) - len(picks)
+        )
         rows.append(_against_experts(row, picks, pool, n_boot, seed))
     return rows
 
@@ -174,14 +184,23 @@ def make_board(pool: ExpertPool, files: Sequence[JudgeBoardFile], *, n_boot: int
     notes = []
     for r in rows:
         if r.origin == "run" and r.pairs_not_judged:
-            notes.append(f"{r.judge}: {r.pairs_not_judged} of {len(pool.pairs)} pairs not judged yet; running "
-                         "rqbench judge-board with this judge again judges them")  # fmt: skip
+            notes.append(
+                f"{r.judge}: {r.pairs_not_judged} of {len(pool.pairs)} pairs not judged yet; running "
+                "rqbench judge-board with this judge again judges them"
+            )
         if r.pairs_changed:
             notes.append(f"{r.judge}: {r.pairs_changed} verdict(s) on texts the pairs no longer have are not counted")
     sources: dict[str, int] = {}
     for p in pool.pairs:
         sources[p.source] = sources.get(p.source, 0) + 1
-    return Board(pool_version=pool.version, pool_pairs=len(pool.pairs), sources=sources, experts=pool.experts(),
-                 majority_pairs=len(maj), n_boot=n_boot,
-                 ceiling=expert_agreement({p.pair_id: p.expert_picks for p in pool.pairs}, n_boot=n_boot, seed=seed),
-                 rows=rank(rows), notes=notes + list(pool.left_out))  # fmt: skip
+    return Board(
+        pool_version=pool.version,
+        pool_pairs=len(pool.pairs),
+        sources=sources,
+        experts=pool.experts(),
+        majority_pairs=len(maj),
+        n_boot=n_boot,
+        ceiling=expert_agreement({p.pair_id: p.expert_picks for p in pool.pairs}, n_boot=n_boot, seed=seed),
+        rows=rank(rows),
+        notes=notes + list(pool.left_out),
+    )

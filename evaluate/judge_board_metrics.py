@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, Estimate, cluster_bootstrap_mean
 
+from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, Estimate, cluster_bootstrap_mean
 from rqbench.records import NoveltyScore, Pick
 
 BOARD_BOOT = 1000
@@ -52,8 +52,9 @@ def majority(picks: Mapping[str, Pick]) -> Pick | None:
     return top if count * 2 > len(picks) else None
 
 
-def agreement(judge: Mapping[str, Pick], reference: Mapping[str, Pick], *, n_boot: int = BOARD_BOOT,
-              seed: int = 0) -> Estimate | None:  # fmt: skip
+def agreement(
+    judge: Mapping[str, Pick], reference: Mapping[str, Pick], *, n_boot: int = BOARD_BOOT, seed: int = 0
+) -> Estimate | None:
     """Share of the pairs both picked on where the picks are the same; None when they share no pair."""
     shared = sorted(set(judge) & set(reference))
     return cluster_bootstrap_mean([float(judge[k] == reference[k]) for k in shared], shared, n_boot=n_boot, seed=seed)
@@ -78,8 +79,9 @@ def cohen_kappa(a: Sequence[Pick], b: Sequence[Pick]) -> float | None:
     return (observed - chance) / (1.0 - chance)
 
 
-def kappa(judge: Mapping[str, Pick], reference: Mapping[str, Pick], *, n_boot: int = BOARD_BOOT,
-          seed: int = 0) -> Estimate | None:  # fmt: skip
+def kappa(
+    judge: Mapping[str, Pick], reference: Mapping[str, Pick], *, n_boot: int = BOARD_BOOT, seed: int = 0
+) -> Estimate | None:
     """Cohen's kappa on the shared pairs, with a percentile bootstrap interval over pairs; None when it is
     undefined on the pairs themselves. Resamples where it is undefined are dropped. Every resample is
     computed at once (each pair is its own cluster), since the Space recomputes a kappa per judge and
@@ -104,8 +106,9 @@ def kappa(judge: Mapping[str, Pick], reference: Mapping[str, Pick], *, n_boot: i
     return Estimate(value=point, ci_low=float(min(lo, point)), ci_high=float(max(hi, point)), n=n, n_clusters=n)
 
 
-def position_consistency(order_picks: Mapping[str, Sequence[Pick]], *, n_boot: int = BOARD_BOOT,
-                         seed: int = 0) -> Estimate | None:  # fmt: skip
+def position_consistency(
+    order_picks: Mapping[str, Sequence[Pick]], *, n_boot: int = BOARD_BOOT, seed: int = 0
+) -> Estimate | None:
     """Share of pairs whose calls all gave the same pick, over pairs with a verdict in both orders."""
     both = sorted(k for k, picks in order_picks.items() if len(picks) >= 2)
     return cluster_bootstrap_mean([float(len(set(order_picks[k])) == 1) for k in both], both, n_boot=n_boot, seed=seed)
@@ -117,8 +120,9 @@ def pick_rate(picks: Mapping[str, Pick], pick: Pick, *, n_boot: int = BOARD_BOOT
     return cluster_bootstrap_mean([float(picks[k] == pick) for k in keys], keys, n_boot=n_boot, seed=seed)
 
 
-def expert_agreement(expert_picks: Mapping[str, Mapping[str, Pick]], *, n_boot: int = BOARD_BOOT,
-                     seed: int = 0) -> Estimate | None:  # fmt: skip
+def expert_agreement(
+    expert_picks: Mapping[str, Mapping[str, Pick]], *, n_boot: int = BOARD_BOOT, seed: int = 0
+) -> Estimate | None:
     """How often two experts who picked on the same pair made the same pick: every two experts of every
     pair is one observation, each pair one cluster. The ceiling a judge is compared with."""
     values: list[float] = []

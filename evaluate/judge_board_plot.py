@@ -16,6 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+
 from rqbench.evaluate.judge_board import Board  # noqa: E402
 from rqbench.evaluate.judge_board_report import judge_text  # noqa: E402
 from rqbench.evaluate.plots import short_label  # noqa: E402
@@ -30,23 +31,41 @@ def agreement_cost_figure(board: Board) -> Figure:
         e = r.vs_majority
         assert e is not None and r.cost_per_1000 is not None
         x, y = r.cost_per_1000, 100 * e.value
-        ax.errorbar([x], [y], yerr=[[y - 100 * e.ci_low], [100 * e.ci_high - y]], fmt="o", capsize=3,
-                    color="#c92a2a" if r.demo else "#1c7ed6")  # fmt: skip
-        ax.annotate(short_label(judge_text(r)) + (" (demo)" if r.demo else ""), (x, y), textcoords="offset points",
-                    xytext=(6, 4), fontsize=8)  # fmt: skip
+        ax.errorbar(
+            [x],
+            [y],
+            yerr=[[y - 100 * e.ci_low], [100 * e.ci_high - y]],
+            fmt="o",
+            capsize=3,
+            color="#c92a2a" if r.demo else "#1c7ed6",
+        )
+        ax.annotate(
+            short_label(judge_text(r)) + (" (demo)" if r.demo else ""),
+            (x, y),
+            textcoords="offset points",
+            xytext=(6, 4),
+            fontsize=8,
+        )
     top = max([r.cost_per_1000 or 0.0 for r in placed] + [1.0])
     if board.ceiling is not None:
         c = board.ceiling
         ax.axhspan(100 * c.ci_low, 100 * c.ci_high, color="#868e96", alpha=0.15, lw=0)
         ax.axhline(100 * c.value, color="#495057", ls="--", lw=1)
-        ax.text(0, 100 * c.value + 1.5, f" experts with each other: {100 * c.value:.0f}% (n={c.n})", fontsize=8,
-                color="#495057")  # fmt: skip
+        ax.text(
+            0,
+            100 * c.value + 1.5,
+            f" experts with each other: {100 * c.value:.0f}% (n={c.n})",
+            fontsize=8,
+            color="#495057",
+        )
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlim(-0.1, top * 3)
     ax.set_ylim(-5, 105)
     ax.set_xlabel("cost per 1,000 pairs (US$, as the call log recorded it)")
     ax.set_ylabel("agreement with the experts' majority (%)")
-    ax.set_title(f"Judge board on {board.pool_pairs} expert pairs ({board.majority_pairs} with a majority)", fontsize=10)
+    ax.set_title(
+        f"Judge board on {board.pool_pairs} expert pairs ({board.majority_pairs} with a majority)", fontsize=10
+    )
     if not placed:
         ax.text(0.5, 0.5, "no judge with a known cost yet", transform=ax.transAxes, ha="center", color="#868e96")
     if off:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rqbench.demo import banner_text
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.judge_board import Board, BoardRow
-
-from rqbench.demo import banner_text
 
 MAX_EXPERT_COLUMNS = 6
 CEILING_LABEL = "Experts with each other (the ceiling)"
@@ -66,8 +65,10 @@ def expert_names(experts: Sequence[str]) -> dict[str, str]:
 
 def expert_columns(board: Board) -> list[str]:
     """The experts shown as columns: those with the most picks behind the rows, at most ``MAX_EXPERT_COLUMNS``."""
-    count = {e: max((r.vs_expert[e].n for r in board.rows if r.vs_expert.get(e) is not None), default=0)
-             for e in board.experts}  # fmt: skip
+    count = {
+        e: max((r.vs_expert[e].n for r in board.rows if r.vs_expert.get(e) is not None), default=0)
+        for e in board.experts
+    }
     return sorted(board.experts, key=lambda e: (-count[e], board.experts.index(e)))[:MAX_EXPERT_COLUMNS]
 
 
@@ -86,17 +87,37 @@ def invalid_text(r: BoardRow) -> str:
 
 def row_cells(r: BoardRow, experts: Sequence[str]) -> list[str]:
     """A row's cells after its rank, in the order of ``headers``."""
-    return [judge_text(r), pct(r.vs_majority), kappa_text(r.kappa_majority),
-            *[pct(r.vs_expert.get(e)) for e in experts], pct(r.position_consistency), pct(r.tie_rate), invalid_text(r),
-            "—" if r.rule_repairs is None else str(r.rule_repairs), money(r.cost_per_1000), seconds(r.latency_per_pair),
-            f"{r.pairs_judged}/{r.pairs_judged + r.pairs_not_judged}"]  # fmt: skip
+    return [
+        judge_text(r),
+        pct(r.vs_majority),
+        kappa_text(r.kappa_majority),
+        *[pct(r.vs_expert.get(e)) for e in experts],
+        pct(r.position_consistency),
+        pct(r.tie_rate),
+        invalid_text(r),
+        "—" if r.rule_repairs is None else str(r.rule_repairs),
+        money(r.cost_per_1000),
+        seconds(r.latency_per_pair),
+        f"{r.pairs_judged}/{r.pairs_judged + r.pairs_not_judged}",
+    ]
 
 
 def headers(board: Board, experts: Sequence[str]) -> list[str]:
     names = expert_names(board.experts)
-    return ["#", "Judge", "vs majority", "κ vs majority", *[f"vs {names[e]}" for e in experts],
-            "Position consistency", "Tie rate", "Invalid replies", "Rule repairs", "Cost / 1,000 pairs",
-            "Seconds / pair", "Pairs"]  # fmt: skip
+    return [
+        "#",
+        "Judge",
+        "vs majority",
+        "κ vs majority",
+        *[f"vs {names[e]}" for e in experts],
+        "Position consistency",
+        "Tie rate",
+        "Invalid replies",
+        "Rule repairs",
+        "Cost / 1,000 pairs",
+        "Seconds / pair",
+        "Pairs",
+    ]
 
 
 def ceiling_at(board: Board) -> int | None:
@@ -111,8 +132,10 @@ def ceiling_at(board: Board) -> int | None:
 
 def pool_line(board: Board) -> str:
     parts = ", ".join(f"{n} {SOURCES.get(s, s)}" for s, n in board.sources.items())
-    return (f"Pool {board.pool_version}: {board.pool_pairs} pair(s) ({parts or 'none'}), {len(board.experts)} "
-            f"expert(s), {board.majority_pairs} pair(s) with a strict expert majority.")  # fmt: skip
+    return (
+        f"Pool {board.pool_version}: {board.pool_pairs} pair(s) ({parts or 'none'}), {len(board.experts)} "
+        f"expert(s), {board.majority_pairs} pair(s) with a strict expert majority."
+    )
 
 
 def demo_line(board: Board) -> str:
@@ -127,10 +150,13 @@ def markdown(board: Board, *, plot: str | None = None) -> str:
     demo = demo_line(board)
     if demo:
         lines += [f"> **Demo output, not results.** {demo}", ""]
-    lines += [pool_line(board) + " Ranked by agreement with the experts' majority; each share has its 95% "
-              f"bootstrap interval over pairs ({board.n_boot:,} resamples) and n, the pairs behind it. On so few "
-              "pairs the intervals are wide, and one with no width (every pair agreed, or none) is not "
-              "certainty: on n pairs the true share can lie about 3/n from it (docs/evaluate.md).", ""]  # fmt: skip
+    lines += [
+        pool_line(board) + " Ranked by agreement with the experts' majority; each share has its 95% "
+        f"bootstrap interval over pairs ({board.n_boot:,} resamples) and n, the pairs behind it. On so few "
+        "pairs the intervals are wide, and one with no width (every pair agreed, or none) is not "
+        "certainty: on n pairs the true share can lie about 3/n from it (docs/evaluate.md).",
+        "",
+    ]
     lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     at = ceiling_at(board)
     blank = ["—"] * (len(cols) - 4)
@@ -145,8 +171,10 @@ def markdown(board: Board, *, plot: str | None = None) -> str:
     lines += ["", "Where each row comes from:", ""]
     for r in board.rows:
         if r.origin == "paper":
-            lines.append(f"- {r.judge}: {r.pairs_judged} published verdicts of the paper's appendix A.6; no calls, "
-                         "so no position consistency, reply checks, cost or time")  # fmt: skip
+            lines.append(
+                f"- {r.judge}: {r.pairs_judged} published verdicts of the paper's appendix A.6; no calls, "
+                "so no position consistency, reply checks, cost or time"
+            )
         else:
             lines.append(f"- {r.judge}: prompt set {r.prompt_set}, last run on pool {r.run_pool_version}")
     if board.notes:

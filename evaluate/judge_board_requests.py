@@ -14,7 +14,6 @@ from __future__ import annotations
 from rqbench.evaluate.background import background_block
 from rqbench.evaluate.criteria import CRITERIA, GT_ID, JudgeConfig, JudgeRequest, candidate_id
 from rqbench.evaluate.protocol import ModelUse
-
 from rqbench.prompts import PromptSet
 from rqbench.records import ComparativeNoveltyReply, ExpertPair, NoveltyScore, Order, Reply
 
@@ -36,8 +35,15 @@ def board_step() -> str:
 
 def board_judge(use: ModelUse, prompts: PromptSet, *, seed: int = 0) -> BoardJudge:
     """A resolved judge (``protocol.judge_use``) in the comparative setting, with one ordering per order shown."""
-    return JudgeConfig(model=use.name, label=use.label, setting=SETTING, prompts=prompts, policy=use.policy, seed=seed,
-                       orderings=len(SHOWN))  # fmt: skip
+    return JudgeConfig(
+        model=use.name,
+        label=use.label,
+        setting=SETTING,
+        prompts=prompts,
+        policy=use.policy,
+        seed=seed,
+        orderings=len(SHOWN),
+    )
 
 
 def pair_requests(judge: BoardJudge, pair: ExpertPair) -> list[tuple[Order, BoardRequest]]:
@@ -47,8 +53,9 @@ def pair_requests(judge: BoardJudge, pair: ExpertPair) -> list[tuple[Order, Boar
     texts = {GT_ID: pair.gt_rq, MODEL_ID: pair.model_rq}
     out: list[tuple[Order, BoardRequest]] = []
     for k, (order, shown) in enumerate(SHOWN.items()):
-        (req,) = criterion.build(judge, board_step(), [list(shown)], texts, {"background": background},
-                                 ordering=k, background=cuts)  # fmt: skip
+        (req,) = criterion.build(
+            judge, board_step(), [list(shown)], texts, {"background": background}, ordering=k, background=cuts
+        )
         out.append((order, req))
     return out
 

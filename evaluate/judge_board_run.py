@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from tqdm import tqdm
+
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.expert_pool import POOL_FILE, write_pool
 from rqbench.evaluate.judge_board_metrics import order_pick
@@ -37,13 +39,11 @@ from rqbench.evaluate.judge_board_requests import (
     pair_requests,
     reply_scores,
 )
-from rqbench.paths import slug
 from rqbench.evaluate.protocol import judge_use
-from tqdm import tqdm
-
 from rqbench.io import RecordError, read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
+from rqbench.paths import slug
 from rqbench.prompts import PromptSet
 from rqbench.records import (
     ExpertPair,
@@ -91,29 +91,59 @@ def _spent(llm: LLM, keys: Sequence[str], *, delivered: bool) -> dict[str, float
     def total(values: list) -> float | int | None:
         return None if any(v is None for v in values) else sum(values)
 
-    return {"cost_usd": total([r.cost_usd for r in rows]), "latency_s": total([r.latency_s for r in rows]),
-            "tokens_in": total([r.tokens_in for r in rows]), "tokens_out": total([r.tokens_out for r in rows])}  # fmt: skip
+    return {
+        "cost_usd": total([r.cost_usd for r in rows]),
+        "latency_s": total([r.latency_s for r in rows]),
+        "tokens_in": total([r.tokens_in for r in rows]),
+        "tokens_out": total([r.tokens_out for r in rows]),
+    }
 
 
 async def _verdict(llm: LLM, judge: BoardJudge, order: Order, req: BoardRequest) -> OrderVerdict | None:
     """One call's verdict; None in a dry run or while the call waits for a batch."""
     shown = list(req.candidate_ids)
     try:
-        ans = await llm.ask(judge.model, req.step, req.messages, req.reply_model, prompt_hash=judge.prompts.hash,
-                            context=req.context, shared_chars=req.shared_chars)  # fmt: skip
+        ans = await llm.ask(
+            judge.model,
+            req.step,
+            req.messages,
+            req.reply_model,
+            prompt_hash=judge.prompts.hash,
+            context=req.context,
+            shared_chars=req.shared_chars,
+        )
     except (DryRun, Deferred):
         return None
     except LLMCallFailed as exc:
         failure = f"{exc.reason}: {exc.detail}"
-        raw = RawReply(step=req.step, cache_key=exc.key, text=exc.last_text, error=failure,
-                       truncated=exc.reason == TRUNCATED, candidate_order=shown)  # fmt: skip
-        return OrderVerdict(order=order, pick=None, raw=raw, failure=failure, reasked=exc.reask_key is not None,
-                            **_spent(llm, exc.keys, delivered=False))  # fmt: skip
+        raw = RawReply(
+            step=req.step,
+            cache_key=exc.key,
+            text=exc.last_text,
+            error=failure,
+            truncated=exc.reason == TRUNCATED,
+            candidate_order=shown,
+        )
+        return OrderVerdict(
+            order=order,
+            pick=None,
+            raw=raw,
+            failure=failure,
+            reasked=exc.reask_key is not None,
+            **_spent(llm, exc.keys, delivered=False),
+        )
     gt, model = reply_scores(req, ans.reply)
     raw = RawReply(step=req.step, cache_key=ans.key, text=ans.text, candidate_order=shown)
-    return OrderVerdict(order=order, pick=order_pick(gt, model), gt_score=gt, model_score=model, raw=raw,
-                        reasked=ans.reasked, rule_corrections=corrections_of(ans.reply),
-                        **_spent(llm, ans.keys, delivered=True))  # fmt: skip
+    return OrderVerdict(
+        order=order,
+        pick=order_pick(gt, model),
+        gt_score=gt,
+        model_score=model,
+        raw=raw,
+        reasked=ans.reasked,
+        rule_corrections=corrections_of(ans.reply),
+        **_spent(llm, ans.keys, delivered=True),
+    )
 
 
 async def _judge_pair(llm: LLM, judge: BoardJudge, pair: ExpertPair) -> PairVerdicts | None:
@@ -124,8 +154,9 @@ async def _judge_pair(llm: LLM, judge: BoardJudge, pair: ExpertPair) -> PairVerd
     return PairVerdicts(pair_id=pair.pair_id, content_key=pair.content_key(), verdicts=list(verdicts))  # type: ignore[arg-type]
 
 
-async def _judge_pool(llm: LLM, judge: BoardJudge, pairs: Sequence[ExpertPair], progress: bool,
-                      concurrency: int) -> list[PairVerdicts | None]:  # fmt: skip
+async def _judge_pool(
+    llm: LLM, judge: BoardJudge, pairs: Sequence[ExpertPair], progress: bool, concurrency: int
+) -> list[PairVerdicts | None]:
     bar = tqdm(total=len(pairs), desc=f"judge-board {judge.label}", unit="pair", disable=not progress)
     slots = asyncio.Semaphore(max(1, concurrency))  # pairs in flight; the LLM layer bounds each model's calls too
 
@@ -197,15 +228,30 @@ async def arun_board(
         if llm.dry_run:
             continue
         if any(pv is None for pv in judged):
-            raise RuntimeError(f"{judge.label}: some calls are still waiting for their batch; run again to collect them")
+            raise RuntimeError(
+                f"{judge.label}: some calls are still waiting for their batch; run again to collect them"
+            )
         cfg = use.config
         path = board_path(out_dir, judge.label, prompts)
-        spec = JudgeSpec(model=parse_model_spec(cfg.name)[0], label=judge.label, setting="comparative",
-                         temperature=cfg.temperature, reasoning_effort=cfg.reasoning_effort, seed=seed,
-                         orderings=judge.orderings, prompt_set=PromptSetRef(**prompts.ref()))  # fmt: skip
-        board = JudgeBoardFile(judge=spec, step=board_step(), pool_version=pool.version, pool_pairs=len(pool.pairs),
-                               created_at=datetime.now(timezone.utc), pairs=_merged(path, judged),  # type: ignore[arg-type]
-                               settings={"background": judge.policy.model_dump(), "orders": list(SHOWN)})  # fmt: skip
+        spec = JudgeSpec(
+            model=parse_model_spec(cfg.name)[0],
+            label=judge.label,
+            setting="comparative",
+            temperature=cfg.temperature,
+            reasoning_effort=cfg.reasoning_effort,
+            seed=seed,
+            orderings=judge.orderings,
+            prompt_set=PromptSetRef(**prompts.ref()),
+        )
+        board = JudgeBoardFile(
+            judge=spec,
+            step=board_step(),
+            pool_version=pool.version,
+            pool_pairs=len(pool.pairs),
+            created_at=datetime.now(timezone.utc),
+            pairs=_merged(path, judged),  # type: ignore[arg-type]
+            settings={"background": judge.policy.model_dump(), "orders": list(SHOWN)},
+        )
         written.append(write_atomic(path, board.model_dump_json(indent=1)))
     if not llm.dry_run:
         write_pool(pool, out_dir)

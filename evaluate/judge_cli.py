@@ -24,9 +24,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
-
 from rqbench import paths
+from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
 
 SETTING_CHOICES = {"standalone": ["standalone"], "comparative": ["comparative"], "both": ["standalone", "comparative"]}
 # ``rqbench judge``'s offline default: one configuration of the embedded model.
@@ -34,19 +33,35 @@ OFFLINE_JUDGES = ["local"]
 
 
 def add_judge_options(p: argparse.ArgumentParser, *, offline_judges: list[str]) -> None:
-    p.add_argument("--protocol", choices=["paper", "custom"], default=None,
-                   help="paper: the paper's judges and settings where none are given (default when GEMINI_API_KEY "
-                   "or DEEPSEEK_API_KEY is set); custom: the embedded model (the offline default). Departures "
-                   "from the paper's protocol are printed and recorded either way")
-    p.add_argument("--judge", action="append", default=None, metavar="MODEL",
-                   help="a judge model; repeat for several (default: gemini/gemini-3.1-pro and "
-                   f"deepseek/deepseek-v4-pro under --protocol paper, {' and '.join(offline_judges)} offline)")
+    p.add_argument(
+        "--protocol",
+        choices=["paper", "custom"],
+        default=None,
+        help="paper: the paper's judges and settings where none are given (default when GEMINI_API_KEY "
+        "or DEEPSEEK_API_KEY is set); custom: the embedded model (the offline default). Departures "
+        "from the paper's protocol are printed and recorded either way",
+    )
+    p.add_argument(
+        "--judge",
+        action="append",
+        default=None,
+        metavar="MODEL",
+        help="a judge model; repeat for several (default: gemini/gemini-3.1-pro and "
+        f"deepseek/deepseek-v4-pro under --protocol paper, {' and '.join(offline_judges)} offline)",
+    )
     p.add_argument("--setting", choices=list(SETTING_CHOICES), default="both", help="judging setting (default both)")
-    p.add_argument("--orderings", type=int, default=1,
-                   help="comparative novelty: shuffled orderings per instance, for position bias (default 1)")
+    p.add_argument(
+        "--orderings",
+        type=int,
+        default=1,
+        help="comparative novelty: shuffled orderings per instance, for position bias (default 1)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the comparative candidate orders (default 0)")
-    p.add_argument("--criteria", default="novelty,narrowness,overlap",
-                   help="comma-separated criteria to judge (default: novelty,narrowness,overlap)")
+    p.add_argument(
+        "--criteria",
+        default="novelty,narrowness,overlap",
+        help="comma-separated criteria to judge (default: novelty,narrowness,overlap)",
+    )
     p.add_argument("--metrics", dest="criteria", help=argparse.SUPPRESS)  # the flag's name before 0.2
     p.add_argument("--retry-failed", action="store_true", help="re-ask only calls whose reply failed")
     p.add_argument("--allow-partial", action="store_true", help="judge a submission that lacks some rq_ids")
@@ -56,9 +71,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("submission", type=Path, help="a submission folder or JSONL file")
     p.add_argument("--out", type=Path, default=None, help="results folder (default: RQB_HOME/results)")
     p.add_argument("--reparse", action="store_true", help="rescore the stored raw replies; no call is made")
-    p.add_argument("--only-new", action="store_true",
-                   help="extend this generator's earlier results in --out (same judge, setting, prompt set and run "
-                   "settings): judge only the instances they lack, e.g. those a new release added, and merge")
+    p.add_argument(
+        "--only-new",
+        action="store_true",
+        help="extend this generator's earlier results in --out (same judge, setting, prompt set and run "
+        "settings): judge only the instances they lack, e.g. those a new release added, and merge",
+    )
     add_judge_options(p, offline_judges=OFFLINE_JUDGES)
     add_dataset_options(p)
     add_llm_options(p)
@@ -75,8 +93,10 @@ def print_results(written: list[Path], orderings: int) -> int:
         print(f"{path}\n  {run_line(rf)}")
         carried = rf.settings.get("carried")
         if carried:
-            print(f"  only new: {carried['judged_now']} instance(s) judged now, {carried['instances']} kept from "
-                  f"{carried['from_file']} (judged on {carried['from_revision']}), which this file replaces")
+            print(
+                f"  only new: {carried['judged_now']} instance(s) judged now, {carried['instances']} kept from "
+                f"{carried['from_file']} (judged on {carried['from_revision']}), which this file replaces"
+            )
         if rf.judge.setting == "comparative" and orderings > 1:
             print(f"  position bias: {ordering_stats(rf).line()}")
         unjudged += rf.coverage.unjudged if rf.coverage is not None else 0
@@ -90,11 +110,16 @@ def coverage_note(bench, report) -> str | None:  # type: ignore[no-untyped-def]
 
     if bench.trial is not None:
         left = bench.instances_expected - bench.trial
-        have = f"; the submission has five RQs for {report.trial_covered} of them" \
-            if report.trial_covered is not None and report.trial_covered < bench.trial else ""  # fmt: skip
-        return (f"{trial_text(bench.trial, bench.instances_expected)}: dataset {bench.name}@{bench.revision}{have}; "
-                f"the other {left} are not in this run and are nobody's failure (the results are marked as a trial, "
-                "never ranked beside full runs)")  # fmt: skip
+        have = (
+            f"; the submission has five RQs for {report.trial_covered} of them"
+            if report.trial_covered is not None and report.trial_covered < bench.trial
+            else ""
+        )
+        return (
+            f"{trial_text(bench.trial, bench.instances_expected)}: dataset {bench.name}@{bench.revision}{have}; "
+            f"the other {left} are not in this run and are nobody's failure (the results are marked as a trial, "
+            "never ranked beside full runs)"
+        )
     if report.coverage is not None and report.coverage < 1:
         failed = f": {report.failed} instance(s) failed generation" if report.failed else ""
         return f"partial submission: coverage {report.covered}/{report.expected} ({report.coverage:.1%}){failed}"
@@ -103,25 +128,35 @@ def coverage_note(bench, report) -> str | None:  # type: ignore[no-untyped-def]
 
 def unjudged_message(job: str, unjudged: int) -> str:
     """What a run whose judge calls failed says last: the results are kept, and how to go on."""
-    return (f"rqbench {job}: a judge's calls failed (after their re-ask) for {unjudged} instance(s) in the files "
-            "above; those instances are unjudged, left out of their figures and counted on every row. The results "
-            "are kept; rerun the same command with --retry-failed to ask the failed calls again (everything "
-            "answered is a cache hit)")  # fmt: skip
+    return (
+        f"rqbench {job}: a judge's calls failed (after their re-ask) for {unjudged} instance(s) in the files "
+        "above; those instances are unjudged, left out of their figures and counted on every row. The results "
+        "are kept; rerun the same command with --retry-failed to ask the failed calls again (everything "
+        "answered is a cache hit)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.background import BackgroundPolicy
     from rqbench.evaluate.dataset import DatasetError, load_benchmark
     from rqbench.evaluate.judging import judge_submission
-    from rqbench.evaluate.protocol import RecordedGeneration, RunPlan, choose_judges, default_protocol, judge_use, plan_lines
+    from rqbench.evaluate.protocol import (
+        RecordedGeneration,
+        RunPlan,
+        choose_judges,
+        default_protocol,
+        judge_use,
+        plan_lines,
+    )
     from rqbench.evaluate.submission import SubmissionInvalid, load_submission
-
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 
     if args.only_new and args.reparse:
-        print("rqbench judge: --only-new judges what earlier results lack; --reparse rescores stored replies: pick one",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "rqbench judge: --only-new judges what earlier results lack; --reparse rescores stored replies: pick one",
+            file=sys.stderr,
+        )
         return 2
     protocol = args.protocol or default_protocol()
     choice = choose_judges(protocol, args.judge, OFFLINE_JUDGES)
@@ -130,8 +165,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         bench = load_benchmark(args.dataset, args.revision).subset(args.limit)
         prompts = load_prompt_set(args.prompts)
-        sub = load_submission(args.submission, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids,
-                              allow_partial=args.allow_partial)  # fmt: skip
+        sub = load_submission(
+            args.submission, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids, allow_partial=args.allow_partial
+        )
     except (DatasetError, PromptError) as exc:
         print(f"rqbench judge: {exc}", file=sys.stderr)
         return 2
@@ -146,8 +182,9 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or paths.results_dir()
     if args.reparse:  # the stored replies, rescored: no model is resolved and no call made
         try:
-            written = judge_submission(bench, sub, choice.judges, settings, llm=llm, out_dir=out, reparse=True,
-                                       prompts=prompts, progress=False)  # fmt: skip
+            written = judge_submission(
+                bench, sub, choice.judges, settings, llm=llm, out_dir=out, reparse=True, prompts=prompts, progress=False
+            )
         except (ValueError, FileNotFoundError) as exc:
             print(f"rqbench judge: {exc}", file=sys.stderr)
             return 2
@@ -158,9 +195,20 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         uses = [judge_use(j, llm, context_tokens=args.context_tokens, fixed=policy) for j in choice.judges]
-        plan = RunPlan(protocol, uses, RecordedGeneration(sub.metadata), sub.metadata.prompt_variant, prompts, settings,
-                       criteria, args.orderings, instances=len(bench.instances), instances_total=bench.instances_expected,
-                       missing_keys=choice.missing_keys, notes=choice.notes)  # fmt: skip
+        plan = RunPlan(
+            protocol,
+            uses,
+            RecordedGeneration(sub.metadata),
+            sub.metadata.prompt_variant,
+            prompts,
+            settings,
+            criteria,
+            args.orderings,
+            instances=len(bench.instances),
+            instances_total=bench.instances_expected,
+            missing_keys=choice.missing_keys,
+            notes=choice.notes,
+        )
         lines = plan_lines(plan, bench)
     except ValueError as exc:
         print(f"rqbench judge: {exc}", file=sys.stderr)
@@ -168,18 +216,33 @@ def run(args: argparse.Namespace) -> int:
     blocking = choice.blocking_keys()
     if blocking and not args.dry_run:
         print("\n".join(lines))
-        print(f"rqbench judge: the paper's judges need {' and '.join(blocking)}; set them, name judges with --judge, "
-              "or use --protocol custom", file=sys.stderr)  # fmt: skip
+        print(
+            f"rqbench judge: the paper's judges need {' and '.join(blocking)}; set them, name judges with --judge, "
+            "or use --protocol custom",
+            file=sys.stderr,
+        )
         return 2
     if not args.dry_run:
         print(llm.run_note(), flush=True)
     try:
         written = judge_submission(
-            bench, sub, choice.judges, settings, llm=llm, seed=args.seed, orderings=args.orderings,
-            out_dir=out, retry_failed=args.retry_failed,
-            criteria=criteria, prompts=prompts, policy=policy, context_tokens=args.context_tokens,
-            protocol=plan.record(), concurrency=args.concurrency, only_new=args.only_new,
-        )  # fmt: skip
+            bench,
+            sub,
+            choice.judges,
+            settings,
+            llm=llm,
+            seed=args.seed,
+            orderings=args.orderings,
+            out_dir=out,
+            retry_failed=args.retry_failed,
+            criteria=criteria,
+            prompts=prompts,
+            policy=policy,
+            context_tokens=args.context_tokens,
+            protocol=plan.record(),
+            concurrency=args.concurrency,
+            only_new=args.only_new,
+        )
     except (ValueError, FileNotFoundError) as exc:
         print(f"rqbench judge: {exc}", file=sys.stderr)
         return 2

@@ -33,33 +33,33 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections import Counter
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from rqbench.evaluate.accounting import GENERATION_FAILED, coverage_line, tally
 from rqbench.evaluate.background import BackgroundPolicy
-from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.criteria import (
     CRITERIA,
-    ORDER_KEY,
     GT_ID,
+    ORDER_KEY,
     SETTINGS,
     JudgeConfig,
     JudgeRequest,
     candidate_id,
     criterion_for_step,
 )
+from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.protocol import ModelUse, RecordedGeneration, RunPlan, judge_use
 from rqbench.evaluate.schedule import InstanceScheduler
 from rqbench.evaluate.submission import Submission
-from tqdm import tqdm
-
 from rqbench.io import read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec, spec_matches
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed, validate_reply
@@ -88,17 +88,24 @@ def results_path(out_dir: Path, submission: Submission, label: str, setting: str
     """One file per (submission, judge, setting), and one per trial size beside it: a trial never overwrites the
     full run's file, nor the full run a trial's."""
     run = f"-trial{trial}" if trial is not None else ""
-    name = (f"{slug(submission.metadata.model)}-{submission.hash.removeprefix('b2:')[:10]}{run}__{slug(label)}__"
-            f"{setting}.json")  # fmt: skip
+    name = (
+        f"{slug(submission.metadata.model)}-{submission.hash.removeprefix('b2:')[:10]}{run}__{slug(label)}__"
+        f"{setting}.json"
+    )
     return out_dir / name
 
 
 def _stored_results(out_dir: Path, submission: Submission, spec: str, setting: str, trial: int | None) -> list[Path]:
     prefix = results_path(out_dir, submission, "x", setting, trial).name.split("__")[0]
-    found = [p for p in sorted(out_dir.glob(f"{prefix}__*__{setting}.json"))
-             if spec_matches(spec, read_results(p).judge.label)]  # fmt: skip
+    found = [
+        p
+        for p in sorted(out_dir.glob(f"{prefix}__*__{setting}.json"))
+        if spec_matches(spec, read_results(p).judge.label)
+    ]
     if not found:
-        raise FileNotFoundError(f"--reparse: no {setting} results file of judge {spec!r} for this submission in {out_dir}")
+        raise FileNotFoundError(
+            f"--reparse: no {setting} results file of judge {spec!r} for this submission in {out_dir}"
+        )
     return found
 
 
@@ -160,13 +167,28 @@ def _apply(result: InstanceResult, outcomes: Sequence[_Outcome]) -> None:
 async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bool) -> _Outcome:
     order = list(req.candidate_ids)
     try:
-        ans = await llm.ask(judge.model, req.step, req.messages, req.reply_model, prompt_hash=judge.prompts.hash,
-                            context=req.context, retry_failed=retry_failed, shared_chars=req.shared_chars)  # fmt: skip
+        ans = await llm.ask(
+            judge.model,
+            req.step,
+            req.messages,
+            req.reply_model,
+            prompt_hash=judge.prompts.hash,
+            context=req.context,
+            retry_failed=retry_failed,
+            shared_chars=req.shared_chars,
+        )
     except (DryRun, Deferred):  # counted, or queued for a batch: the final pass finds the reply in the cache
         return _Outcome(req, None)
     except LLMCallFailed as exc:
-        raw = RawReply(step=req.step, cache_key=exc.key, text=exc.last_text, error=f"{exc.reason}: {exc.detail}",
-                       truncated=exc.reason == TRUNCATED, candidate_order=order, paper_id=req.paper_id)  # fmt: skip
+        raw = RawReply(
+            step=req.step,
+            cache_key=exc.key,
+            text=exc.last_text,
+            error=f"{exc.reason}: {exc.detail}",
+            truncated=exc.reason == TRUNCATED,
+            candidate_order=order,
+            paper_id=req.paper_id,
+        )
         return _Outcome(req, raw, None, f"{req.label()}: {exc.reason}: {exc.detail}")
     raw = RawReply(step=req.step, cache_key=ans.key, text=ans.text, candidate_order=order, paper_id=req.paper_id)
     return _Outcome(req, raw, ans.reply)
@@ -190,8 +212,14 @@ def reparse_results(results: ResultsFile) -> ResultsFile:
         outcomes = []
         for raw in raws:
             criterion = criterion_for_step(raw.step)
-            req = JudgeRequest(criterion.name, raw.step, [], criterion.reply_model_for(raw.step),
-                               tuple(raw.candidate_order), raw.paper_id)  # fmt: skip
+            req = JudgeRequest(
+                criterion.name,
+                raw.step,
+                [],
+                criterion.reply_model_for(raw.step),
+                tuple(raw.candidate_order),
+                raw.paper_id,
+            )
             if raw.text is None or raw.truncated:  # a reply cut at the budget stays cut: it is not reparsed
                 outcomes.append(_Outcome(req, raw, None, f"{req.label()}: {raw.error or 'no reply text'}"))
                 continue
@@ -249,8 +277,11 @@ def _totals(
     before: CallTotals | None,
     keep_step: Callable[[str], bool] | None = None,
 ) -> CallTotals:
-    rows = [r for r in llm.store.summary(run_id=llm.run_id, since=since)
-            if r["model"] == model and (keep_step is None or keep_step(r["step"]))]  # fmt: skip
+    rows = [
+        r
+        for r in llm.store.summary(run_id=llm.run_id, since=since)
+        if r["model"] == model and (keep_step is None or keep_step(r["step"]))
+    ]
     t = CallTotals(
         calls=int(sum(r["requests"] or 0 for r in rows)),
         cache_hits=int(sum(r["cache_hits"] or 0 for r in rows)),
@@ -261,9 +292,14 @@ def _totals(
     )
     if before is None:
         return t
-    return CallTotals(calls=before.calls + t.calls, cache_hits=t.cache_hits, tokens_in=before.tokens_in + t.tokens_in,
-                      tokens_out=before.tokens_out + t.tokens_out, cost_usd=before.cost_usd + t.cost_usd,
-                      seconds=round(before.seconds + t.seconds, 3))  # fmt: skip
+    return CallTotals(
+        calls=before.calls + t.calls,
+        cache_hits=t.cache_hits,
+        tokens_in=before.tokens_in + t.tokens_in,
+        tokens_out=before.tokens_out + t.tokens_out,
+        cost_usd=before.cost_usd + t.cost_usd,
+        seconds=round(before.seconds + t.seconds, 3),
+    )
 
 
 def _inputs(reqs: Sequence[JudgeRequest]) -> dict[str, list[PaperCut]]:
@@ -334,8 +370,14 @@ def _run_settings(policy: BackgroundPolicy, criteria: Sequence[str]) -> dict[str
     return {"background": policy.model_dump(), "metrics": list(criteria)}
 
 
-def earlier_results(out_dir: Path, benchmark: Benchmark, submission: Submission, judge: JudgeSpec,
-                    run_settings: dict[str, Any], trial: int | None = None) -> tuple[Path, ResultsFile] | None:  # fmt: skip
+def earlier_results(
+    out_dir: Path,
+    benchmark: Benchmark,
+    submission: Submission,
+    judge: JudgeSpec,
+    run_settings: dict[str, Any],
+    trial: int | None = None,
+) -> tuple[Path, ResultsFile] | None:
     """The newest results file in ``out_dir`` that ``--only-new`` may extend: the same dataset repository,
     generator (model and prompt variant), judge configuration (model, label, setting, sampling, seed,
     orderings, prompt set), run settings (background policy, criteria) and run size (full, or a trial of
@@ -343,10 +385,14 @@ def earlier_results(out_dir: Path, benchmark: Benchmark, submission: Submission,
     found: list[tuple[datetime, Path, ResultsFile]] = []
     for path in sorted(Path(out_dir).glob(f"*__{slug(judge.label)}__{judge.setting}.json")):  # results_path's names
         rf = read_results(path)
-        same = (rf.dataset_repo == benchmark.name and rf.judge == judge
-                and (rf.submission.model, rf.submission.prompt_variant) == (submission.metadata.model,
-                                                                            submission.metadata.prompt_variant)
-                and {k: rf.settings.get(k) for k in run_settings} == run_settings and rf.trial == trial)  # fmt: skip
+        same = (
+            rf.dataset_repo == benchmark.name
+            and rf.judge == judge
+            and (rf.submission.model, rf.submission.prompt_variant)
+            == (submission.metadata.model, submission.metadata.prompt_variant)
+            and {k: rf.settings.get(k) for k in run_settings} == run_settings
+            and rf.trial == trial
+        )
         if same:
             found.append((rf.created_at, path, rf))
     if not found:
@@ -367,9 +413,13 @@ def carried_instances(earlier: ResultsFile, benchmark: Benchmark, submission: Su
         inst = benchmark.instance(result.rq_id)
         texts = {c.candidate_id: c.text for c in result.candidates}
         judged = [texts.get(candidate_id(i)) for i in range(len(entry.research_questions))]
-        if (texts.get(GT_ID) != inst.gt_rq or result.background_paper_ids != list(inst.background_paper_ids)
-                or judged != list(entry.research_questions) or len(texts) != 1 + len(entry.research_questions)):
-            continue  # fmt: skip
+        if (
+            texts.get(GT_ID) != inst.gt_rq
+            or result.background_paper_ids != list(inst.background_paper_ids)
+            or judged != list(entry.research_questions)
+            or len(texts) != 1 + len(entry.research_questions)
+        ):
+            continue
         out[result.rq_id] = result.model_copy(update={"paper_published": inst.paper_published})
     return out
 
@@ -425,32 +475,62 @@ async def ajudge_submission(
         return written
     uses = [judge_use(spec, llm, context_tokens=context_tokens, fixed=policy) for spec in judge_specs]
     if protocol is None:
-        protocol = RunPlan("custom", uses, RecordedGeneration(submission.metadata), submission.metadata.prompt_variant,
-                           prompts, settings, criteria, orderings, instances=len(benchmark.instances),
-                           instances_total=benchmark.instances_expected).record()  # fmt: skip
+        protocol = RunPlan(
+            "custom",
+            uses,
+            RecordedGeneration(submission.metadata),
+            submission.metadata.prompt_variant,
+            prompts,
+            settings,
+            criteria,
+            orderings,
+            instances=len(benchmark.instances),
+            instances_total=benchmark.instances_expected,
+        ).record()
 
     def judge_config(use: ModelUse, setting: str) -> JudgeConfig:
-        return JudgeConfig(model=use.name, label=use.label, setting=setting, prompts=prompts, policy=use.policy,  # type: ignore[arg-type]
-                           seed=seed, orderings=orderings if setting == "comparative" else 1)  # fmt: skip
+        return JudgeConfig(
+            model=use.name,
+            label=use.label,
+            setting=setting,
+            prompts=prompts,
+            policy=use.policy,  # type: ignore[arg-type]
+            seed=seed,
+            orderings=orderings if setting == "comparative" else 1,
+        )
 
     def spec_record(use: ModelUse, setting: str) -> JudgeSpec:
         cfg, judge = use.config, judge_config(use, setting)
-        return JudgeSpec(model=parse_model_spec(cfg.name)[0], label=cfg.name, setting=setting,  # type: ignore[arg-type]
-                         temperature=cfg.temperature, reasoning_effort=cfg.reasoning_effort, seed=seed,
-                         orderings=judge.orderings,
-                         order_key=ORDER_KEY.format(seed=seed, judge=public_label(cfg.name), rq_id="{rq_id}",
-                                                    ordering="{ordering}"),
-                         prompt_set=PromptSetRef(**prompts.ref()))  # fmt: skip
+        return JudgeSpec(
+            model=parse_model_spec(cfg.name)[0],
+            label=cfg.name,
+            setting=setting,  # type: ignore[arg-type]
+            temperature=cfg.temperature,
+            reasoning_effort=cfg.reasoning_effort,
+            seed=seed,
+            orderings=judge.orderings,
+            order_key=ORDER_KEY.format(seed=seed, judge=public_label(cfg.name), rq_id="{rq_id}", ordering="{ordering}"),
+            prompt_set=PromptSetRef(**prompts.ref()),
+        )
 
     # --only-new: per judge and setting, the earlier results it extends and the instances they keep
     earlier: dict[tuple[int, str], tuple[Path, ResultsFile] | None] = {
-        (id(use), setting): earlier_results(out, benchmark, submission, spec_record(use, setting),
-                                            _run_settings(judge_config(use, setting).policy, criteria),
-                                            benchmark.trial) if only_new else None
-        for use in uses for setting in settings
-    }  # fmt: skip
-    carried = {key: carried_instances(found[1], benchmark, submission) if found else {}
-               for key, found in earlier.items()}  # fmt: skip
+        (id(use), setting): earlier_results(
+            out,
+            benchmark,
+            submission,
+            spec_record(use, setting),
+            _run_settings(judge_config(use, setting).policy, criteria),
+            benchmark.trial,
+        )
+        if only_new
+        else None
+        for use in uses
+        for setting in settings
+    }
+    carried = {
+        key: carried_instances(found[1], benchmark, submission) if found else {} for key, found in earlier.items()
+    }
 
     by_batch = _BatchPhase(time.time(), time.monotonic(), len(uses) * len(settings))
     if llm.batch and not llm.dry_run:
@@ -458,9 +538,17 @@ async def ajudge_submission(
         async def every_judge() -> None:
             for use in uses:
                 for setting in settings:
-                    await _judge_one(benchmark, submission, judge_config(use, setting), criteria, llm, concurrency,
-                                     progress=False, retry_failed=llm.retry_failed or retry_failed,
-                                     skip=frozenset(carried[id(use), setting]))  # fmt: skip
+                    await _judge_one(
+                        benchmark,
+                        submission,
+                        judge_config(use, setting),
+                        criteria,
+                        llm,
+                        concurrency,
+                        progress=False,
+                        retry_failed=llm.retry_failed or retry_failed,
+                        skip=frozenset(carried[id(use), setting]),
+                    )
 
         await llm.fill_by_batches(every_judge)
         by_batch.seconds = time.monotonic() - by_batch.wall0
@@ -475,14 +563,33 @@ async def ajudge_submission(
             t0, wall = time.time(), time.monotonic()
             if by_batch.seconds is not None:
                 t0 = by_batch.t0
-            judged = await _judge_one(benchmark, submission, judge, criteria, llm, concurrency, progress,
-                                      retry_failed=llm.retry_failed or retry_failed, skip=frozenset(kept))  # fmt: skip
+            judged = await _judge_one(
+                benchmark,
+                submission,
+                judge,
+                criteria,
+                llm,
+                concurrency,
+                progress,
+                retry_failed=llm.retry_failed or retry_failed,
+                skip=frozenset(kept),
+            )
             if llm.dry_run:
                 continue
             by_id = {**kept, **{i.rq_id: i for i in judged}}
             instances = [by_id[i.rq_id] for i in benchmark.instances if i.rq_id in by_id]
-            carry_note = {"carried": {"instances": len(kept), "from_revision": before[1].dataset_revision,
-                                      "from_file": before[0].name, "judged_now": len(judged)}} if before else {}
+            carry_note = (
+                {
+                    "carried": {
+                        "instances": len(kept),
+                        "from_revision": before[1].dataset_revision,
+                        "from_file": before[0].name,
+                        "judged_now": len(judged),
+                    }
+                }
+                if before
+                else {}
+            )
             results = ResultsFile(
                 dataset_repo=benchmark.name,
                 dataset_version=benchmark.version,
@@ -494,10 +601,19 @@ async def ajudge_submission(
                 instances_expected=benchmark.instances_expected,
                 trial=benchmark.trial,
                 instances=instances,
-                totals=_totals(llm, cfg.name, t0, time.monotonic() - wall + by_batch.share(),
-                               existing.totals if existing else None, by_batch.steps_of(setting, settings)),
-                settings={**_run_settings(pol, criteria), "coverage": f"{len(instances)}/{benchmark.instances_expected}",
-                          **carry_note},
+                totals=_totals(
+                    llm,
+                    cfg.name,
+                    t0,
+                    time.monotonic() - wall + by_batch.share(),
+                    existing.totals if existing else None,
+                    by_batch.steps_of(setting, settings),
+                ),
+                settings={
+                    **_run_settings(pol, criteria),
+                    "coverage": f"{len(instances)}/{benchmark.instances_expected}",
+                    **carry_note,
+                },
                 protocol=protocol,
             )
             results.coverage = tally(results)

@@ -70,7 +70,9 @@ class MetaEvalRow(BaseModel):
     setting: str
     submissions: int
     instances: int
-    failed_reply_rate: Estimate | None = Field(description="Raw replies that errored or came back empty; None if no raw replies were kept.")
+    failed_reply_rate: Estimate | None = Field(
+        description="Raw replies that errored or came back empty; None if no raw replies were kept."
+    )
     unscored_rate: Estimate | None = Field(description="Candidates left without a novelty score.")
     relevance_rule_violation_rate: Estimate | None = Field(
         description="Novelty scores where relevance was 0 but another dimension was not (set to 0 by the rule)."
@@ -221,10 +223,18 @@ def meta_evaluate(results: Sequence[ResultsFile], options: ScoreOptions = ScoreO
 
         fam = model_family(files[0].judge.model)
         same_family = sorted({f.submission.model for f in files if model_family(f.submission.model) == fam})
-        wins_same = [float(v is Verdict.win) for f in files if f.submission.model in same_family
-                     for v in verdicts[(label, setting, f.submission_hash)].values()]
-        wins_other = [float(v is Verdict.win) for f in files if f.submission.model not in same_family
-                      for v in verdicts[(label, setting, f.submission_hash)].values()]
+        wins_same = [
+            float(v is Verdict.win)
+            for f in files
+            if f.submission.model in same_family
+            for v in verdicts[(label, setting, f.submission_hash)].values()
+        ]
+        wins_other = [
+            float(v is Verdict.win)
+            for f in files
+            if f.submission.model not in same_family
+            for v in verdicts[(label, setting, f.submission_hash)].values()
+        ]
         cost = sum(f.totals.cost_usd for f in files)
         rows.append(
             MetaEvalRow(
@@ -259,4 +269,3 @@ def meta_evaluate(results: Sequence[ResultsFile], options: ScoreOptions = ScoreO
             )
         )
     return rows
-

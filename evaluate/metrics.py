@@ -234,9 +234,17 @@ def best_of_five(dimension: str, label: str, higher_is_better: bool, worst: floa
     def fn(gt: np.ndarray, model: np.ndarray) -> np.ndarray:
         return best(model, higher_is_better)
 
-    return MetricSpec(name=f"best5_{dimension}", fn=fn, higher_is_better=higher_is_better, dimension=dimension,
-                      label=f"Best@5 {label}" + ("" if higher_is_better else " (lower is better)"), kind="score",
-                      settings=("standalone",), reference=True, no_generation=worst)  # fmt: skip
+    return MetricSpec(
+        name=f"best5_{dimension}",
+        fn=fn,
+        higher_is_better=higher_is_better,
+        dimension=dimension,
+        label=f"Best@5 {label}" + ("" if higher_is_better else " (lower is better)"),
+        kind="score",
+        settings=("standalone",),
+        reference=True,
+        no_generation=worst,
+    )
 
 
 def pass_rates(dimension: str, label: str, higher_is_better: bool) -> tuple[MetricSpec, ...]:
@@ -250,8 +258,14 @@ def pass_rates(dimension: str, label: str, higher_is_better: bool) -> tuple[Metr
             return verdicts(best(model, higher_is_better), gt, higher_is_better)[outcome]
 
         direction = {Verdict.win: True, Verdict.tie: None, Verdict.lose: False}[outcome]
-        return MetricSpec(name=f"{outcome.value}_{dimension}", fn=fn, higher_is_better=direction,
-                          dimension=dimension, label=f"Pass@5 {outcome.value} rate, {label}", kind="rate",
-                          no_generation=float(outcome is Verdict.lose))  # fmt: skip
+        return MetricSpec(
+            name=f"{outcome.value}_{dimension}",
+            fn=fn,
+            higher_is_better=direction,
+            dimension=dimension,
+            label=f"Pass@5 {outcome.value} rate, {label}",
+            kind="rate",
+            no_generation=float(outcome is Verdict.lose),
+        )
 
     return tuple(rate(v) for v in Verdict)

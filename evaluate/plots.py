@@ -81,14 +81,23 @@ def _scatter(ax, use: Sequence[SummaryRow], judge: str) -> None:  # type: ignore
         if nov is None or sb is None:
             continue
         ref = r.row_kind == "reference"
-        ax.errorbar(sb.value, nov[0], xerr=[[sb.value - sb.ci_low], [sb.ci_high - sb.value]],
-                    yerr=[[nov[0] - nov[1]], [nov[2] - nov[0]]], fmt="*" if ref else "o",
-                    markersize=12 if ref else 7, color="black" if ref else None, capsize=3, alpha=0.9)
+        ax.errorbar(
+            sb.value,
+            nov[0],
+            xerr=[[sb.value - sb.ci_low], [sb.ci_high - sb.value]],
+            yerr=[[nov[0] - nov[1]], [nov[2] - nov[0]]],
+            fmt="*" if ref else "o",
+            markersize=12 if ref else 7,
+            color="black" if ref else None,
+            capsize=3,
+            alpha=0.9,
+        )
         ax.annotate(_name(r), (sb.value, nov[0]), textcoords="offset points", xytext=(6, 4), fontsize=8)
         plotted += 1
     if plotted == 0:
-        ax.text(0.5, 0.5, "no standalone novelty and narrowness scores", ha="center", va="center",
-                transform=ax.transAxes)
+        ax.text(
+            0.5, 0.5, "no standalone novelty and narrowness scores", ha="center", va="center", transform=ax.transAxes
+        )
     ax.set_xlabel("Best@5 source-boundedness (0-3, lower is broader)")
     ax.set_ylabel("Best@5 novelty (mean of three dimensions, 0-3)")
     ax.set_title(f"Novelty vs source-boundedness ({judge} judge, standalone)", fontsize=9)
@@ -100,8 +109,14 @@ def win_tie_lose_bars(rows: Sequence[SummaryRow], path: Path, *, dimension: str 
     use = [r for r in rows if r.row_kind == "model" and r.subfield is None and r.figure(f"win_{dimension}") is not None]
     settings = [s for s in ("standalone", "comparative") if any(r.setting == s for r in use)] or ["standalone"]
     judges = sorted({r.judge for r in use}, key=lambda j: (j == COMBINED, j)) or ["no judge"]
-    fig, axes = plt.subplots(len(settings), len(judges), figsize=(2.8 * len(judges) + 1.2, 3.6 * len(settings)),
-                             dpi=120, squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        len(settings),
+        len(judges),
+        figsize=(2.8 * len(judges) + 1.2, 3.6 * len(settings)),
+        dpi=120,
+        squeeze=False,
+        sharey=True,
+    )
     for si, setting in enumerate(settings):
         for ji, judge in enumerate(judges):
             ax = axes[si][ji]

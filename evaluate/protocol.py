@@ -33,7 +33,6 @@ from typing import Literal
 from rqbench.evaluate.background import BackgroundPolicy, background_block, input_policy
 from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.metrics import CombineRule, FailureAccounting, describe_combine_rule, describe_failures
-
 from rqbench.llm.catalog import (
     HIGHEST_REASONING,
     context_window,
@@ -146,8 +145,13 @@ class ModelUse:
         """``label: sampling, reasoning, reply budget``."""
         c = self.config
         sampling = "vendor-default sampling" if c.temperature is None else f"temperature {c.temperature:g}"
-        reasoning = (f"reasoning mode {c.reasoning_effort}" if c.reasoning_effort
-                     else "no reasoning setting" if not self.can_reason else "reasoning off")  # fmt: skip
+        reasoning = (
+            f"reasoning mode {c.reasoning_effort}"
+            if c.reasoning_effort
+            else "no reasoning setting"
+            if not self.can_reason
+            else "reasoning off"
+        )
         budget = f"reply budget {c.max_tokens:,} tokens" if c.max_tokens else "no reply budget"
         return f"{self.label}: {sampling}, {reasoning}, {budget}"
 
@@ -222,20 +226,31 @@ def _input_departure(who: str, use: ModelUse, flag_prefix: str) -> Departure | N
     p = use.policy
     paper = WHOLE_PAPERS
     if p.basis == "fixed":
-        return Departure(item=f"input truncation ({who})", ours=p.describe(), paper=paper,
-                         restore="drop --background-tokens")  # fmt: skip
+        return Departure(
+            item=f"input truncation ({who})", ours=p.describe(), paper=paper, restore="drop --background-tokens"
+        )
     if p.basis == "embedded":
-        return Departure(item=f"input truncation ({who})", ours=p.describe(), paper=paper,
-                         restore=f"a hosted model with a large context window ({flag_prefix} NAME)")  # fmt: skip
+        return Departure(
+            item=f"input truncation ({who})",
+            ours=p.describe(),
+            paper=paper,
+            restore=f"a hosted model with a large context window ({flag_prefix} NAME)",
+        )
     if p.window_source == "assumed":
-        return Departure(item=f"input truncation ({who})",
-                         ours=f"the context window of {use.label} is unknown; {p.window_tokens:,} tokens assumed",
-                         paper=paper, restore="--context-tokens N (the model's window)")  # fmt: skip
+        return Departure(
+            item=f"input truncation ({who})",
+            ours=f"the context window of {use.label} is unknown; {p.window_tokens:,} tokens assumed",
+            paper=paper,
+            restore="--context-tokens N (the model's window)",
+        )
     known = context_window(use.spec)
     if p.window_source == "--context-tokens" and known is not None and (p.window_tokens or 0) < known:
-        return Departure(item=f"input truncation ({who})",
-                         ours=f"--context-tokens {p.window_tokens:,}, below {use.label}'s window of {known:,}",
-                         paper=paper, restore="drop --context-tokens")  # fmt: skip
+        return Departure(
+            item=f"input truncation ({who})",
+            ours=f"--context-tokens {p.window_tokens:,}, below {use.label}'s window of {known:,}",
+            paper=paper,
+            restore="drop --context-tokens",
+        )
     return None
 
 
@@ -245,27 +260,51 @@ def _judge_departures(plan: RunPlan) -> list[Departure]:
     paper_judges = " and ".join(PAPER_JUDGES)
     keys = f" (with {' and '.join(plan.missing_keys)} set)" if plan.missing_keys else ""
     if sorted({_base(j.spec) for j in plan.judges}) != sorted(PAPER_JUDGES) or len(plan.judges) != len(PAPER_JUDGES):
-        out.append(Departure(item="judges", ours=", ".join(labels), paper=paper_judges,
-                             restore=PAPER_JUDGE_FLAGS + keys))  # fmt: skip
+        out.append(
+            Departure(item="judges", ours=", ".join(labels), paper=paper_judges, restore=PAPER_JUDGE_FLAGS + keys)
+        )
     if len({j.label for j in plan.judges}) < 2:
         others = [j for j in PAPER_JUDGES if j not in {_base(u.spec) for u in plan.judges}]
-        out.append(Departure(item="combined figure", ours="one judge, so no combined figure",
-                             paper="per-judge figures and the two-judge combined figure",
-                             restore=" ".join(f"--judge {j}" for j in others[:1] or PAPER_JUDGES) + keys))  # fmt: skip
+        out.append(
+            Departure(
+                item="combined figure",
+                ours="one judge, so no combined figure",
+                paper="per-judge figures and the two-judge combined figure",
+                restore=" ".join(f"--judge {j}" for j in others[:1] or PAPER_JUDGES) + keys,
+            )
+        )
     for j in plan.judges:
         t = j.config.temperature
         if t != JUDGE_TEMPERATURE:
-            out.append(Departure(item=f"judge temperature ({j.label})",
-                                 ours="the vendor's default" if t is None else f"temperature {t:g}",
-                                 paper="greedy decoding, temperature 0",
-                                 restore=f"--judge {_base(j.spec)} (no @temperature)"))  # fmt: skip
+            out.append(
+                Departure(
+                    item=f"judge temperature ({j.label})",
+                    ours="the vendor's default" if t is None else f"temperature {t:g}",
+                    paper="greedy decoding, temperature 0",
+                    restore=f"--judge {_base(j.spec)} (no @temperature)",
+                )
+            )
         if j.config.reasoning_effort != REASONING:
-            ours = (f"reasoning_effort={j.config.reasoning_effort}" if j.config.reasoning_effort
-                    else "no reasoning setting" if not j.can_reason else "reasoning off")  # fmt: skip
-            restore = (f"--judge {_base(j.spec)} (no @reasoning_effort)" if j.can_reason
-                       else f"a reasoning judge: {PAPER_JUDGE_FLAGS}")  # fmt: skip
-            out.append(Departure(item=f"judge reasoning ({j.label})", ours=ours,
-                                 paper="maximum reasoning (thinking_level high)", restore=restore))  # fmt: skip
+            ours = (
+                f"reasoning_effort={j.config.reasoning_effort}"
+                if j.config.reasoning_effort
+                else "no reasoning setting"
+                if not j.can_reason
+                else "reasoning off"
+            )
+            restore = (
+                f"--judge {_base(j.spec)} (no @reasoning_effort)"
+                if j.can_reason
+                else f"a reasoning judge: {PAPER_JUDGE_FLAGS}"
+            )
+            out.append(
+                Departure(
+                    item=f"judge reasoning ({j.label})",
+                    ours=ours,
+                    paper="maximum reasoning (thinking_level high)",
+                    restore=restore,
+                )
+            )
         d = _input_departure(f"judge {j.label}", j, "--judge")
         if d is not None:
             out.append(d)
@@ -277,8 +316,11 @@ def prompt_departure(prompts: PromptSet) -> Departure:
     by element against the paper's prompts (``rqbench.prompt_elements``) and the line says what the check found.
     Whether a folder's wording is the authors' own a run cannot tell, so a ``--prompts`` set is named with its hash."""
     found = missing_elements(prompts)
-    lacking = [f"{step} ({', '.join(ids[:5])}{f' and {len(ids) - 5} more' if len(ids) > 5 else ''})"
-               for step, ids in found.items() if ids]  # fmt: skip
+    lacking = [
+        f"{step} ({', '.join(ids[:5])}{f' and {len(ids) - 5} more' if len(ids) > 5 else ''})"
+        for step, ids in found.items()
+        if ids
+    ]
     if not found:
         checked = "none of the paper's judge or generation prompts in it"
     elif lacking:
@@ -286,15 +328,20 @@ def prompt_departure(prompts: PromptSet) -> Departure:
     else:
         checked = f"every element of the paper's prompts present in its {len(found)} judge and generation steps"
     if prompts.path.resolve() == DEFAULT_PROMPT_SET.resolve():
-        return Departure(item="prompt wording",
-                         ours=f"{prompts.name}, the paper's prompts in the project's own words ({checked}), plus "
-                         "the fence around untrusted candidates",
-                         paper=PAPER_PROMPTS, restore=AUTHORS_PROMPTS_FLAG)  # fmt: skip
-    return Departure(item="prompt set",
-                     ours=f"{prompts.name} ({prompts.path}, {prompts.hash}): {checked}; its wording is not compared "
-                     "with the authors'",
-                     paper=PAPER_PROMPTS,
-                     restore=f"{AUTHORS_PROMPTS_FLAG}, or drop --prompts for the packaged paraphrase")  # fmt: skip
+        return Departure(
+            item="prompt wording",
+            ours=f"{prompts.name}, the paper's prompts in the project's own words ({checked}), plus "
+            "the fence around untrusted candidates",
+            paper=PAPER_PROMPTS,
+            restore=AUTHORS_PROMPTS_FLAG,
+        )
+    return Departure(
+        item="prompt set",
+        ours=f"{prompts.name} ({prompts.path}, {prompts.hash}): {checked}; its wording is not compared "
+        "with the authors'",
+        paper=PAPER_PROMPTS,
+        restore=f"{AUTHORS_PROMPTS_FLAG}, or drop --prompts for the packaged paraphrase",
+    )
 
 
 def _recorded_prompt_departure(params: dict[str, object]) -> Departure | None:
@@ -303,10 +350,17 @@ def _recorded_prompt_departure(params: dict[str, object]) -> Departure | None:
     if not isinstance(ref, dict) or not ref.get("name"):
         return None
     packaged = ref["name"] == DEFAULT_PROMPT_SET.name
-    ours = (f"{ref['name']}, the paper's generation prompt in the project's own words" if packaged
-            else f"prompt set {ref['name']} ({ref.get('hash', 'no hash recorded')}), not compared with the authors'")
-    return Departure(item="generation prompt wording", ours=ours, paper=PAPER_PROMPTS,
-                     restore=f"regenerate with rqbench generate {AUTHORS_PROMPTS_FLAG}")  # fmt: skip
+    ours = (
+        f"{ref['name']}, the paper's generation prompt in the project's own words"
+        if packaged
+        else f"prompt set {ref['name']} ({ref.get('hash', 'no hash recorded')}), not compared with the authors'"
+    )
+    return Departure(
+        item="generation prompt wording",
+        ours=ours,
+        paper=PAPER_PROMPTS,
+        restore=f"regenerate with rqbench generate {AUTHORS_PROMPTS_FLAG}",
+    )
 
 
 def generation_departures(gen: ModelUse | RecordedGeneration | None, prompt_variant: str) -> list[Departure]:
@@ -315,22 +369,39 @@ def generation_departures(gen: ModelUse | RecordedGeneration | None, prompt_vari
     The wording of a prompt set this run uses is ``prompt_departure``'s; a recorded submission's is named here."""
     out: list[Departure] = []
     if prompt_variant != PROMPT_VARIANT:
-        out.append(Departure(item="generation prompt", ours=f"the {prompt_variant} prompt",
-                             paper="the original prompt (A.4)", restore="--prompt original"))  # fmt: skip
+        out.append(
+            Departure(
+                item="generation prompt",
+                ours=f"the {prompt_variant} prompt",
+                paper="the original prompt (A.4)",
+                restore="--prompt original",
+            )
+        )
     sampling_paper = "the vendor's default sampling"
     reasoning_paper = "the highest reasoning setting (thinking mode on)"
     if isinstance(gen, ModelUse):
         c = gen.config
         if c.temperature is not None:
             local = " (the embedded model's documented offline setting)" if c.local else ""
-            out.append(Departure(item="generation sampling", ours=f"temperature {c.temperature:g}{local}",
-                                 paper=sampling_paper,
-                                 restore="a hosted generator (--model NAME)" if c.local
-                                 else f"--model {_base(gen.spec)} (no @temperature)"))  # fmt: skip
+            out.append(
+                Departure(
+                    item="generation sampling",
+                    ours=f"temperature {c.temperature:g}{local}",
+                    paper=sampling_paper,
+                    restore="a hosted generator (--model NAME)"
+                    if c.local
+                    else f"--model {_base(gen.spec)} (no @temperature)",
+                )
+            )
         if gen.can_reason and c.reasoning_effort != REASONING:
-            out.append(Departure(item="generation reasoning", ours=f"reasoning_effort={c.reasoning_effort}",
-                                 paper=reasoning_paper,
-                                 restore=f"--model {_base(gen.spec)} (no @reasoning_effort)"))  # fmt: skip
+            out.append(
+                Departure(
+                    item="generation reasoning",
+                    ours=f"reasoning_effort={c.reasoning_effort}",
+                    paper=reasoning_paper,
+                    restore=f"--model {_base(gen.spec)} (no @reasoning_effort)",
+                )
+            )
         d = _input_departure(f"generator {gen.label}", gen, "--model")
         if d is not None:
             out.append(d)
@@ -338,13 +409,24 @@ def generation_departures(gen: ModelUse | RecordedGeneration | None, prompt_vari
         params = gen.metadata.parameters
         restore = "regenerate with rqbench generate (the paper's generation settings are its defaults)"
         if params.get("temperature") is not None:
-            out.append(Departure(item="generation sampling", ours=f"temperature {params['temperature']}",
-                                 paper=sampling_paper, restore=restore))  # fmt: skip
+            out.append(
+                Departure(
+                    item="generation sampling",
+                    ours=f"temperature {params['temperature']}",
+                    paper=sampling_paper,
+                    restore=restore,
+                )
+            )
         model = gen.metadata.model
         if not is_local(model) and supports_reasoning(model) and params.get("reasoning_effort") != REASONING:
-            out.append(Departure(item="generation reasoning",
-                                 ours=f"reasoning_effort={params.get('reasoning_effort')}",
-                                 paper=reasoning_paper, restore=restore))  # fmt: skip
+            out.append(
+                Departure(
+                    item="generation reasoning",
+                    ours=f"reasoning_effort={params.get('reasoning_effort')}",
+                    paper=reasoning_paper,
+                    restore=restore,
+                )
+            )
         wording = _recorded_prompt_departure(params)
         if wording is not None:
             out.append(wording)
@@ -352,8 +434,11 @@ def generation_departures(gen: ModelUse | RecordedGeneration | None, prompt_vari
         if isinstance(bg, dict):
             policy = BackgroundPolicy.model_validate(bg)
             if policy.basis != "window":
-                out.append(Departure(item="input truncation (generator)", ours=policy.describe(),
-                                     paper=WHOLE_PAPERS, restore=restore))  # fmt: skip
+                out.append(
+                    Departure(
+                        item="input truncation (generator)", ours=policy.describe(), paper=WHOLE_PAPERS, restore=restore
+                    )
+                )
     return out
 
 
@@ -362,25 +447,59 @@ def departures(plan: RunPlan) -> list[Departure]:
     out = _judge_departures(plan) + generation_departures(plan.generation, plan.prompt_variant)
     out.append(prompt_departure(plan.prompts))
     if tuple(s for s in SETTINGS if s in plan.settings) != SETTINGS:
-        out.append(Departure(item="judging settings", ours=" and ".join(plan.settings) + " only",
-                             paper="standalone and comparative", restore="--setting both"))  # fmt: skip
+        out.append(
+            Departure(
+                item="judging settings",
+                ours=" and ".join(plan.settings) + " only",
+                paper="standalone and comparative",
+                restore="--setting both",
+            )
+        )
     if tuple(c for c in CRITERIA if c in plan.criteria) != CRITERIA:
-        out.append(Departure(item="criteria judged", ours=", ".join(plan.criteria) + " only",
-                             paper=", ".join(CRITERIA), restore=f"--criteria {','.join(CRITERIA)}"))  # fmt: skip
+        out.append(
+            Departure(
+                item="criteria judged",
+                ours=", ".join(plan.criteria) + " only",
+                paper=", ".join(CRITERIA),
+                restore=f"--criteria {','.join(CRITERIA)}",
+            )
+        )
     if plan.orderings != ORDERINGS:
-        out.append(Departure(item="comparative orderings", ours=f"{plan.orderings} shuffled orderings per instance",
-                             paper="one call per comparison", restore="--orderings 1"))  # fmt: skip
+        out.append(
+            Departure(
+                item="comparative orderings",
+                ours=f"{plan.orderings} shuffled orderings per instance",
+                paper="one call per comparison",
+                restore="--orderings 1",
+            )
+        )
     if plan.combine is not None and plan.combine != COMBINE_RULE and len({j.label for j in plan.judges}) >= 2:
-        out.append(Departure(item="combine rule", ours=describe_combine_rule(plan.combine),
-                             paper=f"{COMBINE_RULE.value} (our reading; the equation is missing from our text)",
-                             restore=f"--combine {COMBINE_RULE.value}"))  # fmt: skip
+        out.append(
+            Departure(
+                item="combine rule",
+                ours=describe_combine_rule(plan.combine),
+                paper=f"{COMBINE_RULE.value} (our reading; the equation is missing from our text)",
+                restore=f"--combine {COMBINE_RULE.value}",
+            )
+        )
     if plan.failures is not None and plan.failures != FAILURES:
-        out.append(Departure(item="failure accounting", ours=describe_failures(plan.failures),
-                             paper="rates over every instance: a failed generation is a loss",
-                             restore="--failures paper"))  # fmt: skip
+        out.append(
+            Departure(
+                item="failure accounting",
+                ours=describe_failures(plan.failures),
+                paper="rates over every instance: a failed generation is a loss",
+                restore="--failures paper",
+            )
+        )
     if plan.instances is not None and plan.instances_total is not None and plan.instances < plan.instances_total:
-        out.append(Departure(item="instances", ours=f"a trial: the first {plan.instances} of {plan.instances_total}",
-                             paper="every instance", restore="drop --limit (the worker's --instances)"))  # fmt: skip
+        out.append(
+            Departure(
+                item="instances",
+                ours=f"a trial: the first {plan.instances} of {plan.instances_total}",
+                paper="every instance",
+                restore="drop --limit (the worker's --instances)",
+            )
+        )
     return out
 
 
@@ -398,8 +517,10 @@ def generation_lines(
         deps.append(prompt_departure(prompts))
     cut = f"; {instances_cut(bench, gen.policy)} of {len(bench.instances)} instances cut" if bench else ""
     lines = [f"generator {gen.settings_line()}; prompt {prompt_variant}", f"  input: {gen.policy.describe()}{cut}"]
-    lines.append(f"{len(deps)} departure{'' if len(deps) == 1 else 's'} from the paper's generation settings"
-                 + (":" if deps else ""))  # fmt: skip
+    lines.append(
+        f"{len(deps)} departure{'' if len(deps) == 1 else 's'} from the paper's generation settings"
+        + (":" if deps else "")
+    )
     return lines + [f"  - {d.line()}" for d in deps]
 
 
@@ -427,8 +548,9 @@ def plan_lines(plan: RunPlan, bench: Benchmark | None = None) -> list[str]:
         cut = f"; {instances_cut(bench, u.policy)} of {len(bench.instances)} instances cut" if bench else ""
         lines.append(f"  input of {role} {u.label}: {u.policy.describe()}{cut}")
     order = "ordering" if plan.orderings == 1 else "orderings"
-    lines.append(f"  judging: {' and '.join(plan.settings)}; {', '.join(plan.criteria)}; "
-                 f"{plan.orderings} comparative {order}")  # fmt: skip
+    lines.append(
+        f"  judging: {' and '.join(plan.settings)}; {', '.join(plan.criteria)}; {plan.orderings} comparative {order}"
+    )
     labels = sorted({j.label for j in plan.judges})
     if plan.combine is not None and len(labels) >= 2:
         lines.append(f"  combined: {describe_combine_rule(plan.combine, labels)}")
@@ -437,7 +559,8 @@ def plan_lines(plan: RunPlan, bench: Benchmark | None = None) -> list[str]:
     if plan.failures is not None:
         lines.append(f"  failures: {describe_failures(plan.failures)}")
     lines += [f"  note: {n}" for n in plan.notes]
-    lines.append(f"{len(deps)} departure{'' if len(deps) == 1 else 's'} from the paper's protocol"
-                 + (":" if deps else ""))  # fmt: skip
+    lines.append(
+        f"{len(deps)} departure{'' if len(deps) == 1 else 's'} from the paper's protocol" + (":" if deps else "")
+    )
     lines += [f"  - {d.line()}" for d in deps]
     return lines

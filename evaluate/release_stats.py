@@ -68,8 +68,9 @@ def _stats_of_tree(root: Path, split: str = "test") -> DatasetStats:
     sample: Any = _json(root / MANUAL_SAMPLE) if (root / MANUAL_SAMPLE).is_file() else {}
     ids = sample.get("rq_ids", []) if isinstance(sample, dict) else sample
     protocol = {k: v for k, v in sample.items() if k != "rq_ids"} if isinstance(sample, dict) else {}
-    return compute_stats(records["rqs"], records["papers"], records["cited_papers"], records["instances"], manifest,
-                         ids, protocol)  # fmt: skip
+    return compute_stats(
+        records["rqs"], records["papers"], records["cited_papers"], records["instances"], manifest, ids, protocol
+    )
 
 
 def _stats_of_build(root: Path, revision: str) -> DatasetStats:
@@ -77,18 +78,24 @@ def _stats_of_build(root: Path, revision: str) -> DatasetStats:
 
     build = load_build(root)
     if revision != f"build:{build.manifest.build_id}":
-        raise ReleaseUnavailable(f"{root} now holds build:{build.manifest.build_id}, not the {revision} the results "
-                                 "were judged on")  # fmt: skip
-    return compute_stats(build.rqs, build.papers, build.cited_papers, build.instances, build.manifest,
-                         build.manual_sample, build.manual_sample_info)  # fmt: skip
+        raise ReleaseUnavailable(
+            f"{root} now holds build:{build.manifest.build_id}, not the {revision} the results were judged on"
+        )
+    return compute_stats(
+        build.rqs,
+        build.papers,
+        build.cited_papers,
+        build.instances,
+        build.manifest,
+        build.manual_sample,
+        build.manual_sample_info,
+    )
 
 
 def release_stats(repo: str, revision: str) -> DatasetStats:
     """The statistics of ``repo`` at ``revision``; ``ReleaseUnavailable`` when it cannot be read here."""
     from rqbench.dataset_card.repo import TargetError, materialize
-    from rqbench.evaluate.dataset import DatasetError
-
-    from rqbench.evaluate.dataset import resolve_local_name
+    from rqbench.evaluate.dataset import DatasetError, resolve_local_name
 
     where = f"dataset {repo}@{revision}"
     try:

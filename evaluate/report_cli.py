@@ -40,57 +40,92 @@ PAIRED_METRICS = (
 
 def add_score_options(p: argparse.ArgumentParser) -> None:
     """The named metric options, shared by ``report`` and ``agreement``."""
-    p.add_argument("--narrowness", choices=[a.value for a in NarrownessAggregation], default="mean",
-                   help="how per-background-paper narrowness becomes one score (default: mean)")
-    p.add_argument("--orderings", choices=[a.value for a in OrderingAggregation], default="mean",
-                   help="how comparative scores under several orderings combine (default: mean)")
-    p.add_argument("--failures", choices=[a.value for a in FailureAccounting], default="paper",
-                   help="paper (default): every instance counts, a failed generation is a loss with the worst "
-                   "Best@5, an instance a judge failed on is left out and counted; conditional: over what was "
-                   "scored (an unscored RQ left out of Best@5)")
+    p.add_argument(
+        "--narrowness",
+        choices=[a.value for a in NarrownessAggregation],
+        default="mean",
+        help="how per-background-paper narrowness becomes one score (default: mean)",
+    )
+    p.add_argument(
+        "--orderings",
+        choices=[a.value for a in OrderingAggregation],
+        default="mean",
+        help="how comparative scores under several orderings combine (default: mean)",
+    )
+    p.add_argument(
+        "--failures",
+        choices=[a.value for a in FailureAccounting],
+        default="paper",
+        help="paper (default): every instance counts, a failed generation is a loss with the worst "
+        "Best@5, an instance a judge failed on is left out and counted; conditional: over what was "
+        "scored (an unscored RQ left out of Best@5)",
+    )
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates for the 95%% CIs (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
 def score_options(args: argparse.Namespace) -> ScoreOptions:
-    return ScoreOptions(narrowness=NarrownessAggregation(args.narrowness),
-                        orderings=OrderingAggregation(args.orderings), failures=FailureAccounting(args.failures))
+    return ScoreOptions(
+        narrowness=NarrownessAggregation(args.narrowness),
+        orderings=OrderingAggregation(args.orderings),
+        failures=FailureAccounting(args.failures),
+    )
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", help="results files (.json) or folders holding them")
     p.add_argument("--out", required=True, type=Path, help="folder for the tables, plots and summary.json")
-    p.add_argument("--combine", choices=[r.value for r in CombineRule], default="pooled",
-                   help="how judges combine: pooled instance x judge verdicts (default) or mean_scores")
+    p.add_argument(
+        "--combine",
+        choices=[r.value for r in CombineRule],
+        default="pooled",
+        help="how judges combine: pooled instance x judge verdicts (default) or mean_scores",
+    )
     p.add_argument("--by-subfield", action="store_true", help="also write every table per sub-field")
-    p.add_argument("--annotations", nargs="+", type=Path, default=[],
-                   help="human annotation CSV files (rq_id, evaluator, winner) for the agreement tables")
+    p.add_argument(
+        "--annotations",
+        nargs="+",
+        type=Path,
+        default=[],
+        help="human annotation CSV files (rq_id, evaluator, winner) for the agreement tables",
+    )
     p.add_argument("--annotated-model", help="the submission the annotators compared with (needed if several)")
     p.add_argument("--annotated-variant", default=None, help="its prompt variant (original, revised, custom)")
     p.add_argument("--cited-papers", type=Path, help="JSONL of CitedPaper records, for semantic similarity")
-    p.add_argument("--embedder", action="append", metavar="NAME",
-                   help="a sentence-transformers model for semantic similarity, by name (repeatable; default: the "
-                   "paper's Qwen/Qwen3-Embedding-4B, online only, and all-mpnet-base-v2, offline from its PyPI parts)")
-    p.add_argument("--source-dates", type=Path,
-                   help="JSON object arxiv_id -> first-version date (YYYY-MM-DD) for source papers whose results "
-                   "carry none (written before dates were kept); used by the contamination flag and the clean "
-                   "(post-cutoff) figures")
-    p.add_argument("--judge-board", type=Path, default=None, metavar="DIR",
-                   help="the judge board's folder (rqbench judge-board --out) for its section, plot and "
-                        "judge_board.json (default: RQB_HOME/judge-board, when a board was run there)")  # fmt: skip
+    p.add_argument(
+        "--embedder",
+        action="append",
+        metavar="NAME",
+        help="a sentence-transformers model for semantic similarity, by name (repeatable; default: the "
+        "paper's Qwen/Qwen3-Embedding-4B, online only, and all-mpnet-base-v2, offline from its PyPI parts)",
+    )
+    p.add_argument(
+        "--source-dates",
+        type=Path,
+        help="JSON object arxiv_id -> first-version date (YYYY-MM-DD) for source papers whose results "
+        "carry none (written before dates were kept); used by the contamination flag and the clean "
+        "(post-cutoff) figures",
+    )
+    p.add_argument(
+        "--judge-board",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the judge board's folder (rqbench judge-board --out) for its section, plot and "
+        "judge_board.json (default: RQB_HOME/judge-board, when a board was run there)",
+    )
     add_score_options(p)
 
 
 def judge_board_section(args: argparse.Namespace, out: Path) -> str:
     """report.md's judge-board section, its plot and ``judge_board.json``, from the board's folder; "" when the
     default folder holds no board. The pool is the one the last ``rqbench judge-board`` run wrote there."""
+    from rqbench import paths
     from rqbench.evaluate import judge_board_report
     from rqbench.evaluate.expert_pool import POOL_FILE, read_pool
     from rqbench.evaluate.judge_board import make_board
     from rqbench.evaluate.judge_board_plot import write_figure
     from rqbench.evaluate.judge_board_run import load_board_files
-
-    from rqbench import paths
 
     folder = args.judge_board or paths.judge_board_dir()
     pool = read_pool(folder)
@@ -110,7 +145,8 @@ def pick_submission(results, model: str | None, variant: str | None):
     for r in results:
         subs.setdefault(r.submission_hash, []).append(r)
     match = [
-        files for files in subs.values()
+        files
+        for files in subs.values()
         if (model is None or files[0].submission.model == model)
         and (variant is None or files[0].submission.prompt_variant == variant)
     ]
@@ -118,7 +154,9 @@ def pick_submission(results, model: str | None, variant: str | None):
     if not match:
         raise SystemExit(f"rqbench: no results for model {model!r} variant {variant!r}; results hold {names}")
     if len(match) > 1:
-        raise SystemExit(f"rqbench: several submissions match; name one with --annotated-model/--annotated-variant: {names}")
+        raise SystemExit(
+            f"rqbench: several submissions match; name one with --annotated-model/--annotated-variant: {names}"
+        )
     return match[0]
 
 
@@ -152,8 +190,10 @@ def _dataset_tables(results) -> list:
             print(f"rqbench report: Tables 1 and 13 skipped: {exc}", file=sys.stderr)
             continue
         where = f"{repo}@{revision}"
-        out += [tables.dataset_summary_table(stats, dataset=where, name=f"dataset_summary{suffix}"),
-                tables.subfield_table(stats, dataset=where, name=f"subfields{suffix}")]
+        out += [
+            tables.dataset_summary_table(stats, dataset=where, name=f"dataset_summary{suffix}"),
+            tables.subfield_table(stats, dataset=where, name=f"subfields{suffix}"),
+        ]
     return out
 
 
@@ -204,12 +244,15 @@ def provenance_lines(results) -> list[str]:  # type: ignore[no-untyped-def]
     from rqbench.evaluate.trial import trial_text
 
     lines = []
-    for r in sorted(results, key=lambda r: (r.submission.model, r.submission.prompt_variant, r.judge.label,
-                                            r.judge.setting)):  # fmt: skip
+    for r in sorted(
+        results, key=lambda r: (r.submission.model, r.submission.prompt_variant, r.judge.label, r.judge.setting)
+    ):
         ps = r.judge.prompt_set
         trial = f", {trial_text(r.trial, r.instances_expected)}" if r.trial else ""
-        lines.append(f"{r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, "
-                     f"{r.judge.setting}, prompt set {ps.name} ({ps.hash}), dataset {r.dataset_label}{trial}")  # fmt: skip
+        lines.append(
+            f"{r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, "
+            f"{r.judge.setting}, prompt set {ps.name} ({ps.hash}), dataset {r.dataset_label}{trial}"
+        )
     return lines
 
 
@@ -218,10 +261,19 @@ def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
     results file its judge, prompt set and dataset revision."""
     groups: dict[tuple[str, str], list] = {}
     for r in results:
-        groups.setdefault((f"{r.submission.model} ({r.submission.prompt_variant})", r.protocol.model_dump_json()
-                           if r.protocol else ""), []).append(r)  # fmt: skip
-    lines = ["## Protocol", "", "The protocol each run asked for, and every way it departs from the paper's "
-             "(recorded in the results files).", ""]  # fmt: skip
+        groups.setdefault(
+            (
+                f"{r.submission.model} ({r.submission.prompt_variant})",
+                r.protocol.model_dump_json() if r.protocol else "",
+            ),
+            [],
+        ).append(r)
+    lines = [
+        "## Protocol",
+        "",
+        "The protocol each run asked for, and every way it departs from the paper's (recorded in the results files).",
+        "",
+    ]
     for (name, _), files in sorted(groups.items(), key=lambda kv: kv[0][0]):
         judges = ", ".join(sorted({f.judge.label for f in files}))
         rec = files[0].protocol
@@ -229,8 +281,10 @@ def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
             lines.append(f"- {name}, judged by {judges}: not recorded (results written before protocols were)")
             continue
         n = len(rec.departures)
-        lines.append(f"- {name}, judged by {judges}: protocol {rec.name}, {n} departure{'' if n == 1 else 's'} "
-                     "from the paper's protocol" + (":" if n else ""))  # fmt: skip
+        lines.append(
+            f"- {name}, judged by {judges}: protocol {rec.name}, {n} departure{'' if n == 1 else 's'} "
+            "from the paper's protocol" + (":" if n else "")
+        )
         lines += [f"  - {d.line()}" for d in rec.departures]
     lines += ["", "Every number below comes from these results files:", ""]
     lines += [f"- {line}" for line in provenance_lines(results)]
@@ -244,21 +298,31 @@ def coverage_section(results, failures: FailureAccounting) -> str:  # type: igno
 
     lines = ["## Coverage and failures", "", f"How failures enter the figures: {describe_failures(failures)}.", ""]
     incomplete = 0
-    for r in sorted(results, key=lambda r: (r.submission.model, r.submission.prompt_variant, r.judge.label,
-                                            r.judge.setting)):  # fmt: skip
+    for r in sorted(
+        results, key=lambda r: (r.submission.model, r.submission.prompt_variant, r.judge.label, r.judge.setting)
+    ):
         cov = tally(r)
         incomplete += cov.unjudged
-        name = r.submission.model if r.submission.prompt_variant == "original" else \
-            f"{r.submission.model} ({r.submission.prompt_variant})"  # fmt: skip
+        name = (
+            r.submission.model
+            if r.submission.prompt_variant == "original"
+            else f"{r.submission.model} ({r.submission.prompt_variant})"
+        )
         mark = (" **TRIAL**" if r.trial else "") + (" **incomplete**" if cov.unjudged else "")
         lines.append(f"- {name}, judge {r.judge.label}, {r.judge.setting}{mark}: {coverage_line(r, cov)}")
     if any(r.trial for r in results):
-        lines += ["", "A **TRIAL** judged only the first N instances of the dataset revision (`--limit N`): its "
-                  "figures are over those instances, not the release, and its rows (marked `[trial N/M]`) are "
-                  "never ranked beside full runs. The instances outside it are not in the run: nobody's failure."]  # fmt: skip
+        lines += [
+            "",
+            "A **TRIAL** judged only the first N instances of the dataset revision (`--limit N`): its "
+            "figures are over those instances, not the release, and its rows (marked `[trial N/M]`) are "
+            "never ranked beside full runs. The instances outside it are not in the run: nobody's failure.",
+        ]
     if incomplete:
-        lines += ["", f"{UNJUDGED_MARK} in a table marks a figure that lacks instances a judge's calls failed on "
-                  "(after their re-ask); rerun `rqbench judge` with `--retry-failed` to ask them again."]
+        lines += [
+            "",
+            f"{UNJUDGED_MARK} in a table marks a figure that lacks instances a judge's calls failed on "
+            "(after their re-ask); rerun `rqbench judge` with `--retry-failed` to ask them again.",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -285,8 +349,15 @@ def run(args: argparse.Namespace) -> int:
         source_dates = {k: date.fromisoformat(v) for k, v in raw.items()}
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    rows = summarize(results, combine=args.combine, by_subfield=args.by_subfield, source_dates=source_dates,
-                     options=opts, n_boot=args.n_boot, seed=args.seed)
+    rows = summarize(
+        results,
+        combine=args.combine,
+        by_subfield=args.by_subfield,
+        source_dates=source_dates,
+        options=opts,
+        n_boot=args.n_boot,
+        seed=args.seed,
+    )
     (out / "summary.json").write_text(json.dumps([r.model_dump(mode="json") for r in rows], indent=1), encoding="utf-8")
 
     all_tables = _dataset_tables(results) + tables.summary_tables(rows, by_subfield=args.by_subfield)
@@ -308,8 +379,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"rqbench report: {exc}", file=sys.stderr)
             return 2
         revised = rep.prompt_variant != "original"
-        all_tables += tables.agreement_tables(rep, suffix=f"_{rep.prompt_variant}" if revised else "",
-                                              paper=("11", "12") if revised else ("5", "9"))
+        all_tables += tables.agreement_tables(
+            rep, suffix=f"_{rep.prompt_variant}" if revised else "", paper=("11", "12") if revised else ("5", "9")
+        )
     if args.cited_papers:
         sim = _similarity(each, args, opts)
         if sim is not None:
@@ -321,22 +393,34 @@ def run(args: argparse.Namespace) -> int:
         print(f"rqbench report: {exc}", file=sys.stderr)
         return 2
     written = []
-    provenance = ["Every number in this table comes from these results files (report.md has the protocol):",
-                  *provenance_lines(results)]  # fmt: skip
+    provenance = [
+        "Every number in this table comes from these results files (report.md has the protocol):",
+        *provenance_lines(results),
+    ]
     for t in all_tables:
         written += tables.write_table(t, out, provenance, demo_text(results))
     note = demo_note(results)
     (out / "report.md").write_text(
-        "# RQ-Bench report\n\n" + note + protocol_section(results) + "\n" + coverage_section(results, opts.failures)
-        + "\n" + "\n".join(tables.to_markdown(t) for t in all_tables) + ("\n" + board if board else ""),
+        "# RQ-Bench report\n\n"
+        + note
+        + protocol_section(results)
+        + "\n"
+        + coverage_section(results, opts.failures)
+        + "\n"
+        + "\n".join(tables.to_markdown(t) for t in all_tables)
+        + ("\n" + board if board else ""),
         encoding="utf-8",
     )
     plots.novelty_vs_source_bound(rows, out / "novelty_vs_source_bound.png")
     plots.win_tie_lose_bars(rows, out / "win_tie_lose.png")
     plots_n = 3 if board else 2
-    print(f"wrote {len(all_tables)} tables ({len(written)} files), {plots_n} plots and summary.json to {out}"
-          + (" with the judge board" if board else ""))  # fmt: skip
+    print(
+        f"wrote {len(all_tables)} tables ({len(written)} files), {plots_n} plots and summary.json to {out}"
+        + (" with the judge board" if board else "")
+    )
     if note:
-        print("note: a demo model generated or judged these figures; they show the machinery and are not results "
-              "(report.md says which)")  # fmt: skip
+        print(
+            "note: a demo model generated or judged these figures; they show the machinery and are not results "
+            "(report.md says which)"
+        )
     return 0

@@ -71,9 +71,7 @@ class ScoreTable:
         return np.flatnonzero(self.subfields == subfield)
 
 
-def score_table(
-    r: ResultsFile, opts: ScoreOptions, *, subfield: str | None = None, keep: str = "last"
-) -> ScoreTable:
+def score_table(r: ResultsFile, opts: ScoreOptions, *, subfield: str | None = None, keep: str = "last") -> ScoreTable:
     """The table of one results file (only ``subfield``'s instances when given).
 
     A repeated rq_id keeps its first position and, with ``keep="last"``, its last
@@ -94,9 +92,10 @@ def score_table(
             continue
         try:
             gt, model = split_candidates(inst)
-            vals = [c.score_row(inst, gt, model, opts) if c.name in ran else (*c.table_values(inst, gt, model, opts),
-                                                                              False)
-                    for c in criteria]  # fmt: skip
+            vals = [
+                c.score_row(inst, gt, model, opts) if c.name in ran else (*c.table_values(inst, gt, model, opts), False)
+                for c in criteria
+            ]
         except ValueError as exc:
             raise ValueError(f"results of judge {r.judge.label!r} for {r.submission.model!r}: {exc}") from exc
         status = (not model, MODEL_RQS - len(model) if 0 < len(model) < MODEL_RQS else 0)
@@ -131,8 +130,18 @@ def score_table(
             model_cols[d.name] = grid[:, 1:, j].copy()
         no_generation[c.name] = failed & (c.name in ran)
         unjudged[c.name] = np.fromiter((vals[k][2] for vals in per_row), dtype=bool, count=n)
-    return ScoreTable(list(index), arxiv, np.asarray(subs, dtype=object), gt_cols, model_cols, no_generation, unjudged,
-                      np.fromiter((x[1] for x in lost), dtype=np.int64, count=n), opts.failures, repeats)  # fmt: skip
+    return ScoreTable(
+        list(index),
+        arxiv,
+        np.asarray(subs, dtype=object),
+        gt_cols,
+        model_cols,
+        no_generation,
+        unjudged,
+        np.fromiter((x[1] for x in lost), dtype=np.int64, count=n),
+        opts.failures,
+        repeats,
+    )
 
 
 def mean_over_judges(parts: Sequence[np.ndarray]) -> np.ndarray:

@@ -32,9 +32,11 @@ from rqbench.hashing import content_hash
 from rqbench.records import InstanceResult, ResultsFile
 
 RULE_NAME = "shown_pair"
-RULE = ("the model RQ with the highest comparative non-obviousness, then originality, then gap addressing "
-        "(each the mean over the comparative judges; standalone scores when there are none); "
-        "lowest index on ties")
+RULE = (
+    "the model RQ with the highest comparative non-obviousness, then originality, then gap addressing "
+    "(each the mean over the comparative judges; standalone scores when there are none); "
+    "lowest index on ties"
+)
 ORDER = ("non_obviousness", "originality", "gap_addressing")
 
 

@@ -130,7 +130,9 @@ def install_mpnet(models_dir: Path | None = None, parts: Sequence[Path] | None =
                 z.extract(info, staging)
     except zipfile.BadZipFile as exc:
         joined.unlink(missing_ok=True)
-        raise ValueError(f"{joined}: the joined parts are not a valid zip ({exc}); reinstall the part packages") from exc
+        raise ValueError(
+            f"{joined}: the joined parts are not a valid zip ({exc}); reinstall the part packages"
+        ) from exc
     inner = staging / MPNET if (staging / MPNET).is_dir() else staging
     if not (inner / "modules.json").is_file():
         raise ValueError(f"{joined}: archive holds no sentence-transformers model (no modules.json)")
@@ -195,8 +197,9 @@ class Embedder:
     ``device`` None lets sentence-transformers choose (a GPU when there is one).
     """
 
-    def __init__(self, name: str, *, models_dir: Path | None = None, cache_path: Path | None = None,
-                 device: str | None = None):  # fmt: skip
+    def __init__(
+        self, name: str, *, models_dir: Path | None = None, cache_path: Path | None = None, device: str | None = None
+    ):
         self.name = packaged_name(name) or name.strip()
         self._models_dir = models_dir
         self._device = device
@@ -216,8 +219,10 @@ class Embedder:
         return self._model
 
     def _load_from_hub(self, cls):
-        online_only = (f"embedding model {self.name!r} is not packaged for offline use; it loads from the Hugging "
-                       f"Face Hub (online only; packaged offline: {', '.join(PACKAGED)})")  # fmt: skip
+        online_only = (
+            f"embedding model {self.name!r} is not packaged for offline use; it loads from the Hugging "
+            f"Face Hub (online only; packaged offline: {', '.join(PACKAGED)})"
+        )
         if _hub_offline():
             raise EmbedderUnavailable(f"{online_only}, and HF_HUB_OFFLINE is set")
         try:
@@ -244,9 +249,11 @@ class Embedder:
                     out[k] = np.frombuffer(blob, dtype=np.float32)
             todo = {k: t for k, t in zip(keys, texts) if k not in out}
             if todo:
-                vecs = self._load().encode(
-                    list(todo.values()), batch_size=32, normalize_embeddings=True, convert_to_numpy=True
-                ).astype(np.float32)
+                vecs = (
+                    self._load()
+                    .encode(list(todo.values()), batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
+                    .astype(np.float32)
+                )
                 self.embedded += len(todo)
                 db.executemany(
                     "INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
@@ -360,8 +367,9 @@ def similarity_rows(
         contrib = {p: contribution_text(papers[p]) for p in paper_ids}
         pvec = dict(zip(paper_ids, emb.embed([contrib[p][0] for p in paper_ids]))) if paper_ids else {}
 
-        def score(items: Mapping[str, tuple[str, str, list[str]]], emb=emb, pvec=pvec, contrib=contrib
-                  ) -> tuple[list[float], list[str], int, Counts]:
+        def score(
+            items: Mapping[str, tuple[str, str, list[str]]], emb=emb, pvec=pvec, contrib=contrib
+        ) -> tuple[list[float], list[str], int, Counts]:
             keep = [(rq, a, t, [p for p in ps if p in pvec]) for rq, (a, t, ps) in items.items()]
             skipped = sum(1 for k in keep if not k[3])
             keep = [k for k in keep if k[3]]
@@ -373,7 +381,9 @@ def similarity_rows(
             sources = dict(sorted(Counter(contrib[p][1] for p in used).items()))
             return sims, [k[1] for k in keep], skipped, sources
 
-        entries = [(files[0].submission.model, files[0].submission.prompt_variant, picks[h]) for h, files in by_sub.items()]
+        entries = [
+            (files[0].submission.model, files[0].submission.prompt_variant, picks[h]) for h, files in by_sub.items()
+        ]
         entries.append((gt_label, "", gt))
         for model, variant, items in entries:
             sims, clusters, skipped, sources = score(items)
@@ -382,8 +392,16 @@ def similarity_rows(
                 continue
             rows.append(
                 SimilarityRow(
-                    model=model, prompt_variant=variant, embedder=emb.name, mean=est.value, std=est.std,
-                    ci_low=est.ci_low, ci_high=est.ci_high, n=est.n, skipped=skipped, contribution_sources=sources,
+                    model=model,
+                    prompt_variant=variant,
+                    embedder=emb.name,
+                    mean=est.value,
+                    std=est.std,
+                    ci_low=est.ci_low,
+                    ci_high=est.ci_high,
+                    n=est.n,
+                    skipped=skipped,
+                    contribution_sources=sources,
                 )
             )
     return rows

@@ -56,9 +56,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from rqbench.evaluate.injection import scan_for_injection, screen
 
 from rqbench import wellformed
+from rqbench.evaluate.injection import scan_for_injection, screen
 from rqbench.hashing import content_hash
 from rqbench.io import UnreadableInput, read_capped, write_atomic
 from rqbench.records import (
@@ -160,8 +160,11 @@ class ValidationReport(BaseModel):
     expected: int | None = Field(default=None, description="Instances in the dataset (None: not checked).")
     covered: int = Field(default=0, description="Expected rq_ids with five valid RQs.")
     failed: int = Field(default=0, description="Entries that record a generation failure.")
-    trial: int | None = Field(default=None, description="A trial's instances (the revision's first N, --limit N): "
-                              "only they must be present; None when every rq_id of the revision is judged.")
+    trial: int | None = Field(
+        default=None,
+        description="A trial's instances (the revision's first N, --limit N): "
+        "only they must be present; None when every rq_id of the revision is judged.",
+    )
     trial_covered: int | None = Field(default=None, description="The trial's rq_ids with five valid RQs.")
     allow_partial: bool = False
     submission_hash: str | None = None
@@ -188,8 +191,11 @@ class ValidationReport(BaseModel):
         errors = max(self.error_count, len(self.errors))
         warnings = max(self.warning_count, len(self.warnings))
         flagged = f", {self.flagged_count} RQ(s) flagged for review" if self.flagged_count else ""
-        trial = (f", trial of the first {self.trial}: {self.trial_covered}/{self.trial} with five RQs"
-                 if self.trial is not None else "")  # fmt: skip
+        trial = (
+            f", trial of the first {self.trial}: {self.trial_covered}/{self.trial} with five RQs"
+            if self.trial is not None
+            else ""
+        )
         return (
             f"{self.path}: {verdict}: {errors} error(s), {warnings} warning(s), "
             f"{len(self.entries)} entries{cov}{trial}{flagged}"
@@ -276,8 +282,16 @@ class _Collector:
         self.first_refused.setdefault(file, line)
         self.add(code, message, file, line)
 
-    def add(self, code: str, message: str, file: str, line: int | None = None, field: str | None = None,
-            rq_id: str | None = None, severity: Literal["error", "warning"] = "error") -> None:  # fmt: skip
+    def add(
+        self,
+        code: str,
+        message: str,
+        file: str,
+        line: int | None = None,
+        field: str | None = None,
+        rq_id: str | None = None,
+        severity: Literal["error", "warning"] = "error",
+    ) -> None:
         if severity == "error":
             self.n_errors += 1
         else:
@@ -287,8 +301,17 @@ class _Collector:
             self.hidden[key] += 1
             return
         self.kept[key] += 1
-        self.problems.append(Problem(severity=severity, code=code, message=_shown(message, 1000) or "", file=file,
-                                     line=line, field=_shown(field), rq_id=_shown(rq_id)))  # fmt: skip
+        self.problems.append(
+            Problem(
+                severity=severity,
+                code=code,
+                message=_shown(message, 1000) or "",
+                file=file,
+                line=line,
+                field=_shown(field),
+                rq_id=_shown(rq_id),
+            )
+        )
 
     def flag(self, item: Flagged) -> None:
         self.n_flagged += 1
@@ -309,10 +332,16 @@ class _Collector:
     def summarize(self, path: str) -> None:
         """One closing problem per rule and severity that was cut, saying how many more there were."""
         for (code, severity), n in sorted(self.hidden.items()):
-            self.problems.append(Problem(severity=severity, code=code, file=path,
-                                         message=f"... and {n} more problem(s) of this kind, not listed (the first "
-                                                 f"{self.per_rule} are; max_problems_per_rule / --max-problems "
-                                                 "raises the limit)"))  # fmt: skip
+            self.problems.append(
+                Problem(
+                    severity=severity,
+                    code=code,
+                    file=path,
+                    message=f"... and {n} more problem(s) of this kind, not listed (the first "
+                    f"{self.per_rule} are; max_problems_per_rule / --max-problems "
+                    "raises the limit)",
+                )
+            )
 
 
 def _field_name(path: tuple[str, ...]) -> str | None:
@@ -334,8 +363,13 @@ def _check_values(data: Any, out: _Collector, file: str, line: int) -> bool:
     while stack:
         value, path = stack.pop()
         if len(path) > MAX_JSON_DEPTH:
-            out.add("nesting", f"nested more than {MAX_JSON_DEPTH} levels deep (at {_shown(_field_name(path), 80)})",
-                    file, line, path[0])  # fmt: skip
+            out.add(
+                "nesting",
+                f"nested more than {MAX_JSON_DEPTH} levels deep (at {_shown(_field_name(path), 80)})",
+                file,
+                line,
+                path[0],
+            )
             return False
         if isinstance(value, dict):
             for key, v in value.items():
@@ -363,8 +397,13 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 def _check_text(text: str, out: _Collector, file: str, line: int, path: tuple[str, ...]) -> bool:
     bad = _SURROGATE.search(text)
     if bad:
-        out.add("encoding", f"holds a lone surrogate (U+{ord(bad.group(0)):04X}, written as a \\u escape), "
-                "which is not Unicode text", file, line, _field_name(path))  # fmt: skip
+        out.add(
+            "encoding",
+            f"holds a lone surrogate (U+{ord(bad.group(0)):04X}, written as a \\u escape), which is not Unicode text",
+            file,
+            line,
+            _field_name(path),
+        )
         return False
     if "\x00" in text:
         out.add("encoding", "holds a NUL character (\\u0000)", file, line, _field_name(path))
@@ -375,7 +414,9 @@ def _check_text(text: str, out: _Collector, file: str, line: int, path: tuple[st
 def _decode_line(chunk: bytes, name: str, n: int, out: _Collector) -> _Line | None:
     """One physical line as a JSON object, or None with the problem recorded."""
     if len(chunk) > MAX_LINE_BYTES:
-        out.refuse(name, n, "line_size", f"line is {len(chunk)} bytes, over the limit of {MAX_LINE_BYTES} bytes per line")
+        out.refuse(
+            name, n, "line_size", f"line is {len(chunk)} bytes, over the limit of {MAX_LINE_BYTES} bytes per line"
+        )
         return None
     nul = chunk.find(b"\x00")
     if nul >= 0:
@@ -441,8 +482,9 @@ def _json_lines(path: Path, out: _Collector, max_bytes: int) -> list[_Line]:
     return lines
 
 
-def _pydantic_problems(exc: ValidationError, out: _Collector, line: _Line, rq_id: str | None,
-                       skip: Sequence[str] = ()) -> None:  # fmt: skip
+def _pydantic_problems(
+    exc: ValidationError, out: _Collector, line: _Line, rq_id: str | None, skip: Sequence[str] = ()
+) -> None:
     for err in exc.errors():
         loc = err["loc"]
         if not loc or str(loc[0]) in skip:
@@ -463,8 +505,15 @@ def _check_metadata(line: _Line, out: _Collector) -> SubmissionMetadata | None:
         return None
 
 
-def _screen_question(text: str, line: _Line, out: _Collector, field: str, rq_id: str | None, injection: str,
-                     held: Sequence[wellformed.Failure] = ()) -> None:  # fmt: skip
+def _screen_question(
+    text: str,
+    line: _Line,
+    out: _Collector,
+    field: str,
+    rq_id: str | None,
+    injection: str,
+    held: Sequence[wellformed.Failure] = (),
+) -> None:
     """Run the manipulation screen on one RQ: blocking hits are errors unless flagging, the rest warnings.
 
     ``held`` are the gate's failures that go to review: the RQ is listed for review with them too.
@@ -476,12 +525,28 @@ def _screen_question(text: str, line: _Line, out: _Collector, field: str, rq_id:
     for f in findings:
         hard = f.blocks and injection == "reject"
         prefix = "looks like judge manipulation" if hard else "flagged for review"
-        out.add("injection", f"{prefix}: {f.reason} (at {f.excerpt!r})", line.file, line.number, field, rq_id,
-                severity="error" if hard else "warning")  # fmt: skip
+        out.add(
+            "injection",
+            f"{prefix}: {f.reason} (at {f.excerpt!r})",
+            line.file,
+            line.number,
+            field,
+            rq_id,
+            severity="error" if hard else "warning",
+        )
     reasons = [f.reason for f in findings] + [f"{f.rule.value}: {f.message}" for f in held]
     rules = [f.rule for f in findings] + [f"gate:{f.rule.value}" for f in held]
-    out.flag(Flagged(file=line.file, line=line.number, field=field, rq_id=_shown(rq_id), reasons=reasons,
-                     rules=rules, blocking=blocking))  # fmt: skip
+    out.flag(
+        Flagged(
+            file=line.file,
+            line=line.number,
+            field=field,
+            rq_id=_shown(rq_id),
+            reasons=reasons,
+            rules=rules,
+            blocking=blocking,
+        )
+    )
 
 
 # The gate's rule names as problem codes, ``rq_<rule>``; not_a_question keeps the code it had before the gate.
@@ -495,12 +560,24 @@ def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, i
     """
     before = out.n_errors
     if not isinstance(qs, list):
-        out.add("rqs", f"must be a list of five strings, got {type(qs).__name__}", line.file, line.number,
-                "research_questions", rq_id)  # fmt: skip
+        out.add(
+            "rqs",
+            f"must be a list of five strings, got {type(qs).__name__}",
+            line.file,
+            line.number,
+            "research_questions",
+            rq_id,
+        )
         return False
     if len(qs) != 5:
-        out.add("rq_count", f"has {len(qs)} research questions, expected exactly 5", line.file, line.number,
-                "research_questions", rq_id)  # fmt: skip
+        out.add(
+            "rq_count",
+            f"has {len(qs)} research questions, expected exactly 5",
+            line.file,
+            line.number,
+            "research_questions",
+            rq_id,
+        )
     seen: dict[str, int] = {}
     for i, q in enumerate(qs[:5]):
         field = f"research_questions[{i}]"
@@ -512,15 +589,28 @@ def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, i
             out.add("rq_empty", "research question is empty", line.file, line.number, field, rq_id)
             continue
         if len(text) > MAX_RQ_CHARS:
-            out.add("rq_length", f"{len(text)} characters, over the limit of {MAX_RQ_CHARS}", line.file,
-                    line.number, field, rq_id)  # fmt: skip
+            out.add(
+                "rq_length",
+                f"{len(text)} characters, over the limit of {MAX_RQ_CHARS}",
+                line.file,
+                line.number,
+                field,
+                rq_id,
+            )
             continue  # the screen reads questions of a question's length
         if injection is not None:  # a line that will be judged (the others are refused by their rq_id)
             _judge_question(text, line, out, field, rq_id, injection)
         norm = wellformed.normalize_for_duplicates(text)
         if norm in seen:
-            out.add("rq_repeated", f"repeats research_questions[{seen[norm]}] but for case, spacing, quotes or end "
-                    "punctuation (the gate's duplicate rule)", line.file, line.number, field, rq_id)  # fmt: skip
+            out.add(
+                "rq_repeated",
+                f"repeats research_questions[{seen[norm]}] but for case, spacing, quotes or end "
+                "punctuation (the gate's duplicate rule)",
+                line.file,
+                line.number,
+                field,
+                rq_id,
+            )
         else:
             seen[norm] = i
     return out.n_errors == before
@@ -532,12 +622,25 @@ def _judge_question(text: str, line: _Line, out: _Collector, field: str, rq_id: 
     for failure in wellformed.check(text, wellformed.Kind.research_question, wellformed.Standard.submitted):
         rule = failure.rule.value
         if failure.refuses:
-            out.add(_RQ_CODES.get(rule, f"rq_{rule}"), f"not a well-formed research question (rule {rule}): "
-                    f"{failure.message}", line.file, line.number, field, rq_id)  # fmt: skip
+            out.add(
+                _RQ_CODES.get(rule, f"rq_{rule}"),
+                f"not a well-formed research question (rule {rule}): {failure.message}",
+                line.file,
+                line.number,
+                field,
+                rq_id,
+            )
         else:
             held.append(failure)
-            out.add(_RQ_CODES.get(rule, f"rq_{rule}"), f"flagged for review (rule {rule}): {failure.message}",
-                    line.file, line.number, field, rq_id, severity="warning")  # fmt: skip
+            out.add(
+                _RQ_CODES.get(rule, f"rq_{rule}"),
+                f"flagged for review (rule {rule}): {failure.message}",
+                line.file,
+                line.number,
+                field,
+                rq_id,
+                severity="warning",
+            )
     _screen_question(text, line, out, field, rq_id, injection, held)
 
 
@@ -572,13 +675,25 @@ def _check_rq_id(rq_id: Any, line: _Line, out: _Collector) -> str | None:
         out.add("rq_id", "missing or not a non-empty string", line.file, line.number, "rq_id")
         return None
     if len(rq_id) > MAX_RQ_ID_CHARS:
-        out.add("rq_id", f"is {len(rq_id)} characters long; rq_ids look like 2501.00001_rq0", line.file, line.number,
-                "rq_id", rq_id)  # fmt: skip
+        out.add(
+            "rq_id",
+            f"is {len(rq_id)} characters long; rq_ids look like 2501.00001_rq0",
+            line.file,
+            line.number,
+            "rq_id",
+            rq_id,
+        )
         return None
     bad = _RQ_ID_BAD.search(rq_id)
     if bad:
-        out.add("rq_id", f"holds whitespace or an invisible character (U+{ord(bad.group(0)):04X}); rq_ids look like "
-                "2501.00001_rq0", line.file, line.number, "rq_id", rq_id)  # fmt: skip
+        out.add(
+            "rq_id",
+            f"holds whitespace or an invisible character (U+{ord(bad.group(0)):04X}); rq_ids look like 2501.00001_rq0",
+            line.file,
+            line.number,
+            "rq_id",
+            rq_id,
+        )
         return None
     return rq_id
 
@@ -594,8 +709,14 @@ def _check_entry(line: _Line, out: _Collector, injection: str | None) -> Submiss
             out.add("field", "must be a string (the failure reason) or null", line.file, line.number, "failure", rq_id)
             ok = False
         elif d.get("research_questions"):
-            out.add("field", "a failed entry carries no research_questions", line.file, line.number,
-                    "research_questions", rq_id)  # fmt: skip
+            out.add(
+                "field",
+                "a failed entry carries no research_questions",
+                line.file,
+                line.number,
+                "research_questions",
+                rq_id,
+            )
             ok = False
     elif "research_questions" not in d:
         out.add("rqs", "missing", line.file, line.number, "research_questions", rq_id)
@@ -613,8 +734,15 @@ def _check_entry(line: _Line, out: _Collector, injection: str | None) -> Submiss
         for i, gap in enumerate(gaps):
             for failure in wellformed.check(gap, wellformed.Kind.gap):
                 rule = failure.rule.value
-                out.add(f"gap_{rule}", f"not a well-formed gap (rule {rule}): {failure.message}", line.file,
-                        line.number, f"gaps[{i}]", rq_id, severity="warning")  # fmt: skip
+                out.add(
+                    f"gap_{rule}",
+                    f"not a well-formed gap (rule {rule}): {failure.message}",
+                    line.file,
+                    line.number,
+                    f"gaps[{i}]",
+                    rq_id,
+                    severity="warning",
+                )
     try:  # the gate is applied above, per RQ with its code, and only to a line that will be judged
         entry = SubmissionEntry.model_validate(d, context=WELLFORMED_PER_ITEM)
     except ValidationError as exc:
@@ -660,17 +788,27 @@ def _gather_lines(path: Path, out: _Collector, max_bytes: int) -> tuple[list[_Li
         out.add("missing", "no such file or folder", str(path))
         return [], []
     if path.name == METADATA_FILE:  # one half of the folder form, read as if it were the single-file form
-        out.add("metadata", f"this is the {METADATA_FILE} of a submission folder; give the folder ({path.parent}), "
-                f"which holds it and {ENTRIES_FILE}, or the single-file form", str(path))  # fmt: skip
+        out.add(
+            "metadata",
+            f"this is the {METADATA_FILE} of a submission folder; give the folder ({path.parent}), "
+            f"which holds it and {ENTRIES_FILE}, or the single-file form",
+            str(path),
+        )
         return [], []
     lines = _json_lines(path, out, max_bytes)
     metas = [ln for ln in lines if ln.data.get("kind") == "metadata"]
     if not metas and lines and lines[0].number == 1 and _looks_like_metadata(lines[0].data):
         first = lines[0]
         kind = first.data.get("kind")
-        said = "has no" if kind is None else f"has \"kind\": {_shown(json.dumps(kind), 40)} instead of"
-        out.add("metadata", f'line 1 looks like the metadata record but {said} "kind": "metadata"; add it (the '
-                "single-file form's first line is the metadata record, marked by that field)", first.file, 1, "kind")
+        said = "has no" if kind is None else f'has "kind": {_shown(json.dumps(kind), 40)} instead of'
+        out.add(
+            "metadata",
+            f'line 1 looks like the metadata record but {said} "kind": "metadata"; add it (the '
+            "single-file form's first line is the metadata record, marked by that field)",
+            first.file,
+            1,
+            "kind",
+        )
         first.data = {**first.data, "kind": "metadata"}  # its other fields are still checked as metadata
         metas = [first]
     entries = [ln for ln in lines if ln.data.get("kind") != "metadata"]
@@ -678,8 +816,11 @@ def _gather_lines(path: Path, out: _Collector, max_bytes: int) -> tuple[list[_Li
         out.add("metadata", "no usable metadata record: line 1 could not be read (its problem is listed)", str(path), 1)
     elif not metas and lines:
         beside = path.parent / METADATA_FILE
-        folder = (f"; this file sits beside {METADATA_FILE}: give the folder ({path.parent}) instead"
-                  if path.name == ENTRIES_FILE and beside.is_file() else "")  # fmt: skip
+        folder = (
+            f"; this file sits beside {METADATA_FILE}: give the folder ({path.parent}) instead"
+            if path.name == ENTRIES_FILE and beside.is_file()
+            else ""
+        )
         out.add("metadata", f'no metadata record (a first line with "kind": "metadata"){folder}', str(path), 1)
     elif metas and lines and metas[0] is not lines[0]:
         out.add("metadata", "the metadata record must be the first line", metas[0].file, metas[0].number)
@@ -729,7 +870,9 @@ def validate_submission(
     metadata = None
     for i, ln in enumerate(metas):
         if i:
-            out.add("metadata", f"a second metadata record (the first is on line {metas[0].number})", ln.file, ln.number)
+            out.add(
+                "metadata", f"a second metadata record (the first is on line {metas[0].number})", ln.file, ln.number
+            )
             continue
         metadata = _check_metadata(ln, out)
     expected = list(dict.fromkeys(expected_rq_ids)) if expected_rq_ids is not None else None
@@ -742,8 +885,13 @@ def validate_submission(
     stopped = False
     for ln in entry_lines:
         if deadline is not None and time.monotonic() > deadline:
-            out.add("time_budget", f"validation stopped here: it took longer than {time_budget_s:g} s, so the file was "
-                    "not checked to the end", ln.file, ln.number)  # fmt: skip
+            out.add(
+                "time_budget",
+                f"validation stopped here: it took longer than {time_budget_s:g} s, so the file was "
+                "not checked to the end",
+                ln.file,
+                ln.number,
+            )
             stopped = True
             break
         raw_id = ln.data.get("rq_id")
@@ -753,8 +901,14 @@ def validate_submission(
         if rq_id is None:
             continue
         if rq_id in first_line:
-            out.add("duplicate", f"duplicate line for this rq_id (first on line {first_line[rq_id]})", ln.file,
-                    ln.number, "rq_id", rq_id)  # fmt: skip
+            out.add(
+                "duplicate",
+                f"duplicate line for this rq_id (first on line {first_line[rq_id]})",
+                ln.file,
+                ln.number,
+                "rq_id",
+                rq_id,
+            )
             continue
         first_line[rq_id] = ln.number
         if known is not None and rq_id not in known:
@@ -766,15 +920,29 @@ def validate_submission(
     hint = "" if allow_partial else f" ({partial_remedy})"
     failed = [e for e in entries if e.failure is not None]
     for e in failed if in_trial is None else [e for e in failed if e.rq_id in in_trial]:
-        out.add("generation_failed", f"generation failed: {e.failure}{hint}", str(path), first_line[e.rq_id],
-                "failure", e.rq_id, severity=partial_severity)  # fmt: skip
+        out.add(
+            "generation_failed",
+            f"generation failed: {e.failure}{hint}",
+            str(path),
+            first_line[e.rq_id],
+            "failure",
+            e.rq_id,
+            severity=partial_severity,
+        )
     # lines past the stop were not read, and with no entry line read at all a listed problem already says why:
     # say nothing about the rq_ids they would have held
     if judged is not None and not stopped and (entry_lines or not out.n_errors):
         for rq_id in judged:
             if rq_id not in first_line:
-                out.add("missing_rq_id", f"no line for this rq_id{hint}", str(path), None, "rq_id", rq_id,
-                        severity=partial_severity)  # fmt: skip
+                out.add(
+                    "missing_rq_id",
+                    f"no line for this rq_id{hint}",
+                    str(path),
+                    None,
+                    "rq_id",
+                    rq_id,
+                    severity=partial_severity,
+                )
     if metadata is None and not out.has("metadata") and not out.n_errors:
         out.add("metadata", "no metadata record", str(path))
     out.summarize(str(path))
@@ -811,12 +979,17 @@ def load_submission(
 ) -> Submission:
     """A validated submission, or ``SubmissionInvalid`` carrying the full report (``judged_rq_ids``: a trial's,
     as ``validate_submission`` takes them)."""
-    report = validate_submission(path, expected_rq_ids, allow_partial=allow_partial, max_bytes=max_bytes,
-                                 injection=injection, judged_rq_ids=judged_rq_ids)  # fmt: skip
+    report = validate_submission(
+        path,
+        expected_rq_ids,
+        allow_partial=allow_partial,
+        max_bytes=max_bytes,
+        injection=injection,
+        judged_rq_ids=judged_rq_ids,
+    )
     if not report.ok or report.metadata is None or report.submission_hash is None:
         raise SubmissionInvalid(report)
-    return Submission(Path(path), report.metadata, {e.rq_id: e for e in report.entries}, report.submission_hash,
-                      report)  # fmt: skip
+    return Submission(Path(path), report.metadata, {e.rq_id: e for e in report.entries}, report.submission_hash, report)
 
 
 def single_file_text(metadata: SubmissionMetadata, entries: Iterable[SubmissionEntry]) -> str:

@@ -12,14 +12,25 @@ from rqbench.evaluate.generate_cli import add_dataset_options
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("submission", type=Path, help="a submission folder or JSONL file")
-    p.add_argument("--allow-partial", action="store_true",
-                   help="accept missing or failed rq_ids (the coverage is then shown beside every score)")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="accept missing or failed rq_ids (the coverage is then shown beside every score)",
+    )
     p.add_argument("--max-bytes", type=int, default=None, help="size limit per file (default 20 MiB)")
-    p.add_argument("--max-problems", type=int, default=None, metavar="N",
-                   help="list at most N problems per rule and count the rest (default 20)")
-    p.add_argument("--flag-injection", action="store_true",
-                   help="report even prompt-acting text (delimiters, role tags, instructions to the judge) as "
-                        "warnings instead of rejecting the submission; other screen hits are always warnings")
+    p.add_argument(
+        "--max-problems",
+        type=int,
+        default=None,
+        metavar="N",
+        help="list at most N problems per rule and count the rest (default 20)",
+    )
+    p.add_argument(
+        "--flag-injection",
+        action="store_true",
+        help="report even prompt-acting text (delimiters, role tags, instructions to the judge) as "
+        "warnings instead of rejecting the submission; other screen hits are always warnings",
+    )
     p.add_argument("--no-dataset", action="store_true", help="check the format only, not the rq_ids")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     add_dataset_options(p)
@@ -44,10 +55,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"rqbench validate: {exc}", file=sys.stderr)
             return 2
         expected, judged = bench.revision_rq_ids, bench.rq_ids  # --limit N: a trial of the first N
-    report = validate_submission(args.submission, expected, judged_rq_ids=judged, allow_partial=args.allow_partial,
-                                 max_bytes=args.max_bytes or DEFAULT_MAX_BYTES,
-                                 injection="flag" if args.flag_injection else "reject",
-                                 max_problems_per_rule=args.max_problems or DEFAULT_MAX_PROBLEMS_PER_RULE)  # fmt: skip
+    report = validate_submission(
+        args.submission,
+        expected,
+        judged_rq_ids=judged,
+        allow_partial=args.allow_partial,
+        max_bytes=args.max_bytes or DEFAULT_MAX_BYTES,
+        injection="flag" if args.flag_injection else "reject",
+        max_problems_per_rule=args.max_problems or DEFAULT_MAX_PROBLEMS_PER_RULE,
+    )
     if args.json:
         print(json.dumps(report.model_dump(mode="json", exclude={"entries"}), indent=1))
     else:

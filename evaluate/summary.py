@@ -33,8 +33,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 from threadpoolctl import threadpool_limits
 
-from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean_codes
 from rqbench.evaluate.accounting import criteria_run, failure_reason, instance_status, latest
+from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean_codes
 from rqbench.evaluate.contamination import clean_reason, exposure, is_clean, paper_dates
 from rqbench.evaluate.criteria import METRICS
 from rqbench.evaluate.metrics import CombineRule, FailureAccounting, MetricSpec, ScoreOptions
@@ -77,14 +77,16 @@ class Provenance(BaseModel):
     instances_covered: int = Field(description="Instances with at least one figure in this row.")
     instances_expected: int | None = Field(description="Instances in the dataset revision; None for a sub-field split.")
     trial: int | None = Field(
-        default=None, description="A trial row: its files judged only the revision's first N instances (--limit N). "
+        default=None,
+        description="A trial row: its files judged only the revision's first N instances (--limit N). "
         "Its figures are over those; it is shown apart from full runs and never ranked beside them.",
     )
     failures: str = Field(default="paper", description="How failures entered the figures (metrics.FailureAccounting).")
     instances_scored: int = Field(
-        default=0, description="Instances every judge of the row judged on every criterion run (a generation "
+        default=0,
+        description="Instances every judge of the row judged on every criterion run (a generation "
         "failure counts: it is scored as a loss).",
-    )  # fmt: skip
+    )
     instances_unjudged: int = Field(default=0, description="Instances a judge of the row left unjudged (a failed call)")
     generation_failures: int = Field(default=0, description="Instances with no valid generation (the model's failure).")
     missing_candidates: int = Field(default=0, description="RQs missing from instances that have some (the model's).")
@@ -293,8 +295,15 @@ def _figure(values: np.ndarray, codes: np.ndarray, n_boot: int, seed: int, unjud
     est = cluster_bootstrap_mean_codes(values, codes, n_boot=n_boot, seed=seed, level=DEFAULT_LEVEL)
     if est is None:
         return None
-    return Figure(value=est.value, ci_low=est.ci_low, ci_high=est.ci_high, std=est.std, n=est.n,
-                  n_clusters=est.n_clusters, unjudged=unjudged)  # fmt: skip
+    return Figure(
+        value=est.value,
+        ci_low=est.ci_low,
+        ci_high=est.ci_high,
+        std=est.std,
+        n=est.n,
+        n_clusters=est.n_clusters,
+        unjudged=unjudged,
+    )
 
 
 @dataclass
@@ -508,8 +517,9 @@ def _file_counts(f: ResultsFile, subfield: str | None) -> _FileCounts:
 _CountCache = dict[tuple[int, str | None], _FileCounts]
 
 
-def _count_failures(prov: Provenance, files: Sequence[ResultsFile], subfield: str | None,
-                    cache: _CountCache | None = None) -> None:  # fmt: skip
+def _count_failures(
+    prov: Provenance, files: Sequence[ResultsFile], subfield: str | None, cache: _CountCache | None = None
+) -> None:
     """A submission row's counts: instances scored by every judge of the row, generation failures, instances a
     judge left unjudged, RQs missing, and per judge its failed calls and the paper's rules it had applied.
     ``cache`` keeps each file's counts for the other rows it enters (its judge's row, the combined one)."""
@@ -565,8 +575,9 @@ class _CleanRows:
         key = (id(table), cutoff)
         if key not in self._masks:
             dates = self.dates
-            clean = np.fromiter((is_clean(dates.get(a), cutoff) for a in table.arxiv_ids), dtype=bool,
-                                count=len(table.arxiv_ids))  # fmt: skip
+            clean = np.fromiter(
+                (is_clean(dates.get(a), cutoff) for a in table.arxiv_ids), dtype=bool, count=len(table.arxiv_ids)
+            )
             self._masks[key] = (table, clean)
         return self._masks[key][1]
 
@@ -643,8 +654,10 @@ def _summarize(
     tables = _Tables(options)
     clean_rows = _CleanRows(dates, arxiv_of)
     groups = _group(results)
-    for g in sorted(groups, key=lambda g: (next(iter(g.judges.values())).submission.model, g.setting,
-                                           g.trial is not None, g.trial or 0)):
+    for g in sorted(
+        groups,
+        key=lambda g: (next(iter(g.judges.values())).submission.model, g.setting, g.trial is not None, g.trial or 0),
+    ):
         files = [g.judges[lab] for lab in sorted(g.judges)]
         sub = files[0].submission
         for split in splits:
@@ -669,8 +682,18 @@ def _summarize(
                         subfield=split,
                         provenance=prov,
                         figures=figs,
-                        clean=_clean(clean_rows, sub.model, prov.knowledge_cutoff, [views[lab] for lab in use],
-                                     g.setting, rule if judge == COMBINED else None, figs, covered, n_boot, seed),
+                        clean=_clean(
+                            clean_rows,
+                            sub.model,
+                            prov.knowledge_cutoff,
+                            [views[lab] for lab in use],
+                            g.setting,
+                            rule if judge == COMBINED else None,
+                            figs,
+                            covered,
+                            n_boot,
+                            seed,
+                        ),
                     )
                 )
     if include_reference:
@@ -701,9 +724,16 @@ def _reference_rows(
         return []
     rows = []
     for split in splits:
-        views = {label: _first_wins([tables.view(f, split, keep="first") if tables.view(f, None).table.repeats
-                                     else tables.view(f, split) for f in files], tables)
-                 for label, files in by_label.items()}  # fmt: skip
+        views = {
+            label: _first_wins(
+                [
+                    tables.view(f, split, keep="first") if tables.view(f, None).table.repeats else tables.view(f, split)
+                    for f in files
+                ],
+                tables,
+            )
+            for label, files in by_label.items()
+        }
         if split is not None and not any(len(v.rows) for v in views.values()):
             continue
         labels = sorted(by_label)
@@ -748,8 +778,9 @@ def instance_values(
     tables = _Tables(options)
     out: dict[str, tuple[str, dict[str, float]]] = {}
     # a submission's full run where it has one, else its largest trial (named as one): later groups overwrite
-    for g in sorted(_group([r for r in results if r.judge.setting == setting]),
-                    key=lambda g: (g.trial is None, g.trial or 0)):  # fmt: skip
+    for g in sorted(
+        _group([r for r in results if r.judge.setting == setting]), key=lambda g: (g.trial is None, g.trial or 0)
+    ):
         views = [tables.view(g.judges[lab], None) for lab in sorted(g.judges)]
         a = _aligned(views, spec.dimension)
         if rule is CombineRule.mean_scores:

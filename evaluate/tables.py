@@ -20,8 +20,8 @@ import pandas as pd
 from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, summary_rows
 from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRateRow
 from rqbench.evaluate.bootstrap import Estimate
-from rqbench.evaluate.meta_eval import MetaEvalRow
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, ReportTable, dimension
+from rqbench.evaluate.meta_eval import MetaEvalRow
 from rqbench.evaluate.metrics import FailureAccounting, describe_combine_rule
 from rqbench.evaluate.shown_pair import RULE
 from rqbench.evaluate.similarity import SimilarityRow
@@ -75,8 +75,18 @@ def _tidy(entries: list[tuple[str, str, Figure | Estimate | None]]) -> pd.DataFr
     for row, col, f in entries:
         if f is None:
             continue
-        recs.append({"row": row, "column": col, "value": f.value, "ci_low": f.ci_low, "ci_high": f.ci_high,
-                     "std": f.std, "n": f.n, "unjudged": f.unjudged if isinstance(f, Figure) else None})
+        recs.append(
+            {
+                "row": row,
+                "column": col,
+                "value": f.value,
+                "ci_low": f.ci_low,
+                "ci_high": f.ci_high,
+                "std": f.std,
+                "n": f.n,
+                "unjudged": f.unjudged if isinstance(f, Figure) else None,
+            }
+        )
     return pd.DataFrame(recs, columns=TIDY_COLUMNS)
 
 
@@ -91,19 +101,30 @@ def failures_note(rows: Sequence[SummaryRow], cells: Sequence[tuple[str, str, Fi
             marked[key] = max(marked.get(key, 0), f.unjudged)
     conditional = bool(rows) and rows[0].provenance.failures == FailureAccounting.conditional.value
     if marked:
-        what = ("whose RQs the marked figures take as far as they were scored (conditional)" if conditional
-                else "that the marked figures lack")  # fmt: skip
-        out += (f" {UNJUDGED_MARK} Incomplete: a judge's calls failed (after their re-ask) on instances {what}: "
-                + "; ".join(f"{k}, {n} unjudged" for k, n in marked.items()) + ".")  # fmt: skip
-    lost = {_row_name(r): r.provenance.generation_failures for r in rows
-            if r.row_kind == "model" and r.provenance.generation_failures}  # fmt: skip
+        what = (
+            "whose RQs the marked figures take as far as they were scored (conditional)"
+            if conditional
+            else "that the marked figures lack"
+        )
+        out += (
+            f" {UNJUDGED_MARK} Incomplete: a judge's calls failed (after their re-ask) on instances {what}: "
+            + "; ".join(f"{k}, {n} unjudged" for k, n in marked.items())
+            + "."
+        )
+    lost = {
+        _row_name(r): r.provenance.generation_failures
+        for r in rows
+        if r.row_kind == "model" and r.provenance.generation_failures
+    }
     if lost:
         who = ", ".join(f"{k} {n}" for k, n in lost.items())
         if conditional:
             out += f" Conditional figures: instances with no valid generation are left out ({who})."
         else:
-            out += (" Instances with no valid generation count against the model: a loss, with the scale's worst value "
-                    f"as its best of five ({who}).")  # fmt: skip
+            out += (
+                " Instances with no valid generation count against the model: a loss, with the scale's worst value "
+                f"as its best of five ({who})."
+            )
     return out
 
 
@@ -113,8 +134,10 @@ def trials_note(rows: Sequence[SummaryRow]) -> str:
     trials = sorted({_row_name(r) for r in rows if r.row_kind == "model" and r.provenance.trial is not None})
     if not trials:
         return ""
-    return (f" TRIAL rows ({', '.join(trials)}): judged only the first N of the revision's M instances (--limit N); "
-            "their figures are over those N and are not to be ranked beside the full runs'.")
+    return (
+        f" TRIAL rows ({', '.join(trials)}): judged only the first N of the revision's M instances (--limit N); "
+        "their figures are over those N and are not to be ranked beside the full runs'."
+    )
 
 
 def _row_name(r: SummaryRow) -> str:
@@ -172,6 +195,7 @@ def _grid(
 # Tables from summary rows
 # --------------------------------------------------------------------------
 
+
 def _columns(t: ReportTable) -> list[tuple[str, str]]:
     """(dimension, label) for each of a declared table's dimensions."""
     return [(d, dimension(d)[1].label) for d in t.dimensions]
@@ -203,29 +227,46 @@ def best_of_table(rows: Sequence[SummaryRow], t: ReportTable) -> Table:
         f = r.figure(metric)
         return fmt_score(f), [(metric, f)]
 
-    return _grid(list(picked.values()), [(metric, t.column)], cell, name=t.name, caption=t.caption,
-                 paper_table=t.paper_tables["any"])  # fmt: skip
+    return _grid(
+        list(picked.values()),
+        [(metric, t.column)],
+        cell,
+        name=t.name,
+        caption=t.caption,
+        paper_table=t.paper_tables["any"],
+    )
 
 
 def scores_table(rows: Sequence[SummaryRow], t: ReportTable, subfield: str | None = None) -> Table:
     """Standalone Best@5 per dimension, mean ± std, with the GT reference row (Tables 3(a), 7(a))."""
-    return _grid(_select(rows, "standalone", subfield), _columns(t), _score_cell, name=_n(t.name, subfield),
-                 caption=t.caption + _sf(subfield), paper_table=t.paper_tables["standalone"])  # fmt: skip
+    return _grid(
+        _select(rows, "standalone", subfield),
+        _columns(t),
+        _score_cell,
+        name=_n(t.name, subfield),
+        caption=t.caption + _sf(subfield),
+        paper_table=t.paper_tables["standalone"],
+    )
 
 
 def rates_table(rows: Sequence[SummaryRow], t: ReportTable, setting: str, subfield: str | None = None) -> Table:
     """Pass@5 win rate with the table's other rate in brackets, per judge and combined (Tables 3(b), 4, 7(b), 8)."""
     caption = t.caption.replace("{setting}", setting).replace("{Setting}", setting.capitalize())
-    return _grid([r for r in _select(rows, setting, subfield) if r.row_kind == "model"], _columns(t),
-                 _rate_cell(t.other), name=_n(t.name.replace("{setting}", setting), subfield),
-                 caption=caption + _sf(subfield), paper_table=t.paper_tables[setting])  # fmt: skip
+    return _grid(
+        [r for r in _select(rows, setting, subfield) if r.row_kind == "model"],
+        _columns(t),
+        _rate_cell(t.other),
+        name=_n(t.name.replace("{setting}", setting), subfield),
+        caption=caption + _sf(subfield),
+        paper_table=t.paper_tables[setting],
+    )
 
 
 def _paper_order(paper_table: str) -> tuple[int, str]:
     """'Table 3(b)' -> (3, '(b)'): the paper's order of its tables."""
     number = paper_table.removeprefix("Table ")
     digits = "".join(ch for ch in number if ch.isdigit())
-    return int(digits or 0), number[len(digits):]
+    return int(digits or 0), number[len(digits) :]
 
 
 def criterion_tables(rows: Sequence[SummaryRow], subfield: str | None = None) -> list[Table]:
@@ -257,9 +298,15 @@ def prompt_variant_table(rows: Sequence[SummaryRow], judge: str | None = None) -
     use = [r for r in use if r.model in multi]
     cols = [col for c in CRITERIA.values() for t in c.report_tables if t.kind == "scores" for col in _columns(t)]
     who = f"{judge} judge" if judge else "per judge"
-    return _grid(use, cols, _score_cell, name="prompt_variants",
-                 caption=f"Prompt variants ({who}, standalone): Best@5 novelty (higher is better) and "
-                 "narrowness (lower is broader), mean ± std.", paper_table="Table 10")
+    return _grid(
+        use,
+        cols,
+        _score_cell,
+        name="prompt_variants",
+        caption=f"Prompt variants ({who}, standalone): Best@5 novelty (higher is better) and "
+        "narrowness (lower is broader), mean ± std.",
+        paper_table="Table 10",
+    )
 
 
 HEADLINE_COLUMNS = tuple(col for c in CRITERIA.values() for col in c.columns if col.headline)
@@ -282,27 +329,54 @@ def clean_subset_table(rows: Sequence[SummaryRow]) -> Table | None:
         return None
     judges = _judges(use)
     use.sort(key=lambda r: (_row_name(r), r.setting != "standalone", judges.index(r.judge)))
-    cols = ["setting", "judge", "knowledge cutoff", "cutoff source", "clean / instances", "undated",
-            *(c.label for c in HEADLINE_COLUMNS), "no clean figures because"]  # fmt: skip
+    cols = [
+        "setting",
+        "judge",
+        "knowledge cutoff",
+        "cutoff source",
+        "clean / instances",
+        "undated",
+        *(c.label for c in HEADLINE_COLUMNS),
+        "no clean figures because",
+    ]
     records, tidy, counts = [], [], []
     for r in use:
         p, c = r.provenance, r.clean
         assert c is not None
         key = f"{_row_name(r)} | {r.setting} | {r.judge}"
-        records.append([_row_name(r), r.setting, r.judge, str(p.knowledge_cutoff or "unknown"),
-                        p.knowledge_cutoff_source or "–", f"{c.instances}/{p.instances_covered}", str(c.undated),
-                        *(_fmt_figure(c.figures.get(col.metric or ""), col.percent) for col in HEADLINE_COLUMNS),
-                        c.reason or ""])  # fmt: skip
+        records.append(
+            [
+                _row_name(r),
+                r.setting,
+                r.judge,
+                str(p.knowledge_cutoff or "unknown"),
+                p.knowledge_cutoff_source or "–",
+                f"{c.instances}/{p.instances_covered}",
+                str(c.undated),
+                *(_fmt_figure(c.figures.get(col.metric or ""), col.percent) for col in HEADLINE_COLUMNS),
+                c.reason or "",
+            ]
+        )
         tidy += [(key, col.metric or "", c.figures.get(col.metric or "")) for col in HEADLINE_COLUMNS]
-        counts += [(key, "clean_instances", c.instances), (key, "instances_covered", p.instances_covered),
-                   (key, "undated", c.undated)]  # fmt: skip
+        counts += [
+            (key, "clean_instances", c.instances),
+            (key, "instances_covered", p.instances_covered),
+            (key, "undated", c.undated),
+        ]
     display = pd.DataFrame(records, columns=["model", *cols]).set_index("model")
-    return Table("clean_subset", "Post-cutoff (clean) figures: each model's headline figures, value [95% CI], over "
-                 "the instances whose source paper was first published (arXiv v1) after the model's knowledge cutoff, "
-                 "which it cannot have read. The cutoff is the submission's own, else the model catalog's (its "
-                 "vendor document is the source); clean / instances counts the clean instances of the row's; an "
-                 "instance whose paper has no first-version date is left out (undated), never guessed clean."
-                 + combine_note(use) + trials_note(use), "beyond the paper", display, pd.concat([_tidy(tidy), _counts_frame(counts)], ignore_index=True))
+    return Table(
+        "clean_subset",
+        "Post-cutoff (clean) figures: each model's headline figures, value [95% CI], over "
+        "the instances whose source paper was first published (arXiv v1) after the model's knowledge cutoff, "
+        "which it cannot have read. The cutoff is the submission's own, else the model catalog's (its "
+        "vendor document is the source); clean / instances counts the clean instances of the row's; an "
+        "instance whose paper has no first-version date is left out (undated), never guessed clean."
+        + combine_note(use)
+        + trials_note(use),
+        "beyond the paper",
+        display,
+        pd.concat([_tidy(tidy), _counts_frame(counts)], ignore_index=True),
+    )
 
 
 def _n(name: str, subfield: str | None) -> str:
@@ -329,7 +403,9 @@ def agreement_matrix_table(m: AgreementMatrix, *, name: str, caption: str, paper
 
 
 def win_rate_table(rows: Sequence[WinRateRow], *, name: str, caption: str, paper_table: str) -> Table:
-    display = pd.DataFrame(index=[r.evaluator for r in rows], columns=["group", "GT wins", "model wins", "tie"], dtype=object)
+    display = pd.DataFrame(
+        index=[r.evaluator for r in rows], columns=["group", "GT wins", "model wins", "tie"], dtype=object
+    )
     display.index.name = "evaluator"
     tidy = []
     for r in rows:
@@ -342,20 +418,37 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
     """Tables 5(a,b) and 9(a,b) (or 11 and 12 for the revised prompt) for one annotated submission."""
     who = f"{rep.model} ({rep.prompt_variant} prompt), {rep.instances} instances, {rep.setting} judging"
     out = [
-        agreement_matrix_table(rep.matrix, name=f"agreement_matrix{suffix}", paper_table=f"Table {paper[0]}(a)",
-                               caption=f"Agreement % [95% CI] on comparative non-obviousness picks (GT / model / tie) "
-                               f"between every pair of evaluators, each pick on the GT against the RQ shown ({RULE}); "
-                               f"{who}."),
-        win_rate_table(rep.win_rates, name=f"agreement_win_rates{suffix}", paper_table=f"Table {paper[0]}(b)",
-                       caption=f"Non-obviousness picks per evaluator, % [95% CI]; {who}."),
-        win_rate_table(rep.source_bound_win_rates, name=f"source_bound_win_rates{suffix}", paper_table=f"Table {paper[1]}(a)",
-                       caption=f"Source-boundedness picks per LLM judge (the less source-bound RQ wins), %; {who}."),
+        agreement_matrix_table(
+            rep.matrix,
+            name=f"agreement_matrix{suffix}",
+            paper_table=f"Table {paper[0]}(a)",
+            caption=f"Agreement % [95% CI] on comparative non-obviousness picks (GT / model / tie) "
+            f"between every pair of evaluators, each pick on the GT against the RQ shown ({RULE}); "
+            f"{who}.",
+        ),
+        win_rate_table(
+            rep.win_rates,
+            name=f"agreement_win_rates{suffix}",
+            paper_table=f"Table {paper[0]}(b)",
+            caption=f"Non-obviousness picks per evaluator, % [95% CI]; {who}.",
+        ),
+        win_rate_table(
+            rep.source_bound_win_rates,
+            name=f"source_bound_win_rates{suffix}",
+            paper_table=f"Table {paper[1]}(a)",
+            caption=f"Source-boundedness picks per LLM judge (the less source-bound RQ wins), %; {who}.",
+        ),
     ]
     if rep.nonobv_vs_source_bound is not None:
-        out.append(agreement_matrix_table(
-            rep.nonobv_vs_source_bound, name=f"nonobv_vs_source_bound{suffix}", paper_table=f"Table {paper[1]}(b)",
-            caption=f"Agreement % between human non-obviousness picks (rows) and LLM source-boundedness picks "
-            f"(columns); {who}."))
+        out.append(
+            agreement_matrix_table(
+                rep.nonobv_vs_source_bound,
+                name=f"nonobv_vs_source_bound{suffix}",
+                paper_table=f"Table {paper[1]}(b)",
+                caption=f"Agreement % between human non-obviousness picks (rows) and LLM source-boundedness picks "
+                f"(columns); {who}.",
+            )
+        )
     return out
 
 
@@ -383,15 +476,23 @@ def similarity_table(rows: Sequence[SimilarityRow], *, missing: Sequence[str] = 
         display.loc[n, r.embedder] = f"{r.mean:.3f} ± {r.std:.3f}"
         if pd.isna(display.loc[n, "contributions"]):
             display.loc[n, "contributions"] = _sources(r.contribution_sources)
-            tidy += [(n, f"contributions: {k}", Estimate(value=v, ci_low=v, ci_high=v, std=0.0, n=v, n_clusters=0))
-                     for k, v in r.contribution_sources.items()]  # fmt: skip
-        tidy.append((n, r.embedder, Estimate(value=r.mean, ci_low=r.ci_low, ci_high=r.ci_high, std=r.std, n=r.n,
-                                             n_clusters=0)))
+            tidy += [
+                (n, f"contributions: {k}", Estimate(value=v, ci_low=v, ci_high=v, std=0.0, n=v, n_clusters=0))
+                for k, v in r.contribution_sources.items()
+            ]
+        tidy.append(
+            (n, r.embedder, Estimate(value=r.mean, ci_low=r.ci_low, ci_high=r.ci_high, std=r.std, n=r.n, n_clusters=0))
+        )
     gone = f" Not loaded here, so left out: {', '.join(missing)}." if missing else ""
-    return Table("similarity", "Cosine similarity (max over background papers) of the best-of-five RQ by mean "
-                 "standalone novelty, and of the GT, to the background papers' contributions; mean ± std. The last "
-                 "column counts the background papers by the source of their contribution text." + gone,
-                 "Table 6", display.fillna("–"), _tidy(tidy))
+    return Table(
+        "similarity",
+        "Cosine similarity (max over background papers) of the best-of-five RQ by mean "
+        "standalone novelty, and of the GT, to the background papers' contributions; mean ± std. The last "
+        "column counts the background papers by the source of their contribution text." + gone,
+        "Table 6",
+        display.fillna("–"),
+        _tidy(tidy),
+    )
 
 
 # --------------------------------------------------------------------------
@@ -401,8 +502,11 @@ def similarity_table(rows: Sequence[SimilarityRow], *, missing: Sequence[str] = 
 
 def _counts_frame(entries: list[tuple[str, str, float | None]]) -> pd.DataFrame:
     """A tidy frame of plain numbers (no interval: a count of the dataset is exact)."""
-    recs = [{"row": r, "column": c, "value": v, "ci_low": v, "ci_high": v, "std": float("nan"), "n": None}
-            for r, c, v in entries if v is not None]  # fmt: skip
+    recs = [
+        {"row": r, "column": c, "value": v, "ci_low": v, "ci_high": v, "std": float("nan"), "n": None}
+        for r, c, v in entries
+        if v is not None
+    ]
     return pd.DataFrame(recs, columns=TIDY_COLUMNS)
 
 
@@ -428,11 +532,21 @@ def dataset_summary_table(stats: DatasetStats, *, dataset: str, name: str = "dat
     for key, sp in stats.lengths.items():
         label = LENGTH_LABELS.get(key, key)
         display.loc[label] = [str(sp.count), _num(sp.mean), _num(sp.median), _num(sp.min), _num(sp.max)]
-        tidy += [(label, "count", sp.count), (label, "mean", sp.mean), (label, "median", sp.median),
-                 (label, "min", sp.min), (label, "max", sp.max)]  # fmt: skip
-    return Table(name, f"Summary statistics of the dataset the results were judged on ({dataset}); a spread row "
-                 "gives how many values it summarises, then their mean, median, minimum and maximum.",
-                 "Table 1", display, _counts_frame(tidy))
+        tidy += [
+            (label, "count", sp.count),
+            (label, "mean", sp.mean),
+            (label, "median", sp.median),
+            (label, "min", sp.min),
+            (label, "max", sp.max),
+        ]
+    return Table(
+        name,
+        f"Summary statistics of the dataset the results were judged on ({dataset}); a spread row "
+        "gives how many values it summarises, then their mean, median, minimum and maximum.",
+        "Table 1",
+        display,
+        _counts_frame(tidy),
+    )
 
 
 SUBFIELD_COLUMNS = ["papers", "RQs", "RQ–citation links", "unique cited papers", "distinct gap statements"]
@@ -447,8 +561,13 @@ def subfield_table(stats: DatasetStats, *, dataset: str, name: str = "subfields"
         values = [r.papers, r.rqs, r.rq_citation_links, r.unique_cited_papers, r.gap_statements]
         display.loc[r.subfield] = [str(v) for v in values]
         tidy += [(r.subfield, col, v) for col, v in zip(SUBFIELD_COLUMNS, values)]
-    return Table(name, f"Sub-field breakdown of the dataset the results were judged on ({dataset}).", "Table 13",
-                 display, _counts_frame(tidy))
+    return Table(
+        name,
+        f"Sub-field breakdown of the dataset the results were judged on ({dataset}).",
+        "Table 13",
+        display,
+        _counts_frame(tidy),
+    )
 
 
 def rule_list(counts: dict[str, int]) -> str:
@@ -462,10 +581,24 @@ def _count(n: int) -> Estimate:
 
 def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
     """The judge meta-evaluation (beyond the paper)."""
-    cols = ["setting", "failed replies %", "invalid replies", "unscored %", "relevance-rule violations %",
-            "rule applications / instance", "rules applied", "orderings", "same scores across orderings %",
-            "same top across orderings %", "agreement with judges %",
-            "length preference (Spearman)", "self-preference risk", "cost $", "seconds", "calls"]
+    cols = [
+        "setting",
+        "failed replies %",
+        "invalid replies",
+        "unscored %",
+        "relevance-rule violations %",
+        "rule applications / instance",
+        "rules applied",
+        "orderings",
+        "same scores across orderings %",
+        "same top across orderings %",
+        "agreement with judges %",
+        "length preference (Spearman)",
+        "self-preference risk",
+        "cost $",
+        "seconds",
+        "calls",
+    ]
     display = pd.DataFrame(columns=cols, dtype=object)
     display.index.name = "judge"
     tidy = []
@@ -473,28 +606,52 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
         key = f"{r.judge} ({r.setting})"
         lp = r.length_preference
         display.loc[key] = [
-            r.setting, fmt_pct(r.failed_reply_rate), str(r.invalid_replies), fmt_pct(r.unscored_rate),
-            fmt_pct(r.relevance_rule_violation_rate), f"{r.rule_corrections_per_instance:.2f}",
-            rule_list(r.rule_applications), str(r.orderings), fmt_pct(r.position_score_consistency),
+            r.setting,
+            fmt_pct(r.failed_reply_rate),
+            str(r.invalid_replies),
+            fmt_pct(r.unscored_rate),
+            fmt_pct(r.relevance_rule_violation_rate),
+            f"{r.rule_corrections_per_instance:.2f}",
+            rule_list(r.rule_applications),
+            str(r.orderings),
+            fmt_pct(r.position_score_consistency),
             fmt_pct(r.position_top_consistency),
             "–" if r.agreement_with_judges is None else f"{100 * r.agreement_with_judges:.1f}",
             "–" if lp is None else f"{lp.value:+.2f} [{lp.ci_low:+.2f}, {lp.ci_high:+.2f}]",
             ", ".join(r.same_family_submissions) if r.self_preference_flag else "no",
-            f"{r.cost_usd:.2f}", f"{r.seconds:.0f}", str(r.calls),
+            f"{r.cost_usd:.2f}",
+            f"{r.seconds:.0f}",
+            str(r.calls),
         ]
         tidy += [(key, f"rule:{rule}", _count(n)) for rule, n in r.rule_applications.items()]
         tidy.append((key, "invalid_replies", _count(r.invalid_replies)))
-        tidy += [(key, "failed_reply_rate", r.failed_reply_rate), (key, "unscored_rate", r.unscored_rate),
-                 (key, "relevance_rule_violation_rate", r.relevance_rule_violation_rate),
-                 (key, "position_score_consistency", r.position_score_consistency),
-                 (key, "position_top_consistency", r.position_top_consistency), (key, "length_preference", lp)]
+        tidy += [
+            (key, "failed_reply_rate", r.failed_reply_rate),
+            (key, "unscored_rate", r.unscored_rate),
+            (key, "relevance_rule_violation_rate", r.relevance_rule_violation_rate),
+            (key, "position_score_consistency", r.position_score_consistency),
+            (key, "position_top_consistency", r.position_top_consistency),
+            (key, "length_preference", lp),
+        ]
         for other, v in r.agreement_by_judge.items():
             tidy.append((key, f"agreement_with:{other}", Estimate(value=v, ci_low=v, ci_high=v, n=0, n_clusters=0)))
-        tidy.append((key, "cost_usd", Estimate(value=r.cost_usd, ci_low=r.cost_usd, ci_high=r.cost_usd, n=r.calls, n_clusters=0)))
-    return Table("judge_meta_evaluation", "Judge meta-evaluation: reply failures (invalid replies: still invalid "
-                 "after their re-ask), the paper's rules applied to valid replies (relevance_zero, covering_subset), "
-                 "position consistency under shuffled orderings, agreement with the other judges, preference for longer RQs, "
-                 "shared family with a judged generator, and cost.", "beyond the paper", display, _tidy(tidy))
+        tidy.append(
+            (
+                key,
+                "cost_usd",
+                Estimate(value=r.cost_usd, ci_low=r.cost_usd, ci_high=r.cost_usd, n=r.calls, n_clusters=0),
+            )
+        )
+    return Table(
+        "judge_meta_evaluation",
+        "Judge meta-evaluation: reply failures (invalid replies: still invalid "
+        "after their re-ask), the paper's rules applied to valid replies (relevance_zero, covering_subset), "
+        "position consistency under shuffled orderings, agreement with the other judges, preference for longer RQs, "
+        "shared family with a judged generator, and cost.",
+        "beyond the paper",
+        display,
+        _tidy(tidy),
+    )
 
 
 def paired_table(entries: Sequence[tuple[str, str, str, object]], combined: str = "") -> Table:
@@ -503,14 +660,35 @@ def paired_table(entries: Sequence[tuple[str, str, str, object]], combined: str 
     display = pd.DataFrame(columns=["A", "B", "A − B", "95% CI", "p", "instances"], dtype=object)
     recs = []
     for i, (metric_name, a, b, t) in enumerate(entries):
-        display.loc[f"{i + 1}. {metric_name}"] = [a, b, f"{t.diff:+.3f}", f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}]",
-                                                  f"{t.p_value:.3g}", str(t.n)]
-        recs.append({"row": f"{a} vs {b}", "column": metric_name, "value": t.diff, "ci_low": t.ci_low,
-                     "ci_high": t.ci_high, "std": float("nan"), "n": t.n, "p_value": t.p_value})
+        display.loc[f"{i + 1}. {metric_name}"] = [
+            a,
+            b,
+            f"{t.diff:+.3f}",
+            f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}]",
+            f"{t.p_value:.3g}",
+            str(t.n),
+        ]
+        recs.append(
+            {
+                "row": f"{a} vs {b}",
+                "column": metric_name,
+                "value": t.diff,
+                "ci_low": t.ci_low,
+                "ci_high": t.ci_high,
+                "std": float("nan"),
+                "n": t.n,
+                "p_value": t.p_value,
+            }
+        )
     note = f" Several judges' values per instance are combined: {combined}." if combined else ""
-    return Table("paired_tests", "Paired model-vs-model differences on shared instances (cluster bootstrap CI, "
-                 "cluster sign-flip p-value)." + note, "beyond the paper", display.rename_axis("metric"),
-                 pd.DataFrame(recs, columns=TIDY_COLUMNS + ["p_value"]))
+    return Table(
+        "paired_tests",
+        "Paired model-vs-model differences on shared instances (cluster bootstrap CI, "
+        "cluster sign-flip p-value)." + note,
+        "beyond the paper",
+        display.rename_axis("metric"),
+        pd.DataFrame(recs, columns=TIDY_COLUMNS + ["p_value"]),
+    )
 
 
 # --------------------------------------------------------------------------
@@ -522,15 +700,29 @@ def to_markdown(t: Table) -> str:
     df = t.display.reset_index()
     header = [str(c) for c in df.columns]
     esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
-    lines = [f"### {t.caption}", "", f"*{t.paper_table}*", "",
-             "| " + " | ".join(map(esc, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines = [
+        f"### {t.caption}",
+        "",
+        f"*{t.paper_table}*",
+        "",
+        "| " + " | ".join(map(esc, header)) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
     for _, row in df.iterrows():
         lines.append("| " + " | ".join(esc(v) for v in row.tolist()) + " |")
     return "\n".join(lines) + "\n"
 
 
-_TEX_SPECIAL = {"\\": r"\textbackslash{}", "%": r"\%", "&": r"\&", "_": r"\_", "#": r"\#", "$": r"\$",
-                "{": r"\{", "}": r"\}"}
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "%": r"\%",
+    "&": r"\&",
+    "_": r"\_",
+    "#": r"\#",
+    "$": r"\$",
+    "{": r"\{",
+    "}": r"\}",
+}
 
 
 def tex_escape(text: str) -> str:
@@ -541,8 +733,13 @@ def to_latex(t: Table, demo_note: str = "") -> str:
     """The table as LaTeX; a ``demo_note`` ends its caption, so a demo figure never travels without it."""
     df = t.display.reset_index()
     caption = f"{t.caption} ({t.paper_table})" + (f" Demo output, not results. {demo_note}" if demo_note else "")
-    return df.to_latex(index=False, caption=tex_escape(caption), label=f"tab:{t.name}",
-                       escape=True, column_format="l" + "c" * (len(df.columns) - 1))
+    return df.to_latex(
+        index=False,
+        caption=tex_escape(caption),
+        label=f"tab:{t.name}",
+        escape=True,
+        column_format="l" + "c" * (len(df.columns) - 1),
+    )
 
 
 def comment_lines(marker: str, lines: Sequence[str]) -> str:

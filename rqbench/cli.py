@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     verbose = "-v" in argv or "--verbose" in argv
     argv = [a for a in argv if a not in ("-v", "--verbose")]
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         parser = _top_parser()
         if argv and argv[0] not in ("-h", "--help"):

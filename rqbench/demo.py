@@ -58,8 +58,12 @@ def _what_it_is(canonical: str) -> str:
     return f"flagged as a demo model by this Space's configuration ({DEMO_MODELS_ENV})"
 
 
-def banner_text(names: Iterable[str], flagged: Iterable[str] | None = None, *,
-                lead: str = "Figures or examples on this tab come from") -> str:  # fmt: skip
+def banner_text(
+    names: Iterable[str],
+    flagged: Iterable[str] | None = None,
+    *,
+    lead: str = "Figures or examples on this tab come from",
+) -> str:
     """The banner's plain text for the demo models among ``names``; empty when there are none.
 
     ``names`` are judge labels and generator names from the data. The banner
@@ -72,9 +76,11 @@ def banner_text(names: Iterable[str], flagged: Iterable[str] | None = None, *,
         return ""
     text = f"{lead} " + "; ".join(f"{n}: {_what_it_is(n)}" for n in shown) + "."
     if any(is_local(n) for n in shown):
-        text += (" It is tiny (135M parameters by default) and only there so that RQ-Bench runs offline without API "
-                 "keys: it follows the output format but cannot judge novelty, so its scores and rankings are not "
-                 "results.")  # fmt: skip
+        text += (
+            " It is tiny (135M parameters by default) and only there so that RQ-Bench runs offline without API "
+            "keys: it follows the output format but cannot judge novelty, so its scores and rankings are not "
+            "results."
+        )
     if any(not is_local(n) for n in shown):
         text += " A model flagged as a demo model is shown to demonstrate the Space: its scores are not results."
     return text

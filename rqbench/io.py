@@ -231,13 +231,14 @@ def read_appended(path: str | Path, model: type[M], *, error: type[RecordError] 
 # --------------------------------------------------------------------------
 
 
-def read_model(path: str | Path, model: type[M], *, kind: str | None = None, error: type[RecordError] = RecordError) -> M:
+def read_model(
+    path: str | Path, model: type[M], *, kind: str | None = None, error: type[RecordError] = RecordError
+) -> M:
     """A JSON file validated as ``model``; ``error`` says ``<file>: not a valid <kind>: field ...``."""
     try:
         return model.model_validate_json(Path(path).read_bytes())
     except ValidationError as exc:
         raise error.from_validation(exc, path=path, kind=kind or model.__name__) from exc
-
 
 
 def read_json_lines(path: str | Path, *, error: type[RecordError] = RecordError) -> list[tuple[int, Any]]:
@@ -349,8 +350,9 @@ def read_capped(path: str | Path, max_bytes: int) -> bytes:
     except OSError as exc:
         raise UnreadableInput(path, "unreadable", f"cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise UnreadableInput(path, "not_a_file", f"is {describe_kind(st.st_mode)}{_via_link(path)}, "
-                              "not a regular file; nothing was read")  # fmt: skip
+        raise UnreadableInput(
+            path, "not_a_file", f"is {describe_kind(st.st_mode)}{_via_link(path)}, not a regular file; nothing was read"
+        )
     if st.st_size > max_bytes:
         raise UnreadableInput(path, "size", f"file is {st.st_size} bytes, over the limit of {max_bytes} bytes")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -361,8 +363,9 @@ def read_capped(path: str | Path, max_bytes: int) -> bytes:
     with os.fdopen(fd, "rb", buffering=0) as f:
         now = os.fstat(f.fileno())
         if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-            raise UnreadableInput(path, "not_a_file", "changed into something else while it was being opened; "
-                                  "nothing was read")  # fmt: skip
+            raise UnreadableInput(
+                path, "not_a_file", "changed into something else while it was being opened; nothing was read"
+            )
         parts: list[bytes] = []
         got = 0
         while got <= max_bytes:

@@ -89,8 +89,9 @@ class Element(BaseModel):
         if self.kind == "level":
             anchor = next(k for k, c in enumerate(self.concepts) if any(_LEVEL.fullmatch(a) for a in c))
             own = {m.group(1) for a in self.concepts[anchor] if (m := _LEVEL.fullmatch(a))}
-            barriers = sorted(m.start() for n in range(10) if str(n) not in own
-                              for m in _compile(f"#{n}").finditer(text))  # fmt: skip
+            barriers = sorted(
+                m.start() for n in range(10) if str(n) not in own for m in _compile(f"#{n}").finditer(text)
+            )
         compiled = [[_compile(a) for a in c] for c in self.concepts]
         return _shortest_cover(compiled, text, self.within, barriers, anchor)
 
@@ -126,10 +127,16 @@ class Checklist(BaseModel):
 
     name: str
     paper: str = Field(description="Where the prompt is in the paper, e.g. 'A.4, standalone novelty prompt'.")
-    heading: str = Field(default="", description="The words that open the prompt in the paper's text; empty for "
-                         "a fragment, which only other checklists include.")  # fmt: skip
-    by_reference: bool = Field(default=False, description="The paper states this prompt as its included prompts "
-                               "plus changes, so its text there is read together with theirs.")  # fmt: skip
+    heading: str = Field(
+        default="",
+        description="The words that open the prompt in the paper's text; empty for "
+        "a fragment, which only other checklists include.",
+    )
+    by_reference: bool = Field(
+        default=False,
+        description="The paper states this prompt as its included prompts "
+        "plus changes, so its text there is read together with theirs.",
+    )
     steps: list[str] = Field(default_factory=list, description="Our prompt files (steps) that carry this prompt.")
     include: list[str] = Field(default_factory=list)
     drop: list[str] = Field(default_factory=list)
@@ -169,8 +176,9 @@ def _read(path: Path) -> Checklist:
         raise PromptError(f"{path}: field {'.'.join(map(str, first['loc']))!r}: {first['msg']}") from None
 
 
-def _resolve(name: str, raw: Mapping[str, Checklist], folder: Path, done: dict[str, Checklist],
-             path: tuple[str, ...] = ()) -> Checklist:  # fmt: skip
+def _resolve(
+    name: str, raw: Mapping[str, Checklist], folder: Path, done: dict[str, Checklist], path: tuple[str, ...] = ()
+) -> Checklist:
     """``name`` with the elements of what it includes, less what it drops."""
     if name in done:
         return done[name]

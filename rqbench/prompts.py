@@ -38,9 +38,7 @@ class Template:
         missing = wanted - values.keys()
         extra = values.keys() - wanted
         if missing or extra:
-            raise PromptError(
-                f"prompt {self.step!r}: missing variables {sorted(missing)}, unexpected {sorted(extra)}"
-            )
+            raise PromptError(f"prompt {self.step!r}: missing variables {sorted(missing)}, unexpected {sorted(extra)}")
 
         def fill(text: str) -> str:
             return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
@@ -61,8 +59,10 @@ class Template:
         """
         in_system = varying & set(PLACEHOLDER.findall(self.system))
         if in_system:
-            raise PromptError(f"prompt {self.step!r}: the system text holds per-call variables {sorted(in_system)}; "
-                              "they belong at the end of the user message")  # fmt: skip
+            raise PromptError(
+                f"prompt {self.step!r}: the system text holds per-call variables {sorted(in_system)}; "
+                "they belong at the end of the user message"
+            )
         starts = [m.start() for m in PLACEHOLDER.finditer(self.user) if m.group(1) in varying]
         if not starts:
             return len(self.render(**values)[1]["content"])

@@ -55,8 +55,9 @@ STEPS: dict[str, Step] = {
         Step("contributions", ContributionsReply, "rqbench.builder.contributions", "contributions"),
         Step("gaps", GapReply, "rqbench.builder.gaps", "gaps"),
         Step("author_rqs", AuthorRQsReply, "rqbench.builder.author_rqs", "author_rqs"),
-        Step("cited_contributions", CitedContributionsReply, "rqbench.builder.cited_contributions",
-             "cited_contributions"),
+        Step(
+            "cited_contributions", CitedContributionsReply, "rqbench.builder.cited_contributions", "cited_contributions"
+        ),
         Step("verification", VerificationReply, "rqbench.builder.verification", "verify"),
         # generation: one background paper, or several (the user prompts differ). original: the paper's A.4
         # rules; revised: A.8's, without the constraining rules; strict: original plus a rule of our own

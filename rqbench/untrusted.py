@@ -40,15 +40,19 @@ _DELIMS = re.compile(r"<{3,}|>{3,}")  # our data delimiters
 # <|im_start|>, <|eot_id|>, <|endoftext|>, and the full-width bars of DeepSeek's tokens (<｜User｜>)
 _TEMPLATE_TOKEN = re.compile(r"<([|\uff5c])([^|\uff5c<>]{0,40})([|\uff5c])>")
 _TAG = re.compile(  # <system>, </s>, <bos>, <start_of_turn>, <b class="x">, <br/>; not "x < y and z > w"
-    r"<(\s*/?\s*[A-Za-z][\w:.-]{0,40}(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s<>]+))*\s*/?\s*)>")
+    r"<(\s*/?\s*[A-Za-z][\w:.-]{0,40}(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s<>]+))*\s*/?\s*)>"
+)
 _COMMENT = re.compile(r"<!--|-->")  # an HTML comment's ends
 _BRACKET_MARK = re.compile(  # [INST], [/INST], [SYS], [Paper 2] (a background header), [1] (another candidate)
     r"\[(\s*/?\s*(?:inst|sys|system|user|assistant|human|ai|paper\s*\d+|candidate\s*\d+|\d{1,3})\s*)\]"
     r"|\[(/?[A-Z]+(?:_[A-Z]+)+)\]",  # Mistral's control tokens: [SYSTEM_PROMPT], [TOOL_CALLS], [/TOOL_RESULTS]
-    re.IGNORECASE)  # fmt: skip
+    re.IGNORECASE,
+)
 _ROLE_LABEL = re.compile(  # "System:", "Assistant:", "### Instruction:", our own section names
     r"\b(system|assistant|user|human|developer|instructions?|background(?:\s+papers?)?|reference"
-    r"|candidates?(?:\s+research\s+questions?)?)(\s*):", re.IGNORECASE)  # fmt: skip
+    r"|candidates?(?:\s+research\s+questions?)?)(\s*):",
+    re.IGNORECASE,
+)
 
 
 def _visible(c: str) -> str:

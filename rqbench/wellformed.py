@@ -176,12 +176,33 @@ QUESTION_PATTERN = r'^[A-Z][^{}<>"\\?\n\r\t]{8,598}\?$'
 # prompt's rendered citations "[@key]" and "[MATH]" placeholders). The submission schema keeps
 # QUESTION_PATTERN, the gate's necessary condition: a submitted RQ may hold a bracket ("in [0, 1]").
 BUILDER_QUESTION_OPENINGS = (
-    "How", "What", "Which", "Why", "When", "Where", "Who", "Whether", "To what extent", "In what", "Under what",
-    "Is", "Are", "Do", "Does", "Did", "Can", "Could", "Will", "Would", "Should", "May", "Might", "Has", "Have",
+    "How",
+    "What",
+    "Which",
+    "Why",
+    "When",
+    "Where",
+    "Who",
+    "Whether",
+    "To what extent",
+    "In what",
+    "Under what",
+    "Is",
+    "Are",
+    "Do",
+    "Does",
+    "Did",
+    "Can",
+    "Could",
+    "Will",
+    "Would",
+    "Should",
+    "May",
+    "Might",
+    "Has",
+    "Have",
 )
-BUILDER_QUESTION_PATTERN = (
-    r'^(' + "|".join(BUILDER_QUESTION_OPENINGS) + r') [^{}<>"\\?\[\]@\n\r\t]{8,400}\?$'
-)
+BUILDER_QUESTION_PATTERN = r"^(" + "|".join(BUILDER_QUESTION_OPENINGS) + r') [^{}<>"\\?\[\]@\n\r\t]{8,400}\?$'
 
 # The builder's other texts (gaps, contributions, ideas, problem statements, headlines) open with a capitalised
 # word: a capital letter, then a small letter or a space ("A fix ..."). Written from scratch under a grammar, the
@@ -218,6 +239,7 @@ def grammar_pattern(kind: Kind | str, max_chars: int | None = None) -> str:
 def fingerprint() -> str:
     """A hash of this module's source: a stage whose output the gate decides redoes its items when it changes."""
     return hashlib.blake2b(Path(__file__).read_bytes(), digest_size=8).hexdigest()
+
 
 # --------------------------------------------------------------------------
 # Vocabulary the rules share
@@ -522,8 +544,11 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
         if "?" in own[:-1]:
             fail(Rule.several_questions, "it holds more than one '?': give exactly one question per entry")
         if not ("A" <= t[0] <= "Z"):
-            fail(Rule.no_capital_start, "it does not start with a capital letter: begin like 'How ...' or 'Does ...'",
-                 review=True)  # fmt: skip
+            fail(
+                Rule.no_capital_start,
+                "it does not start with a capital letter: begin like 'How ...' or 'Does ...'",
+                review=True,
+            )
 
     # --- pieces of something longer
     start = _fragment_start(t, is_rq)
@@ -542,8 +567,11 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
     if ph:
         fail(Rule.placeholder, f"it holds a placeholder ({ph}), not content: write the actual {what}", review=not whole)
     if _LIST_MARKER.match(t) or _KEY_LABEL.match(t) or _LINE_LIST.search(t):
-        fail(Rule.list_marker, f"it carries a list marker or label: write only the {what}, unnumbered, one per entry",
-             review=True)  # fmt: skip
+        fail(
+            Rule.list_marker,
+            f"it carries a list marker or label: write only the {what}, unnumbered, one per entry",
+            review=True,
+        )
 
     # --- debris
     m = None if sub else _JSON_DEBRIS.search(t)
@@ -552,7 +580,7 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
     if is_rq and '"' in t and (t.count('"') % 2 or t.startswith('"') or t.rstrip("?").endswith('"')):
         fail(
             Rule.double_quote,
-            "its straight double quotes do not pair up inside the question (\"): quote a phrase as \"like this\", "
+            'its straight double quotes do not pair up inside the question ("): quote a phrase as "like this", '
             "or drop them",
             review=True,
         )
@@ -565,27 +593,37 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
         fail(Rule.key_value_run, f"it reads as 'key: value' pairs ({m.group(0).strip()!r}): write a sentence")
     echo = _field_key(own, kind) if sub else _field_echo(t)
     if echo:
-        fail(Rule.field_name_echo, f"it repeats the reply's field name {echo!r}: write only the {what} itself",
-             review=True)  # fmt: skip
+        fail(
+            Rule.field_name_echo,
+            f"it repeats the reply's field name {echo!r}: write only the {what} itself",
+            review=True,
+        )
     pe = _prompt_echo(t, sub)
     if pe:
-        fail(Rule.prompt_echo, f"it repeats the instructions or the prompt's material ({pe}): write your own {what}",
-             review=True)  # fmt: skip
+        fail(
+            Rule.prompt_echo,
+            f"it repeats the instructions or the prompt's material ({pe}): write your own {what}",
+            review=True,
+        )
 
     # --- is it prose at all
     if _letter_share(t) < MIN_LETTER_SHARE or 2 * len(_MATH.findall(t)) > n:
         fail(Rule.few_letters, f"it is mostly symbols, digits or [MATH]: write the {what} in words")
     rp = _repeated_punctuation(own, sub)
     if rp:
-        fail(Rule.repeated_punctuation, f"it repeats punctuation ({rp.group(0)!r}): write a normal sentence",
-             review=True)  # fmt: skip
+        fail(
+            Rule.repeated_punctuation, f"it repeats punctuation ({rp.group(0)!r}): write a normal sentence", review=True
+        )
     rep = _repetition(words(own) if sub else ws)
     if rep:
         fail(Rule.repeated_words, f"it repeats itself ({rep}): write the {what} once")
     long_run = _OVERLONG.search(t)
     if long_run:
-        fail(Rule.overlong_word, f"it has a run of over {MAX_WORD_CHARS} letters or digits with no space: write words",
-             review=True)  # fmt: skip
+        fail(
+            Rule.overlong_word,
+            f"it has a run of over {MAX_WORD_CHARS} letters or digits with no space: write words",
+            review=True,
+        )
 
     # --- characters
     if "\n" in t and kind is not Kind.problem_statement:

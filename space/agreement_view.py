@@ -16,10 +16,9 @@ from rqbench.evaluate.agreement import (
     agreement_matrix,
     evaluators,
 )
+from rqbench.records import ResultsFile
 from rqbench.space.html_table import Cell, Header
 from rqbench.space.records import HumanJudgment
-
-from rqbench.records import ResultsFile
 
 MISSING_SELF = "·"
 MATRIX_NOTE = (
@@ -28,7 +27,9 @@ MATRIX_NOTE = (
 )
 
 
-def matrix_cells(matrix: AgreementMatrix, names: Mapping[str, str] | None = None) -> tuple[list[Header], list[list[Cell]]]:
+def matrix_cells(
+    matrix: AgreementMatrix, names: Mapping[str, str] | None = None
+) -> tuple[list[Header], list[list[Cell]]]:
     """The matrix as a table: one row and one column per rater, each cell ``70% [40, 90]`` with n on hover."""
     names = names or {}
     show = lambda e: names.get(e, e)  # noqa: E731
@@ -43,8 +44,14 @@ def matrix_cells(matrix: AgreementMatrix, names: Mapping[str, str] | None = None
             elif est is None:
                 row.append(Cell("—", title="these two raters share no sample", kind="missing"))
             else:
-                row.append(Cell(f"{100 * est.value:.0f}%", note=f"[{100 * est.ci_low:.0f}, {100 * est.ci_high:.0f}]",
-                                title=f"n = {est.n} shared samples", kind="num"))  # fmt: skip
+                row.append(
+                    Cell(
+                        f"{100 * est.value:.0f}%",
+                        note=f"[{100 * est.ci_low:.0f}, {100 * est.ci_high:.0f}]",
+                        title=f"n = {est.n} shared samples",
+                        kind="num",
+                    )
+                )
         rows.append(row)
     return headers, rows
 

@@ -26,9 +26,8 @@ from datetime import datetime
 
 from rqbench.evaluate.metrics import split_candidates
 from rqbench.evaluate.shown_pair import shown_rqs, text_hash
-from rqbench.space.records import HumanJudgment, Side, Skip, utcnow
-
 from rqbench.records import CitedPaper, ExpertPair, InstanceResult, ResultsFile
+from rqbench.space.records import HumanJudgment, Side, Skip, utcnow
 
 TARGET_ANNOTATORS = 2
 LOCAL_SALT = "rqbench-local-annotators"
@@ -94,8 +93,10 @@ def build_pairs(results: Iterable[ResultsFile], judgments: Iterable[HumanJudgmen
         if j is not None:
             c = next((m for m in model if m.candidate_id == j.model_candidate), None)
             if c is None or text_hash(c.text) != j.model_text_hash:
-                raise ValueError(f"judgment {j.judgment_id} of {rq_id}: the results no longer hold the RQ it was "
-                                 f"shown ({j.model_candidate}, text hash {j.model_text_hash})")  # fmt: skip
+                raise ValueError(
+                    f"judgment {j.judgment_id} of {rq_id}: the results no longer hold the RQ it was "
+                    f"shown ({j.model_candidate}, text hash {j.model_text_hash})"
+                )
         elif (digest, rq_id) in shown:
             cid = shown[(digest, rq_id)].candidate_id
             c = next(m for m in model if m.candidate_id == cid)
@@ -103,13 +104,21 @@ def build_pairs(results: Iterable[ResultsFile], judgments: Iterable[HumanJudgmen
             continue
         pairs.append(
             Pair(
-                pair_id=pair_id_for(digest, rq_id), rq_id=rq_id, arxiv_id=inst.arxiv_id, subfield=inst.subfield,
-                model=f.submission.model, submission_hash=digest, gt_text=gt.text, model_text=c.text,
-                model_candidate=c.candidate_id, model_text_hash=text_hash(c.text),
-                background_paper_ids=tuple(inst.background_paper_ids), dataset_repo=f.dataset_repo,
+                pair_id=pair_id_for(digest, rq_id),
+                rq_id=rq_id,
+                arxiv_id=inst.arxiv_id,
+                subfield=inst.subfield,
+                model=f.submission.model,
+                submission_hash=digest,
+                gt_text=gt.text,
+                model_text=c.text,
+                model_candidate=c.candidate_id,
+                model_text_hash=text_hash(c.text),
+                background_paper_ids=tuple(inst.background_paper_ids),
+                dataset_repo=f.dataset_repo,
                 dataset_revision=f.dataset_revision,
             )
-        )  # fmt: skip
+        )
     return pairs
 
 
@@ -134,19 +143,31 @@ def pool_pairs(
             continue
         missing = [pid for pid in pair.background_paper_ids if pid not in library]
         if missing:
-            left_out.append(f"annotated pair {pair_id}: background paper(s) {missing} are not in this Space's "
-                            "benchmark, so the background the annotators saw is unknown")  # fmt: skip
+            left_out.append(
+                f"annotated pair {pair_id}: background paper(s) {missing} are not in this Space's "
+                "benchmark, so the background the annotators saw is unknown"
+            )
             continue
-        out.append(ExpertPair(
-            pair_id=pair_id, source="annotate", rq_id=pair.rq_id, arxiv_id=pair.arxiv_id, subfield=pair.subfield,
-            model=pair.model, gt_rq=pair.gt_text, model_rq=pair.model_text,
-            provenance=(f"the Space's Annotate tab: {len(mine)} annotator(s) compared the author-anchored RQ of "
-                        f"{pair.rq_id} with {pair.model}'s RQ {pair.model_candidate} (text hash "
-                        f"{pair.model_text_hash}), dataset {pair.dataset_repo}@{pair.dataset_revision}, beside "
-                        f"{len(pair.background_paper_ids)} background paper(s) in full"),
-            background=[library[pid] for pid in pair.background_paper_ids],
-            expert_picks={a: j.winner for a, j in sorted(mine.items())},
-        ))  # fmt: skip
+        out.append(
+            ExpertPair(
+                pair_id=pair_id,
+                source="annotate",
+                rq_id=pair.rq_id,
+                arxiv_id=pair.arxiv_id,
+                subfield=pair.subfield,
+                model=pair.model,
+                gt_rq=pair.gt_text,
+                model_rq=pair.model_text,
+                provenance=(
+                    f"the Space's Annotate tab: {len(mine)} annotator(s) compared the author-anchored RQ of "
+                    f"{pair.rq_id} with {pair.model}'s RQ {pair.model_candidate} (text hash "
+                    f"{pair.model_text_hash}), dataset {pair.dataset_repo}@{pair.dataset_revision}, beside "
+                    f"{len(pair.background_paper_ids)} background paper(s) in full"
+                ),
+                background=[library[pid] for pid in pair.background_paper_ids],
+                expert_picks={a: j.winner for a, j in sorted(mine.items())},
+            )
+        )
     return out, left_out
 
 
@@ -156,8 +177,9 @@ def judged_counts(judgments: Iterable[HumanJudgment]) -> Counter[str]:
     return Counter(p for p, _ in seen)
 
 
-def seen_by(annotator: str, judgments: Iterable[HumanJudgment], skips: Iterable[Skip],
-            pairs: Sequence[Pair]) -> set[str]:  # fmt: skip
+def seen_by(
+    annotator: str, judgments: Iterable[HumanJudgment], skips: Iterable[Skip], pairs: Sequence[Pair]
+) -> set[str]:
     """Pair ids this annotator judged or skipped."""
     out = {pair_id_for(j.submission_hash, j.rq_id) for j in judgments if j.annotator == annotator}
     by_model_rq = {(p.model, p.rq_id): p.pair_id for p in pairs}
@@ -222,13 +244,25 @@ def make_judgment(
     right: Side = "model" if left == "gt" else "gt"
     winner = "tie" if choice == "tie" else (left if choice == "left" else right)
     return HumanJudgment(
-        judgment_id=f"{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}", annotator=annotator, rq_id=pair.rq_id,
-        subfield=pair.subfield, model=pair.model, submission_hash=pair.submission_hash,
-        model_candidate=pair.model_candidate, model_text_hash=pair.model_text_hash, left=left, choice=choice,
-        winner=winner, source_bound_left=source_bound_left, source_bound_right=source_bound_right,
-        comment=comment.strip()[:2000], seconds=max(0.0, (now - shown_at).total_seconds()),
-        dataset_repo=pair.dataset_repo, dataset_revision=pair.dataset_revision, created_at=now,
-    )  # fmt: skip
+        judgment_id=f"{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}",
+        annotator=annotator,
+        rq_id=pair.rq_id,
+        subfield=pair.subfield,
+        model=pair.model,
+        submission_hash=pair.submission_hash,
+        model_candidate=pair.model_candidate,
+        model_text_hash=pair.model_text_hash,
+        left=left,
+        choice=choice,
+        winner=winner,
+        source_bound_left=source_bound_left,
+        source_bound_right=source_bound_right,
+        comment=comment.strip()[:2000],
+        seconds=max(0.0, (now - shown_at).total_seconds()),
+        dataset_repo=pair.dataset_repo,
+        dataset_revision=pair.dataset_revision,
+        created_at=now,
+    )
 
 
 def make_skip(annotator: str, pair: Pair, now: datetime | None = None) -> Skip:
@@ -249,11 +283,19 @@ def human_picks(judgments: Iterable[HumanJudgment], submission_hash: str):
     from rqbench.evaluate.agreement import Annotation
 
     return [
-        Annotation(rq_id=j.rq_id, evaluator=j.annotator, winner=j.winner, group="human", dimension="non_obviousness",
-                   candidate_id=j.model_candidate, candidate_hash=j.model_text_hash, origin=f"judgment {j.judgment_id}")
+        Annotation(
+            rq_id=j.rq_id,
+            evaluator=j.annotator,
+            winner=j.winner,
+            group="human",
+            dimension="non_obviousness",
+            candidate_id=j.model_candidate,
+            candidate_hash=j.model_text_hash,
+            origin=f"judgment {j.judgment_id}",
+        )
         for j in judgments
         if j.submission_hash == submission_hash
-    ]  # fmt: skip
+    ]
 
 
 def annotated_picks(judgments: Sequence[HumanJudgment], results: Sequence[ResultsFile]):
@@ -305,10 +347,14 @@ def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[Result
             pooled_c += clusters
             est = cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=0)
             if est is not None:
-                out[(files[0].submission.model, setting, judge)] = AgreementCell(est.value, est.ci_low, est.ci_high, est.n)
+                out[(files[0].submission.model, setting, judge)] = AgreementCell(
+                    est.value, est.ci_low, est.ci_high, est.n
+                )
         est = cluster_bootstrap_mean(pooled_v, pooled_c, n_boot=n_boot, seed=0)
         if est is not None and len(per_judge) > 0:
-            out[(files[0].submission.model, setting, COMBINED)] = AgreementCell(est.value, est.ci_low, est.ci_high, est.n)
+            out[(files[0].submission.model, setting, COMBINED)] = AgreementCell(
+                est.value, est.ci_low, est.ci_high, est.n
+            )
     return out
 
 
@@ -319,5 +365,7 @@ def agreement_rows(cells) -> list[list[object]]:
     """The Annotate tab's agreement table: the same cells as the leaderboard's human-agreement column."""
     rows = []
     for (model, setting, judge), c in sorted(cells.items()):
-        rows.append([model, setting, judge, round(100 * c.value, 1), f"[{100 * c.ci_low:.1f}, {100 * c.ci_high:.1f}]", c.n])
+        rows.append(
+            [model, setting, judge, round(100 * c.value, 1), f"[{100 * c.ci_low:.1f}, {100 * c.ci_high:.1f}]", c.n]
+        )
     return rows

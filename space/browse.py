@@ -12,9 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rqbench.evaluate.metrics import GT_ID
-from rqbench.space.html_table import Cell, Header
-
 from rqbench.records import CandidateScores, CitedPaper, InstanceResult, ResultsFile
+from rqbench.space.html_table import Cell, Header
 
 
 @dataclass(frozen=True)
@@ -32,8 +31,9 @@ def index_instances(results: Iterable[ResultsFile]) -> dict[str, InstanceRef]:
     for r in results:
         for inst in r.instances:
             if inst.rq_id not in out and inst.candidates:
-                out[inst.rq_id] = InstanceRef(inst.rq_id, inst.arxiv_id, inst.subfield, inst.candidates[0].text,
-                                              tuple(inst.background_paper_ids))  # fmt: skip
+                out[inst.rq_id] = InstanceRef(
+                    inst.rq_id, inst.arxiv_id, inst.subfield, inst.candidates[0].text, tuple(inst.background_paper_ids)
+                )
     return out
 
 
@@ -67,8 +67,9 @@ def paper_views(ref: InstanceRef, library: Mapping[str, CitedPaper]) -> list[Pap
         if p is None:
             out.append(PaperView(pid, f"{pid} (not in the loaded dataset)", "", "missing", ()))
             continue
-        out.append(PaperView(pid, p.title, p.abstract, p.text_level.value,
-                             tuple((s.section, s.text) for s in p.sections)))  # fmt: skip
+        out.append(
+            PaperView(pid, p.title, p.abstract, p.text_level.value, tuple((s.section, s.text) for s in p.sections))
+        )
     return out
 
 
@@ -145,7 +146,9 @@ def models_for(results: Sequence[ResultsFile], rq_id: str) -> list[str]:
     return sorted({r.submission.model for r in results if (i := _find(r, rq_id)) is not None and i.candidates})
 
 
-def candidates_tables(results: Sequence[ResultsFile], rq_id: str, models: Sequence[str] | None = None) -> list[ModelBlock]:
+def candidates_tables(
+    results: Sequence[ResultsFile], rq_id: str, models: Sequence[str] | None = None
+) -> list[ModelBlock]:
     """Each model's RQs for one instance (``models``, or all), one block per model with the judges that judged it.
 
     The author-anchored RQ heads each block because comparative judges score it
@@ -160,15 +163,21 @@ def candidates_tables(results: Sequence[ResultsFile], rq_id: str, models: Sequen
     for model in sorted(per_model):
         runs = {(r.judge.label, r.judge.setting): inst for r, inst in per_model[model]}
         keys = sorted(runs, key=lambda k: (k[1] != "standalone", k[0]))
-        headers = [Header("RQ", title="GT: the author-anchored RQ; 1-5: the model's five"),
-                   Header("Research question", kind="long text")]  # fmt: skip
-        headers += [Header(f"{label} · {setting}", kind="long", title=f"judge {label}, {setting} setting")
-                    for label, setting in keys]  # fmt: skip
+        headers = [
+            Header("RQ", title="GT: the author-anchored RQ; 1-5: the model's five"),
+            Header("Research question", kind="long text"),
+        ]
+        headers += [
+            Header(f"{label} · {setting}", kind="long", title=f"judge {label}, {setting} setting")
+            for label, setting in keys
+        ]
         rows = []
         for k, cand in enumerate(runs[keys[0]].candidates):
             gt = cand.candidate_id == GT_ID
-            row = [Cell("GT" if gt else str(k), title="the author-anchored RQ" if gt else ""),
-                   Cell(cand.text, kind="long text")]  # fmt: skip
+            row = [
+                Cell("GT" if gt else str(k), title="the author-anchored RQ" if gt else ""),
+                Cell(cand.text, kind="long text"),
+            ]
             for key in keys:
                 inst = runs[key]
                 match = next((c for c in inst.candidates if c.candidate_id == cand.candidate_id), None)

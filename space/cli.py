@@ -8,20 +8,31 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # package folder in the checkout -> its place under rqbench/ in an exported Space
-PACKAGES = {"rqbench": "rqbench", "evaluate": "rqbench/evaluate", "space": "rqbench/space",
-            "builder": "rqbench/builder", "dataset_card": "rqbench/dataset_card"}  # fmt: skip
+PACKAGES = {
+    "rqbench": "rqbench",
+    "evaluate": "rqbench/evaluate",
+    "space": "rqbench/space",
+    "builder": "rqbench/builder",
+    "dataset_card": "rqbench/dataset_card",
+}
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=7860)
     p.add_argument("--store", type=Path, default=None, help="store folder (default: RQB_HOME/space)")
-    p.add_argument("--results", type=Path, default=None,
-                   help="read results files from this folder instead of the store's results/")  # fmt: skip
+    p.add_argument(
+        "--results", type=Path, default=None, help="read results files from this folder instead of the store's results/"
+    )
     p.add_argument("--dataset", default=None, help="benchmark to check submissions against (default: the sample)")
     p.add_argument("--worker", action="store_true", help="also judge pending requests in the background")
-    p.add_argument("--export", type=Path, default=None, metavar="DIR",
-                   help="write a ready-to-push Space folder (app.py, README.md, requirements.txt, the package)")  # fmt: skip
+    p.add_argument(
+        "--export",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write a ready-to-push Space folder (app.py, README.md, requirements.txt, the package)",
+    )
 
 
 def package_dependencies() -> list[str]:
@@ -39,8 +50,10 @@ def package_dependencies() -> list[str]:
 
 def requirements_txt() -> str:
     """The exported Space's ``requirements.txt``: exactly the package's dependency list, so it cannot drift."""
-    head = ("# The Space's runtime dependencies: [project].dependencies of RQ-Bench's pyproject.toml, written by\n"
-            "# `rqbench space --export` (the rqbench package itself is vendored beside app.py).\n")  # fmt: skip
+    head = (
+        "# The Space's runtime dependencies: [project].dependencies of RQ-Bench's pyproject.toml, written by\n"
+        "# `rqbench space --export` (the rqbench package itself is vendored beside app.py).\n"
+    )
     return head + "".join(f"{dep}\n" for dep in package_dependencies())
 
 

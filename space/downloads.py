@@ -102,7 +102,10 @@ def csv_route(data: "SpaceData"):
     async def download(request: Request) -> Response:
         params = {k: request.query_params.getlist(k) for k in request.query_params.keys()}
         body = await run_in_threadpool(csv_bytes, data, view_from_query(params), cache)
-        return Response(body, media_type="text/csv; charset=utf-8",
-                        headers={"Content-Disposition": f'attachment; filename="{FILE_NAME}"'})  # fmt: skip
+        return Response(
+            body,
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{FILE_NAME}"'},
+        )
 
     return Route(CSV_PATH, download, methods=["GET"])

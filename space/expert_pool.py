@@ -13,10 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rqbench.evaluate.expert_pool import a6_pairs, make_pool
+from rqbench.records import CitedPaper, ExpertPool, ResultsFile
 from rqbench.space.annotate import pool_pairs
 from rqbench.space.records import HumanJudgment
-
-from rqbench.records import CitedPaper, ExpertPool, ResultsFile
 
 
 def load_pool(

@@ -104,8 +104,11 @@ def samples_table(study: ExpertStudy) -> tuple[list[Header], list[list[Cell]]]:
         ]
         for r in raters:
             w = s.verdicts.get(r)
-            row.append(Cell("—", kind="missing", title="no verdict") if w is None
-                       else Cell(pick_text(w, s.model), kind=f"pick-{w}"))  # fmt: skip
+            row.append(
+                Cell("—", kind="missing", title="no verdict")
+                if w is None
+                else Cell(pick_text(w, s.model), kind=f"pick-{w}")
+            )
         rows.append(row)
     return headers, rows
 
@@ -114,14 +117,24 @@ def wins_table(study: ExpertStudy) -> tuple[list[Header], list[list[Cell]]]:
     """Per rater: on how many samples each side won."""
     models = sorted({s.model for s in study.samples})
     model = models[0] if len(models) == 1 else "model"
-    headers = [Header("Rater"), Header("author-anchored", kind="num"), Header(model, kind="num"),
-               Header("tie", kind="num")]  # fmt: skip
+    headers = [
+        Header("Rater"),
+        Header("author-anchored", kind="num"),
+        Header(model, kind="num"),
+        Header("tie", kind="num"),
+    ]
     rows = []
     for w in study.wins:
         n = w.gt.n
-        rows.append([Cell(rater_label(w.evaluator), note="expert" if w.group == "human" else "LLM judge")] + [
-            Cell(f"{round(e.value * n)}/{n}", title=f"{100 * e.value:.0f}%, 95% CI [{100 * e.ci_low:.0f}, "
-                                                    f"{100 * e.ci_high:.0f}]", kind="num")
-            for e in (w.gt, w.model, w.tie)
-        ])  # fmt: skip
+        rows.append(
+            [Cell(rater_label(w.evaluator), note="expert" if w.group == "human" else "LLM judge")]
+            + [
+                Cell(
+                    f"{round(e.value * n)}/{n}",
+                    title=f"{100 * e.value:.0f}%, 95% CI [{100 * e.ci_low:.0f}, {100 * e.ci_high:.0f}]",
+                    kind="num",
+                )
+                for e in (w.gt, w.model, w.tie)
+            ]
+        )
     return headers, rows

@@ -102,8 +102,12 @@ def render_table(
         for c, cell in enumerate(row):
             cls = (cell.kind or "short") + (first if c == 0 else "")
             note = f' <span class="note">{escape(cell.note)}</span>' if cell.note else ""
-            cells.append(f'<td class="{cls}" data-testid="cell-{r}-{c}"{_attr("title", cell.title)}>'
-                         f"{escape(cell.text)}{note}</td>")  # fmt: skip
+            cells.append(
+                f'<td class="{cls}" data-testid="cell-{r}-{c}"{_attr("title", cell.title)}>'
+                f"{escape(cell.text)}{note}</td>"
+            )
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return (f'<div class="rqb-wrap"><table class="rqb"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></div>{caption_html}')  # fmt: skip
+    return (
+        f'<div class="rqb-wrap"><table class="rqb"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>{caption_html}"
+    )

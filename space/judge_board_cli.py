@@ -21,23 +21,43 @@ from rqbench import paths
 def configure(p: argparse.ArgumentParser) -> None:
     from rqbench.evaluate.generate_cli import add_llm_options
 
-    p.add_argument("--judge", action="append", required=True, metavar="SPEC",
-                   help="a judge configuration (litellm name or local, with @options); repeat for several")  # fmt: skip
-    p.add_argument("--examples", type=Path, default=None,
-                   help="the paper's expert-study file (default: RQB_EXPERT_STUDY, else "
-                        "../shared/fixtures/paper_examples/expert_vs_llm.jsonl)")  # fmt: skip
+    p.add_argument(
+        "--judge",
+        action="append",
+        required=True,
+        metavar="SPEC",
+        help="a judge configuration (litellm name or local, with @options); repeat for several",
+    )
+    p.add_argument(
+        "--examples",
+        type=Path,
+        default=None,
+        help="the paper's expert-study file (default: RQB_EXPERT_STUDY, else "
+        "../shared/fixtures/paper_examples/expert_vs_llm.jsonl)",
+    )
     p.add_argument("--no-annotations", action="store_true", help="leave the Space's annotated pairs out of the pool")
     p.add_argument("--store", type=Path, default=None, help="the Space's store folder (default: RQB_HOME/space)")
-    p.add_argument("--results", type=Path, default=None,
-                   help="the results the annotated pairs were drawn from (default: the store's, RQB_HOME/results)")  # fmt: skip
-    p.add_argument("--out", type=Path, default=None,
-                   help="folder for the board's files (default: the store's judge-board/ with --store, else "
-                        "RQB_HOME/judge-board, where the Space looks)")  # fmt: skip
+    p.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help="the results the annotated pairs were drawn from (default: the store's, RQB_HOME/results)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="folder for the board's files (default: the store's judge-board/ with --store, else "
+        "RQB_HOME/judge-board, where the Space looks)",
+    )
     p.add_argument("--seed", type=int, default=0, help="recorded with the judge (the two orders are fixed)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the intervals (default 1000)")
     p.add_argument("--limit", type=int, default=None, help="judge only the first N pairs of the pool (trial runs)")
-    p.add_argument("--dataset", default=None,
-                   help="the Space's benchmark, for the annotated pairs' background papers (default: the sample)")
+    p.add_argument(
+        "--dataset",
+        default=None,
+        help="the Space's benchmark, for the annotated pairs' background papers (default: the sample)",
+    )
     p.add_argument("--revision", default=None, help="its version tag (default: the latest)")
     add_llm_options(p)
 
@@ -48,11 +68,10 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.judge_board_report import markdown, pool_line
     from rqbench.evaluate.judge_board_run import load_board_files, run_board
     from rqbench.evaluate.protocol import JudgeChoice, judge_use
-    from rqbench.space import expert_study
-
     from rqbench.io import RecordError
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
+    from rqbench.space import expert_study
 
     # where the Space looks: its store's judge-board/ folder, or RQB_HOME/judge-board offline by default
     out = args.out or (args.store / "judge-board" if args.store else paths.judge_board_dir())
@@ -70,8 +89,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     blocking = JudgeChoice(list(args.judge)).blocking_keys()
     if blocking and not args.dry_run:
-        print(f"rqbench judge-board: the paper's judges need {' and '.join(blocking)}; set them, or try --dry-run",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"rqbench judge-board: the paper's judges need {' and '.join(blocking)}; set them, or try --dry-run",
+            file=sys.stderr,
+        )
         return 2
     policy = BackgroundPolicy(budget_tokens=args.background_tokens) if args.background_tokens else None
     llm = LLM(batch=args.batch)
@@ -79,21 +100,43 @@ def run(args: argparse.Namespace) -> int:
         for spec in args.judge:
             counter = LLM(dry_run=True, batch=args.batch)  # one estimate per judge
             use = judge_use(spec, counter, context_tokens=args.context_tokens, fixed=policy)
-            print(f"judge {use.settings_line()}; input: {use.policy.describe()}; prompt set {prompts.name} "
-                  f"({prompts.hash}); {2 * min(len(pool.pairs), args.limit or len(pool.pairs))} calls "
-                  "(every pair in both orders)")  # fmt: skip
+            print(
+                f"judge {use.settings_line()}; input: {use.policy.describe()}; prompt set {prompts.name} "
+                f"({prompts.hash}); {2 * min(len(pool.pairs), args.limit or len(pool.pairs))} calls "
+                "(every pair in both orders)"
+            )
             if args.dry_run:
-                run_board(pool, [spec], llm=counter, prompts=prompts, out_dir=out, seed=args.seed,
-                          context_tokens=args.context_tokens, policy=policy, limit=args.limit)  # fmt: skip
+                run_board(
+                    pool,
+                    [spec],
+                    llm=counter,
+                    prompts=prompts,
+                    out_dir=out,
+                    seed=args.seed,
+                    context_tokens=args.context_tokens,
+                    policy=policy,
+                    limit=args.limit,
+                )
                 print(f"  {counter.estimate.line()}")
                 n = min(len(pool.pairs), args.limit or len(pool.pairs))
-                print(f"  per 1,000 pairs: ${1000 * counter.estimate.cost_usd / n:,.2f} at most "
-                      "(every reply counted at its full reply budget)")  # fmt: skip
+                print(
+                    f"  per 1,000 pairs: ${1000 * counter.estimate.cost_usd / n:,.2f} at most "
+                    "(every reply counted at its full reply budget)"
+                )
         if args.dry_run:
             return 0
-        written = run_board(pool, args.judge, llm=llm, prompts=prompts, out_dir=out, seed=args.seed,
-                            context_tokens=args.context_tokens, policy=policy, limit=args.limit,
-                            concurrency=args.concurrency)  # fmt: skip
+        written = run_board(
+            pool,
+            args.judge,
+            llm=llm,
+            prompts=prompts,
+            out_dir=out,
+            seed=args.seed,
+            context_tokens=args.context_tokens,
+            policy=policy,
+            limit=args.limit,
+            concurrency=args.concurrency,
+        )
     except (ValueError, RecordError) as exc:
         print(f"rqbench judge-board: {exc}", file=sys.stderr)
         return 2

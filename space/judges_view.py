@@ -23,18 +23,24 @@ from rqbench.evaluate.judge_board_report import (
 from rqbench.space.html_table import Cell, Header
 
 CEILING_NOTE = "how often two experts made the same pick on a pair both picked on"
-CAPTION = ("Ranked by agreement with the experts' majority. Brackets: 95% bootstrap intervals over pairs; "
-           "n: the pairs behind a figure (for the ceiling, the pairs of experts compared). "
-           "The paper's rows are its published verdicts on the pairs of its appendix A.6. "
-           "On ten pairs every interval is wide, and one with no width (all agreed, or none) is not certainty: "
-           "on n pairs the true share can lie about 3/n away from it.")  # fmt: skip
+CAPTION = (
+    "Ranked by agreement with the experts' majority. Brackets: 95% bootstrap intervals over pairs; "
+    "n: the pairs behind a figure (for the ceiling, the pairs of experts compared). "
+    "The paper's rows are its published verdicts on the pairs of its appendix A.6. "
+    "On ten pairs every interval is wide, and one with no width (all agreed, or none) is not certainty: "
+    "on n pairs the true share can lie about 3/n away from it."
+)
 
 
 def _share(e: Estimate | None, why: str) -> Cell:
     if e is None:
         return Cell("—", kind="missing", title=why)
-    return Cell(f"{100 * e.value:.0f}%", note=f"[{100 * e.ci_low:.0f}, {100 * e.ci_high:.0f}] n={e.n}",
-                title=f"{100 * e.value:.1f}% on n = {e.n}", kind="num stacked")  # fmt: skip
+    return Cell(
+        f"{100 * e.value:.0f}%",
+        note=f"[{100 * e.ci_low:.0f}, {100 * e.ci_high:.0f}] n={e.n}",
+        title=f"{100 * e.value:.1f}% on n = {e.n}",
+        kind="num stacked",
+    )
 
 
 def _kappa(e: Estimate | None) -> Cell:
@@ -45,13 +51,25 @@ def _kappa(e: Estimate | None) -> Cell:
 
 def headers(board: Board, experts: list[str]) -> list[Header]:
     names = expert_names(board.experts)
-    return [Header("#", kind="num"), Header("Judge", title=COLUMNS["Judge"]),
-            Header("vs majority", kind="num", title=COLUMNS["vs majority"]),
-            Header("κ vs majority", kind="num", title=COLUMNS["κ vs majority"]),
-            *[Header(f"vs {names[e]}", kind="num", title=COLUMNS["vs expert"]) for e in experts],
-            *[Header(c, kind="num", title=COLUMNS[c]) for c in ("Position consistency", "Tie rate",
-                                                              "Invalid replies", "Rule repairs",
-                                                              "Cost / 1,000 pairs", "Seconds / pair", "Pairs")]]  # fmt: skip
+    return [
+        Header("#", kind="num"),
+        Header("Judge", title=COLUMNS["Judge"]),
+        Header("vs majority", kind="num", title=COLUMNS["vs majority"]),
+        Header("κ vs majority", kind="num", title=COLUMNS["κ vs majority"]),
+        *[Header(f"vs {names[e]}", kind="num", title=COLUMNS["vs expert"]) for e in experts],
+        *[
+            Header(c, kind="num", title=COLUMNS[c])
+            for c in (
+                "Position consistency",
+                "Tie rate",
+                "Invalid replies",
+                "Rule repairs",
+                "Cost / 1,000 pairs",
+                "Seconds / pair",
+                "Pairs",
+            )
+        ],
+    ]
 
 
 def _short_prompts(prompt_set: str | None) -> str:
@@ -65,32 +83,54 @@ def _short_prompts(prompt_set: str | None) -> str:
 def _row(rank: int, r: BoardRow, experts: list[str]) -> list[Cell]:
     paper = r.origin == "paper"
     no_calls = "the paper publishes verdicts only: no calls, so no order, reply checks, cost or time"
-    judge = Cell(r.judge, note="the paper's published verdicts (A.6)" if paper else _short_prompts(r.prompt_set),
-                 title=r.prompt_set or "", kind="long stacked")  # fmt: skip
-    cells = [Cell(str(rank), kind="num"), judge,
-             _share(r.vs_majority, "no pair with both a pick by this judge and an expert majority"),
-             _kappa(r.kappa_majority)]  # fmt: skip
+    judge = Cell(
+        r.judge,
+        note="the paper's published verdicts (A.6)" if paper else _short_prompts(r.prompt_set),
+        title=r.prompt_set or "",
+        kind="long stacked",
+    )
+    cells = [
+        Cell(str(rank), kind="num"),
+        judge,
+        _share(r.vs_majority, "no pair with both a pick by this judge and an expert majority"),
+        _kappa(r.kappa_majority),
+    ]
     cells += [_share(r.vs_expert.get(e), "this judge and this expert share no pair") for e in experts]
-    cells += [_share(r.position_consistency, no_calls if paper else "no pair with a verdict in both orders"),
-              _share(r.tie_rate, "no pick")]  # fmt: skip
+    cells += [
+        _share(r.position_consistency, no_calls if paper else "no pair with a verdict in both orders"),
+        _share(r.tie_rate, "no pick"),
+    ]
     if paper:
         cells += [Cell("—", kind="missing", title=no_calls) for _ in range(4)]
     else:
-        cells += [Cell(invalid_text(r), kind="num"), Cell(str(r.rule_repairs), kind="num"),
-                  Cell(money(r.cost_per_1000), kind="num" if r.cost_per_pair is not None else "missing",
-                       title="" if r.cost_per_pair is not None else "a call's cost is not in the call log"),
-                  Cell(seconds(r.latency_per_pair), kind="num")]  # fmt: skip
-    cells.append(Cell(f"{r.pairs_judged}/{r.pairs_judged + r.pairs_not_judged}", kind="num",
-                      title=f"{r.pairs_not_judged} pair(s) of the pool not judged" if r.pairs_not_judged else ""))  # fmt: skip
+        cells += [
+            Cell(invalid_text(r), kind="num"),
+            Cell(str(r.rule_repairs), kind="num"),
+            Cell(
+                money(r.cost_per_1000),
+                kind="num" if r.cost_per_pair is not None else "missing",
+                title="" if r.cost_per_pair is not None else "a call's cost is not in the call log",
+            ),
+            Cell(seconds(r.latency_per_pair), kind="num"),
+        ]
+    cells.append(
+        Cell(
+            f"{r.pairs_judged}/{r.pairs_judged + r.pairs_not_judged}",
+            kind="num",
+            title=f"{r.pairs_not_judged} pair(s) of the pool not judged" if r.pairs_not_judged else "",
+        )
+    )
     return cells
 
 
 def _ceiling(board: Board, width: int) -> list[Cell]:
     c = board.ceiling
     share = _share(c, "no pair with two experts")
-    return [Cell("", kind="ceiling"), Cell(CEILING_LABEL, title=CEILING_NOTE, kind="long ceiling"),
-            Cell(share.text, note=share.note, title=share.title, kind=share.kind + " ceiling")] + [
-        Cell("", kind="ceiling") for _ in range(width - 3)]  # fmt: skip
+    return [
+        Cell("", kind="ceiling"),
+        Cell(CEILING_LABEL, title=CEILING_NOTE, kind="long ceiling"),
+        Cell(share.text, note=share.note, title=share.title, kind=share.kind + " ceiling"),
+    ] + [Cell("", kind="ceiling") for _ in range(width - 3)]
 
 
 def table(board: Board) -> tuple[list[Header], list[list[Cell]]]:

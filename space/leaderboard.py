@@ -53,8 +53,7 @@ ID_COLUMNS: tuple[Column, ...] = (
 
 FIGURE_COLUMNS: tuple[Column, ...] = tuple(col for c in CRITERIA.values() for col in c.columns)
 
-AGREEMENT_COLUMN = Column("Human agreement % (non-obviousness)", "human agreement", percent=True,
-                          higher_is_better=True)  # fmt: skip
+AGREEMENT_COLUMN = Column("Human agreement % (non-obviousness)", "human agreement", percent=True, higher_is_better=True)
 
 PROVENANCE_COLUMNS: tuple[Column, ...] = (
     Column("Judges", "provenance"),
@@ -138,7 +137,11 @@ def _contamination(row: SummaryRow) -> str:
             return "unknown (no source paper dated)"
         return f"unknown: no dated source paper on or before the cutoff {p.knowledge_cutoff}, {undated} undated"
     if p.contaminated:
-        share = f", {100 * p.contaminated_share:.0f}% of dated sources on or before it" if p.contaminated_share is not None else ""
+        share = (
+            f", {100 * p.contaminated_share:.0f}% of dated sources on or before it"
+            if p.contaminated_share is not None
+            else ""
+        )
         return f"yes: cutoff {p.knowledge_cutoff}, sources from {p.earliest_source_date}{share}"
     return "no"
 
@@ -161,8 +164,10 @@ def _failures(row: SummaryRow) -> str:
         return ""
     parts = []
     if p.generation_failures:
-        parts.append(f"{p.generation_failures} with no valid generation (the model's; "
-                     + ("counted as losses)" if p.failures == "paper" else "left out: conditional)"))  # fmt: skip
+        parts.append(
+            f"{p.generation_failures} with no valid generation (the model's; "
+            + ("counted as losses)" if p.failures == "paper" else "left out: conditional)")
+        )
     if p.missing_candidates:
         parts.append(f"{p.missing_candidates} RQ(s) missing (the model's)")
     if p.instances_unjudged:
@@ -184,6 +189,7 @@ def _judge_details(row: SummaryRow) -> str:
 def headline_flags(rows: Sequence[SummaryRow]) -> list[bool]:
     """Per row, whether it stands for its (model, variant, setting, run): the combined row, or a lone judge's own
     row. A trial and the full run are two runs, each with its own headline row."""
+
     def key(r: SummaryRow) -> tuple:
         return (r.model, r.prompt_variant, r.setting, r.row_kind, r.subfield, r.provenance.trial)
 
@@ -195,16 +201,25 @@ def _clean_cells(row: SummaryRow) -> dict[str, object]:
     """A row's clean count (the "Clean" column), its hover text, and the reason when it has no clean figures."""
     c, p = row.clean, row.provenance
     if row.row_kind == "reference" or c is None:
-        return {CLEAN_COLUMN.label: "", _CLEAN_TITLE: "The author-anchored RQ has no knowledge cutoff: its figures "
-                "are over every instance.", _CLEAN_WHY: ""}  # fmt: skip
+        return {
+            CLEAN_COLUMN.label: "",
+            _CLEAN_TITLE: "The author-anchored RQ has no knowledge cutoff: its figures are over every instance.",
+            _CLEAN_WHY: "",
+        }
     undated = f"; {c.undated} with an undated source paper left out" if c.undated else ""
     if c.reason is not None:
         return {CLEAN_COLUMN.label: f"none: {c.reason}", _CLEAN_TITLE: c.reason + undated, _CLEAN_WHY: c.reason}
-    source = "stated by the submission" if p.knowledge_cutoff_source == "submission" else (
-        f"from {p.knowledge_cutoff_source}")  # fmt: skip
-    return {CLEAN_COLUMN.label: f"{c.instances}/{p.instances_covered}",
-            _CLEAN_TITLE: f"{c.instances} of the row's {p.instances_covered} instances have a source paper first "
-            f"published after the knowledge cutoff {p.knowledge_cutoff} ({source}){undated}.", _CLEAN_WHY: ""}
+    source = (
+        "stated by the submission"
+        if p.knowledge_cutoff_source == "submission"
+        else (f"from {p.knowledge_cutoff_source}")
+    )
+    return {
+        CLEAN_COLUMN.label: f"{c.instances}/{p.instances_covered}",
+        _CLEAN_TITLE: f"{c.instances} of the row's {p.instances_covered} instances have a source paper first "
+        f"published after the knowledge cutoff {p.knowledge_cutoff} ({source}){undated}.",
+        _CLEAN_WHY: "",
+    }
 
 
 def _clean_figures(row: SummaryRow) -> dict[str, object]:
@@ -257,14 +272,13 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
             rec[ci_label(col)] = _fmt_ci(fig.ci_low, fig.ci_high, col.percent) if fig else ""
         cell = (agreement or {}).get((r.model, r.setting, r.judge))
         rec[AGREEMENT_COLUMN.label] = _value(cell.value, True) if cell else None
-        rec[ci_label(AGREEMENT_COLUMN)] = (
-            _fmt_ci(cell.ci_low, cell.ci_high, True) + f" n={cell.n}" if cell else ""
-        )
+        rec[ci_label(AGREEMENT_COLUMN)] = _fmt_ci(cell.ci_low, cell.ci_high, True) + f" n={cell.n}" if cell else ""
         rec["Judges"] = ", ".join(p.judge_labels)
         rec["Prompt set"] = ", ".join(f"{ps.name} ({ps.hash[:11]})" for ps in p.prompt_sets)
         rec["Dataset"] = dataset_label(p.dataset_repo, p.dataset_revision, p.dataset_version)
-        rec["Instances"] = f"{p.instances_covered}/{p.instances_expected}" if p.instances_expected else str(
-            p.instances_covered)  # fmt: skip
+        rec["Instances"] = (
+            f"{p.instances_covered}/{p.instances_expected}" if p.instances_expected else str(p.instances_covered)
+        )
         rec["Failures"] = _failures(r)
         rec["Judge details"] = _judge_details(r)
         rec["Submitted"] = f"{p.submission_date:%Y-%m-%d}" if p.submission_date else ""
@@ -275,8 +289,12 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-_CLEAN_HIDDEN = [_CLEAN_TITLE, _CLEAN_WHY, _EMPTY_WHY,
-                 *(CLEAN_PREFIX + label for col in FIGURE_COLUMNS for label in (col.label, ci_label(col)))]
+_CLEAN_HIDDEN = [
+    _CLEAN_TITLE,
+    _CLEAN_WHY,
+    _EMPTY_WHY,
+    *(CLEAN_PREFIX + label for col in FIGURE_COLUMNS for label in (col.label, ci_label(col))),
+]
 
 
 def table_columns(groups: Sequence[str], *, show_ci: bool, clean: bool = False) -> list[str]:
@@ -345,8 +363,9 @@ def sort_table(df: pd.DataFrame, by: str | None, ascending: bool) -> pd.DataFram
     """Sort on a column (missing figures last); default order: setting, then Best@5 non-obviousness."""
     if not by:
         by = "Best@5 non-obviousness" if df["Best@5 non-obviousness"].notna().any() else "Win % non-obviousness"
-        return df.sort_values(["Setting", by, "Model"], ascending=[False, False, True], na_position="last",
-                              kind="stable")  # fmt: skip
+        return df.sort_values(
+            ["Setting", by, "Model"], ascending=[False, False, True], na_position="last", kind="stable"
+        )
     if by not in df.columns:
         raise ValueError(f"no column {by!r} to sort by")
     return df.sort_values(by, ascending=ascending, na_position="last", kind="stable")
@@ -415,8 +434,11 @@ def _number(v: float, percent: bool) -> str:
 def _figure_cell(col: Column, rec: Mapping[str, object], show_ci: bool) -> Cell:
     v = rec[col.label]
     if v is None or pd.isna(v):
-        return Cell(MISSING, title=missing_reason(col, str(rec[_KIND]), str(rec["Setting"]), rec.get(_EMPTY_WHY)),
-                    kind="missing")  # fmt: skip
+        return Cell(
+            MISSING,
+            title=missing_reason(col, str(rec[_KIND]), str(rec["Setting"]), rec.get(_EMPTY_WHY)),
+            kind="missing",
+        )
     ci = str(rec[ci_label(col)])
     return Cell(_number(float(v), col.percent), note=ci if show_ci else "", title=f"95% CI {ci}", kind="num")
 
@@ -425,11 +447,17 @@ def _rates_cell(cols: Sequence[Column], rec: Mapping[str, object]) -> Cell:
     """Win / tie / lose of one dimension in one cell; each rate's CI on hover."""
     vals = [rec[c.label] for c in cols]
     if all(v is None or pd.isna(v) for v in vals):
-        return Cell(MISSING, title=missing_reason(cols[0], str(rec[_KIND]), str(rec["Setting"]), rec.get(_EMPTY_WHY)),
-                    kind="missing")  # fmt: skip
+        return Cell(
+            MISSING,
+            title=missing_reason(cols[0], str(rec[_KIND]), str(rec["Setting"]), rec.get(_EMPTY_WHY)),
+            kind="missing",
+        )
     text = " / ".join(MISSING if v is None or pd.isna(v) else f"{float(v):.0f}" for v in vals)
-    title = "; ".join(f"{part} {_number(float(v), True)}% {rec[ci_label(c)]}" for part, c, v in
-                      zip(("win", "tie", "lose"), cols, vals) if v is not None and not pd.isna(v))  # fmt: skip
+    title = "; ".join(
+        f"{part} {_number(float(v), True)}% {rec[ci_label(c)]}"
+        for part, c, v in zip(("win", "tie", "lose"), cols, vals)
+        if v is not None and not pd.isna(v)
+    )
     return Cell(text, title=f"{title} (95% CIs)", kind="num")
 
 
@@ -456,9 +484,12 @@ def _plan(view: View) -> list[Column | tuple[Column, Column, Column]]:
 
 def _rates_header(cols: Sequence[Column]) -> Header:
     dim = (cols[0].metric or "").removeprefix("win_").replace("_", " ").replace("non obviousness", "non-obviousness")
-    return Header(f"Win / tie / lose % {dim}", kind="num",
-                  title=f"Share of instances where the best of the five RQs beats, ties with or loses to the "
-                        f"author-anchored RQ on {dim} (Pass@5 rates); hover a cell for the 95% CIs.")  # fmt: skip
+    return Header(
+        f"Win / tie / lose % {dim}",
+        kind="num",
+        title=f"Share of instances where the best of the five RQs beats, ties with or loses to the "
+        f"author-anchored RQ on {dim} (Pass@5 rates); hover a cell for the 95% CIs.",
+    )
 
 
 _WHY_INCOMPLETE = (
@@ -497,8 +528,12 @@ def _clean_cell(rec: Mapping[str, object]) -> Cell:
 def _model_cell(rec: Mapping[str, object]) -> Cell:
     """The model's name, with its type and prompt variant (and "demo model") in small print."""
     if rec[_KIND] == "reference":
-        return Cell(str(rec["Model"]), note="reference", title="The author-anchored RQ, scored by the same judges",
-                    kind="stacked")  # fmt: skip
+        return Cell(
+            str(rec["Model"]),
+            note="reference",
+            title="The author-anchored RQ, scored by the same judges",
+            kind="stacked",
+        )
     note = [str(rec["Type"]), f"{rec['Prompt variant']} prompt"]
     if is_demo_model(str(rec["Model"])):
         note.append("demo model")
@@ -542,8 +577,9 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
                 text, _, rest = str(rec["Scored"]).partition(f" {UNJUDGED_MARK}")
                 text = text.removesuffix(f" {TRIAL_MARK}")
                 notes = ([TRIAL_MARK] if rec[_TRIAL] else []) + ([f"{UNJUDGED_MARK}{rest}"] if n else [])
-                titles = ([_WHY_TRIAL.format(n=rec[_TRIAL])] if rec[_TRIAL] else []) + \
-                    ([_WHY_INCOMPLETE.format(n=n)] if n else [])  # fmt: skip
+                titles = ([_WHY_TRIAL.format(n=rec[_TRIAL])] if rec[_TRIAL] else []) + (
+                    [_WHY_INCOMPLETE.format(n=n)] if n else []
+                )
                 cell = Cell(text, note=" ".join(notes), kind="stacked", title=" ".join(titles))
                 if n:
                     incomplete = True
@@ -551,8 +587,11 @@ def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]
                 judges = str(rec["Judges"]).split(", ")
                 demo = any(is_demo_model(j) for j in judges)
                 rule = str(rec[_COMBINE])
-                cell = Cell(str(rec["Judge"]), note="demo" if demo else "",
-                            title=describe_combine_rule(rule, judges) if rule else "")  # fmt: skip
+                cell = Cell(
+                    str(rec["Judge"]),
+                    note="demo" if demo else "",
+                    title=describe_combine_rule(rule, judges) if rule else "",
+                )
             else:
                 cell = Cell(str(rec[item.label] if rec[item.label] is not None else ""))
             if cell.kind == "missing":
@@ -575,13 +614,17 @@ def _trials_line(df: pd.DataFrame, view: View) -> str:
     """The caption's word on trial runs: what the trial view shows, or how many the ranking leaves out."""
     trials = df[(df[_KIND] == "model") & (df[_TRIAL] > 0) & df[_HEADLINE].astype(bool)] if len(df) else df
     if view.trials:
-        return ("Trial runs: each judged only the first N instances of the dataset revision (--limit N); their "
-                "figures are over those instances, not the release, so they are ranked among themselves only.")
+        return (
+            "Trial runs: each judged only the first N instances of the dataset revision (--limit N); their "
+            "figures are over those instances, not the release, so they are ranked among themselves only."
+        )
     if not len(trials):
         return ""
-    return (f"{len(trials)} trial run row(s) not shown: trials judge only the first instances of the revision and "
-            "never rank beside full runs; choose \"trial runs\" under Runs (More columns, filters and intervals) to "
-            "see them.")
+    return (
+        f"{len(trials)} trial run row(s) not shown: trials judge only the first instances of the revision and "
+        'never rank beside full runs; choose "trial runs" under Runs (More columns, filters and intervals) to '
+        "see them."
+    )
 
 
 def to_csv(df: pd.DataFrame) -> bytes:

@@ -20,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+
 from rqbench.evaluate.plots import LABEL_CHARS, short_label  # noqa: F401 - LABEL_CHARS: the width labels keep
 from rqbench.evaluate.summary import COMBINED, SummaryRow
 from rqbench.space.leaderboard import headline_flags
@@ -88,15 +89,20 @@ def novelty_vs_narrowness(
     labelled = _labelled([p for p in points if p[0].row_kind == "reference"] + models)
     for r, x, y in points:
         ref = r.row_kind == "reference"
-        style = {"fmt": "s" if ref else "o", "color": "black" if ref else "#3a6ea5", "markersize": 7 if ref else 5,
-                 "alpha": 1.0 if ref or with_ci else 0.55}  # fmt: skip
+        style = {
+            "fmt": "s" if ref else "o",
+            "color": "black" if ref else "#3a6ea5",
+            "markersize": 7 if ref else 5,
+            "alpha": 1.0 if ref or with_ci else 0.55,
+        }
         if with_ci:
             ax.errorbar(x.value, y.value, xerr=_err(x), yerr=_err(y), capsize=3, elinewidth=0.8, **style)
         else:
             ax.errorbar(x.value, y.value, **style)
         if id(r) in labelled:
-            ax.annotate(short_label(_name(r), 32), (x.value, y.value), textcoords="offset points", xytext=(5, 4),
-                        fontsize=8)  # fmt: skip
+            ax.annotate(
+                short_label(_name(r), 32), (x.value, y.value), textcoords="offset points", xytext=(5, 4), fontsize=8
+            )
     ax.set_xlabel("Best@5 source-boundedness (lower is broader)")
     ax.set_ylabel("Best@5 non-obviousness (higher is more novel)")
     title = f"Novelty against narrowness, judge: {short_label(judge, 30)}, {len(points)} point(s)"
@@ -148,11 +154,15 @@ def verdict_bars(
     ax.set_ylim(len(items) - 0.5 if items else 0.5, -0.5)
     ax.set_xlim(0, 100)
     dim = dimension.replace("_", " ").replace("non obviousness", "non-obviousness")
-    ax.set_xlabel(f"% of instances where the best of five RQs wins / ties / loses\nagainst the author-anchored RQ "
-                  f"({dim}, {setting})", fontsize=9)  # fmt: skip
+    ax.set_xlabel(
+        f"% of instances where the best of five RQs wins / ties / loses\nagainst the author-anchored RQ "
+        f"({dim}, {setting})",
+        fontsize=9,
+    )
     shown = f"the {len(items)} highest win rates of {total} models" if total > len(items) else f"{total} model(s)"
-    fig.text(0.02, 1 - 0.25 / height, f"Win / tie / lose, judge: {short_label(judge, 30)}: {shown}", fontsize=10,
-             va="top")  # fmt: skip
+    fig.text(
+        0.02, 1 - 0.25 / height, f"Win / tie / lose, judge: {short_label(judge, 30)}: {shown}", fontsize=10, va="top"
+    )
     if items:
         ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, fontsize=8, frameon=False)
     else:

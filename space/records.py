@@ -35,8 +35,11 @@ class SubmissionRequest(Record):
     dataset_repo: str
     dataset_revision: str
     instances: int = Field(ge=0, description="Instances with five RQs in the upload.")
-    partial: bool = Field(default=False, description="Accepted as a partial submission: some rq_ids are missing or "
-                          "failed, and the worker judges the rest (coverage is shown beside every score).")
+    partial: bool = Field(
+        default=False,
+        description="Accepted as a partial submission: some rq_ids are missing or "
+        "failed, and the worker judges the rest (coverage is shown beside every score).",
+    )
     status: RequestStatus = "pending"
     reason: str = Field(default="", description="Why a request failed; empty otherwise.")
     submitted_at: datetime
@@ -72,7 +75,8 @@ class HumanJudgment(Record):
     model: str = Field(description="The model whose best-of-five RQ was shown.")
     submission_hash: str
     model_candidate: str | None = Field(
-        default=None, description="The shown model RQ's candidate id (m0..m4); None in judgments made before it was kept."
+        default=None,
+        description="The shown model RQ's candidate id (m0..m4); None in judgments made before it was kept.",
     )
     model_text_hash: str | None = Field(
         default=None, description="rqbench.evaluate.shown_pair.text_hash of the shown model RQ's text."

@@ -72,8 +72,11 @@ def public_results(results: ResultsFile) -> ResultsFile:
     protocol = results.protocol
     if protocol is not None:
         protocol = protocol.model_validate(_public_strings(protocol.model_dump(mode="json")))
-    update = {"judge": results.judge.model_copy(update={"label": label}), "protocol": protocol,
-              "settings": _public_strings(results.settings)}  # fmt: skip
+    update = {
+        "judge": results.judge.model_copy(update={"label": label}),
+        "protocol": protocol,
+        "settings": _public_strings(results.settings),
+    }
     return results.model_copy(update=update)
 
 
@@ -128,8 +131,13 @@ def unstorable_characters(text: str) -> str | None:
     for i, c in enumerate(text):
         cat = unicodedata.category(c)
         if cat in ("Cs", "Cc", "Cf", "Co", "Cn"):
-            kind = {"Cs": "a lone surrogate", "Cc": "a control character", "Cf": "an invisible format character",
-                    "Co": "a private-use character", "Cn": "an unassigned code point"}[cat]  # fmt: skip
+            kind = {
+                "Cs": "a lone surrogate",
+                "Cc": "a control character",
+                "Cf": "an invisible format character",
+                "Co": "a private-use character",
+                "Cn": "an unassigned code point",
+            }[cat]
             return f"{kind} (U+{ord(c):04X}) at position {i + 1}"
     return None
 
@@ -228,9 +236,16 @@ class UploadGate:
     outside this one.
     """
 
-    def __init__(self, app: Any, *, max_body_bytes: int, max_event_bytes: int = MAX_EVENT_BYTES,
-                 upload_limits: tuple[AttemptLimiter, ...] = (), require_sign_in: bool = False,
-                 clock=time.time):  # fmt: skip
+    def __init__(
+        self,
+        app: Any,
+        *,
+        max_body_bytes: int,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+        upload_limits: tuple[AttemptLimiter, ...] = (),
+        require_sign_in: bool = False,
+        clock=time.time,
+    ):
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.max_event_bytes = max_event_bytes
@@ -296,8 +311,11 @@ class UploadGate:
             for limiter in self.upload_limits:
                 if not limiter.allow(key):
                     wait = max(1, round(limiter.retry_in(key)))
-                    return (429, f"too many uploads: at most {limiter.limit} in {limiter.window_s:.0f} s; try again in "
-                                 f"{wait} s", {"retry-after": str(wait)})  # fmt: skip
+                    return (
+                        429,
+                        f"too many uploads: at most {limiter.limit} in {limiter.window_s:.0f} s; try again in {wait} s",
+                        {"retry-after": str(wait)},
+                    )
         return None
 
     def _signed_in(self, scope: dict) -> bool:
@@ -333,7 +351,16 @@ class UploadGate:
 async def _plain_response(send: Any, status: int, message: str, headers: dict[str, str] | None = None) -> None:
     body = json.dumps({"error": message}).encode("utf-8")
     extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close"), *extra]})  # fmt: skip
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+                *extra,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

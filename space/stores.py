@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
-from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 
 from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError, write_atomic
 from rqbench.records import JudgeBoardFile, JudgeSpec, ResultsFile
+from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
 
 log = logging.getLogger(__name__)
 
@@ -162,8 +162,9 @@ class GitRepo:
 
     # -- git -------------------------------------------------------------------
     def _git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(["git", "-C", str(self.clone_dir), *args], env=self._env, capture_output=True,
-                              text=True, timeout=300)  # fmt: skip
+        done = subprocess.run(
+            ["git", "-C", str(self.clone_dir), *args], env=self._env, capture_output=True, text=True, timeout=300
+        )
         if check and done.returncode != 0:
             raise StoreWriteError(f"{self.name}: git {args[0]} failed: {done.stderr.strip()[-500:]}")
         return done
@@ -252,8 +253,11 @@ class GitRepo:
         with self._locked():
             self._fresh()
             files = self._git("ls-files", "-z").stdout.split("\0")
-        return sorted(f for f in files if f and f.startswith(prefix) and not f.rsplit("/", 1)[-1].startswith(".")
-                      and f != "README.md")  # fmt: skip
+        return sorted(
+            f
+            for f in files
+            if f and f.startswith(prefix) and not f.rsplit("/", 1)[-1].startswith(".") and f != "README.md"
+        )
 
     def delete(self, paths: Iterable[str], message: str) -> int:
         wanted = [_check_path(p) for p in paths]
@@ -285,16 +289,22 @@ class HubRepo(GitRepo):
     """A Hub dataset repository, made (private or public) through ``HfApi`` and then read and written with git
     over its URL (``{api.endpoint}/datasets/{repo_id}``), so concurrent writers retry instead of losing writes."""
 
-    def __init__(self, api: Any, repo_id: str, *, private: bool, clone_root: str | Path, create: bool = True,
-                 **git_options: Any):  # fmt: skip
+    def __init__(
+        self, api: Any, repo_id: str, *, private: bool, clone_root: str | Path, create: bool = True, **git_options: Any
+    ):
         if create:
             api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         self.api, self.repo_id, self.private = api, repo_id, private
         endpoint = str(getattr(api, "endpoint", None) or "https://huggingface.co").rstrip("/")
         token = getattr(api, "token", None)
         header = f"Authorization: Bearer {token}" if token and endpoint.startswith("http") else None
-        super().__init__(f"{endpoint}/datasets/{repo_id}", Path(clone_root) / repo_id, name=f"hf://datasets/{repo_id}",
-                         auth_header=header, **git_options)  # fmt: skip
+        super().__init__(
+            f"{endpoint}/datasets/{repo_id}",
+            Path(clone_root) / repo_id,
+            name=f"hf://datasets/{repo_id}",
+            auth_header=header,
+            **git_options,
+        )
 
 
 def _dump(record: BaseModel) -> bytes:
@@ -310,7 +320,9 @@ def _parse(repo: FileRepo, path: str, data: bytes, model: type[M]) -> M:
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:
-        raise StoreError(str(RecordError.from_validation(exc, path=f"{repo.name}/{path}", kind=model.__name__))) from exc
+        raise StoreError(
+            str(RecordError.from_validation(exc, path=f"{repo.name}/{path}", kind=model.__name__))
+        ) from exc
 
 
 def _safe_name(text: str) -> str:
@@ -568,12 +580,19 @@ class SpaceStores:
         repo = LocalRepo(base)
         results = ResultsStore(LocalRepo(results_root), prefix="") if results_root else ResultsStore(repo)
         board = LocalRepo(paths.judge_board_dir() if root is None else base / "judge-board")
-        return cls(RequestsStore(repo), results, SubmissionsStore(repo), AnnotationsStore(repo),
-                   backend=f"local folder {base}", judge_board=JudgeBoardStore(board))  # fmt: skip
+        return cls(
+            RequestsStore(repo),
+            results,
+            SubmissionsStore(repo),
+            AnnotationsStore(repo),
+            backend=f"local folder {base}",
+            judge_board=JudgeBoardStore(board),
+        )
 
     @classmethod
-    def hub(cls, api: Any, owner: str, *, prefix: str = "rq-bench", clone_root: str | Path | None = None,
-            **git_options: Any) -> SpaceStores:  # fmt: skip
+    def hub(
+        cls, api: Any, owner: str, *, prefix: str = "rq-bench", clone_root: str | Path | None = None, **git_options: Any
+    ) -> SpaceStores:
         """Dataset repos ``owner/prefix-{requests,results,submissions,annotations}``; only results are public.
         Each is cloned under ``clone_root`` (default ``RQB_HOME/space-clones``) and written with git."""
         root = Path(clone_root) if clone_root else paths.home() / "space-clones"

@@ -42,11 +42,10 @@ from pathlib import Path
 from typing import Any
 
 from rqbench.evaluate.submission import ENTRIES_FILE, METADATA_FILE
+from rqbench.records import SubmissionMetadata
 from rqbench.space.records import SubmissionRequest, utcnow
 from rqbench.space.safety import AttemptLimiter, confusable_key, name_problem, printable, redact
 from rqbench.space.stores import SpaceStores
-
-from rqbench.records import SubmissionMetadata
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +109,10 @@ def gather_upload(files: Sequence[Path], work: Path) -> tuple[Upload | None, lis
     work.mkdir(parents=True, exist_ok=True)
     if len(files) == 1:
         if names[0] == meta_name:
-            return None, [f"{meta_name} is half of a submission folder: upload it together with {entries_name} "
-                          "(select both files), or upload the single-file form"]  # fmt: skip
+            return None, [
+                f"{meta_name} is half of a submission folder: upload it together with {entries_name} "
+                "(select both files), or upload the single-file form"
+            ]
         shutil.copyfile(files[0], work / names[0])
         return Upload(work / names[0], folder_form=False), []
     if len(files) == 2:
@@ -121,8 +122,10 @@ def gather_upload(files: Sequence[Path], work: Path) -> tuple[Upload | None, lis
             shutil.copyfile(metas[0], work / meta_name)
             shutil.copyfile(entries[0], work / entries_name)
             return Upload(work, folder_form=True), []
-    return None, [f"{len(files)} files uploaded ({', '.join(names)}); upload one file (the single-file form) or a "
-                  f"submission folder's two files together ({meta_name} and {entries_name})"]  # fmt: skip
+    return None, [
+        f"{len(files)} files uploaded ({', '.join(names)}); upload one file (the single-file form) or a "
+        f"submission folder's two files together ({meta_name} and {entries_name})"
+    ]
 
 
 def upload_paths(upload: str | Path | Sequence[str | Path] | None) -> list[Path]:
@@ -166,10 +169,16 @@ class SubmitOutcome:
         """The outcome as data, for a client of the Space's API (``rqbench submit --space``): the same text as the
         page's, plus the request id and status to follow."""
         r = self.request if self.accepted else None
-        return {"accepted": self.accepted, "request_id": r.request_id if r else None, "status": r.status if r else None,
-                "model": printable(r.metadata.model) if r else None, "instances": r.instances if r else None,
-                "errors": [printable(e) for e in self.errors], "warnings": [printable(w) for w in self.warnings],
-                "message": self.message()}  # fmt: skip
+        return {
+            "accepted": self.accepted,
+            "request_id": r.request_id if r else None,
+            "status": r.status if r else None,
+            "model": printable(r.metadata.model) if r else None,
+            "instances": r.instances if r else None,
+            "errors": [printable(e) for e in self.errors],
+            "warnings": [printable(w) for w in self.warnings],
+            "message": self.message(),
+        }
 
 
 def account_created_at(api: Any, username: str) -> datetime | None:
@@ -225,13 +234,24 @@ Validator = Callable[..., Any]
 
 
 def _default_validator(
-    path: Path, expected: Sequence[str], *, allow_partial: bool, max_bytes: int, time_budget_s: float | None = None,
+    path: Path,
+    expected: Sequence[str],
+    *,
+    allow_partial: bool,
+    max_bytes: int,
+    time_budget_s: float | None = None,
     partial_remedy: str = PARTIAL_REMEDY_PAGE,
-) -> Any:  # fmt: skip
+) -> Any:
     from rqbench.evaluate.submission import validate_submission
 
-    return validate_submission(path, list(expected), allow_partial=allow_partial, max_bytes=max_bytes,
-                               time_budget_s=time_budget_s, partial_remedy=partial_remedy)  # fmt: skip
+    return validate_submission(
+        path,
+        list(expected),
+        allow_partial=allow_partial,
+        max_bytes=max_bytes,
+        time_budget_s=time_budget_s,
+        partial_remedy=partial_remedy,
+    )
 
 
 def _stored_bytes(upload: Upload, report: Any) -> bytes:
@@ -341,8 +361,13 @@ class SubmitFlow:
     def _submit(self, files: list[Path], who: Submitter, allow_partial: bool, work: Path) -> SubmitOutcome:
         now = self.clock()
         if not files:
-            return SubmitOutcome(False, ["choose a file to upload: the single-file form, or a submission folder's "
-                                         "metadata.json and submission.jsonl together"])  # fmt: skip
+            return SubmitOutcome(
+                False,
+                [
+                    "choose a file to upload: the single-file form, or a submission folder's "
+                    "metadata.json and submission.jsonl together"
+                ],
+            )
         problems = self._account_problems(who, now) or self._name_problems(who)
         if problems:
             return SubmitOutcome(False, problems)
@@ -359,9 +384,14 @@ class SubmitFlow:
         if upload is None:
             return SubmitOutcome(False, problems)
         try:
-            report = self.validator(upload.path, self.target.rq_ids, allow_partial=allow_partial,
-                                    max_bytes=self.policy.max_bytes, time_budget_s=self.policy.validation_budget_s,
-                                    partial_remedy=PARTIAL_REMEDY_PAGE)  # fmt: skip
+            report = self.validator(
+                upload.path,
+                self.target.rq_ids,
+                allow_partial=allow_partial,
+                max_bytes=self.policy.max_bytes,
+                time_budget_s=self.policy.validation_budget_s,
+                partial_remedy=PARTIAL_REMEDY_PAGE,
+            )
         except Exception as exc:  # the validator must report, not raise; say so plainly if it does
             log.exception("validator raised on %s", upload.path.name)
             return SubmitOutcome(False, [f"the validator failed on this file: {redact(type(exc).__name__)}"])
@@ -370,8 +400,10 @@ class SubmitFlow:
         if meta is None and not problems:
             problems.append("line 1: the metadata line is missing")
         if meta is None and not upload.folder_form:
-            problems.append("the single-file form opens with the metadata record; a submission folder's files "
-                            "(metadata.json and submission.jsonl) are uploaded together, both selected at once")  # fmt: skip
+            problems.append(
+                "the single-file form opens with the metadata record; a submission folder's files "
+                "(metadata.json and submission.jsonl) are uploaded together, both selected at once"
+            )
         if problems:
             return SubmitOutcome(False, problems)
         assert meta is not None
@@ -403,8 +435,13 @@ class SubmitFlow:
             flagged_count=n_flagged,
         )
         self.stores.requests.put(req)
-        log.info("%s request %s (%s) from %s", "held for review" if n_flagged else "queued", req.request_id,
-                 meta.model, who.username)  # fmt: skip
+        log.info(
+            "%s request %s (%s) from %s",
+            "held for review" if n_flagged else "queued",
+            req.request_id,
+            meta.model,
+            who.username,
+        )
         return SubmitOutcome(True, [], req, warnings=[_problem_line(p) for p in report.warnings])
 
 
@@ -433,8 +470,14 @@ def requests_rows(requests: Iterable[SubmissionRequest], user: str | None = None
     for r in sorted(requests, key=lambda r: r.submitted_at, reverse=True):
         if user is not None and r.user != user:
             continue
-        cells = (r.request_id, r.metadata.model, r.user, STATUS_SHOWN.get(r.status, r.status), _shown_reason(r),
-                 f"{r.submitted_at:%Y-%m-%d %H:%M}")
+        cells = (
+            r.request_id,
+            r.metadata.model,
+            r.user,
+            STATUS_SHOWN.get(r.status, r.status),
+            _shown_reason(r),
+            f"{r.submitted_at:%Y-%m-%d %H:%M}",
+        )
         rows.append([printable(x) for x in cells])
     return rows
 

@@ -40,20 +40,37 @@ class SendFailed(RuntimeError):
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("submission", type=Path,
-                   help="a submission folder (metadata.json + submission.jsonl) or the single JSONL file")
-    p.add_argument("--space", metavar="URL", default=None,
-                   help="send it to this running Space (http://127.0.0.1:7860/, or a Space's address); default: the "
-                        "local store that 'rqbench space' and 'rqbench worker' read")  # fmt: skip
-    p.add_argument("--name", default=None,
-                   help="who submits (offline names are not verified; default: your login name)")
-    p.add_argument("--allow-partial", action="store_true",
-                   help="submit although some rq_ids are missing or failed (the coverage is shown beside every score)")
-    p.add_argument("--out", type=Path, default=None, metavar="FILE",
-                   help="keep the packed single-file form here (the file a Space's Submit tab takes)")
+    p.add_argument(
+        "submission", type=Path, help="a submission folder (metadata.json + submission.jsonl) or the single JSONL file"
+    )
+    p.add_argument(
+        "--space",
+        metavar="URL",
+        default=None,
+        help="send it to this running Space (http://127.0.0.1:7860/, or a Space's address); default: the "
+        "local store that 'rqbench space' and 'rqbench worker' read",
+    )
+    p.add_argument(
+        "--name", default=None, help="who submits (offline names are not verified; default: your login name)"
+    )
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="submit although some rq_ids are missing or failed (the coverage is shown beside every score)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="keep the packed single-file form here (the file a Space's Submit tab takes)",
+    )
     p.add_argument("--store", type=Path, default=None, help="local store folder (default: RQB_HOME/space)")
-    p.add_argument("--no-dataset", action="store_true",
-                   help="with --space: check the format here and leave the rq_ids to the Space")
+    p.add_argument(
+        "--no-dataset",
+        action="store_true",
+        help="with --space: check the format here and leave the rq_ids to the Space",
+    )
     add_dataset_options(p, limit=False)
 
 
@@ -67,11 +84,14 @@ def send_to_space(url: str, packed: Path, name: str, allow_partial: bool, *, cli
         client = (client_factory or Client)(url, verbose=False, download_files=False, analytics_enabled=False)
         _, _, outcome = client.predict([handle_file(str(packed))], name, allow_partial, api_name=SPACE_API_NAME)
     except (httpx.HTTPError, OSError) as exc:
-        raise SendFailed(f"cannot reach the Space at {url} ({type(exc).__name__}: {exc}); is it running? "
-                         "'rqbench space' serves one on http://127.0.0.1:7860/") from exc  # fmt: skip
+        raise SendFailed(
+            f"cannot reach the Space at {url} ({type(exc).__name__}: {exc}); is it running? "
+            "'rqbench space' serves one on http://127.0.0.1:7860/"
+        ) from exc
     except AppError as exc:
-        raise SendFailed(f"the Space at {url} failed while handling the submission ({exc}); nothing was "
-                         "queued") from exc  # fmt: skip
+        raise SendFailed(
+            f"the Space at {url} failed while handling the submission ({exc}); nothing was queued"
+        ) from exc
     except ValueError as exc:  # no such endpoint, or not a Gradio app at all
         raise SendFailed(f"{url} does not take submissions as an RQ-Bench Space does ({exc})") from exc
     if not isinstance(outcome, dict) or "accepted" not in outcome:
@@ -98,8 +118,10 @@ def _follow_lines(where: str, request_id: str, status: str, space_url: str | Non
     lines = [f"follow it: rqbench worker --list{where} (the queue, with each request's status)"]
     if status == "review":
         lines.append(f"a maintainer reviews it first: rqbench worker --review{where}, then --approve {request_id}")
-    lines += [f"price it: rqbench worker --dry-run{where}; judge it: rqbench worker --once --limit 1{where}",
-              f"then see its row: rqbench space{where}"]
+    lines += [
+        f"price it: rqbench worker --dry-run{where}; judge it: rqbench worker --once --limit 1{where}",
+        f"then see its row: rqbench space{where}",
+    ]
     return lines
 
 
@@ -112,8 +134,11 @@ def run(args: argparse.Namespace) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     if args.no_dataset and args.space is None:
-        print("rqbench submit: --no-dataset needs --space (the local store checks rq_ids against a dataset, so give "
-              "--dataset instead)", file=sys.stderr)  # fmt: skip
+        print(
+            "rqbench submit: --no-dataset needs --space (the local store checks rq_ids against a dataset, so give "
+            "--dataset instead)",
+            file=sys.stderr,
+        )
         return 2
     bench = None
     if not args.no_dataset:
@@ -148,17 +173,24 @@ def run(args: argparse.Namespace) -> int:
             return 2
     if not outcome["accepted"]:
         errors = [_cli_wording(e) for e in outcome.get("errors") or [outcome.get("message", "")]]
-        print(f"rqbench submit: {store_desc} refused it ({len(errors)} problem(s)); nothing was queued:", file=sys.stderr)
+        print(
+            f"rqbench submit: {store_desc} refused it ({len(errors)} problem(s)); nothing was queued:", file=sys.stderr
+        )
         for e in errors:
             print(f"  - {e}", file=sys.stderr)
         if args.space and any("Sign in with Hugging Face" in e for e in errors):
-            print("  this Space takes submissions from signed-in Hugging Face accounts, through its page: upload the "
-                  "single-file form there (--out FILE writes it)", file=sys.stderr)  # fmt: skip
+            print(
+                "  this Space takes submissions from signed-in Hugging Face accounts, through its page: upload the "
+                "single-file form there (--out FILE writes it)",
+                file=sys.stderr,
+            )
         return 1
     rid, status = outcome["request_id"], outcome["status"]
     held = "held for review" if status == "review" else "queued"
-    print(f"request {rid} {held} in {store_desc}: {outcome['model']}, {outcome['instances']} instance(s) with five "
-          f"RQs, status {status}")  # fmt: skip
+    print(
+        f"request {rid} {held} in {store_desc}: {outcome['model']}, {outcome['instances']} instance(s) with five "
+        f"RQs, status {status}"
+    )
     if bench is None:  # checked here without the rq_ids: the Space's warnings are news
         for w in outcome.get("warnings") or []:
             print(f"  warning: {w}")

@@ -20,10 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+
 from rqbench.evaluate.expert_pool import make_pool
 from rqbench.evaluate.judge_board import Board, make_board
 from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
 from rqbench.evaluate.trial import one_run_each
+from rqbench.io import RecordError
+from rqbench.records import CitedPaper, JudgeBoardFile, ResultsFile, dataset_label
 from rqbench.space import annotate as an
 from rqbench.space import browse, downloads, tabs
 from rqbench.space import expert_study as es
@@ -34,9 +37,6 @@ from rqbench.space.safety import AttemptLimiter, UploadGate, public_board, publi
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitPolicy
 from rqbench.space.tabs.common import banner_update
-
-from rqbench.io import RecordError
-from rqbench.records import CitedPaper, JudgeBoardFile, ResultsFile, dataset_label
 
 log = logging.getLogger(__name__)
 
@@ -127,11 +127,15 @@ class SpaceData:
             store = self.config.stores.judge_board
             boards, board_problems = store.load() if store is not None else ([], [])
             key = (
-                tuple(sorted((r.submission_hash, r.judge.label, r.judge.setting, r.trial or 0, r.created_at.isoformat())
-                             for r in results)),
+                tuple(
+                    sorted(
+                        (r.submission_hash, r.judge.label, r.judge.setting, r.trial or 0, r.created_at.isoformat())
+                        for r in results
+                    )
+                ),
                 tuple(j.judgment_id for j in judgments),
                 tuple(sorted((f.judge.label, f.judge.prompt_set.hash, f.created_at.isoformat()) for f in boards)),
-            )  # fmt: skip
+            )
             if key == self._key:
                 return self
             # the leaderboard's rows from every file, a trial's apart; everything else (agreement, annotation pairs,
@@ -157,8 +161,9 @@ class SpaceData:
             bad_requests = [str(u) for u in self.requests.get()[1]]
         except Exception as exc:  # an outage of the requests store: say so, and keep serving the rest
             log.warning("requests store unreadable: %s", exc)
-            bad_requests = [f"{self.config.stores.requests.repo.name}: the requests store cannot be listed "
-                            f"({type(exc).__name__})"]  # fmt: skip
+            bad_requests = [
+                f"{self.config.stores.requests.repo.name}: the requests store cannot be listed ({type(exc).__name__})"
+            ]
         stores = self.config.stores
         roots = {f"{stores.results.repo.name}/", f"{stores.requests.repo.name}/"}
 
@@ -169,8 +174,9 @@ class SpaceData:
 
         return [in_store(line) for line in (*self.problems, *bad_requests)]
 
-    def _board(self, results: list[ResultsFile], judgments: list, boards: list[JudgeBoardFile],
-               problems: list[str]) -> tuple[Board, list[str]]:  # fmt: skip
+    def _board(
+        self, results: list[ResultsFile], judgments: list, boards: list[JudgeBoardFile], problems: list[str]
+    ) -> tuple[Board, list[str]]:
         """The judge board on the pool as it stands: the study file's pairs and every annotated pair; judges by
         their public labels only."""
         boards = [public_board(b) for b in boards]
@@ -221,15 +227,27 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
 
         # -- the Refresh button: re-read the stores, then every tab's choices, tables and banners
         def reload_all(*view):
-            return (*board.reloaded(*view), *judges.reloaded(), *charts.reloaded(), *annotation.reloaded(),
-                    banner_update(data.model_names()), *browser.reloaded())  # fmt: skip
+            return (
+                *board.reloaded(*view),
+                *judges.reloaded(),
+                *charts.reloaded(),
+                *annotation.reloaded(),
+                banner_update(data.model_names()),
+                *browser.reloaded(),
+            )
 
         def load_all(*view):
             data.refresh()
             return reload_all(*view)
 
-        load_outputs = [*board.reload_outputs, *judges.reload_outputs, *charts.reload_outputs,
-                        *annotation.reload_outputs, about.banner, *browser.reload_outputs]  # fmt: skip
+        load_outputs = [
+            *board.reload_outputs,
+            *judges.reload_outputs,
+            *charts.reload_outputs,
+            *annotation.reload_outputs,
+            about.banner,
+            *browser.reload_outputs,
+        ]
         board.refresh.click(load_all, board.controls, load_outputs)
 
         # -- page load: the Browse tab opens on the first RQ, or the ?rq_id= one (then Browse is selected);
@@ -241,8 +259,13 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             link = link or browser.opening()
             pickers = link if link is not None else (base[-1], gr.Dropdown(), gr.Dropdown())
             selected = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
-            return (*base[:-1], *pickers, selected, tabs.submit.queue_rows(lambda: requests),
-                    tabs.about.unreadable_update(data.unreadable()))  # fmt: skip
+            return (
+                *base[:-1],
+                *pickers,
+                selected,
+                tabs.submit.queue_rows(lambda: requests),
+                tabs.about.unreadable_update(data.unreadable()),
+            )
 
         # A crowd's page loads get one reply per (data version, read of the requests store, view, link): computed
         # once, and the same objects for everyone (Gradio keeps a reference per session, not a copy).
@@ -262,8 +285,11 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             key = (tuple(tuple(v) if isinstance(v, list) else v for v in view), rq_id, tab)
             return page_replies.get((version, read), key, lambda: page_reply(view, rq_id, tab, requests))
 
-        demo.load(page_load, board.controls,
-                  [*load_outputs, browser.paper, browser.rq, strip, queue.requests, about.unreadable])  # fmt: skip
+        demo.load(
+            page_load,
+            board.controls,
+            [*load_outputs, browser.paper, browser.rq, strip, queue.requests, about.unreadable],
+        )
     demo.space_data = data  # what the Space's own routes read (launch_options: the CSV download)
     return demo
 
@@ -308,18 +334,26 @@ def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:
     from starlette.middleware import Middleware
 
     limits = (AttemptLimiter(UPLOADS_PER_MINUTE, 60), AttemptLimiter(UPLOADS_PER_HOUR, 3600))
-    gate = Middleware(UploadGate, max_body_bytes=config.policy.max_bytes + UPLOAD_OVERHEAD_BYTES,
-                      upload_limits=limits, require_sign_in=config.on_hub)  # fmt: skip
+    gate = Middleware(
+        UploadGate,
+        max_body_bytes=config.policy.max_bytes + UPLOAD_OVERHEAD_BYTES,
+        upload_limits=limits,
+        require_sign_in=config.on_hub,
+    )
     routes = [downloads.csv_route(demo.space_data)]
-    return {"max_file_size": config.policy.max_bytes, "state_session_capacity": SESSION_CAPACITY,
-            "app_kwargs": {"middleware": [gate], "routes": routes}}  # fmt: skip
+    return {
+        "max_file_size": config.policy.max_bytes,
+        "state_session_capacity": SESSION_CAPACITY,
+        "app_kwargs": {"middleware": [gate], "routes": routes},
+    }
 
 
 def worker_thread(worker, interval_s: float) -> tuple[threading.Thread, threading.Event]:
     """Run a ``Worker`` in the background (the Space's schedule); set the event to stop it."""
     stop = threading.Event()
-    t = threading.Thread(target=worker.run, kwargs={"interval_s": interval_s, "stop": stop}, daemon=True,
-                         name="rqbench-worker")  # fmt: skip
+    t = threading.Thread(
+        target=worker.run, kwargs={"interval_s": interval_s, "stop": stop}, daemon=True, name="rqbench-worker"
+    )
     t.start()
     return t, stop
 
@@ -347,8 +381,13 @@ def config_from_env(
     try:
         bench = load_benchmark(ref, revision=os.environ.get("RQB_DATASET_REVISION"))
         target = BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids))
-        library, note = bench.papers, (f"Benchmark: {dataset_label(bench.name, bench.revision, bench.version)} "
-                                       f"({len(bench.instances)} instances).")  # fmt: skip
+        library, note = (
+            bench.papers,
+            (
+                f"Benchmark: {dataset_label(bench.name, bench.revision, bench.version)} "
+                f"({len(bench.instances)} instances)."
+            ),
+        )
     except (DatasetError, FileNotFoundError, ValueError) as exc:
         note = f"Benchmark not loaded: {redact(str(exc))}"
         log.warning(note)
@@ -358,17 +397,24 @@ def config_from_env(
 
         hub_api = HfApi(token=os.environ["HF_TOKEN"])
     policy = SubmitPolicy(require_sign_in=on_hub, min_account_age_days=int(os.environ.get("RQB_MIN_ACCOUNT_DAYS", "7")))
-    return SpaceConfig(stores=stores, target=target, library=library, policy=policy, on_hub=on_hub, hub_api=hub_api,
-                       dataset_note=note, worker_judges=worker_judges_from_env())  # fmt: skip
+    return SpaceConfig(
+        stores=stores,
+        target=target,
+        library=library,
+        policy=policy,
+        on_hub=on_hub,
+        hub_api=hub_api,
+        dataset_note=note,
+        worker_judges=worker_judges_from_env(),
+    )
 
 
 def start_background_worker(config: SpaceConfig, *, dataset: str | None = None) -> threading.Event | None:
     """On a Space (or with ``RQB_SPACE_WORKER=1``), judge pending requests every ``RQB_WORKER_INTERVAL`` seconds."""
     if not (config.on_hub or env_flag("RQB_SPACE_WORKER")):
         return None
-    from rqbench.space.worker import Worker, evaluate_judge
-
     from rqbench import paths
+    from rqbench.space.worker import Worker, evaluate_judge
 
     judges = list(config.worker_judges or worker_judges_from_env())
     judge = evaluate_judge(judges, ["standalone", "comparative"], dataset=dataset or os.environ.get("RQB_DATASET"))

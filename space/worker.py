@@ -27,13 +27,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rqbench.llm.client import ProviderUnreachable
+from rqbench.llm.config import public_label
+from rqbench.records import ResultsFile
 from rqbench.space.records import SubmissionRequest, utcnow
 from rqbench.space.safety import public_results, redact
 from rqbench.space.stores import SpaceStores, StoreError, Unreadable
-
-from rqbench.records import ResultsFile
-from rqbench.llm.client import ProviderUnreachable
-from rqbench.llm.config import public_label
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +123,11 @@ class Worker:
         """The request store could not take this request's new status: say so by name, leave the stored
         request as it was (taken up again on a later pass), and go on with the queue."""
         self._passed.add(req.request_id)
-        reason = redact(f"{what}; the request store {self.stores.requests.repo.name} could not record it "
-                        f"({storage_problem(exc)}), so the request stays {req.status} and is taken up again on "
-                        "the next pass")[:1000]  # fmt: skip
+        reason = redact(
+            f"{what}; the request store {self.stores.requests.repo.name} could not record it "
+            f"({storage_problem(exc)}), so the request stays {req.status} and is taken up again on "
+            "the next pass"
+        )[:1000]
         log.error("request %s: %s", req.request_id, reason)
         return WorkerReport(req.request_id, req.status, reason)
 
@@ -135,9 +136,10 @@ class Worker:
         goes back to pending (taken up again on a later pass), and the reason names the judge by its public label,
         never by its address."""
         self._passed.add(req.request_id)
-        reason = redact(f"judge {public_label(exc.model)} cannot be reached (no connection could be made), so the "
-                        f"request stays pending and is taken up again on a later pass{self._withdraw(req, stored)}"
-                        )[:1000]  # fmt: skip
+        reason = redact(
+            f"judge {public_label(exc.model)} cannot be reached (no connection could be made), so the "
+            f"request stays pending and is taken up again on a later pass{self._withdraw(req, stored)}"
+        )[:1000]
         log.error("request %s: %s", req.request_id, reason)
         try:
             req = self._save(req, status="pending", reason=reason, worker="")
@@ -147,8 +149,10 @@ class Worker:
 
     def _unreadable(self, bad: Unreadable) -> WorkerReport:
         self._passed.add(bad.path)
-        reason = redact(f"the request file cannot be read, so it is not judged: {bad.problem}; it is left as it "
-                        "is for a maintainer to repair or remove")[:1000]  # fmt: skip
+        reason = redact(
+            f"the request file cannot be read, so it is not judged: {bad.problem}; it is left as it "
+            "is for a maintainer to repair or remove"
+        )[:1000]
         log.error("request file %s: %s", bad.path, reason)
         return WorkerReport(Path(bad.path).stem, "failed", reason)
 
@@ -160,8 +164,10 @@ class Worker:
             try:
                 self.stores.results.put(public)
             except OSError as exc:
-                raise RequestFailed(f"results file {path} could not be written to {self.stores.results.repo.name} "
-                                    f"({storage_problem(exc)})") from exc  # fmt: skip
+                raise RequestFailed(
+                    f"results file {path} could not be written to {self.stores.results.repo.name} "
+                    f"({storage_problem(exc)})"
+                ) from exc
             stored.append(path)
 
     def _withdraw(self, req: SubmissionRequest, stored: list[str]) -> str:
@@ -189,15 +195,21 @@ class Worker:
             return self.trial_run(req)
         resumed = req.status == "running"
         if req.attempts >= self.max_attempts:
-            reason = (f"gave up after {req.attempts} attempts (the worker stopped while judging each time)")
+            reason = f"gave up after {req.attempts} attempts (the worker stopped while judging each time)"
             try:
                 req = self._save(req, status="failed", reason=reason, worker="")
             except OSError as exc:
                 return self._unrecorded(req, reason, exc)
             return WorkerReport(req.request_id, req.status, req.reason)
         try:
-            req = self._save(req, status="running", started_at=req.started_at or utcnow(), attempts=req.attempts + 1,
-                             worker=self.worker_id, reason="")  # fmt: skip
+            req = self._save(
+                req,
+                status="running",
+                started_at=req.started_at or utcnow(),
+                attempts=req.attempts + 1,
+                worker=self.worker_id,
+                reason="",
+            )
         except OSError as exc:
             return self._unrecorded(req, "not started", exc)
         log.info("%s request %s (%s)", "resuming" if resumed else "starting", req.request_id, req.metadata.model)
@@ -259,8 +271,9 @@ class Worker:
         expected = max((r.instances_expected for r in results), default=0)
         taken = min(self.trial, expected)
         what = "the whole revision" if taken >= expected else f"the first {taken} of {expected} instances"
-        reason = (f"trial: {what} judged, {len(stored)} results file(s) published as a trial; the request stays "
-                  f"{req.status}")  # fmt: skip
+        reason = (
+            f"trial: {what} judged, {len(stored)} results file(s) published as a trial; the request stays {req.status}"
+        )
         log.info("request %s: %s", req.request_id, reason)
         return WorkerReport(req.request_id, req.status, reason)
 
@@ -355,7 +368,6 @@ def evaluate_judge(
         from rqbench.evaluate.dataset import load_benchmark
         from rqbench.evaluate.judging import judge_submission
         from rqbench.evaluate.submission import load_submission
-
         from rqbench.llm import LLM
 
         if loader is not None:
@@ -363,12 +375,20 @@ def evaluate_judge(
         else:
             bench = load_benchmark(dataset or req.dataset_repo, revision=None if dataset else req.dataset_revision)
         bench = bench.subset(instances)
-        submission = load_submission(sub_path, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids,
-                                     allow_partial=allow_partial or req.partial)  # fmt: skip
+        submission = load_submission(
+            sub_path, bench.revision_rq_ids, judged_rq_ids=bench.rq_ids, allow_partial=allow_partial or req.partial
+        )
         paths = judge_submission(
-            bench, submission, list(judges), list(settings), llm=llm or LLM(), seed=seed, orderings=orderings,
-            out_dir=sub_path.parent / "results", progress=progress,
-        )  # fmt: skip
+            bench,
+            submission,
+            list(judges),
+            list(settings),
+            llm=llm or LLM(),
+            seed=seed,
+            orderings=orderings,
+            out_dir=sub_path.parent / "results",
+            progress=progress,
+        )
         return [ResultsFile.model_validate_json(Path(p).read_text(encoding="utf-8")) for p in paths]
 
     return run

@@ -30,27 +30,49 @@ from rqbench.evaluate.generate_cli import at_least_one
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--once", action="store_true", help="handle the waiting requests, then exit")
-    p.add_argument("--judge", action="append", default=None, metavar="MODEL",
-                   help="judge model (litellm name, 'local', or name@key=value,...); repeat for several "
-                        "(default: local and local@temperature=0.7)")  # fmt: skip
+    p.add_argument(
+        "--judge",
+        action="append",
+        default=None,
+        metavar="MODEL",
+        help="judge model (litellm name, 'local', or name@key=value,...); repeat for several "
+        "(default: local and local@temperature=0.7)",
+    )
     p.add_argument("--setting", choices=["standalone", "comparative", "both"], default="both")
     p.add_argument("--interval", type=float, default=60.0, metavar="S", help="seconds between polls (default 60)")
     p.add_argument("--store", type=Path, default=None, help="local store folder (default: RQB_HOME/space)")
     p.add_argument("--dataset", default=None, help="read the benchmark from here instead of each request's repo")
     p.add_argument("--orderings", type=int, default=1, help="shuffled orderings per comparative call")
-    p.add_argument("--allow-partial", action="store_true",
-                   help="judge submissions that cover only some instances (those accepted as partial always are)")
-    p.add_argument("--limit", type=int, default=None, metavar="N",
-                   help="judge at most N requests, then stop (with --once: at most N of those waiting)")
-    p.add_argument("--instances", type=at_least_one, default=None, metavar="N",
-                   help="a trial: judge only the first N instances of each request taken (with --once or --limit), "
-                   "publish the results marked as a trial (never ranked beside full runs) and leave the request "
-                   "waiting for its full run; with --dry-run, price that trial")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="judge submissions that cover only some instances (those accepted as partial always are)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="judge at most N requests, then stop (with --once: at most N of those waiting)",
+    )
+    p.add_argument(
+        "--instances",
+        type=at_least_one,
+        default=None,
+        metavar="N",
+        help="a trial: judge only the first N instances of each request taken (with --once or --limit), "
+        "publish the results marked as a trial (never ranked beside full runs) and leave the request "
+        "waiting for its full run; with --dry-run, price that trial",
+    )
     trial = p.add_argument_group("look before judging (no judging, no status change)")
-    trial.add_argument("--list", action="store_true",
-                       help="the requests waiting to be judged, in the order the worker takes them")
-    trial.add_argument("--dry-run", action="store_true",
-                       help="the calls, tokens and cost each waiting request would take (up to --limit of them)")
+    trial.add_argument(
+        "--list", action="store_true", help="the requests waiting to be judged, in the order the worker takes them"
+    )
+    trial.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="the calls, tokens and cost each waiting request would take (up to --limit of them)",
+    )
     review = p.add_argument_group("review of flagged submissions (no judging)")
     review.add_argument("--review", action="store_true", help="list the requests held for review, with the reasons")
     review.add_argument("--approve", metavar="REQUEST_ID", default=None, help="let a flagged request be judged")
@@ -110,8 +132,10 @@ def request_line(r) -> str:  # type: ignore[no-untyped-def]
     """One queued request as ``--list`` shows it (never its contact)."""
     partial = ", partial" if r.partial else ""
     resumed = " (left running by a stopped worker: resumed first)" if r.status == "running" else ""
-    return (f"{r.request_id}  {r.metadata.model}  from {r.user}  {r.instances} instance(s){partial}  {r.status}"
-            f"{resumed}  submitted {r.submitted_at:%Y-%m-%d %H:%M} UTC  dataset {r.dataset_repo}@{r.dataset_revision}")
+    return (
+        f"{r.request_id}  {r.metadata.model}  from {r.user}  {r.instances} instance(s){partial}  {r.status}"
+        f"{resumed}  submitted {r.submitted_at:%Y-%m-%d %H:%M} UTC  dataset {r.dataset_repo}@{r.dataset_revision}"
+    )
 
 
 def list_command(stores) -> int:  # type: ignore[no-untyped-def]
@@ -130,37 +154,53 @@ def list_command(stores) -> int:  # type: ignore[no-untyped-def]
     return 0
 
 
-def dry_run_command(args: argparse.Namespace, stores, judges: list[str],  # type: ignore[no-untyped-def]
-                    settings: list[str]) -> int:
+def dry_run_command(
+    args: argparse.Namespace,
+    stores,
+    judges: list[str],  # type: ignore[no-untyped-def]
+    settings: list[str],
+) -> int:
     """--dry-run: each waiting request judged in dry-run mode (nothing sent, no status changed), then the total."""
-    from rqbench.space.worker import evaluate_judge, queued
-
     from rqbench.llm.client import LLM
     from rqbench.llm.estimate import Estimate
+    from rqbench.space.worker import evaluate_judge, queued
 
     waiting = queued(stores.requests.all())[: args.limit]
     estimates = []
     trial = f"; a trial of the first {args.instances} instance(s) of each" if args.instances else ""
-    print(f"dry run over {len(waiting)} waiting request(s) in {stores.backend}; judges {shown_judges(judges)}, "
-          f"settings {', '.join(settings)}{trial}")  # fmt: skip
+    print(
+        f"dry run over {len(waiting)} waiting request(s) in {stores.backend}; judges {shown_judges(judges)}, "
+        f"settings {', '.join(settings)}{trial}"
+    )
     with tempfile.TemporaryDirectory(prefix="rqbench-worker-dry-") as tmp:
         for r in waiting:
             llm = LLM(dry_run=True)
             raw = stores.submissions.get(r.submission_file)
             if raw is None:
-                print(f"request {r.request_id} ({r.metadata.model}): its raw submission {r.submission_file} is "
-                      "missing from the store; the worker would fail it")  # fmt: skip
+                print(
+                    f"request {r.request_id} ({r.metadata.model}): its raw submission {r.submission_file} is "
+                    "missing from the store; the worker would fail it"
+                )
                 continue
             sub_path = Path(tmp) / r.request_id / "submission.jsonl"
             sub_path.parent.mkdir(parents=True)
             sub_path.write_bytes(raw)
-            judge = evaluate_judge(judges, settings, llm=llm, dataset=args.dataset, orderings=args.orderings,
-                                   allow_partial=args.allow_partial, instances=args.instances)  # fmt: skip
+            judge = evaluate_judge(
+                judges,
+                settings,
+                llm=llm,
+                dataset=args.dataset,
+                orderings=args.orderings,
+                allow_partial=args.allow_partial,
+                instances=args.instances,
+            )
             try:
                 judge(r, sub_path)
             except Exception as exc:  # what would fail the request when judged: said, and the next one priced
-                print(f"request {r.request_id} ({r.metadata.model}): the worker would fail it: "
-                      f"{type(exc).__name__}: {redacted(exc)}")  # fmt: skip
+                print(
+                    f"request {r.request_id} ({r.metadata.model}): the worker would fail it: "
+                    f"{type(exc).__name__}: {redacted(exc)}"
+                )
                 continue
             estimates.append(llm.estimate)
             print(f"request {r.request_id} ({r.metadata.model}, {r.instances} instance(s)): {llm.estimate.line()}")
@@ -176,10 +216,9 @@ def redacted(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rqbench.llm.client import LLM
     from rqbench.space.stores import SpaceStores
     from rqbench.space.worker import Worker, evaluate_judge
-
-    from rqbench.llm.client import LLM
 
     if args.limit is not None and args.limit < 1:
         print("rqbench worker: --limit must be at least 1")
@@ -194,18 +233,27 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return dry_run_command(args, stores, judges, settings)
     if args.instances is not None and not (args.once or args.limit is not None):
-        print("rqbench worker: --instances N tries each request on its first N instances and leaves it waiting, so "
-              "a worker polling for ever would try the same requests again and again; give --once (each waiting "
-              "request once) or --limit N with it")  # fmt: skip
+        print(
+            "rqbench worker: --instances N tries each request on its first N instances and leaves it waiting, so "
+            "a worker polling for ever would try the same requests again and again; give --once (each waiting "
+            "request once) or --limit N with it"
+        )
         return 2
     trial = f" (a trial: the first {args.instances} instance(s))" if args.instances else ""
 
     def judge(req, sub_path):  # type: ignore[no-untyped-def]
         llm = LLM()  # one per request: its run id is the request's in the call log
         print(f"request {req.request_id} ({req.metadata.model}): judging{trial}, {llm.run_note()}", flush=True)
-        return evaluate_judge(judges, settings, llm=llm, dataset=args.dataset, orderings=args.orderings,
-                              allow_partial=args.allow_partial, progress=True,
-                              instances=args.instances)(req, sub_path)  # fmt: skip
+        return evaluate_judge(
+            judges,
+            settings,
+            llm=llm,
+            dataset=args.dataset,
+            orderings=args.orderings,
+            allow_partial=args.allow_partial,
+            progress=True,
+            instances=args.instances,
+        )(req, sub_path)
 
     worker = Worker(stores, judge, work_dir=paths.home() / "space-work", trial=args.instances)
     print(f"worker {worker.worker_id}: store {stores.backend}; judges {shown_judges(judges)}")

@@ -6,11 +6,11 @@ under the name the judging tests call it by; ``responder_with`` overrides it per
 
 from __future__ import annotations
 
-from rqbench.evaluate.dataset import Benchmark
-from rqbench.evaluate.submission import Submission, load_submission, write_submission
 from scripted_replies import candidates_of, responder_with
 from scripted_replies import reply as judge_reply
 
+from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.submission import Submission, load_submission, write_submission
 from rqbench.records import (
     CitedPaper,
     EvaluationInstance,
@@ -19,8 +19,18 @@ from rqbench.records import (
     SubmissionMetadata,
 )
 
-__all__ = ["benchmark", "candidates_of", "five", "judge_reply", "metadata", "paper", "responder_with", "scripted_spec",
-           "submission", "write_build"]  # fmt: skip
+__all__ = [
+    "benchmark",
+    "candidates_of",
+    "five",
+    "judge_reply",
+    "metadata",
+    "paper",
+    "responder_with",
+    "scripted_spec",
+    "submission",
+    "write_build",
+]
 
 
 def paper(pid: str, n_sections: int = 3, words: int = 60) -> CitedPaper:
@@ -64,7 +74,8 @@ def metadata(model: str = "test-model") -> SubmissionMetadata:
 
 def submission(bench: Benchmark, folder, *, failed: set[str] = frozenset()) -> Submission:
     entries = [
-        SubmissionEntry(rq_id=i.rq_id, failure="invalid_reply: scripted") if i.rq_id in failed
+        SubmissionEntry(rq_id=i.rq_id, failure="invalid_reply: scripted")
+        if i.rq_id in failed
         else SubmissionEntry(rq_id=i.rq_id, research_questions=five(i.rq_id))
         for i in bench.instances
     ]

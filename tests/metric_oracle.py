@@ -37,13 +37,26 @@ NARROWNESS_DIMS: tuple[str, ...] = NARROWNESS_DIMENSIONS
 _TIE_TOL = 1e-9
 FIVE = 5
 # The worst value of each scale (A.1-A.3): 0 where higher is better, 3 for narrowness (lower is broader).
-WORST = {"relevance": 0.0, "originality": 0.0, "gap_addressing": 0.0, "non_obviousness": 0.0,
-         "source_bound_score": 3.0, "diagnostic_test_score": 3.0, "overlap": 0.0}  # fmt: skip
+WORST = {
+    "relevance": 0.0,
+    "originality": 0.0,
+    "gap_addressing": 0.0,
+    "non_obviousness": 0.0,
+    "source_bound_score": 3.0,
+    "diagnostic_test_score": 3.0,
+    "overlap": 0.0,
+}
 # Each criterion's prompt steps and dimensions, as the paper names them.
-CRITERION_OF = {**{d: "novelty" for d in NOVELTY_DIMS}, **{d: "narrowness" for d in NARROWNESS_DIMS},
-                "overlap": "overlap"}  # fmt: skip
-STEPS_OF = {"novelty": ("novelty_standalone", "novelty_comparative"),
-            "narrowness": ("narrowness_standalone", "narrowness_comparative"), "overlap": ("overlap",)}  # fmt: skip
+CRITERION_OF = {
+    **{d: "novelty" for d in NOVELTY_DIMS},
+    **{d: "narrowness" for d in NARROWNESS_DIMS},
+    "overlap": "overlap",
+}
+STEPS_OF = {
+    "novelty": ("novelty_standalone", "novelty_comparative"),
+    "narrowness": ("narrowness_standalone", "narrowness_comparative"),
+    "overlap": ("overlap",),
+}
 
 
 @dataclass(frozen=True)
@@ -154,8 +167,9 @@ def mean_vector(vectors: Sequence[ScoreVector]) -> ScoreVector:
         return sum(got) / len(got) if got else None
 
     model = tuple(avg([v.model[i] if i < len(v.model) else None for v in vectors]) for i in range(width))
-    return ScoreVector(gt=avg([v.gt for v in vectors]), model=model,
-                       no_generation=any(v.no_generation for v in vectors))  # fmt: skip
+    return ScoreVector(
+        gt=avg([v.gt for v in vectors]), model=model, no_generation=any(v.no_generation for v in vectors)
+    )
 
 
 def best_at_5(values: Sequence[float | None], higher: bool = True) -> float | None:
@@ -229,6 +243,8 @@ def reference_value(vec: ScoreVector) -> float | None:
     return vec.gt
 
 
-def instance_value(name: str, dimension: str, inst: InstanceResult, opts: ScoreOptions = ScoreOptions()) -> float | None:
+def instance_value(
+    name: str, dimension: str, inst: InstanceResult, opts: ScoreOptions = ScoreOptions()
+) -> float | None:
     """The oracle's value of metric ``name`` on one instance under one judge."""
     return ORACLE[name](score_vector(inst, dimension, opts))

@@ -49,12 +49,24 @@ FILLER_NOVELTY, FILLER_NARROWNESS = (0, 0, 0), (3, 3)
 
 def _standalone(model: str, variant: str = "original", best=None):
     novelty, (sb, dg), overlap = best or STANDALONE[model]
-    gt = cand("gt", GT_STANDALONE["novelty"], sb=GT_STANDALONE["narrowness"][0], dg=GT_STANDALONE["narrowness"][1],
-              text="author-anchored RQ (A.5)")  # fmt: skip
+    gt = cand(
+        "gt",
+        GT_STANDALONE["novelty"],
+        sb=GT_STANDALONE["narrowness"][0],
+        dg=GT_STANDALONE["narrowness"][1],
+        text="author-anchored RQ (A.5)",
+    )
     five = [cand("m0", novelty, sb=sb, dg=dg, text=f"{model}: best standalone RQ (A.5)")]
-    five += [cand(f"m{k}", FILLER_NOVELTY, sb=FILLER_NARROWNESS[0], dg=FILLER_NARROWNESS[1],
-                  text=f"{model}: overlap example (A.5)" if k == 1 else f"filler {k}")
-             for k in range(1, 5)]  # fmt: skip
+    five += [
+        cand(
+            f"m{k}",
+            FILLER_NOVELTY,
+            sb=FILLER_NARROWNESS[0],
+            dg=FILLER_NARROWNESS[1],
+            text=f"{model}: overlap example (A.5)" if k == 1 else f"filler {k}",
+        )
+        for k in range(1, 5)
+    ]
     inst = instance(DEEPSEEK_R1, gt, five, subfield="cs.CL", overlap=[0, overlap, 0, 0, 0])
     return results([inst], model=model, judge_model=JUDGE, label=LABEL, prompt_variant=variant)
 
@@ -70,11 +82,23 @@ def standalone_results(revised_gemini: tuple | None = None) -> list:
 
 def comparative_results():
     """gpt-5.5 on speculative sampling, comparative: novelty and narrowness (A.5 prints no overlap for it)."""
-    gt = cand("gt", GT_COMPARATIVE["novelty"], sb=GT_COMPARATIVE["narrowness"][0], dg=GT_COMPARATIVE["narrowness"][1],
-              text="author-anchored RQ (A.5)")  # fmt: skip
-    five = [cand(f"m{k}", n, sb=sb, dg=dg, text=f"gpt-5.5: rank {k + 1} (A.5)")
-            for k, (n, (sb, dg)) in enumerate(zip(COMPARATIVE_NOVELTY, COMPARATIVE_NARROWNESS))]  # fmt: skip
-    r = results([instance(SPECULATIVE, gt, five, subfield="cs.CL")], model="gpt-5.5", judge_model=JUDGE,
-                label=LABEL, setting="comparative")  # fmt: skip
+    gt = cand(
+        "gt",
+        GT_COMPARATIVE["novelty"],
+        sb=GT_COMPARATIVE["narrowness"][0],
+        dg=GT_COMPARATIVE["narrowness"][1],
+        text="author-anchored RQ (A.5)",
+    )
+    five = [
+        cand(f"m{k}", n, sb=sb, dg=dg, text=f"gpt-5.5: rank {k + 1} (A.5)")
+        for k, (n, (sb, dg)) in enumerate(zip(COMPARATIVE_NOVELTY, COMPARATIVE_NARROWNESS))
+    ]
+    r = results(
+        [instance(SPECULATIVE, gt, five, subfield="cs.CL")],
+        model="gpt-5.5",
+        judge_model=JUDGE,
+        label=LABEL,
+        setting="comparative",
+    )
     r.settings = {"metrics": ["novelty", "narrowness"]}
     return r

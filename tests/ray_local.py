@@ -22,7 +22,9 @@ def ray_local():
         yield ray
         return
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), str(TESTS.parent), os.environ.get("PYTHONPATH")])))
+        mp.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), str(TESTS.parent), os.environ.get("PYTHONPATH")]))
+        )
         mp.setenv("RAY_DISABLE_USAGE_STATS", "1")
         mp.delenv("RAY_ADDRESS", raising=False)  # never a cluster the environment happens to name
         ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)

@@ -24,7 +24,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
-
 ATOM = {
     "atom": "http://www.w3.org/2005/Atom",
     "arxiv": "http://arxiv.org/schemas/atom",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 from typing import Any
 
+from rqbench.records import DIAGNOSTIC_SCOPES as DG_SCOPES
+from rqbench.records import SOURCE_BOUND_SCOPES as SB_SCOPES
 from rqbench.records import (
     CallTotals,
     CandidateScores,
@@ -18,14 +20,10 @@ from rqbench.records import (
     ResultsFile,
     SubmissionMetadata,
 )
-from rqbench.records import DIAGNOSTIC_SCOPES as DG_SCOPES
-from rqbench.records import SOURCE_BOUND_SCOPES as SB_SCOPES
 
 
 def nov(o: int = 2, g: int = 2, n: int = 2, rel: int = 1) -> NoveltyScore:
-    return NoveltyScore.model_validate(
-        {"relevance": rel, "originality": o, "gap_addressing": g, "non_obviousness": n}
-    )
+    return NoveltyScore.model_validate({"relevance": rel, "originality": o, "gap_addressing": g, "non_obviousness": n})
 
 
 def narrow(sb: int = 1, dg: int = 0) -> NarrownessScore:
@@ -87,9 +85,7 @@ def instance(
     arxiv_id = rq_id.rsplit("_rq", 1)[0]
     ov = None
     if overlap is not None:
-        ov = OverlapReply.model_validate(
-            {"pairwise_scores": overlap, "covering_subset_indices": [], "covered": False}
-        )
+        ov = OverlapReply.model_validate({"pairwise_scores": overlap, "covering_subset_indices": [], "covered": False})
     return InstanceResult(
         rq_id=rq_id,
         arxiv_id=arxiv_id,

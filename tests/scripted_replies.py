@@ -55,13 +55,15 @@ def _influence(req: ScriptedRequest, prefer_key: str | None) -> str:
 
 
 def _contributions(req: ScriptedRequest, prefer_key: str | None) -> str:
-    return json.dumps({
-        "problem_statement": "Models attend to a few tokens regardless of content, which wastes capacity.",
-        "main_idea_headline": "Attention sinks explained and removed.",
-        "novelty_type": "empirical_finding",
-        "ideas": ["Measure sink strength across layers."],
-        "contributions": ["A measurement of attention sinks.", "A fix that removes them."],
-    })
+    return json.dumps(
+        {
+            "problem_statement": "Models attend to a few tokens regardless of content, which wastes capacity.",
+            "main_idea_headline": "Attention sinks explained and removed.",
+            "novelty_type": "empirical_finding",
+            "ideas": ["Measure sink strength across layers."],
+            "contributions": ["A measurement of attention sinks.", "A fix that removes them."],
+        }
+    )
 
 
 def _gaps(req: ScriptedRequest, prefer_key: str | None) -> str:
@@ -73,22 +75,33 @@ def _author_rqs(req: ScriptedRequest, prefer_key: str | None) -> str:
     keys = allowed_keys(req)
     first = [prefer_key] if prefer_key in keys else keys[:1]
     other = [k for k in keys if k not in first][:1] or first
-    return json.dumps({"research_questions": [
-        {"question": "What makes attention concentrate on semantically empty tokens?", "cited_keys": first},
-        {"question": "How can attention be normalised without creating sink tokens?", "cited_keys": other},
-    ]})
+    return json.dumps(
+        {
+            "research_questions": [
+                {"question": "What makes attention concentrate on semantically empty tokens?", "cited_keys": first},
+                {"question": "How can attention be normalised without creating sink tokens?", "cited_keys": other},
+            ]
+        }
+    )
 
 
 def _cited_contributions(req: ScriptedRequest, prefer_key: str | None) -> str:
     h = zlib.crc32(user_text(req).encode())
-    return json.dumps({"contributions": [f"Shows when attention sinks emerge during training (case {h % 97}).",
-                                         "Removes sinks by replacing softmax normalisation."]})
+    return json.dumps(
+        {
+            "contributions": [
+                f"Shows when attention sinks emerge during training (case {h % 97}).",
+                "Removes sinks by replacing softmax normalisation.",
+            ]
+        }
+    )
 
 
 def _verification(req: ScriptedRequest, prefer_key: str | None) -> str:
     h = zlib.crc32(user_text(req).encode())
-    return json.dumps({"addressed": h % 4 != 0, "confidence": "medium", "reasoning": "scripted verdict",
-                       "evidence": "Section 3"})
+    return json.dumps(
+        {"addressed": h % 4 != 0, "confidence": "medium", "reasoning": "scripted verdict", "evidence": "Section 3"}
+    )
 
 
 # -- generation and the judges ---------------------------------------------------------------
@@ -105,16 +118,26 @@ def novelty_score(text: str) -> dict[str, int]:
 def narrow_score(text: str) -> dict[str, Any]:
     sb = 0 if not text.startswith("Question") else 1 + int(text.split()[1]) % 3
     scopes = ("not_source_bound", "mildly_source_bound", "source_bound", "strongly_source_bound")
-    return {"mentions_source_specific_name": 0, "main_object_in_source": 1, "introduces_new_mechanism": 0,
-            "source_bound_score": sb, "diagnostic_test_score": 1, "source_bound_scope": scopes[sb],
-            "diagnostic_scope": "mildly_diagnostic", "short_reason_source_bound": "r1",
-            "short_reason_diagnostic": "r2"}  # fmt: skip
+    return {
+        "mentions_source_specific_name": 0,
+        "main_object_in_source": 1,
+        "introduces_new_mechanism": 0,
+        "source_bound_score": sb,
+        "diagnostic_test_score": 1,
+        "source_bound_scope": scopes[sb],
+        "diagnostic_scope": "mildly_diagnostic",
+        "short_reason_source_bound": "r1",
+        "short_reason_diagnostic": "r2",
+    }
 
 
 def _generation(req: ScriptedRequest, prefer_key: str | None) -> str:
-    return json.dumps({"gaps": ["The background leaves open how sparse routing scales."],
-                       "research_questions": [f"How does generated variant {k} change accuracy on long inputs?"
-                                              for k in range(5)]})
+    return json.dumps(
+        {
+            "gaps": ["The background leaves open how sparse routing scales."],
+            "research_questions": [f"How does generated variant {k} change accuracy on long inputs?" for k in range(5)],
+        }
+    )
 
 
 def _novelty_standalone(req: ScriptedRequest, prefer_key: str | None) -> str:

@@ -72,8 +72,9 @@ class SmallDisk:
 def _mount_tmpfs(root: Path, size_kib: int) -> bool:
     if os.environ.get("RQB_TEST_NO_TMPFS") or os.geteuid() != 0 or shutil.which("mount") is None:
         return False
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k,mode=0755", "tmpfs", str(root)],
-                          capture_output=True)  # fmt: skip
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size_kib}k,mode=0755", "tmpfs", str(root)], capture_output=True
+    )
     return done.returncode == 0
 
 

@@ -12,9 +12,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 
+from metric_oracle import ORACLE, ScoreVector, mean_vector, reference_value, score_vector
+
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean
 from rqbench.evaluate.contamination import clean_reason, is_clean, paper_dates
-from metric_oracle import ORACLE, ScoreVector, mean_vector, reference_value, score_vector
 from rqbench.evaluate.criteria import METRICS
 from rqbench.evaluate.metrics import CombineRule, MetricSpec, ScoreOptions
 from rqbench.evaluate.summary import (
@@ -44,8 +45,15 @@ def _figure(values: Sequence[float], clusters: Sequence[str], n_boot: int, seed:
     est = cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=seed, level=DEFAULT_LEVEL)
     if est is None:
         return None
-    return Figure(value=est.value, ci_low=est.ci_low, ci_high=est.ci_high, std=est.std, n=est.n,
-                  n_clusters=est.n_clusters, unjudged=unjudged)  # fmt: skip
+    return Figure(
+        value=est.value,
+        ci_low=est.ci_low,
+        ci_high=est.ci_high,
+        std=est.std,
+        n=est.n,
+        n_clusters=est.n_clusters,
+        unjudged=unjudged,
+    )
 
 
 def _ran(r: ResultsFile) -> list[str] | None:
@@ -114,8 +122,12 @@ def _figures(
         if setting not in spec.settings or (reference and not spec.reference):
             continue
         values, clusters, cov = _observations(spec, vecs, labels, combine, reference)
-        unjudged = sum(v.unjudged and (not reference or v.gt is None)
-                       for lab in labels for _, dims in vecs[lab].values() for v in [dims[spec.dimension]])  # fmt: skip
+        unjudged = sum(
+            v.unjudged and (not reference or v.gt is None)
+            for lab in labels
+            for _, dims in vecs[lab].values()
+            for v in [dims[spec.dimension]]
+        )
         fig = _figure(values, clusters, n_boot, seed, unjudged)
         if fig is not None:
             figures[name] = fig
@@ -183,9 +195,7 @@ def reference_summarize(
             labels = sorted(g.judges)
             for judge in [*labels, *([COMBINED] if len(set(labels)) >= 2 else [])]:
                 use = labels if judge == COMBINED else [judge]
-                figs, covered = _figures(
-                    vecs, use, g.setting, rule if judge == COMBINED else None, False, n_boot, seed
-                )
+                figs, covered = _figures(vecs, use, g.setting, rule if judge == COMBINED else None, False, n_boot, seed)
                 used_files = [g.judges[lab] for lab in use]
                 prov = _provenance(used_files, covered, arxiv_of, split, dates, True, options.failures)
                 rows.append(
@@ -198,8 +208,18 @@ def reference_summarize(
                         subfield=split,
                         provenance=prov,
                         figures=figs,
-                        clean=_clean(vecs, use, g.setting, rule if judge == COMBINED else None, covered, sub.model,
-                                     prov.knowledge_cutoff, dates, n_boot, seed),
+                        clean=_clean(
+                            vecs,
+                            use,
+                            g.setting,
+                            rule if judge == COMBINED else None,
+                            covered,
+                            sub.model,
+                            prov.knowledge_cutoff,
+                            dates,
+                            n_boot,
+                            seed,
+                        ),
                     )
                 )
     if include_reference:
@@ -244,9 +264,7 @@ def _reference_rows(
         labels = sorted(by_label)
         for judge in [*labels, *([COMBINED] if len(set(labels)) >= 2 else [])]:
             use = labels if judge == COMBINED else [judge]
-            figs, covered = _figures(
-                vecs, use, "standalone", rule if judge == COMBINED else None, True, n_boot, seed
-            )
+            figs, covered = _figures(vecs, use, "standalone", rule if judge == COMBINED else None, True, n_boot, seed)
             used = [f for lab in use for f in by_label[lab]]
             rows.append(
                 SummaryRow(

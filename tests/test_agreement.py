@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from results_factory import cand, instance, results
+
 from rqbench.evaluate.agreement import (
     Annotation,
     AnnotationError,
@@ -48,10 +48,16 @@ def test_read_annotations(tmp_path):
     [
         ("rq_id,evaluator\n2501.00001_rq0,e1\n", r"ann.csv: missing column\(s\) \['winner'\]"),
         ("rq_id,evaluator,winner,score\n", r"unknown column\(s\) \['score'\]"),
-        ("rq_id,evaluator,winner\n2501.00001_rq0,e1,gt\n2501.00001_rq1,e1,maybe\n", r"ann.csv:3: field 'winner': 'maybe'.*gt, model, tie"),
+        (
+            "rq_id,evaluator,winner\n2501.00001_rq0,e1,gt\n2501.00001_rq1,e1,maybe\n",
+            r"ann.csv:3: field 'winner': 'maybe'.*gt, model, tie",
+        ),
         ("rq_id,evaluator,winner\nbad-id,e1,gt\n", r"ann.csv:2: field 'rq_id': 'bad-id'"),
         ("rq_id,evaluator,winner\n2501.00001_rq0,,gt\n", r"ann.csv:2: field 'evaluator'"),
-        ("rq_id,evaluator,winner\n2501.00001_rq0,e1,gt\n2501.00001_rq0,e1,tie\n", r"ann.csv:3: evaluator 'e1' already judged 2501.00001_rq0 .* on line 2"),
+        (
+            "rq_id,evaluator,winner\n2501.00001_rq0,e1,gt\n2501.00001_rq0,e1,tie\n",
+            r"ann.csv:3: evaluator 'e1' already judged 2501.00001_rq0 .* on line 2",
+        ),
         ("rq_id,evaluator,winner\n", r"ann.csv: no annotations"),
     ],
 )
@@ -116,13 +122,19 @@ def test_pinning_fills_the_rule_and_refuses_another_text(tmp_path):
     (a,) = pin_to_shown([Annotation(rq_id=IDS[0], evaluator="e1", winner="gt")], [r])
     assert a.candidate_id == "m0" and a.candidate_hash == text_hash(m0_text)
     assert text_hash("  " + m0_text.replace(" ", "\n ") + " ") == a.candidate_hash  # whitespace does not count
-    csv = _write(tmp_path, "rq_id,evaluator,winner,candidate_id,candidate_hash\n"
-                 f"{IDS[0]},e1,gt,m0,{text_hash(m0_text)}\n{IDS[1]},e1,gt,m1,b2:0000000000000000\n"
-                 f"{IDS[2]},e1,gt,,\n")  # fmt: skip
+    csv = _write(
+        tmp_path,
+        "rq_id,evaluator,winner,candidate_id,candidate_hash\n"
+        f"{IDS[0]},e1,gt,m0,{text_hash(m0_text)}\n{IDS[1]},e1,gt,m1,b2:0000000000000000\n"
+        f"{IDS[2]},e1,gt,,\n",
+    )
     anns = read_annotations(csv)
     assert [x.candidate_id for x in anns] == ["m0", "m1", None]
-    with pytest.raises(AnnotationError, match=r"ann.csv:3: annotation by 'e1' of 2501.00001_rq1: the shown RQ m1 "
-                                              r"had text hash b2:0000000000000000, but the results hold"):
+    with pytest.raises(
+        AnnotationError,
+        match=r"ann.csv:3: annotation by 'e1' of 2501.00001_rq1: the shown RQ m1 "
+        r"had text hash b2:0000000000000000, but the results hold",
+    ):
         pin_to_shown(anns, [r])
     with pytest.raises(AnnotationError, match=r"candidate 'm7' is not a model RQ of 2501.00001_rq0"):
         pin_to_shown([Annotation(rq_id=IDS[0], evaluator="e1", winner="gt", candidate_id="m7")], [r])

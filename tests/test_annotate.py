@@ -6,6 +6,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from rqbench.space import annotate as an
 from rqbench.space.stores import SpaceStores
 from rqbench.testing.synthetic import make_results
@@ -26,7 +27,7 @@ def pairs():
 def _judge_all(annotator: str, pairs, fields, judgments, skips=()):
     """Let one annotator judge until nothing is left; returns the pair ids in the order shown."""
     order = []
-    while (p := an.next_pair(pairs, annotator=annotator, fields=fields, judgments=judgments, skips=skips)):
+    while p := an.next_pair(pairs, annotator=annotator, fields=fields, judgments=judgments, skips=skips):
         order.append(p.pair_id)
         judgments.append(an.make_judgment(annotator, p, "tie", shown_at=T0, now=T0 + timedelta(seconds=3)))
     return order
@@ -55,8 +56,11 @@ def test_a_judged_pair_keeps_its_rq_when_another_judge_arrives():
     judgments = [an.make_judgment("h1", p, "tie", shown_at=T0) for p in pairs]
     # a second judge that scores the RQs differently moves the rule's pick on some instances
     both = first + [make_results("model-a", judge="judge-b", setting="comparative", n_instances=8)]
-    moved = {rq for (_, rq), s in shown_rqs(both).items()
-             if s.candidate_id != next(p.model_candidate for p in pairs if p.rq_id == rq)}  # fmt: skip
+    moved = {
+        rq
+        for (_, rq), s in shown_rqs(both).items()
+        if s.candidate_id != next(p.model_candidate for p in pairs if p.rq_id == rq)
+    }
     assert moved  # the data exercises the pinning
     again = {p.rq_id: p.model_candidate for p in an.build_pairs(both, judgments)}
     assert again == {p.rq_id: p.model_candidate for p in pairs}
@@ -125,8 +129,11 @@ def test_store_round_trip_export_and_delete(tmp_path, pairs):
     me, other = an.annotator_id("me"), an.annotator_id("other")
     for who in (me, other):
         p = an.next_pair(pairs, annotator=who, fields=["cs.CL"], judgments=stores.annotations.judgments())
-        stores.annotations.append(an.make_judgment(who, p, "right", shown_at=T0, comment="  broader  ",
-                                                   source_bound_left=2, source_bound_right=1))  # fmt: skip
+        stores.annotations.append(
+            an.make_judgment(
+                who, p, "right", shown_at=T0, comment="  broader  ", source_bound_left=2, source_bound_right=1
+            )
+        )
     mine = stores.annotations.judgments(me)
     assert len(mine) == 1 and mine[0].comment == "broader" and mine[0].dataset_revision == "v0.1.0"
     assert mine[0].source_bound_left == 2

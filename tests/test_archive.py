@@ -6,9 +6,9 @@ import gzip
 import io
 import random
 import resource
+import tarfile
 import time
 import tracemalloc
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -115,13 +115,19 @@ def test_archive_bomb_stops_at_budget(tmp_path):
         info.size = 20 * 1024 * 1024
         tar.addfile(info, io.BytesIO(b"\x00" * info.size))
     assert blob.stat().st_size < 100_000
-    assert skip_reason(blob, tmp_path / "src", budget=Budget(max_bytes=1024 * 1024, max_file_bytes=1024 * 1024)) == "archive_over_budget"
+    assert (
+        skip_reason(blob, tmp_path / "src", budget=Budget(max_bytes=1024 * 1024, max_file_bytes=1024 * 1024))
+        == "archive_over_budget"
+    )
 
 
 def test_gzip_single_file_bomb(tmp_path):
     blob = tmp_path / "bomb"
     blob.write_bytes(gzip.compress(b"\\documentclass{article} " + b" " * (8 * 1024 * 1024)))
-    assert skip_reason(blob, tmp_path / "src", budget=Budget(max_bytes=1024 * 1024, max_file_bytes=1024 * 1024)) == "archive_over_budget"
+    assert (
+        skip_reason(blob, tmp_path / "src", budget=Budget(max_bytes=1024 * 1024, max_file_bytes=1024 * 1024))
+        == "archive_over_budget"
+    )
 
 
 def test_too_many_members(tmp_path):
@@ -178,8 +184,11 @@ def peak_python_memory(fn) -> int:
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("kind", [tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK],
-                         ids=["pax", "pax-global", "gnu-longname", "gnu-longlink"])
+@pytest.mark.parametrize(
+    "kind",
+    [tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK],
+    ids=["pax", "pax-global", "gnu-longname", "gnu-longlink"],
+)
 def test_huge_metadata_header_in_a_small_gzip_is_refused_before_it_is_read(tmp_path, kind):
     blob = gzip_with_huge_metadata(tmp_path / "2401.00009", kind)
     assert blob.stat().st_size < 400_000
@@ -240,20 +249,30 @@ def test_a_pax_size_record_is_followed_as_tarfile_follows_it(tmp_path):
     data = b"\\section{From pax}"
     records = b"%d size=%d\n" % (len(" size=\n") + len(str(len(data))) + 2, len(data))
     assert int(records.split(b" ")[0]) == len(records)
-    stream = (header_block("././@PaxHeader", tarfile.XHDTYPE, len(records)) + records.ljust(512, b"\0")
-              + header_block("inner.tex", tarfile.REGTYPE, 0) + data.ljust(512, b"\0")
-              + header_block("main.tex", tarfile.REGTYPE, len(TEX)) + TEX.ljust(512 * 2, b"\0") + bytes(1024))
+    stream = (
+        header_block("././@PaxHeader", tarfile.XHDTYPE, len(records))
+        + records.ljust(512, b"\0")
+        + header_block("inner.tex", tarfile.REGTYPE, 0)
+        + data.ljust(512, b"\0")
+        + header_block("main.tex", tarfile.REGTYPE, len(TEX))
+        + TEX.ljust(512 * 2, b"\0")
+        + bytes(1024)
+    )
     blob = tmp_path / "b"
     blob.write_bytes(gzip.compress(stream))
     folder = unpack_eprint(blob, tmp_path / "src")
     assert (folder / "inner.tex").read_bytes() == data and (folder / "main.tex").read_bytes() == TEX
 
 
-@pytest.mark.parametrize("members", [
-    [("main.tex", TEX), (".rqbench-unpacked/", None)],
-    [("main.tex", TEX), (".rqbench-unpacked", b"forged marker")],
-    [("main.tex", TEX), (".rqbench-unpacked/x.tex", b"x")],
-], ids=["marker-as-folder", "marker-as-file", "inside-marker"])
+@pytest.mark.parametrize(
+    "members",
+    [
+        [("main.tex", TEX), (".rqbench-unpacked/", None)],
+        [("main.tex", TEX), (".rqbench-unpacked", b"forged marker")],
+        [("main.tex", TEX), (".rqbench-unpacked/x.tex", b"x")],
+    ],
+    ids=["marker-as-folder", "marker-as-file", "inside-marker"],
+)
 def test_a_member_named_like_the_marker_is_a_named_skip(tmp_path, members):
     entries = []
     for name, data in members:
@@ -276,11 +295,15 @@ def _dir(name: str) -> tarfile.TarInfo:
     return info
 
 
-@pytest.mark.parametrize("members,needle", [
-    ([("main.tex", TEX), ("figs", b"a file"), ("figs/a.tex", b"x")], "needs a folder 'figs'"),
-    ([("main.tex", TEX), ("figs", b"a file"), _dir("figs")], "needs a folder 'figs'"),
-    ([("main.tex", TEX), _dir("figs"), ("figs", b"a file")], "is a file where an earlier member made a folder"),
-], ids=["file-then-nested", "file-then-folder", "folder-then-file"])
+@pytest.mark.parametrize(
+    "members,needle",
+    [
+        ([("main.tex", TEX), ("figs", b"a file"), ("figs/a.tex", b"x")], "needs a folder 'figs'"),
+        ([("main.tex", TEX), ("figs", b"a file"), _dir("figs")], "needs a folder 'figs'"),
+        ([("main.tex", TEX), _dir("figs"), ("figs", b"a file")], "is a file where an earlier member made a folder"),
+    ],
+    ids=["file-then-nested", "file-then-folder", "folder-then-file"],
+)
 def test_members_colliding_with_folders_are_named_skips(tmp_path, members, needle):
     blob = make_tar(tmp_path / "b", members)
     with pytest.raises(PaperSkipped, match=needle) as e:
@@ -296,6 +319,12 @@ def test_sparse_members_are_refused(tmp_path):
     assert skip_reason(blob, tmp_path / "src") == "unsafe_archive"
     pax = b"27 GNU.sparse.major=1\n27 GNU.sparse.minor=0\n"
     blob2 = tmp_path / "b2"
-    blob2.write_bytes(gzip.compress(header_block("././@PaxHeader", tarfile.XHDTYPE, len(pax)) + pax.ljust(512, b"\0")
-                                    + header_block("main.tex", tarfile.REGTYPE, 0) + bytes(1024)))
+    blob2.write_bytes(
+        gzip.compress(
+            header_block("././@PaxHeader", tarfile.XHDTYPE, len(pax))
+            + pax.ljust(512, b"\0")
+            + header_block("main.tex", tarfile.REGTYPE, 0)
+            + bytes(1024)
+        )
+    )
     assert skip_reason(blob2, tmp_path / "src2") == "unsafe_archive"

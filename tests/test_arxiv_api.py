@@ -108,7 +108,14 @@ def _paged_feeds(arxiv_dir, per_page):
 
 
 def _route(server, query, start, n, body, sort=("submittedDate", "ascending")):
-    params = {"search_query": query, "id_list": "", "sortBy": sort[0], "sortOrder": sort[1], "start": start, "max_results": n}
+    params = {
+        "search_query": query,
+        "id_list": "",
+        "sortBy": sort[0],
+        "sortOrder": sort[1],
+        "start": start,
+        "max_results": n,
+    }
     server.add("GET", f"/api/query?{urlencode(params)}", content=body)
 
 
@@ -117,7 +124,9 @@ def test_search_pages_through_all_results(server, arxiv_dir, fake_time):
     pages, ids = _paged_feeds(arxiv_dir, 4)
     for start, body in pages:
         _route(server, query, start, 4, body)
-    with ArxivClient(base_url=f"{server.url}/api", min_interval_s=3.0, page_size=4, sleep=fake_time.sleep, clock=fake_time.clock) as c:
+    with ArxivClient(
+        base_url=f"{server.url}/api", min_interval_s=3.0, page_size=4, sleep=fake_time.sleep, clock=fake_time.clock
+    ) as c:
         got = [p.arxiv_id for p in c.search(query)]
     assert got == ids and len(got) == 10
     assert [dict(r.query)["start"] for r in server.requests] == ["0", "4", "8"]
@@ -164,7 +173,9 @@ def test_retries_5xx_and_honours_retry_after(client, server, fake_time):
 
 def test_gives_up_after_the_retries_with_a_clear_error(server, fake_time):
     server.inject("/api/query", 500, count=10)
-    with ArxivClient(base_url=f"{server.url}/api", min_interval_s=0, max_retries=2, sleep=fake_time.sleep, clock=fake_time.clock) as c:
+    with ArxivClient(
+        base_url=f"{server.url}/api", min_interval_s=0, max_retries=2, sleep=fake_time.sleep, clock=fake_time.clock
+    ) as c:
         with pytest.raises(ArxivError, match=r"HTTP 500.*after 3 tries"):
             c.by_ids(["2104.12255v1"])
     assert len(server.requests) == 3
@@ -173,7 +184,12 @@ def test_gives_up_after_the_retries_with_a_clear_error(server, fake_time):
 def test_a_stalled_request_times_out_and_is_retried(server, fake_time):
     server.inject("/api/query", None, delay_s=0.6)
     with ArxivClient(
-        base_url=f"{server.url}/api", min_interval_s=0, page_size=100, timeout_s=0.2, sleep=fake_time.sleep, clock=fake_time.clock
+        base_url=f"{server.url}/api",
+        min_interval_s=0,
+        page_size=100,
+        timeout_s=0.2,
+        sleep=fake_time.sleep,
+        clock=fake_time.clock,
     ) as c:
         [p] = c.by_ids(["2104.12255v1"])
     assert p.arxiv_id == "2104.12255" and len(server.requests) == 2
@@ -199,10 +215,7 @@ def test_download_eprint_missing_raises_and_leaves_no_file(client, tmp_path):
 
 
 def test_malformed_entry_names_the_entry_and_field():
-    xml = (
-        f'<feed xmlns="{NS["atom"]}"><entry><id>http://arxiv.org/abs/2501.00001v1</id>'
-        "<title>T</title></entry></feed>"
-    )
+    xml = f'<feed xmlns="{NS["atom"]}"><entry><id>http://arxiv.org/abs/2501.00001v1</id><title>T</title></entry></feed>'
     with pytest.raises(ArxivError, match=r"entry 0 \(2501.00001\): entry has no primary category"):
         parse_feed(xml, where="test feed")
     with pytest.raises(ArxivError, match="not well-formed"):

@@ -35,7 +35,8 @@ def test_every_benchmark_is_covered():
 @pytest.mark.parametrize("script", _params())
 def test_benchmark_runs_at_its_smoke_size(script, tmp_path):
     env = {**os.environ, "RQB_HOME": str(tmp_path / "home")}
-    proc = subprocess.run([sys.executable, str(script), "--smoke"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=480)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(script), "--smoke"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=480
+    )
     assert proc.returncode == 0, f"{script.name} --smoke failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     assert proc.stdout.strip(), f"{script.name} --smoke printed nothing"

@@ -34,14 +34,14 @@ def test_acl_custom_bib(fixtures_dir):
 @pytest.mark.parametrize(
     "fields, expected",
     [
-        ('eprint = {2301.00001}, archivePrefix = {arXiv}', "2301.00001"),
-        ('eprint = {2301.00001v3}, eprinttype = {arxiv}', "2301.00001"),
-        ('journal = {arXiv preprint arXiv:2106.09685}', "2106.09685"),
-        ('journal = {CoRR}, volume = {abs/1810.04805}', "1810.04805"),
-        ('url = {https://arxiv.org/pdf/1706.03762v7.pdf}', "1706.03762"),
-        ('doi = {10.48550/arXiv.2303.08774}', "2303.08774"),
-        ('eprint = {hep-th/9901001}, archiveprefix = {arXiv}', "hep-th/9901001"),
-        ('journal = {Nature}, volume = {521}', None),
+        ("eprint = {2301.00001}, archivePrefix = {arXiv}", "2301.00001"),
+        ("eprint = {2301.00001v3}, eprinttype = {arxiv}", "2301.00001"),
+        ("journal = {arXiv preprint arXiv:2106.09685}", "2106.09685"),
+        ("journal = {CoRR}, volume = {abs/1810.04805}", "1810.04805"),
+        ("url = {https://arxiv.org/pdf/1706.03762v7.pdf}", "1706.03762"),
+        ("doi = {10.48550/arXiv.2303.08774}", "2303.08774"),
+        ("eprint = {hep-th/9901001}, archiveprefix = {arXiv}", "hep-th/9901001"),
+        ("journal = {Nature}, volume = {521}", None),
     ],
 )
 def test_arxiv_id_sources(fields, expected):
@@ -70,9 +70,11 @@ def test_duplicate_keys_and_bad_blocks_are_warnings():
 
 def test_author_names():
     assert split_authors("von Neumann, John and Smith, Jr, Bob and {The Team} and others") == [
-        "John von Neumann", "Bob Smith Jr", "The Team"
+        "John von Neumann",
+        "Bob Smith Jr",
+        "The Team",
     ]
-    assert split_authors("G{\\\"o}del, Kurt") == ["Kurt Gödel"]
+    assert split_authors('G{\\"o}del, Kurt') == ["Kurt Gödel"]
 
 
 def test_biber_bbl(fixtures_dir):

@@ -21,8 +21,10 @@ PAPERS = ["attention-sink-gpt2", "inlg2024-ngram-gec"]
         (["--arxiv-query", "cat:cs.CL", "--since-release", "v0.1.0"], "--since-release and --dataset go together"),
         (["--arxiv-query", "cat:cs.CL", "--window", "2025-03", "--from", "2025-03-01"], "drop --from"),
         (["--arxiv-query", "cat:cs.CL", "--window", "2025-13"], "month '2025-13' is not YYYY-MM"),
-        (["--arxiv-query", "cat:cs.CL", "--since-release", "latest", "--dataset", "/no/such/repo"],
-         "no such folder, and not a Hub id"),
+        (
+            ["--arxiv-query", "cat:cs.CL", "--since-release", "latest", "--dataset", "/no/such/repo"],
+            "no such folder, and not a Hub id",
+        ),
     ],
 )
 def test_bad_arguments_exit_2_with_a_reason(tmp_path, capsys, args, message):
@@ -38,8 +40,19 @@ def test_bad_date_is_refused_by_the_parser(tmp_path):
 
 def test_dry_run_prints_the_calls_and_sends_nothing(tmp_path, fixtures_dir, capsys):
     papers = make_papers(tmp_path / "papers", fixtures_dir, PAPERS[:1])
-    rc = main(["build", "--papers", str(papers), "--out", str(tmp_path / "out"), "--dry-run", "--no-progress",
-               "--max-cited-per-paper", "3"])  # fmt: skip
+    rc = main(
+        [
+            "build",
+            "--papers",
+            str(papers),
+            "--out",
+            str(tmp_path / "out"),
+            "--dry-run",
+            "--no-progress",
+            "--max-cited-per-paper",
+            "3",
+        ]
+    )
     text = capsys.readouterr().out
     assert rc == 0
     assert "dry run: 4 calls to send" in text  # 3 labels + 1 contributions; the rest are bounds
@@ -47,24 +60,48 @@ def test_dry_run_prints_the_calls_and_sends_nothing(tmp_path, fixtures_dir, caps
     assert not (tmp_path / "out" / "records").exists()
 
 
-def test_offline_build_through_the_cli_then_a_rerun_makes_no_request(tmp_path, fixtures_dir, scripted_server,
-                                                                    capsys, monkeypatch):  # fmt: skip
+def test_offline_build_through_the_cli_then_a_rerun_makes_no_request(
+    tmp_path, fixtures_dir, scripted_server, capsys, monkeypatch
+):
     scripted_server.responder = lambda req: reply_for(req, prefer_key="gu2025when")
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     model = f"openai/scripted@api_base={scripted_server.api_base},json_mode=json_object_schema,max_retries=1"
     papers = make_papers(tmp_path / "papers", fixtures_dir, PAPERS)
-    args = ["build", "--papers", str(papers), "--out", str(tmp_path / "out"), "--allow-abstract-only",
-            "--cited-sources", str(make_cited_sources(tmp_path / "cited")), "--max-cited-per-paper", "3",
-            "--no-progress", "--model-strong", model, "--model-light", model,
-            "--model-labeller", model, "--max-tokens-gaps", "300"]  # fmt: skip
+    args = [
+        "build",
+        "--papers",
+        str(papers),
+        "--out",
+        str(tmp_path / "out"),
+        "--allow-abstract-only",
+        "--cited-sources",
+        str(make_cited_sources(tmp_path / "cited")),
+        "--max-cited-per-paper",
+        "3",
+        "--no-progress",
+        "--model-strong",
+        model,
+        "--model-light",
+        model,
+        "--model-labeller",
+        model,
+        "--max-tokens-gaps",
+        "300",
+    ]
     assert main(args) == 0
     line = capsys.readouterr().out
     assert "RQs from 2 papers" in line
     sent = len(scripted_server.requests)
     assert sent > 0
     caps = {r.step: r["max_tokens"] for r in scripted_server.requests}
-    assert caps == {"influence": 160, "contributions": 900, "gaps": 300, "author_rqs": 600, "cited_contributions": 500,
-                    "verification": 400}
+    assert caps == {
+        "influence": 160,
+        "contributions": 900,
+        "gaps": 300,
+        "author_rqs": 600,
+        "cited_contributions": 500,
+        "verification": 400,
+    }
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["settings"]["max_tokens"]["gaps"] == 300
     assert manifest["counts"]["rqs"] == len((tmp_path / "out" / "records" / "rqs.jsonl").read_text().splitlines())

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from rqbench.builder.build_config import DEFAULT_MAX_TOKENS, BuildConfig, llm_settings, text_budget_basis
 from rqbench.builder.verification import paper_source
-
 from rqbench.llm import catalog
 from rqbench.records import ParsedPaper, Section
 
@@ -19,8 +19,13 @@ def _paper(tmp_path: Path) -> tuple[str, ParsedPaper]:
     folder = tmp_path / "m"
     folder.mkdir()
     (folder / "main.tex").write_text(PREAMBLE + BODY, encoding="utf-8")
-    parsed = ParsedPaper(arxiv_id="2501.00001", sections=[Section(index=0, level=1, name="Method", text="We route tokens sparsely.")],
-                         bibliography=[], cited_works=[], main_file="main.tex")  # fmt: skip
+    parsed = ParsedPaper(
+        arxiv_id="2501.00001",
+        sections=[Section(index=0, level=1, name="Method", text="We route tokens sparsely.")],
+        bibliography=[],
+        cited_works=[],
+        main_file="main.tex",
+    )
     return str(folder), parsed
 
 
@@ -69,6 +74,7 @@ def test_a_set_text_budget_and_the_embedded_model_keep_small_budgets_and_say_so(
 
 @pytest.mark.parametrize("given", [None, 123])
 def test_a_reasoning_stage_model_gets_room_for_its_reasoning_unless_a_cap_is_given(tmp_path, given):
-    cfg = _config(tmp_path, models={"labeller": "deepseek/deepseek-v4-pro"},
-                  max_tokens={"influence": given} if given else {})  # fmt: skip
+    cfg = _config(
+        tmp_path, models={"labeller": "deepseek/deepseek-v4-pro"}, max_tokens={"influence": given} if given else {}
+    )
     assert llm_settings(cfg, "influence").max_tokens == (given or catalog.REASONING_REPLY_TOKENS)

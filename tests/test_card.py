@@ -7,9 +7,9 @@ import re
 import pytest
 import yaml
 from datasets.utils.metadata import MetadataConfigs
+from fake_build import make_records, write_build
 from huggingface_hub import DatasetCard
 
-from fake_build import make_records, write_build
 from rqbench.dataset_card.build_folder import load_build
 from rqbench.dataset_card.card_base import CardError, CardSettings, fill
 from rqbench.dataset_card.card_changelog import changelog_entries
@@ -66,8 +66,11 @@ def test_yaml_declares_configs_splits_and_typed_features(tmp_path):
     assert [d["split"] for d in configs["instances"]["data_files"]] == ["test", "dev"]
     meta = yaml.safe_load(card.split("---")[1])
     info = {i["config_name"]: i for i in meta["dataset_info"]}
-    assert info["rqs"]["splits"][0] == {"name": "test", "num_bytes": info["rqs"]["splits"][0]["num_bytes"],
-                                        "num_examples": 6}
+    assert info["rqs"]["splits"][0] == {
+        "name": "test",
+        "num_bytes": info["rqs"]["splits"][0]["num_bytes"],
+        "num_examples": 6,
+    }
     assert info["cited_papers"]["download_size"] > 0
 
 
@@ -86,11 +89,16 @@ def test_sample_card_says_what_it_is(tmp_path):
 def test_merge_keeps_what_other_uploads_wrote(tmp_path):
     _, first, _ = _tree(tmp_path, name="first")
     meta = yaml.safe_load(first.split("---")[1])
-    meta["configs"].append({"config_name": "reference_judgments",
-                            "data_files": [{"split": "test", "path": "data/reference_judgments/*.parquet"}]})
+    meta["configs"].append(
+        {
+            "config_name": "reference_judgments",
+            "data_files": [{"split": "test", "path": "data/reference_judgments/*.parquet"}],
+        }
+    )
     meta["configs"][0]["default"] = True
-    meta["dataset_info"].append({"config_name": "reference_judgments",
-                                 "features": [{"name": "rq_id", "dtype": "string"}]})
+    meta["dataset_info"].append(
+        {"config_name": "reference_judgments", "features": [{"name": "rq_id", "dtype": "string"}]}
+    )
     meta["tags"].append("hand-added")
     meta["annotations_creators"] = ["expert-generated"]  # ours: overwritten
     meta["homepage_note"] = "kept as found"
@@ -98,8 +106,13 @@ def test_merge_keeps_what_other_uploads_wrote(tmp_path):
     existing = "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---" + body
     _, card, _ = _tree(tmp_path, make_records(4, 2), version="0.2.0", existing=existing, name="second")
     merged = DatasetCard(card).data.to_dict()
-    assert [c["config_name"] for c in merged["configs"]] == ["rqs", "papers", "cited_papers", "instances",
-                                                            "reference_judgments"]
+    assert [c["config_name"] for c in merged["configs"]] == [
+        "rqs",
+        "papers",
+        "cited_papers",
+        "instances",
+        "reference_judgments",
+    ]
     assert [c["config_name"] for c in merged["configs"] if c.get("default")] == ["rqs"]
     assert "reference_judgments" in {i["config_name"] for i in merged["dataset_info"]}
     assert merged["homepage_note"] == "kept as found" and "hand-added" in merged["tags"]
@@ -122,11 +135,13 @@ def test_validation_catches_broken_cards(tmp_path):
     assert any("unfilled placeholders ['oops']" in p for p in validate_card(card + "\n{{oops}}\n"))
     assert "README.md: the changelog has no entry for v9.9.9" in validate_card(card, version="9.9.9")
     bad_type = card.replace("  - name: gt_rq\n    dtype: string", "  - name: gt_rq\n    dtype: int64", 1)
-    assert "README.md: dataset_info features of 'instances' differ from the instances records" in \
-        validate_card(bad_type)
+    assert "README.md: dataset_info features of 'instances' differ from the instances records" in validate_card(
+        bad_type
+    )
     (out / "data" / "rqs" / "dev-00000-of-00001.parquet").unlink()
-    assert "README.md: config 'rqs' split 'dev': no file matches data/rqs/dev-*.parquet" in \
-        validate_card(card, tree=out)
+    assert "README.md: config 'rqs' split 'dev': no file matches data/rqs/dev-*.parquet" in validate_card(
+        card, tree=out
+    )
     assert validate_card("---\nlicense: [unclosed\n---\nbody")[0].startswith("README.md: not a valid dataset card")
 
 

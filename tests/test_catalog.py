@@ -11,7 +11,6 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -47,10 +46,12 @@ class FakeLitellm:
 
 @pytest.fixture
 def fake(monkeypatch) -> FakeLitellm:
-    lib = FakeLitellm({
-        "prov/thinker": {"reasoning": True, "max_input_tokens": 200_000},
-        "prov/plain": {"reasoning": False, "max_input_tokens": None},
-    })  # fmt: skip
+    lib = FakeLitellm(
+        {
+            "prov/thinker": {"reasoning": True, "max_input_tokens": 200_000},
+            "prov/plain": {"reasoning": False, "max_input_tokens": None},
+        }
+    )
     monkeypatch.setattr(catalog, "litellm_module", lambda: lib)
     return lib
 
@@ -60,11 +61,13 @@ def fake(monkeypatch) -> FakeLitellm:
     [
         ("local", ("local", {})),
         ("local/gemma3-270m@temperature=0.7", ("local/gemma3-270m", {"temperature": "0.7"})),
-        ("gemini/gemini-3.1-pro@reasoning_effort=low, temperature = 1", ("gemini/gemini-3.1-pro",
-                                                                         {"reasoning_effort": "low", "temperature": "1"})),
+        (
+            "gemini/gemini-3.1-pro@reasoning_effort=low, temperature = 1",
+            ("gemini/gemini-3.1-pro", {"reasoning_effort": "low", "temperature": "1"}),
+        ),
         ("openai/gpt-5.5@", ("openai/gpt-5.5", {})),
     ],
-)  # fmt: skip
+)
 def test_model_specs_parse_into_a_name_and_options(spec, expected):
     assert catalog.parse_model_spec(spec) == expected
 
@@ -175,8 +178,11 @@ def test_nothing_under_evaluate_imports_litellm():
     """Model facts come from rqbench.llm.catalog; evaluate/ never reaches for litellm itself."""
     files = sorted((ROOT / "evaluate").rglob("*.py"))
     assert len(files) > 10
-    offenders = [str(p.relative_to(ROOT)) for p in files
-                 if any(m == "litellm" or m.startswith("litellm.") for m in _imported_modules(p))]  # fmt: skip
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in files
+        if any(m == "litellm" or m.startswith("litellm.") for m in _imported_modules(p))
+    ]
     assert offenders == []
 
 
@@ -187,9 +193,11 @@ def test_the_checker_sees_a_litellm_import(tmp_path):
 
 
 def test_importing_the_catalog_and_the_evaluation_code_does_not_import_litellm():
-    code = ("import sys\n"
-            "import rqbench.llm.catalog, rqbench.llm.client, rqbench.evaluate.background, rqbench.evaluate.judging\n"
-            "print('litellm' in sys.modules)\n")  # fmt: skip
+    code = (
+        "import sys\n"
+        "import rqbench.llm.catalog, rqbench.llm.client, rqbench.evaluate.background, rqbench.evaluate.judging\n"
+        "print('litellm' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"
 

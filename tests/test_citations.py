@@ -91,12 +91,16 @@ def test_cited_works_frequency_sections_and_bib():
 
 
 def test_citation_in_caption_is_a_normal_context():
-    (ctx,) = contexts_of("\\section{R}\n\\begin{figure}\\includegraphics{a}\\caption{Adapted from \\citet{k}.}\\end{figure}")
+    (ctx,) = contexts_of(
+        "\\section{R}\n\\begin{figure}\\includegraphics{a}\\caption{Adapted from \\citet{k}.}\\end{figure}"
+    )
     assert ctx.citing_sentence == "Adapted from [@k]." and ctx.section == "R"
 
 
 def test_citation_in_a_heading_reads_the_heading_and_the_first_sentences():
-    (ctx,) = contexts_of("\\section{Metrics}\n\\subsection{GLEU~\\citep{napoles}}\nGLEU counts n-grams. It is old. It works. Fourth.")
+    (ctx,) = contexts_of(
+        "\\section{Metrics}\n\\subsection{GLEU~\\citep{napoles}}\nGLEU counts n-grams. It is old. It works. Fourth."
+    )
     assert ctx.section == "GLEU"
     assert ctx.citing_sentence == "GLEU [@napoles]"
     assert ctx.after == ["GLEU counts n-grams.", "It is old.", "It works."]

@@ -25,18 +25,28 @@ def _paper(pid: str, level: TextLevel, *, abstract: str = "", sections=()) -> Ci
 def _item():
     papers = {
         "full": _paper("2401.00001", TextLevel.full, abstract="A sigmoid attention.", sections=BODY),
-        "short": _paper("2401.00002", TextLevel.full, abstract="Short body.",
-                        sections=[SectionText(section="Intro", text="Too little.")]),
+        "short": _paper(
+            "2401.00002",
+            TextLevel.full,
+            abstract="Short body.",
+            sections=[SectionText(section="Intro", text="Too little.")],
+        ),
         "abs": _paper("2401.00003", TextLevel.abstract, abstract="Only an abstract here."),
         "title": _paper("bib:0000", TextLevel.title),
         "unlinked": _paper("2401.00009", TextLevel.full, abstract="Never linked.", sections=BODY),
     }
-    cited = CitedTextResult(arxiv_id="2501.00001", cited=[CitedText(key=k, paper=p) for k, p in papers.items()]
-                            + [CitedText(key="again", paper=papers["full"]), CitedText(key="nobib", no_paper="x")])
-    rqs = AuthorRQsResult(arxiv_id="2501.00001", rqs=[
-        LinkedRQ(question="Why do sinks form?", cited_keys=["full", "short", "nobib"]),
-        LinkedRQ(question="Can sinks be avoided?", cited_keys=["again", "abs", "title"]),
-    ])
+    cited = CitedTextResult(
+        arxiv_id="2501.00001",
+        cited=[CitedText(key=k, paper=p) for k, p in papers.items()]
+        + [CitedText(key="again", paper=papers["full"]), CitedText(key="nobib", no_paper="x")],
+    )
+    rqs = AuthorRQsResult(
+        arxiv_id="2501.00001",
+        rqs=[
+            LinkedRQ(question="Why do sinks form?", cited_keys=["full", "short", "nobib"]),
+            LinkedRQ(question="Can sinks be avoided?", cited_keys=["again", "abs", "title"]),
+        ],
+    )
     return {"cited_text": cited, "author_rqs": rqs}
 
 
@@ -44,8 +54,9 @@ def _item():
 def run(tmp_path, scripted_server):
     llm = LLM(CallStore(tmp_path / "calls.db"))
     cfg = llm.register(scripted_server.model_config())
-    settings = LLMStageSettings(step="cited_contributions", model=cfg.name, max_tokens=500, text_budget_chars=24000,
-                                context_budget_chars=4000)
+    settings = LLMStageSettings(
+        step="cited_contributions", model=cfg.name, max_tokens=500, text_budget_chars=24000, context_budget_chars=4000
+    )
 
     def go():
         (result,) = asyncio.run(extract(_item(), llm, settings=settings))
@@ -66,7 +77,10 @@ def test_only_linked_papers_with_body_text_are_read_each_once(run):
     assert full.sections_read == ["Method"]  # the sections the prompt held within the text budget
     assert full.contributions[0].startswith("Shows when attention sinks emerge")
     assert (got["2401.00002"].source, got["2401.00002"].contributions, got["2401.00002"].note) == (
-        "abstract", ["Short body."], "too_little_text")
+        "abstract",
+        ["Short body."],
+        "too_little_text",
+    )
     assert (got["2401.00003"].source, got["2401.00003"].note) == ("abstract", "no_body_text:abstract")
     title = got["bib:0000"]
     assert title.source is None and title.contributions == [] and title.note == "no_body_text:title; no abstract"

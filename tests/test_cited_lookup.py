@@ -63,7 +63,10 @@ def test_the_order_of_evidence():
         "bib_eprint",
     )
     # an eprint field that is no arXiv id falls through to the URL
-    assert resolve_arxiv_id(bib(arxiv_id="N/A", url="https://arxiv.org/pdf/1706.03762v5.pdf")) == ("1706.03762", "bib_url")
+    assert resolve_arxiv_id(bib(arxiv_id="N/A", url="https://arxiv.org/pdf/1706.03762v5.pdf")) == (
+        "1706.03762",
+        "bib_url",
+    )
     assert resolve_arxiv_id(bib(doi="10.48550/arXiv.2205.01068")) == ("2205.01068", "bib_doi")
     assert resolve_arxiv_id(bib(doi="10.18653/v1/N19-1423", url="https://aclanthology.org/N19-1423")) == (None, None)
     assert resolve_arxiv_id(bib(title="x"), {"DBLP": "y", "ArXiv": "1810.04805"}) == ("1810.04805", "s2_external_ids")
@@ -85,7 +88,10 @@ CANDIDATES = {
 
 
 def test_title_matching_exact_similar_and_below_threshold():
-    assert resolve_arxiv_id(bib(title="{A}ttention is {A}ll you Need"), None, CANDIDATES) == ("1706.03762", "title_exact")
+    assert resolve_arxiv_id(bib(title="{A}ttention is {A}ll you Need"), None, CANDIDATES) == (
+        "1706.03762",
+        "title_exact",
+    )
     typo = "BERT: Pre-training of Deep Bidirectional Transformer for Language Understandings"
     assert resolve_arxiv_id(bib(title=typo), None, CANDIDATES) == ("1810.04805", "title_similar")
     assert resolve_arxiv_id(bib(title="BERT"), None, CANDIDATES) == (None, None)
@@ -102,7 +108,10 @@ def test_short_titles_are_never_matched_loosely():
 
 
 def test_ambiguous_titles_give_no_match():
-    two = {"Scaling Laws for Neural Language Models": "2001.08361", "Scaling laws for neural language models.": "2203.15556"}
+    two = {
+        "Scaling Laws for Neural Language Models": "2001.08361",
+        "Scaling laws for neural language models.": "2203.15556",
+    }
     assert resolve_arxiv_id(bib(title="Scaling Laws for Neural Language Models"), None, two) == (None, None)
     near = {
         "Improving Language Understanding by Generative Pre-Training A": "1000.00001",
@@ -139,7 +148,10 @@ def test_local_source_by_id_version_and_old_style_names(cited_root):
     got = find_local_source(cited_root, bib(arxiv_id="2501.00001"))
     assert found(got) == (cited_root / "2501.00001v2", "2501.00001", "bib_eprint")
     assert found(find_local_source(cited_root, None, "hep-th/9901001")) == (
-        cited_root / "hep-th_9901001", "hep-th/9901001", "given")
+        cited_root / "hep-th_9901001",
+        "hep-th/9901001",
+        "given",
+    )
     folder, aid, how = found(find_local_source(cited_root, bib(url="https://arxiv.org/abs/2407.08639")))
     assert folder == cited_root / "2407.08639" / "src" and aid == "2407.08639" and how == "bib_url"
 

@@ -24,6 +24,7 @@ def _five():
     2504.00003_rq0    2025-04-20   1,1,1    3,3,3          3              win
     2505.00004_rq0    (none)       1,1,1    0,0,0          0              lose
     """
+
     def inst(rq_id, gt, best, published):
         return simple_instance(rq_id, gt, [best] + [(0, 0, 0)] * 4, published=published)
 
@@ -96,7 +97,8 @@ def test_empty_clean_figures_say_why():
     assert none_dated.reason.startswith("no source paper of the 5 instance(s) has a first-version date")
     late = _row(summarize([results(_five(), knowledge_cutoff=date(2025, 12, 31))], n_boot=20), row_kind="model")
     assert late.clean.figures == {} and late.clean.reason == (
-        "none of the 4 dated instance(s) has a source paper first published after the cutoff 2025-12-31")
+        "none of the 4 dated instance(s) has a source paper first published after the cutoff 2025-12-31"
+    )
     assert late.provenance.contaminated is True and late.provenance.contaminated_share == 1.0
 
 
@@ -122,8 +124,13 @@ def test_reference_rows_and_sub_field_rows():
 
 def test_paper_dates_take_the_instances_then_the_stated_ones_and_the_earliest_on_disagreement():
     a = results([simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 1, 20))])
-    b = results([simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 1, 18)),
-                 simple_instance("2502.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5)], label="other")  # fmt: skip
+    b = results(
+        [
+            simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 1, 18)),
+            simple_instance("2502.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5),
+        ],
+        label="other",
+    )
     assert paper_dates([a, b]) == {"2501.00001": date(2025, 1, 18)}
     stated = {"2501.00001": date(2020, 1, 1), "2502.00002": date(2025, 2, 3)}
     assert paper_dates([a, b], stated) == {"2501.00001": date(2025, 1, 18), "2502.00002": date(2025, 2, 3)}

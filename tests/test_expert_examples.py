@@ -89,8 +89,12 @@ def test_the_file_holds_the_ten_comparative_non_obviousness_samples(samples):
 
 def test_each_pick_matches_the_hand_reading(samples):
     got = {r["sample"]: r["verdicts"] for r in samples}
-    wrong = {(s, rater): (got[s][rater], want) for s, picks in HAND_PICKS.items()
-             for rater, want in picks.items() if got[s][rater] != want}  # fmt: skip
+    wrong = {
+        (s, rater): (got[s][rater], want)
+        for s, picks in HAND_PICKS.items()
+        for rater, want in picks.items()
+        if got[s][rater] != want
+    }
     assert not wrong, f"(sample, rater): (file, hand) differ: {wrong}"
 
 
@@ -130,7 +134,8 @@ def test_the_agreement_code_gives_the_hand_counted_matrix_and_counts(fixtures_di
     for row in win_rates(picks, n_boot=200):
         counts = HAND_COUNTS[row.evaluator]
         assert (row.gt.value, row.model.value, row.tie.value) == pytest.approx(
-            (counts["gt"] / 10, counts["model"] / 10, counts["tie"] / 10))
+            (counts["gt"] / 10, counts["model"] / 10, counts["tie"] / 10)
+        )
 
 
 def test_rqbench_agreement_prints_the_matrix_and_the_winner_counts(fixtures_dir, tmp_path, capsys):
@@ -149,8 +154,10 @@ def test_a_bad_expert_line_names_the_file_line_sample_and_field(tmp_path, capsys
     from rqbench.cli import main
 
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"sample": 3, "background_title": "t", "background_abstract_summary": "a", "gt_rq": "g?", '
-                   '"model": "m", "model_rq": "q?", "verdicts": {"expert_1": "maybe"}}\n')  # fmt: skip
+    bad.write_text(
+        '{"sample": 3, "background_title": "t", "background_abstract_summary": "a", "gt_rq": "g?", '
+        '"model": "m", "model_rq": "q?", "verdicts": {"expert_1": "maybe"}}\n'
+    )
     assert main(["agreement", "--examples", str(bad)]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and ":1" in err and "sample=3" in err and "verdicts" in err

@@ -49,6 +49,7 @@ def run_fault_mix(tmp_path, n_calls: int, rate: float = 0.3, seed: int = 7):
     rng = random.Random(seed)
     injected: collections.Counter[str] = collections.Counter()
     plan_lock = threading.Lock()
+
     def plan(n: int):
         with plan_lock:
             if rng.random() >= rate:

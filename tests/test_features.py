@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from datasets import Dataset, List, Value
+from fake_build import make_records
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from fake_build import make_records
 from rqbench.dataset_card.features import (
     CONFIG_RECORDS,
     FeatureError,
@@ -33,8 +33,9 @@ def test_every_config_has_one_feature_per_record_field():
 def test_mapping_of_nested_optional_enum_dict_and_datetime_fields():
     rqs = config_features("rqs")
     assert rqs["novelty_type"] == Value("string")
-    assert rqs["gaps"] == List({"text": Value("string"), "cited_key": Value("string"),
-                                "cited_paper_id": Value("string")})
+    assert rqs["gaps"] == List(
+        {"text": Value("string"), "cited_key": Value("string"), "cited_paper_id": Value("string")}
+    )
     assert rqs["verification"]["addressed"] == Value("bool")
     paper = config_features("papers")["paper"]
     assert paper["published"] == Value("string")
@@ -88,8 +89,12 @@ def test_schema_differences_and_fingerprint():
     new["cited_papers"]["title"] = {"dtype": "int64", "_type": "Value"}
     del new["papers"]
     diffs = schema_differences(old, new)
-    assert diffs == ["cited_papers.title changed type", "instances.subfield removed", "config 'papers' removed",
-                     "rqs.extra added"]
+    assert diffs == [
+        "cited_papers.title changed type",
+        "instances.subfield removed",
+        "config 'papers' removed",
+        "rqs.extra added",
+    ]
     reordered = {k: dict(v) for k, v in old.items()}
     reordered["instances"] = dict(reversed(list(old["instances"].items())))
     assert schema_differences(old, reordered) == ["instances: field order changed"]

@@ -57,7 +57,10 @@ def test_preprint_listings_are_not_venues():
     assert venue_kind(typed) is None
     review = S2Paper.model_validate({"paperId": "c", "venue": "", "publicationTypes": ["Review"]})
     assert venue_kind(review) is None
-    assert venue_kind(S2Paper.model_validate({"paperId": "d", "venue": "CoRR", "publicationTypes": ["Conference"]})) is None
+    assert (
+        venue_kind(S2Paper.model_validate({"paperId": "d", "venue": "CoRR", "publicationTypes": ["Conference"]}))
+        is None
+    )
 
 
 def test_is_indexed():
@@ -80,8 +83,10 @@ def test_top_cited_per_category_with_ties_and_minimum():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["cs.CL", "cs.LG", "cs.CV"]), st.integers(0, 40)), min_size=1, max_size=60),
-       st.sampled_from([0.1, 0.25, 0.5, 1.0]))
+@given(
+    st.lists(st.tuples(st.sampled_from(["cs.CL", "cs.LG", "cs.CV"]), st.integers(0, 40)), min_size=1, max_size=60),
+    st.sampled_from([0.1, 0.25, 0.5, 1.0]),
+)
 def test_top_cited_properties(rows, fraction):
     papers = [paper(i, cat) for i, (cat, _) in enumerate(rows)]
     cites = {p.arxiv_id: c for p, (_, c) in zip(papers, rows)}

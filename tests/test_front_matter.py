@@ -45,7 +45,9 @@ def test_authors_year_and_venue_styles(latex):
     timecorr = read_front_matter(latex / "timecorr-paper", references=False)
     assert timecorr.author_surnames == ["Owen", "Chang", "Manning"]  # affiliations after the names are no names
     assert author_surnames("Ada Lovelace, and Charles Babbage 1 1Department of Engines, London") == [
-        "Lovelace", "Babbage"]
+        "Lovelace",
+        "Babbage",
+    ]
 
 
 def test_references_are_the_cited_entries_not_the_whole_lab_bibliography(latex):

@@ -17,14 +17,14 @@ import evaluate_factory as F
 import pytest
 from builder_script import make_cited_sources, make_papers, reply_for
 from pydantic import ValidationError
+
+from rqbench import records as r
+from rqbench import wellformed as wf
 from rqbench.builder.build_config import BuildConfig
 from rqbench.builder.pipeline import run_build
 from rqbench.builder.records_out import assemble
 from rqbench.evaluate.generate import LOG_FILE, generate_submission
 from rqbench.evaluate.submission import validate_submission
-
-from rqbench import records as r
-from rqbench import wellformed as wf
 from rqbench.llm import LLM, CallStore
 
 JUNK_RQS = [
@@ -63,7 +63,9 @@ def test_author_rq_and_generation_replies_refuse_junk_questions_by_rule(text):
     assert all(rule in msg for rule in rules_of(text, "research_question"))
     five = [GOOD_RQ.replace("semantically", w) for w in ("semantically", "nearly", "mostly", "often")] + [text]
     with pytest.raises(ValidationError) as err:
-        r.GenerationReply.model_validate({"gaps": ["A gap that the papers leave open here."], "research_questions": five})
+        r.GenerationReply.model_validate(
+            {"gaps": ["A gap that the papers leave open here."], "research_questions": five}
+        )
     assert err.value.errors()[0]["loc"] == ("research_questions", 4) and "rules: " in err.value.errors()[0]["msg"]
     with pytest.raises(ValidationError, match="rules: "):
         r.SubmissionEntry(rq_id="x_rq0", research_questions=five)
@@ -74,11 +76,19 @@ def test_gap_and_contributions_replies_refuse_junk_by_rule(text):
     with pytest.raises(ValidationError) as err:
         r.GapReply.model_validate({"gaps": ["The cited work leaves open why sinks form.", text]})
     assert "item 1: not a well-formed gap (rules: " in str(err.value)
-    good = {"problem_statement": "Models attend to a few tokens regardless of content, which wastes capacity.",
-            "main_idea_headline": "Attention sinks explained and removed.", "novelty_type": "new_method",
-            "ideas": ["Measure sink strength across layers."], "contributions": ["A fix that removes them."]}
-    for field, value in (("contributions", [text]), ("ideas", ["Measure sink strength.", text]),
-                         ("problem_statement", text), ("main_idea_headline", text)):
+    good = {
+        "problem_statement": "Models attend to a few tokens regardless of content, which wastes capacity.",
+        "main_idea_headline": "Attention sinks explained and removed.",
+        "novelty_type": "new_method",
+        "ideas": ["Measure sink strength across layers."],
+        "contributions": ["A fix that removes them."],
+    }
+    for field, value in (
+        ("contributions", [text]),
+        ("ideas", ["Measure sink strength.", text]),
+        ("problem_statement", text),
+        ("main_idea_headline", text),
+    ):
         with pytest.raises(ValidationError) as err:
             r.ContributionsReply.model_validate({**good, field: value})
         assert err.value.errors()[0]["loc"] == (field,) and "rules: " in str(err.value)
@@ -95,8 +105,16 @@ def test_grammar_constrained_decoders_get_the_gate_patterns_in_the_builder_schem
     from rqbench.builder import author_rqs, contributions, gaps
     from rqbench.builder.llm_stage import grammar_constrained
 
-    assert [grammar_constrained(m) for m in ("local", "local/smollm2-135m@temperature=0.8", "hosted_vllm/Qwen/Qwen3-8B",
-                                             "gemini/gemini-3.1-pro", "openai/gpt-5.5")] == [True, True, True, False, False]
+    assert [
+        grammar_constrained(m)
+        for m in (
+            "local",
+            "local/smollm2-135m@temperature=0.8",
+            "hosted_vllm/Qwen/Qwen3-8B",
+            "gemini/gemini-3.1-pro",
+            "openai/gpt-5.5",
+        )
+    ] == [True, True, True, False, False]
     rq_schema = json.dumps(r.reply_json_schema(author_rqs.reply_model_for(["k"], local=True)))
     assert json.dumps(wf.grammar_pattern(wf.Kind.research_question))[1:-1] in rq_schema
     for local, hosted in ((contributions.LocalReply, contributions.Reply), (gaps.LocalReply, gaps.Reply)):
@@ -126,7 +144,9 @@ def junk_builder_replies(req) -> str:
         good["contributions"] = [JUNK_CONTRIBUTIONS[0], *good["contributions"]]
     elif req.step == "author_rqs":
         keys = good["research_questions"][0]["cited_keys"]
-        good["research_questions"] = [{"question": q, "cited_keys": keys} for q in JUNK_RQS[:2]] + good["research_questions"]
+        good["research_questions"] = [{"question": q, "cited_keys": keys} for q in JUNK_RQS[:2]] + good[
+            "research_questions"
+        ]
     return json.dumps(good)
 
 
@@ -135,10 +155,16 @@ def junk_build(tmp_path, fixtures_dir, scripted_server):
     scripted_server.responder = junk_builder_replies
     llm = LLM(CallStore(tmp_path / "calls.db"))
     cfg = llm.register(scripted_server.model_config())
-    config = BuildConfig(out=tmp_path / "out", papers=make_papers(tmp_path / "papers", fixtures_dir, PAPERS),
-                         cited_sources=make_cited_sources(tmp_path / "cited"), max_cited_per_paper=4,
-                         allow_abstract_only=True, models={x: cfg.name for x in ("strong", "light", "labeller")},
-                         progress=False, concurrency=1)  # fmt: skip
+    config = BuildConfig(
+        out=tmp_path / "out",
+        papers=make_papers(tmp_path / "papers", fixtures_dir, PAPERS),
+        cited_sources=make_cited_sources(tmp_path / "cited"),
+        max_cited_per_paper=4,
+        allow_abstract_only=True,
+        models={x: cfg.name for x in ("strong", "light", "labeller")},
+        progress=False,
+        concurrency=1,
+    )
     manifest = run_build(config, llm)
     return manifest, scripted_server, tmp_path / "out", llm
 
@@ -172,8 +198,9 @@ def F_read(path: Path, model):
 def test_drops_are_counted_by_rule_in_funnel_manifest_and_card(junk_build, tmp_path):
     manifest, srv, out, _ = junk_build
     n_gap_calls = sum(1 for req in srv.requests if req.step == "gaps" and not (req.step_tag or "").endswith(":reask"))
-    n_cited_calls = sum(1 for req in srv.requests
-                        if req.step == "cited_contributions" and not (req.step_tag or "").endswith(":reask"))  # fmt: skip
+    n_cited_calls = sum(
+        1 for req in srv.requests if req.step == "cited_contributions" and not (req.step_tag or "").endswith(":reask")
+    )
     assert n_cited_calls >= 1
     m = manifest.malformed
     assert list(m) == ["research_question", "gap", "contribution"]  # the gate's order of kinds
@@ -205,6 +232,7 @@ def test_drops_are_counted_by_rule_in_funnel_manifest_and_card(junk_build, tmp_p
 def test_a_published_build_loaded_with_load_dataset_passes_the_gate_everywhere(junk_build, tmp_path):
     """Every text field of every row the `datasets` library reads back from a release passes the gate."""
     import datasets
+
     from rqbench.dataset_card.card_base import CardSettings
     from rqbench.dataset_card.features import from_row
     from rqbench.dataset_card.publish import publish
@@ -220,8 +248,12 @@ def test_a_published_build_loaded_with_load_dataset_passes_the_gate_everywhere(j
 def check_release_with_load_dataset(dataset: Path, datasets, from_row) -> dict[str, int]:
     """load_dataset each config of a release; every row's LLM-written text passes the gate. Rows per config."""
     counts = {}
-    for config, model in (("rqs", r.RQRecord), ("papers", r.PaperRecord), ("instances", r.EvaluationInstance),
-                          ("cited_papers", r.CitedPaper)):
+    for config, model in (
+        ("rqs", r.RQRecord),
+        ("papers", r.PaperRecord),
+        ("instances", r.EvaluationInstance),
+        ("cited_papers", r.CitedPaper),
+    ):
         rows = datasets.load_dataset(str(dataset), config, split="test")
         records = [from_row(model, row, f"{config} row {n}") for n, row in enumerate(rows)]
         assert all(isinstance(x, model) for x in records)
@@ -240,9 +272,14 @@ def test_a_malformed_problem_statement_is_a_named_skip_with_its_rules(tmp_path, 
     scripted_server.responder = respond
     llm = LLM(CallStore(tmp_path / "calls.db"))
     cfg = llm.register(scripted_server.model_config())
-    config = BuildConfig(out=tmp_path / "out", papers=make_papers(tmp_path / "papers", fixtures_dir, PAPERS[:1]),
-                         max_cited_per_paper=2, allow_abstract_only=True, progress=False,
-                         models={x: cfg.name for x in ("strong", "light", "labeller")})  # fmt: skip
+    config = BuildConfig(
+        out=tmp_path / "out",
+        papers=make_papers(tmp_path / "papers", fixtures_dir, PAPERS[:1]),
+        max_cited_per_paper=2,
+        allow_abstract_only=True,
+        progress=False,
+        models={x: cfg.name for x in ("strong", "light", "labeller")},
+    )
     manifest = run_build(config, llm)
     skips = F_read(tmp_path / "out" / "skips.jsonl", r.SkipRecord)
     (skip,) = [s for s in skips if s.stage == "contributions"]
@@ -260,16 +297,33 @@ def test_records_stage_gates_hand_made_stage_outputs_and_keeps_rq_indices():
 
     paper = r.SourcePaper(arxiv_id="2501.00001", title="P", primary_category="cs.CL")
     cited = r.CitedPaper(paper_id="2401.00001", title="Shared", text_level=r.TextLevel.title)
-    contrib = ContributionsResult(arxiv_id=paper.arxiv_id, main_idea_headline="Attention sinks explained and removed.",
-                                  problem_statement="Models attend to a few tokens regardless of content, which wastes it.",
-                                  novelty_type="new_method", ideas=["Measure sink strength across layers.", "<idea>"],
-                                  contributions=["A fix that removes them.", JUNK_CONTRIBUTIONS[1]], model="m")  # fmt: skip
-    rqs = AuthorRQsResult(arxiv_id=paper.arxiv_id, rqs=[LinkedRQ(question=JUNK_RQS[0], cited_keys=["s"]),
-                                                        LinkedRQ(question=GOOD_RQ, cited_keys=["s"])])  # fmt: skip
-    gaps = GapsResult(arxiv_id=paper.arxiv_id, per_citation=[CitationGaps(key="s", gaps=[JUNK_GAPS[0], "The cited work "
-                                                                                       "leaves open why sinks form."])])
-    tables = assemble([paper], [contrib], [], [gaps], [rqs], [CitedTextResult(arxiv_id=paper.arxiv_id,
-                      cited=[CitedText(key="s", paper=cited)])], [], allow_abstract_only=True)  # fmt: skip
+    contrib = ContributionsResult(
+        arxiv_id=paper.arxiv_id,
+        main_idea_headline="Attention sinks explained and removed.",
+        problem_statement="Models attend to a few tokens regardless of content, which wastes it.",
+        novelty_type="new_method",
+        ideas=["Measure sink strength across layers.", "<idea>"],
+        contributions=["A fix that removes them.", JUNK_CONTRIBUTIONS[1]],
+        model="m",
+    )
+    rqs = AuthorRQsResult(
+        arxiv_id=paper.arxiv_id,
+        rqs=[LinkedRQ(question=JUNK_RQS[0], cited_keys=["s"]), LinkedRQ(question=GOOD_RQ, cited_keys=["s"])],
+    )
+    gaps = GapsResult(
+        arxiv_id=paper.arxiv_id,
+        per_citation=[CitationGaps(key="s", gaps=[JUNK_GAPS[0], "The cited work leaves open why sinks form."])],
+    )
+    tables = assemble(
+        [paper],
+        [contrib],
+        [],
+        [gaps],
+        [rqs],
+        [CitedTextResult(arxiv_id=paper.arxiv_id, cited=[CitedText(key="s", paper=cited)])],
+        [],
+        allow_abstract_only=True,
+    )
     assert [x.rq_id for x in tables.rqs] == ["2501.00001_rq1"] and tables.dropped == {"malformed_rq": 1}
     (row,) = tables.rqs
     assert row.ideas == ["Measure sink strength across layers."] and row.contributions == ["A fix that removes them."]
@@ -282,6 +336,7 @@ def test_records_stage_gates_hand_made_stage_outputs_and_keeps_rq_indices():
 
 def test_publishing_refuses_a_malformed_record_but_reading_an_old_build_does_not(tmp_path):
     from fake_build import make_records, write_build
+
     from rqbench.dataset_card.build_folder import check_build, load_build
 
     records = make_records()
@@ -325,9 +380,11 @@ def test_a_submission_line_of_junk_is_refused_with_line_field_and_rule_codes(tmp
     f = tmp_path / "sub.jsonl"
     good = [GOOD_RQ.replace("semantically", w) for w in ("semantically", "nearly", "mostly", "often", "rarely")]
     spaced = ["WHAT makes attention concentrate on semantically  empty tokens ?!"]  # a duplicate of good[0]
-    lines = [json.dumps({"kind": "metadata", "model": "m"}),
-             json.dumps({"rq_id": "a_rq0", "research_questions": JUNK_RQS + good[:1]}),
-             json.dumps({"rq_id": "a_rq1", "research_questions": good[:4] + spaced, "gaps": JUNK_GAPS})]  # fmt: skip
+    lines = [
+        json.dumps({"kind": "metadata", "model": "m"}),
+        json.dumps({"rq_id": "a_rq0", "research_questions": JUNK_RQS + good[:1]}),
+        json.dumps({"rq_id": "a_rq1", "research_questions": good[:4] + spaced, "gaps": JUNK_GAPS}),
+    ]
     f.write_text("\n".join(lines) + "\n")
     rep = validate_submission(f, ["a_rq0", "a_rq1"])
     got = {(p.code, p.line, p.field, p.severity) for p in rep.problems}
@@ -349,8 +406,10 @@ def test_gate_problems_are_capped_per_rule(tmp_path):
     f = tmp_path / "sub.jsonl"
     ids = [f"2501.{i:05d}_rq0" for i in range(30)]
     lines = [json.dumps({"kind": "metadata", "model": "m"})]
-    lines += [json.dumps({"rq_id": i, "research_questions": [f"<question {k}?> about {i} here?" for k in range(5)]})
-              for i in ids]  # fmt: skip
+    lines += [
+        json.dumps({"rq_id": i, "research_questions": [f"<question {k}?> about {i} here?" for k in range(5)]})
+        for i in ids
+    ]
     f.write_text("\n".join(lines) + "\n")
     rep = validate_submission(f, ids, max_problems_per_rule=3)
     assert len([p for p in rep.problems if p.code == "rq_placeholder"]) == 4  # 3 listed + the "... and N more" line
@@ -361,9 +420,9 @@ def test_gate_problems_are_capped_per_rule(tmp_path):
 def test_the_published_sample_passes_the_gate_when_read_with_load_dataset():
     """The offline sample the README's first command publishes (under ./data, the default RQB_HOME; skipped until built)."""
     import datasets
-    from rqbench.dataset_card.features import from_row
 
     from rqbench import paths
+    from rqbench.dataset_card.features import from_row
 
     dataset = Path(__file__).resolve().parent.parent / "data" / "datasets" / paths.SAMPLE_NAME
     if not (dataset / ".git").exists():
@@ -384,7 +443,11 @@ def test_the_builder_holds_extracted_text_to_every_rule_while_a_submitted_questi
     assert r.SubmissionEntry(rq_id="x_rq0", research_questions=five).research_questions[4] == named
     assert CheckedGenerationReply(gaps=["A gap."], research_questions=five).research_questions[4] == named
     f = tmp_path / "sub.jsonl"
-    f.write_text(json.dumps({"kind": "metadata", "model": "m"}) + "\n"
-                 + json.dumps({"rq_id": "a_rq0", "research_questions": five}) + "\n")  # fmt: skip
+    f.write_text(
+        json.dumps({"kind": "metadata", "model": "m"})
+        + "\n"
+        + json.dumps({"rq_id": "a_rq0", "research_questions": five})
+        + "\n"
+    )
     rep = validate_submission(f, ["a_rq0"])
     assert rep.ok and rep.problems == [] and rep.flagged_count == 0

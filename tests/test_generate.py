@@ -6,6 +6,7 @@ import json
 
 import evaluate_factory as F
 import pytest
+
 from rqbench.evaluate.background import (
     BackgroundPolicy,
     background_block,
@@ -15,14 +16,18 @@ from rqbench.evaluate.background import (
 from rqbench.evaluate.dataset import DatasetError, load_benchmark
 from rqbench.evaluate.generate import LOG_FILE, generate_submission
 from rqbench.evaluate.submission import validate_submission
-
 from rqbench.llm import LLM
 from rqbench.records import CitedPaper, SectionText
 
 
 def long_paper() -> CitedPaper:
-    return CitedPaper(paper_id="p", title="T", abstract="An abstract of twenty words. " * 4, text_level="full",
-                      sections=[SectionText(section=f"S{i}", text="word " * 200) for i in range(5)])
+    return CitedPaper(
+        paper_id="p",
+        title="T",
+        abstract="An abstract of twenty words. " * 4,
+        text_level="full",
+        sections=[SectionText(section=f"S{i}", text="word " * 200) for i in range(5)],
+    )
 
 
 def test_truncation_policy_keeps_title_abstract_then_whole_sections():
@@ -111,8 +116,10 @@ def test_dry_run_counts_calls_and_writes_nothing(tmp_path):
     bench = F.benchmark(3)
     llm = LLM(dry_run=True)
     assert generate_submission(bench, "local", "original", llm=llm, out=tmp_path / "sub", progress=False) is None
-    assert llm.estimate.calls == 3 and llm.estimate.by_step == {"generation_original": 2,
-                                                                "generation_original_multi": 1}
+    assert llm.estimate.calls == 3 and llm.estimate.by_step == {
+        "generation_original": 2,
+        "generation_original_multi": 1,
+    }
     assert not (tmp_path / "sub").exists()
 
 
@@ -127,7 +134,9 @@ def test_load_benchmark_from_a_build_folder_and_bad_rows(tmp_path):
     broken["background_paper_ids"] = []
     rows[1] = json.dumps(broken)
     (tmp_path / "build" / "records" / "instances.jsonl").write_text("\n".join(rows) + "\n")
-    with pytest.raises(DatasetError, match=r"instances.jsonl: row 2 \(rq_id='2501.00001_rq0'\): field background_paper_ids"):
+    with pytest.raises(
+        DatasetError, match=r"instances.jsonl: row 2 \(rq_id='2501.00001_rq0'\): field background_paper_ids"
+    ):
         load_benchmark(tmp_path / "build")
     with pytest.raises(DatasetError, match="setup-sample"):
         load_benchmark()
@@ -139,8 +148,10 @@ def test_load_benchmark_from_parquet_configs(tmp_path):
     import pandas as pd
 
     bench = F.benchmark(2)
-    for config, rows in (("instances", [i.model_dump(mode="json") for i in bench.instances]),
-                         ("cited_papers", [p.model_dump(mode="json") for p in bench.papers.values()])):
+    for config, rows in (
+        ("instances", [i.model_dump(mode="json") for i in bench.instances]),
+        ("cited_papers", [p.model_dump(mode="json") for p in bench.papers.values()]),
+    ):
         d = tmp_path / "repo" / "data" / config
         d.mkdir(parents=True)
         pd.DataFrame(rows).to_parquet(d / "test-00000.parquet")
@@ -178,8 +189,9 @@ def test_a_generation_cut_at_the_reply_budget_is_a_named_truncated_failure(scrip
     assert report.covered == 2 and report.failed == 1
 
 
-def test_a_hosted_generator_gets_the_vendor_default_and_reasoning_and_records_them(scripted_server, tmp_path,
-                                                                                 monkeypatch):  # fmt: skip
+def test_a_hosted_generator_gets_the_vendor_default_and_reasoning_and_records_them(
+    scripted_server, tmp_path, monkeypatch
+):
     from rqbench.llm import catalog
 
     monkeypatch.setattr(catalog, "supports_reasoning", lambda model: True)  # as for the paper's generators
@@ -204,8 +216,9 @@ def test_a_set_temperature_is_sent_as_given(scripted_server, tmp_path):
     scripted_server.responder = F.judge_reply
     llm = LLM()
     llm.register(scripted_server.model_config(name="gen/test@temperature=0.4", temperature=0.4))
-    generate_submission(F.benchmark(1), "gen/test@temperature=0.4", "original", llm=llm, out=tmp_path / "sub",
-                        progress=False)  # fmt: skip
+    generate_submission(
+        F.benchmark(1), "gen/test@temperature=0.4", "original", llm=llm, out=tmp_path / "sub", progress=False
+    )
     assert scripted_server.requests[0]["temperature"] == 0.4  # the spec's own temperature is kept
 
 

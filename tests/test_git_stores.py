@@ -14,12 +14,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from rqbench.space.stores import GitRepo, SpaceStores, StoreWriteError
 from scripted_replies import reply as judge_reply
 from space_queue import make_bench, queue, worker_for
 from test_stores import FakeHfApi, git
 
 from rqbench.llm import LLM
+from rqbench.space.stores import GitRepo, SpaceStores, StoreWriteError
 from rqbench.testing.scripted_server import ScriptedServer
 
 REPO = "org/rq-bench-requests"
@@ -33,8 +33,9 @@ def hub(tmp_path) -> FakeHfApi:
 
 
 def clone(hub: FakeHfApi, tmp_path: Path, who: str, **kw) -> GitRepo:
-    return GitRepo(f"{hub.endpoint}/datasets/{REPO}", tmp_path / who / REPO, name=f"{who}:{REPO}", fetch_after_s=0,
-                   **kw)  # fmt: skip
+    return GitRepo(
+        f"{hub.endpoint}/datasets/{REPO}", tmp_path / who / REPO, name=f"{who}:{REPO}", fetch_after_s=0, **kw
+    )
 
 
 def commits(hub: FakeHfApi) -> list[str]:
@@ -95,8 +96,12 @@ def test_a_rewrite_of_one_file_by_two_writers_keeps_the_last_and_both_histories(
 def test_a_push_cut_off_after_the_remote_took_it_is_not_written_twice(hub, tmp_path):
     a = clone(hub, tmp_path, "a")
     # the remote moves its ref, then its receive-pack dies before reporting: the client sees a failed push
-    hook(hub, "reference-transaction", f'[ "$1" = committed ] && [ ! -e "{tmp_path}/cut-once" ] && '
-                                       f'touch "{tmp_path}/cut-once" && kill -9 $PPID\nexit 0\n')  # fmt: skip
+    hook(
+        hub,
+        "reference-transaction",
+        f'[ "$1" = committed ] && [ ! -e "{tmp_path}/cut-once" ] && '
+        f'touch "{tmp_path}/cut-once" && kill -9 $PPID\nexit 0\n',
+    )
     a.write("requests/x.json", b"whole", "a: x")
     assert (tmp_path / "cut-once").exists(), "the push must have been cut off"
     assert hub.files(REPO) == ["requests/x.json"]
@@ -106,9 +111,13 @@ def test_a_push_cut_off_after_the_remote_took_it_is_not_written_twice(hub, tmp_p
 def test_a_push_refused_half_way_is_sent_again(hub, tmp_path):
     a = clone(hub, tmp_path, "a")
     # the objects arrive, the ref is not moved (pre-receive refuses twice), then the remote takes it
-    hook(hub, "pre-receive", f'n=$(cat "{tmp_path}/refusals" 2>/dev/null || echo 0)\n'
-                             f'[ "$n" -ge 2 ] && exit 0\necho $((n + 1)) > "{tmp_path}/refusals"\n'
-                             'echo "refused half-way" >&2\nexit 1\n')  # fmt: skip
+    hook(
+        hub,
+        "pre-receive",
+        f'n=$(cat "{tmp_path}/refusals" 2>/dev/null || echo 0)\n'
+        f'[ "$n" -ge 2 ] && exit 0\necho $((n + 1)) > "{tmp_path}/refusals"\n'
+        'echo "refused half-way" >&2\nexit 1\n',
+    )
     a.write("requests/x.json", b"whole", "a: x")
     assert (tmp_path / "refusals").read_text().strip() == "2"
     assert hub.files(REPO) == ["requests/x.json"] and commits(hub).count("a: x") == 1
@@ -128,8 +137,10 @@ def test_a_space_and_its_worker_on_the_hub_stores_keep_each_others_writes(tmp_pa
     """Two replicas take submissions while a worker on a third clone judges them: every request and every
     results file is in the remote at the end, and a fresh clone sees the same queue."""
     api = FakeHfApi(tmp_path / "hub")
-    space_a, space_b, worker_side = (SpaceStores.hub(api, "org", clone_root=tmp_path / who, fetch_after_s=0)
-                                     for who in ("space-a", "space-b", "worker"))  # fmt: skip
+    space_a, space_b, worker_side = (
+        SpaceStores.hub(api, "org", clone_root=tmp_path / who, fetch_after_s=0)
+        for who in ("space-a", "space-b", "worker")
+    )
     bench = make_bench()
     for side in ("a", "b"):
         (tmp_path / side).mkdir()

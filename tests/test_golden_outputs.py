@@ -72,7 +72,6 @@ def produce(tmp: Path, fixtures: Path, srv) -> dict[str, str]:
     from rqbench.evaluate.generate import generate_submission
     from rqbench.evaluate.judging import judge_submission
     from rqbench.evaluate.submission import load_submission
-
     from rqbench.llm import LLM, CallStore
 
     db = tmp / "calls.db"
@@ -80,10 +79,16 @@ def produce(tmp: Path, fixtures: Path, srv) -> dict[str, str]:
     cfg = llm.register(srv.model_config())
     srv.responder = lambda req: reply_for(req, prefer_key=FAVOURITE)
     out = tmp / "build"
-    config = BuildConfig(out=out, papers=make_papers(tmp / "papers", fixtures, PAPERS),
-                         cited_sources=make_cited_sources(tmp / "cited"), max_cited_per_paper=4,
-                         allow_abstract_only=True, models={r: cfg.name for r in ("strong", "light", "labeller")},
-                         progress=False, concurrency=1)  # fmt: skip
+    config = BuildConfig(
+        out=out,
+        papers=make_papers(tmp / "papers", fixtures, PAPERS),
+        cited_sources=make_cited_sources(tmp / "cited"),
+        max_cited_per_paper=4,
+        allow_abstract_only=True,
+        models={r: cfg.name for r in ("strong", "light", "labeller")},
+        progress=False,
+        concurrency=1,
+    )
     run_build(config, llm)
     dataset = tmp / "dataset"
     publish(out, "0.1.0", LocalGitTarget(dataset), CardSettings(target="local", repo="golden/rq-bench"))
@@ -93,12 +98,25 @@ def produce(tmp: Path, fixtures: Path, srv) -> dict[str, str]:
     sub_dir = tmp / "submission"
     generate_submission(bench, cfg.name, "original", llm=llm, out=sub_dir, progress=False)
     sub = load_submission(sub_dir, bench.rq_ids, allow_partial=True)
-    written = judge_submission(bench, sub, [cfg.name], ["standalone", "comparative"], llm=llm, orderings=2,
-                               out_dir=tmp / "results", progress=False)  # fmt: skip
+    written = judge_submission(
+        bench,
+        sub,
+        [cfg.name],
+        ["standalone", "comparative"],
+        llm=llm,
+        orderings=2,
+        out_dir=tmp / "results",
+        progress=False,
+    )
 
     # the release's git commit and the submission hash (which covers it) differ per run; the rest must not
-    t = {str(tmp): "<tmp>", bench.revision: "<revision>", bench.revision[:12]: "<revision>", sub.hash: "<submission>",
-         sub.hash.removeprefix("b2:")[:10]: "<submission>"}
+    t = {
+        str(tmp): "<tmp>",
+        bench.revision: "<revision>",
+        bench.revision[:12]: "<revision>",
+        sub.hash: "<submission>",
+        sub.hash.removeprefix("b2:")[:10]: "<submission>",
+    }
     digests: dict[str, str] = {}
     for name in ("rqs", "papers", "cited_papers", "instances"):
         digests[f"build/records/{name}.jsonl"] = _jsonl_digest(out / "records" / f"{name}.jsonl", t)
@@ -126,8 +144,9 @@ def produce(tmp: Path, fixtures: Path, srv) -> dict[str, str]:
     return digests
 
 
-def test_build_release_submission_and_results_are_byte_identical_to_the_golden_run(tmp_path, fixtures_dir,
-                                                                                    scripted_server):  # fmt: skip
+def test_build_release_submission_and_results_are_byte_identical_to_the_golden_run(
+    tmp_path, fixtures_dir, scripted_server
+):
     got = produce(tmp_path, fixtures_dir, scripted_server)
     if os.environ.get("RQB_UPDATE_GOLDEN") == "1":
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)

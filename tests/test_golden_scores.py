@@ -44,8 +44,9 @@ def _holes(r: ResultsFile, seed: int) -> ResultsFile:
                 if rng.random() < 0.6:
                     first = next(iter(c.narrowness.values()))
                     sb = rng.randint(0, 3)
-                    c.narrowness[extra] = first.model_copy(update={"source_bound_score": sb,
-                                                                   "source_bound_scope": SOURCE_BOUND_SCOPES[sb]})
+                    c.narrowness[extra] = first.model_copy(
+                        update={"source_bound_score": sb, "source_bound_scope": SOURCE_BOUND_SCOPES[sb]}
+                    )
         for c in inst.candidates[1:]:
             if rng.random() < 0.08:
                 c.novelty = None
@@ -58,8 +59,12 @@ def _holes(r: ResultsFile, seed: int) -> ResultsFile:
                 if c.novelty is None:
                     continue
                 draws = [c.novelty] + [
-                    NoveltyScore(relevance=1, originality=rng.randint(0, 3), gap_addressing=rng.randint(0, 3),
-                                 non_obviousness=rng.randint(0, 3))
+                    NoveltyScore(
+                        relevance=1,
+                        originality=rng.randint(0, 3),
+                        gap_addressing=rng.randint(0, 3),
+                        non_obviousness=rng.randint(0, 3),
+                    )
                     for _ in range(rng.randint(0, 2))
                 ]
                 c.novelty_by_ordering = draws
@@ -94,8 +99,16 @@ def _results() -> list[ResultsFile]:
     ):
         for judge in ("judge-a", "judge-b"):
             for setting in ("standalone", "comparative"):
-                r = make_results(model, judge=judge, setting=setting, n_instances=N, seed=7, bias=bias,
-                                 prompt_variant=variant, knowledge_cutoff=cutoff)
+                r = make_results(
+                    model,
+                    judge=judge,
+                    setting=setting,
+                    n_instances=N,
+                    seed=7,
+                    bias=bias,
+                    prompt_variant=variant,
+                    knowledge_cutoff=cutoff,
+                )
                 out.append(_dated(_holes(r, 7)))
     return out
 
@@ -168,10 +181,17 @@ def produce(tmp: Path) -> dict[str, str]:
     views = {
         "default": lb.View(),
         "every judge, all groups": lb.View(judges=(), groups=lb.GROUPS, show_ci=True),
-        "comparative, no CI, sorted": lb.View(judges=(), settings=("comparative",), groups=lb.GROUPS, show_ci=False,
-                                              sort_by="Win % non-obviousness", ascending=True),
-        "search, original, open": lb.View(search="model-a", variants=("original",), model_types=("open",),
-                                          groups=lb.GROUPS),
+        "comparative, no CI, sorted": lb.View(
+            judges=(),
+            settings=("comparative",),
+            groups=lb.GROUPS,
+            show_ci=False,
+            sort_by="Win % non-obviousness",
+            ascending=True,
+        ),
+        "search, original, open": lb.View(
+            search="model-a", variants=("original",), model_types=("open",), groups=lb.GROUPS
+        ),
         "clean only, every judge, all groups": lb.View(judges=(), groups=lb.GROUPS, clean_only=True),
         "clean only, sorted": lb.View(clean_only=True, sort_by="Win % non-obviousness"),
     }
@@ -180,8 +200,11 @@ def produce(tmp: Path) -> dict[str, str]:
         digests[f"leaderboard/render/{name}"] = content_hash(frame.to_csv(index=False))
         headers, cells, caption = lb.display(df, view)
         digests[f"leaderboard/display/{name}"] = content_hash(
-            {"headers": [repr(h) for h in headers], "cells": [[repr(c) for c in row] for row in cells],
-             "caption": caption}
+            {
+                "headers": [repr(h) for h in headers],
+                "cells": [[repr(c) for c in row] for row in cells],
+                "caption": caption,
+            }
         )
     return digests
 

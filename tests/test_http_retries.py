@@ -20,8 +20,9 @@ def _client(answers: list, sleeps: list[float], **kw) -> PoliteClient:
         headers = {"Retry-After": "2"} if got == 429 else {}
         return httpx.Response(got, headers=headers, content=b"body %d" % got)
 
-    return PoliteClient(base_url="http://api.test", transport=httpx.MockTransport(handle), sleep=sleeps.append,
-                        backoff_s=1.0, **kw)  # fmt: skip
+    return PoliteClient(
+        base_url="http://api.test", transport=httpx.MockTransport(handle), sleep=sleeps.append, backoff_s=1.0, **kw
+    )
 
 
 @pytest.mark.parametrize("call", ["request", "download"])
@@ -39,8 +40,9 @@ def test_both_callers_retry_statuses_and_dropped_connections_then_succeed(call, 
     assert client.requests_sent == 4 and not answers
 
 
-@pytest.mark.parametrize(("call", "words"), [("request", "unexpected status after 3 tries"),
-                                             ("download", "download failed")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("call", "words"), [("request", "unexpected status after 3 tries"), ("download", "download failed")]
+)
 def test_both_callers_give_up_after_max_retries_with_their_own_words(call, words, tmp_path):
     sleeps: list[float] = []
     client = _client([503, 503, 503], sleeps, max_retries=2)

@@ -10,8 +10,9 @@ be understood (and loaded) together; the fix is a third module they both use.
 from __future__ import annotations
 
 import ast
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,7 +45,8 @@ def product_modules() -> dict[str, Path]:
 def _is_type_checking_block(node: ast.AST) -> bool:
     test = node.test if isinstance(node, ast.If) else None
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imported(module: str, path: Path, known: set[str]) -> set[str]:
@@ -60,8 +62,13 @@ def _imported(module: str, path: Path, known: set[str]) -> set[str]:
             out.add(name)
 
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    typing_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block)
-                   for stmt in block.body for n in ast.walk(stmt)}  # fmt: skip
+    typing_only = {
+        id(n)
+        for block in ast.walk(tree)
+        if _is_type_checking_block(block)
+        for stmt in block.body
+        for n in ast.walk(stmt)
+    }
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
@@ -116,8 +123,16 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_walk_sees_every_part_of_the_product():
     modules = product_modules()
-    for name in ("rqbench", "rqbench.io", "rqbench.llm.client", "rqbench.builder.citations", "rqbench.builder.cite_syntax",
-                 "rqbench.evaluate.criteria.base", "rqbench.space.stores", "rqbench.dataset_card.card"):  # fmt: skip
+    for name in (
+        "rqbench",
+        "rqbench.io",
+        "rqbench.llm.client",
+        "rqbench.builder.citations",
+        "rqbench.builder.cite_syntax",
+        "rqbench.evaluate.criteria.base",
+        "rqbench.space.stores",
+        "rqbench.dataset_card.card",
+    ):
         assert name in modules, name
     graph = import_graph()
     assert "rqbench.builder.cite_syntax" in graph["rqbench.builder.latex_text"]
@@ -134,7 +149,15 @@ def test_imports_inside_functions_and_relative_imports_are_edges(tmp_path):
         "    import rqbench.c.d\n",
         encoding="utf-8",
     )
-    known = {"rqbench.a", "rqbench.a.b", "rqbench.c", "rqbench.x", "rqbench.x.sibling", "rqbench.x.pkg", "rqbench.x.mod"}
+    known = {
+        "rqbench.a",
+        "rqbench.a.b",
+        "rqbench.c",
+        "rqbench.x",
+        "rqbench.x.sibling",
+        "rqbench.x.pkg",
+        "rqbench.x.mod",
+    }
     assert _imported("rqbench.x.mod", f, known) == {"rqbench.a.b", "rqbench.c", "rqbench.x.sibling", "rqbench.x.pkg"}
 
 

@@ -77,7 +77,10 @@ def test_from_validation_counts_the_other_problems_and_lists_them_on_request():
     e = RecordError.from_validation(exc.value, record="row 7", show_given=False)
     assert str(e) == "row 7: field row_id: Field required (and 1 more)"
     assert e.model == "Row"
-    assert e.problem_list(8) == "row_id: Field required; n: Input should be a valid integer, unable to parse string as an integer"
+    assert (
+        e.problem_list(8)
+        == "row_id: Field required; n: Input should be a valid integer, unable to parse string as an integer"
+    )
     assert e.problem_list(1) == "row_id: Field required"
     shown = RecordError.from_validation(exc.value, kind="Row", show_given=True)
     assert str(shown) == "not a valid Row: field row_id: {'n': 'many'}: Field required (and 1 more)"

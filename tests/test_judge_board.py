@@ -19,27 +19,37 @@ from pathlib import Path
 
 import evaluate_factory as F
 import pytest
-from rqbench.evaluate.expert_pool import read_pool
-from rqbench.evaluate.judge_board import make_board
-from rqbench.evaluate.judge_board_run import load_board_files
 from scripted_replies import candidates_of
 
 from rqbench import paths
 from rqbench.cli import main
+from rqbench.evaluate.expert_pool import read_pool
+from rqbench.evaluate.judge_board import make_board
+from rqbench.evaluate.judge_board_run import load_board_files
 from rqbench.llm import CallStore
 
 # text marker -> non-obviousness of the author-anchored RQ and of the model RQ
 NON_OBVIOUS = {"one": (3, 1), "two": (2, 2), "four": (1, 3), "five": (3, 0)}
-EXPERTS = {1: {"expert_1": "gt", "expert_2": "gt"}, 2: {"expert_1": "model", "expert_2": "gt"},
-           3: {"expert_1": "model", "expert_2": "model"}, 4: {"expert_1": "model", "expert_2": "model"}}  # fmt: skip
+EXPERTS = {
+    1: {"expert_1": "gt", "expert_2": "gt"},
+    2: {"expert_1": "model", "expert_2": "gt"},
+    3: {"expert_1": "model", "expert_2": "model"},
+    4: {"expert_1": "model", "expert_2": "model"},
+}
 WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def sample(n: int, experts: dict[str, str] | None = None) -> dict:
     w = WORDS[n]
-    return {"sample": n, "background_title": f"Background paper {w}", "background_abstract_summary": f"About {w}.",
-            "gt_rq": f"What does the author ask in case {w}?", "model": "gen-x",
-            "model_rq": f"What does the model ask in case {w}?", "verdicts": experts or EXPERTS[n]}  # fmt: skip
+    return {
+        "sample": n,
+        "background_title": f"Background paper {w}",
+        "background_abstract_summary": f"About {w}.",
+        "gt_rq": f"What does the author ask in case {w}?",
+        "model": "gen-x",
+        "model_rq": f"What does the model ask in case {w}?",
+        "verdicts": experts or EXPERTS[n],
+    }
 
 
 def write_study(path: Path, samples: list[dict]) -> Path:
@@ -80,8 +90,19 @@ def judges(scripted_server, monkeypatch):
 
 
 def board_args(study: Path, spec_a: str, spec_b: str, *more: str) -> list[str]:
-    return ["judge-board", "--judge", spec_a, "--judge", spec_b, "--examples", str(study), "--no-annotations",
-            "--n-boot", "200", *more]  # fmt: skip
+    return [
+        "judge-board",
+        "--judge",
+        spec_a,
+        "--judge",
+        spec_b,
+        "--examples",
+        str(study),
+        "--no-annotations",
+        "--n-boot",
+        "200",
+        *more,
+    ]
 
 
 def test_two_judges_on_a_small_pool_figures_by_hand(tmp_path, judges, scripted_server, capsys):
@@ -114,8 +135,12 @@ def test_two_judges_on_a_small_pool_figures_by_hand(tmp_path, judges, scripted_s
     # cost and time per pair: the call log's requests behind each judge's answers, summed, over its 4 pairs
     db = CallStore(paths.calls_db())
     for row, f in ((a, first), (b, files[1 - files.index(first)])):
-        rows = [r for r in db._db.execute("SELECT cost_usd, latency_s FROM calls WHERE cache='miss' AND model=?",
-                                          (f.judge.label,))]  # fmt: skip
+        rows = [
+            r
+            for r in db._db.execute(
+                "SELECT cost_usd, latency_s FROM calls WHERE cache='miss' AND model=?", (f.judge.label,)
+            )
+        ]
         assert len(rows) == (9 if row is a else 8)
         assert row.cost_per_pair == pytest.approx(sum(c for c, _ in rows) / 4) and row.cost_per_pair > 0
         assert row.latency_per_pair == pytest.approx(sum(s for _, s in rows) / 4)
@@ -134,8 +159,9 @@ def test_two_judges_on_a_small_pool_figures_by_hand(tmp_path, judges, scripted_s
     assert all(len(f.pairs) == 5 and f.pool_version == read_pool(folder).version for f in files)
     again = next(r for r in make_board(read_pool(folder), files, n_boot=100).rows if r.judge == a.judge)
     assert again.vs_majority.value == pytest.approx(3 / 4)  # pair five: gt, as the majority
-    assert again.cost_per_pair == pytest.approx(sum(
-        v.cost_usd for pv in next(f for f in files if f.judge.label == a.judge).pairs for v in pv.verdicts) / 5)
+    assert again.cost_per_pair == pytest.approx(
+        sum(v.cost_usd for pv in next(f for f in files if f.judge.label == a.judge).pairs for v in pv.verdicts) / 5
+    )
 
 
 def test_a_dry_run_counts_the_calls_and_writes_nothing(tmp_path, judges, scripted_server, capsys):
@@ -154,8 +180,20 @@ def test_a_dry_run_counts_the_calls_and_writes_nothing(tmp_path, judges, scripte
 def test_a_paper_judge_dry_run_prints_its_calls_and_cost(fixtures_dir, capsys):
     """The done-criterion: gemini/gemini-3.1-pro on the A.6 pool, offline, with its (preview) price."""
     study = fixtures_dir / "paper_examples" / "expert_vs_llm.jsonl"
-    assert main(["judge-board", "--judge", "gemini/gemini-3.1-pro", "--examples", str(study), "--no-annotations",
-                 "--dry-run"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "judge-board",
+                "--judge",
+                "gemini/gemini-3.1-pro",
+                "--examples",
+                str(study),
+                "--no-annotations",
+                "--dry-run",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "10 pair(s) (10 from the paper's appendix A.6)" in out
     assert "gemini/gemini-3.1-pro@reasoning_effort=high: temperature 0, reasoning mode high" in out
@@ -197,8 +235,14 @@ def test_annotated_pairs_join_the_pool_with_their_background_and_provenance(tmp_
     F.write_build(bench, tmp_path / "build")
     gt = {i.rq_id: i.gt_rq for i in bench.instances}
     ids = {i.rq_id: (i.arxiv_id, i.subfield, i.background_paper_ids) for i in bench.instances}
-    results = make_results("gen-y", setting="comparative", n_instances=2, dataset_repo=bench.repo,
-                           dataset_revision=bench.revision, gt_texts=gt)  # fmt: skip
+    results = make_results(
+        "gen-y",
+        setting="comparative",
+        n_instances=2,
+        dataset_repo=bench.repo,
+        dataset_revision=bench.revision,
+        gt_texts=gt,
+    )
     for inst, rq_id in zip(results.instances, bench.rq_ids, strict=True):  # the benchmark's own instances
         inst.rq_id, (inst.arxiv_id, inst.subfield, inst.background_paper_ids) = rq_id, ids[rq_id]
         inst.candidates[0].text = gt[rq_id]
@@ -211,7 +255,9 @@ def test_annotated_pairs_join_the_pool_with_their_background_and_provenance(tmp_
     judgments = stores.annotations.judgments()
     pool = load_pool(None, judgments, [results], bench.papers)
     (pair,) = pool.pairs
-    assert pair.source == "annotate" and pair.pair_id == pairs[1].pair_id and set(pair.expert_picks) == {"ann-a", "ann-b"}
+    assert (
+        pair.source == "annotate" and pair.pair_id == pairs[1].pair_id and set(pair.expert_picks) == {"ann-a", "ann-b"}
+    )
     assert pair.background == [bench.papers[p] for p in pairs[1].background_paper_ids]  # whole, as the tab shows
     assert pair.gt_rq == pairs[1].gt_text and pair.model_rq == pairs[1].model_text
     assert pairs[1].model_text_hash in pair.provenance and "Annotate tab" in pair.provenance
@@ -223,15 +269,35 @@ def test_annotated_pairs_join_the_pool_with_their_background_and_provenance(tmp_
 
     # the command reads them from the Space's stores, beside the study file's pairs
     study = write_study(tmp_path / "study.jsonl", [sample(1)])
-    assert main(["judge-board", "--judge", judges[0], "--examples", str(study), "--store", str(tmp_path / "store"),
-                 "--results", str(tmp_path / "results"), "--dataset", str(tmp_path / "build"), "--n-boot", "50"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "judge-board",
+                "--judge",
+                judges[0],
+                "--examples",
+                str(study),
+                "--store",
+                str(tmp_path / "store"),
+                "--results",
+                str(tmp_path / "results"),
+                "--dataset",
+                str(tmp_path / "build"),
+                "--n-boot",
+                "50",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "2 pair(s) (1 from the paper's appendix A.6, 1 annotated in the Space)" in out
     assert "annotator 1" in out and "annotator 3" in out and "vs Expert 1" in out
     assert len(scripted_server.requests) == 4  # two pairs, both orders
     asked = [r["messages"][1]["content"] for r in scripted_server.requests]
     for pid in pairs[1].background_paper_ids:  # the annotated pair's calls carry its background papers
-        assert sum(bench.papers[pid].title in text and bench.papers[pid].sections[0].text in text for text in asked) == 2
+        assert (
+            sum(bench.papers[pid].title in text and bench.papers[pid].sections[0].text in text for text in asked) == 2
+        )
 
 
 def test_bad_input_is_named(tmp_path, judges, capsys):
@@ -243,13 +309,16 @@ def test_bad_input_is_named(tmp_path, judges, capsys):
     standalone = write_study(tmp_path / "s.jsonl", [{**sample(1), "setting": "standalone"}])
     assert main(["judge-board", "--judge", judges[0], "--examples", str(standalone), "--no-annotations"]) == 2
     assert "sample 1" in capsys.readouterr().err
-    assert main(["judge-board", "--judge", judges[0], "--examples", str(tmp_path / "none.jsonl"),
-                 "--no-annotations"]) == 2  # fmt: skip
+    assert (
+        main(["judge-board", "--judge", judges[0], "--examples", str(tmp_path / "none.jsonl"), "--no-annotations"]) == 2
+    )
     assert "no such expert-study file" in capsys.readouterr().err
     # two options naming one configuration
     study = write_study(tmp_path / "study.jsonl", [sample(1)])
-    assert main(["judge-board", "--judge", judges[0], "--judge", judges[0], "--examples", str(study),
-                 "--no-annotations"]) == 2  # fmt: skip
+    assert (
+        main(["judge-board", "--judge", judges[0], "--judge", judges[0], "--examples", str(study), "--no-annotations"])
+        == 2
+    )
     assert "one judge configuration" in capsys.readouterr().err
     # a damaged results file is named, not a traceback
     assert main(["judge-board", "--judge", judges[0], "--examples", str(study), "--no-annotations"]) == 0
@@ -261,8 +330,9 @@ def test_bad_input_is_named(tmp_path, judges, capsys):
     assert victim.name in err and "Traceback" not in err
 
 
-def test_report_md_ends_with_the_board_its_plot_and_the_demo_note(tmp_path, judges, monkeypatch, capsys,
-                                                                  test_output_dir):  # fmt: skip
+def test_report_md_ends_with_the_board_its_plot_and_the_demo_note(
+    tmp_path, judges, monkeypatch, capsys, test_output_dir
+):
     from rqbench.testing.synthetic import make_results
 
     study = write_study(tmp_path / "study.jsonl", [sample(n) for n in range(1, 5)])
@@ -303,8 +373,12 @@ def test_batch_mode_writes_what_a_direct_run_writes(tmp_path, judges, scripted_s
     assert len(batches.created) == 2 and sum(batches.executed.values()) == direct  # the asks, then the re-ask
 
     def picks(folder):
-        return {(f.judge.label, pv.pair_id, v.order): (v.pick, v.reasked)
-                for f in load_board_files(folder) for pv in f.pairs for v in pv.verdicts}  # fmt: skip
+        return {
+            (f.judge.label, pv.pair_id, v.order): (v.pick, v.reasked)
+            for f in load_board_files(folder)
+            for pv in f.pairs
+            for v in pv.verdicts
+        }
 
     assert picks(tmp_path / "batched") == picks(tmp_path / "direct")
     costs = [v.cost_usd for f in load_board_files(tmp_path / "batched") for pv in f.pairs for v in pv.verdicts]

@@ -16,7 +16,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from test_space_browser import CHROMIUM, LAUNCH_ARGS, _free_port, banner_visible, column_values, expert_study_file, wait_text
+from test_space_browser import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    _free_port,
+    banner_visible,
+    column_values,
+    expert_study_file,
+    wait_text,
+)
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -26,10 +34,9 @@ DEMO = "local/smollm2-135m"
 
 def board_file(pool, label: str, picks: dict[str, str]):
     """A judge-board file whose two calls on each pair both give ``picks[pair]``."""
-    from rqbench.evaluate.judge_board_run import board_path
     from rqbench.evaluate.judge_board_metrics import order_pick
+    from rqbench.evaluate.judge_board_run import board_path
     from rqbench.prompts import load_prompt_set
-
     from rqbench.records import (
         JudgeBoardFile,
         JudgeSpec,
@@ -44,16 +51,34 @@ def board_file(pool, label: str, picks: dict[str, str]):
     prompts = load_prompt_set()
     pairs = []
     for p in pool.pairs:
-        gt, model = (NoveltyScore(relevance=1, originality=1, gap_addressing=1, non_obviousness=v)
-                     for v in values[picks[p.pair_id]])  # fmt: skip
-        calls = [OrderVerdict(order=o, pick=order_pick(gt, model), gt_score=gt, model_score=model, cost_usd=0.002,
-                              latency_s=4.0, raw=RawReply(step="novelty_comparative", cache_key="k", text="{}"))
-                 for o in ("gt_first", "model_first")]  # fmt: skip
+        gt, model = (
+            NoveltyScore(relevance=1, originality=1, gap_addressing=1, non_obviousness=v)
+            for v in values[picks[p.pair_id]]
+        )
+        calls = [
+            OrderVerdict(
+                order=o,
+                pick=order_pick(gt, model),
+                gt_score=gt,
+                model_score=model,
+                cost_usd=0.002,
+                latency_s=4.0,
+                raw=RawReply(step="novelty_comparative", cache_key="k", text="{}"),
+            )
+            for o in ("gt_first", "model_first")
+        ]
         pairs.append(PairVerdicts(pair_id=p.pair_id, content_key=p.content_key(), verdicts=calls))
-    spec = JudgeSpec(model=label, label=label, setting="comparative", orderings=2,
-                     prompt_set=PromptSetRef(**prompts.ref()))  # fmt: skip
-    f = JudgeBoardFile(judge=spec, step="novelty_comparative", pool_version=pool.version, pool_pairs=len(pool.pairs),
-                       created_at=datetime.now(timezone.utc), pairs=pairs)  # fmt: skip
+    spec = JudgeSpec(
+        model=label, label=label, setting="comparative", orderings=2, prompt_set=PromptSetRef(**prompts.ref())
+    )
+    f = JudgeBoardFile(
+        judge=spec,
+        step="novelty_comparative",
+        pool_version=pool.version,
+        pool_pairs=len(pool.pairs),
+        created_at=datetime.now(timezone.utc),
+        pairs=pairs,
+    )
     return f, board_path(Path("."), label, prompts).name
 
 
@@ -63,11 +88,10 @@ def app(tmp_path_factory):
     if study is None:
         pytest.skip("../shared/fixtures/paper_examples/expert_vs_llm.jsonl is not beside this checkout")
     from rqbench.evaluate.expert_pool import a6_pairs, make_pool
+    from rqbench.records import CitedPaper
     from rqbench.space.stores import SpaceStores
     from rqbench.space.ui import SpaceConfig, build_app, launch_options
     from rqbench.testing.synthetic import make_results
-
-    from rqbench.records import CitedPaper
 
     root = tmp_path_factory.mktemp("judges")
     before = os.environ.get("GRADIO_TEMP_DIR")
@@ -79,13 +103,17 @@ def app(tmp_path_factory):
         stores.judge_board.put(*board_file(pool, label, picks))
     results = make_results("model-a", setting="comparative", n_instances=2)  # a pair for annotators
     stores.results.put(results)
-    papers = {pid: CitedPaper(paper_id=pid, title=f"Background {pid}", abstract="A.", text_level="abstract")
-              for inst in results.instances for pid in inst.background_paper_ids}  # fmt: skip
+    papers = {
+        pid: CitedPaper(paper_id=pid, title=f"Background {pid}", abstract="A.", text_level="abstract")
+        for inst in results.instances
+        for pid in inst.background_paper_ids
+    }
     config = SpaceConfig(stores=stores, library=papers, n_boot=200, expert_study=study, reload_after_s=0.0)
     demo = build_app(config)
     port = _free_port()
-    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                        **launch_options(config))  # fmt: skip
+    demo.queue().launch(
+        server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options(config)
+    )
     try:
         yield {"url": f"http://127.0.0.1:{port}/", "stores": stores, "results": results, "pool": pool}
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+
 from rqbench.evaluate.expert_pool import a6_pairs, make_pool
 from rqbench.evaluate.judge_board import judge_row, make_board, paper_rows
 from rqbench.evaluate.judge_board_metrics import (
@@ -22,7 +23,6 @@ from rqbench.evaluate.judge_board_metrics import (
     pick_rate,
     position_consistency,
 )
-
 from rqbench.records import (
     CitedPaper,
     ExpertPair,
@@ -92,30 +92,71 @@ CALLS = {"p1": [(3, 1), (3, 1)], "p2": [(2, 2), (2, 2)], "p3": [(3, 1), (1, 3)],
 
 
 def small_pair(pid: str) -> ExpertPair:
-    return ExpertPair(pair_id=pid, source="annotate", provenance="constructed for a test", rq_id=f"2501.0000{pid[-1]}_rq0",
-                      model="m", gt_rq=f"What explains {pid} for the author?", model_rq=f"What explains {pid} for the model?",
-                      background=[CitedPaper(paper_id=f"bg-{pid}", title="t", abstract="a", text_level="abstract")],
-                      expert_picks=EXPERTS[pid])  # fmt: skip
+    return ExpertPair(
+        pair_id=pid,
+        source="annotate",
+        provenance="constructed for a test",
+        rq_id=f"2501.0000{pid[-1]}_rq0",
+        model="m",
+        gt_rq=f"What explains {pid} for the author?",
+        model_rq=f"What explains {pid} for the model?",
+        background=[CitedPaper(paper_id=f"bg-{pid}", title="t", abstract="a", text_level="abstract")],
+        expert_picks=EXPERTS[pid],
+    )
 
 
-def verdict(order: str, gt: int, model: int, *, cost: float | None = 0.01, latency: float | None = 2.0,
-            reasked: bool = False, repairs: int = 0) -> OrderVerdict:  # fmt: skip
-    return OrderVerdict(order=order, pick=order_pick(score(gt), score(model)), gt_score=score(gt),
-                        model_score=score(model), raw=RawReply(step="novelty_comparative", cache_key="k", text="{}"),
-                        reasked=reasked, rule_corrections=["fixed"] * repairs, cost_usd=cost, latency_s=latency)  # fmt: skip
+def verdict(
+    order: str,
+    gt: int,
+    model: int,
+    *,
+    cost: float | None = 0.01,
+    latency: float | None = 2.0,
+    reasked: bool = False,
+    repairs: int = 0,
+) -> OrderVerdict:
+    return OrderVerdict(
+        order=order,
+        pick=order_pick(score(gt), score(model)),
+        gt_score=score(gt),
+        model_score=score(model),
+        raw=RawReply(step="novelty_comparative", cache_key="k", text="{}"),
+        reasked=reasked,
+        rule_corrections=["fixed"] * repairs,
+        cost_usd=cost,
+        latency_s=latency,
+    )
 
 
 def board_file(pool, *, costs: dict[str, float | None] | None = None) -> JudgeBoardFile:
     pairs = []
     for pid, (a, b) in CALLS.items():
         c = (costs or {}).get(pid, 0.01)
-        pairs.append(PairVerdicts(pair_id=pid, content_key=pool.pair(pid).content_key(), verdicts=[
-            verdict("gt_first", *a, cost=c, reasked=pid == "p4", repairs=1 if pid == "p1" else 0),
-            verdict("model_first", *b, cost=c, latency=3.0)]))  # fmt: skip
-    spec = JudgeSpec(model="m", label="judge-x", setting="comparative", orderings=2,
-                     prompt_set=PromptSetRef(name="rqbench-v1", hash="b2:x"))  # fmt: skip
-    return JudgeBoardFile(judge=spec, step="novelty_comparative", pool_version=pool.version, pool_pairs=4,
-                          created_at=datetime.now(timezone.utc), pairs=pairs)  # fmt: skip
+        pairs.append(
+            PairVerdicts(
+                pair_id=pid,
+                content_key=pool.pair(pid).content_key(),
+                verdicts=[
+                    verdict("gt_first", *a, cost=c, reasked=pid == "p4", repairs=1 if pid == "p1" else 0),
+                    verdict("model_first", *b, cost=c, latency=3.0),
+                ],
+            )
+        )
+    spec = JudgeSpec(
+        model="m",
+        label="judge-x",
+        setting="comparative",
+        orderings=2,
+        prompt_set=PromptSetRef(name="rqbench-v1", hash="b2:x"),
+    )
+    return JudgeBoardFile(
+        judge=spec,
+        step="novelty_comparative",
+        pool_version=pool.version,
+        pool_pairs=4,
+        created_at=datetime.now(timezone.utc),
+        pairs=pairs,
+    )
 
 
 @pytest.fixture
@@ -150,8 +191,14 @@ def test_one_unknown_cost_makes_the_judges_cost_unknown(pool):
 
 def test_intervals_are_over_pairs_and_hold_the_value(pool):
     row = judge_row(board_file(pool), pool, n_boot=500)
-    for e in (row.vs_majority, row.vs_expert["e1"], row.position_consistency, row.tie_rate, row.kappa_majority,
-              row.kappa_expert["e1"]):
+    for e in (
+        row.vs_majority,
+        row.vs_expert["e1"],
+        row.position_consistency,
+        row.tie_rate,
+        row.kappa_majority,
+        row.kappa_expert["e1"],
+    ):
         assert e.ci_low <= e.value <= e.ci_high and e.n_clusters == e.n  # each pair its own cluster
     assert row.kappa_expert["e1"].ci_low < row.kappa_expert["e1"].ci_high  # four pairs: the resamples vary
     # three pairs: a resample can hold every pair agreeing, or none
@@ -166,8 +213,9 @@ def test_the_board_follows_the_pool(pool):
     assert board.majority_pairs == 3 and board.pool_pairs == 4 and board.experts == ["e1", "e2", "e3"]
     # a new expert pick on p2 makes a majority there: the judge's tie now disagrees with it
     picks = {**EXPERTS["p2"], "e3": "gt"}
-    grown = make_pool([[small_pair(p) if p != "p2" else small_pair(p).model_copy(update={"expert_picks": picks})
-                        for p in EXPERTS]])  # fmt: skip
+    grown = make_pool(
+        [[small_pair(p) if p != "p2" else small_pair(p).model_copy(update={"expert_picks": picks}) for p in EXPERTS]]
+    )
     assert grown.version != pool.version
     row = make_board(grown, [f], n_boot=100).rows[0]
     assert row.vs_majority.value == pytest.approx(2 / 4) and row.vs_majority.n == 4

@@ -6,9 +6,9 @@ import json
 
 import evaluate_factory as F
 import pytest
-from rqbench.evaluate.judging import ordering_stats, read_results, reparse_results
 
 from rqbench.cli import main
+from rqbench.evaluate.judging import ordering_stats, read_results, reparse_results
 from rqbench.llm.config import public_label
 
 
@@ -39,8 +39,24 @@ def test_generate_validate_judge_end_to_end(build, judge_env, scripted_server, t
     n_gen = len(scripted_server.requests)
 
     out = tmp_path / "results"
-    args = ["judge", str(sub), "--judge", spec, "--judge", spec + ",temperature=0.5", "--setting", "both",
-            "--orderings", "2", "--seed", "5", "--dataset", str(root), "--out", str(out)]
+    args = [
+        "judge",
+        str(sub),
+        "--judge",
+        spec,
+        "--judge",
+        spec + ",temperature=0.5",
+        "--setting",
+        "both",
+        "--orderings",
+        "2",
+        "--seed",
+        "5",
+        "--dataset",
+        str(root),
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     printed = capsys.readouterr().out
     files = sorted(out.glob("*.json"))
@@ -50,7 +66,11 @@ def test_generate_validate_judge_end_to_end(build, judge_env, scripted_server, t
     labels = {read_results(f).judge.label for f in files}
     assert len(labels) == 2  # two configurations of one model are two judges
     rf = next(read_results(f) for f in files if "comparative" in f.name and "temperature" not in f.name)
-    assert rf.dataset_repo == f"build/{root.name}" and str(root) not in rf.model_dump_json() and rf.dataset_revision.startswith("build:")
+    assert (
+        rf.dataset_repo == f"build/{root.name}"
+        and str(root) not in rf.model_dump_json()
+        and rf.dataset_revision.startswith("build:")
+    )
     assert rf.instances_expected == 3 and len(rf.instances) == 3 and rf.submission.model == public_label(spec)
     assert rf.totals.calls > 0 and rf.totals.tokens_in > 0 and rf.judge.orderings == 2
     assert ordering_stats(rf).instances == 3
@@ -72,8 +92,26 @@ def test_judge_dry_run_counts_without_sending(build, judge_env, scripted_server,
     bench, root = build
     sub = F.submission(bench, tmp_path / "sub")
     out = tmp_path / "results"
-    assert main(["judge", str(sub.path), "--judge", judge_env, "--setting", "standalone", "--criteria", "novelty",
-                 "--dataset", str(root), "--out", str(out), "--dry-run"]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                str(sub.path),
+                "--judge",
+                judge_env,
+                "--setting",
+                "standalone",
+                "--criteria",
+                "novelty",
+                "--dataset",
+                str(root),
+                "--out",
+                str(out),
+                "--dry-run",
+            ]
+        )
+        == 0
+    )
     assert "dry run: 18 calls to send" in capsys.readouterr().out  # 3 instances x 6 candidates
     assert scripted_server.requests == [] and not out.exists()
 
@@ -86,11 +124,46 @@ def test_invalid_or_partial_submissions_are_refused(build, judge_env, tmp_path, 
     f.write_text("\n".join(lines) + "\n")
     assert main(["validate", str(f), "--dataset", str(root)]) == 1
     assert "no line for this rq_id" in capsys.readouterr().out
-    assert main(["judge", str(f), "--judge", judge_env, "--dataset", str(root), "--out", str(tmp_path / "r"),
-                 "--criteria", "overlap", "--setting", "standalone"]) == 1
+    assert (
+        main(
+            [
+                "judge",
+                str(f),
+                "--judge",
+                judge_env,
+                "--dataset",
+                str(root),
+                "--out",
+                str(tmp_path / "r"),
+                "--criteria",
+                "overlap",
+                "--setting",
+                "standalone",
+            ]
+        )
+        == 1
+    )
     assert "needs --allow-partial" in capsys.readouterr().err
-    assert main(["judge", str(f), "--judge", judge_env, "--dataset", str(root), "--out", str(tmp_path / "r"),
-                 "--criteria", "overlap", "--setting", "standalone", "--allow-partial"]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                str(f),
+                "--judge",
+                judge_env,
+                "--dataset",
+                str(root),
+                "--out",
+                str(tmp_path / "r"),
+                "--criteria",
+                "overlap",
+                "--setting",
+                "standalone",
+                "--allow-partial",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "coverage 2/3 (66.7%)" in printed
     # the rq_id the submission lacks is the model's failure: written as one, scored as a loss (paper accounting)
@@ -104,12 +177,12 @@ def test_invalid_or_partial_submissions_are_refused(build, judge_env, tmp_path, 
 def test_generation_failures_become_recorded_instance_failures(build, judge_env, tmp_path):
     bench, _ = build
     from rqbench.evaluate.judging import judge_submission
-
     from rqbench.llm import LLM
 
     sub = F.submission(bench, tmp_path / "sub", failed={bench.rq_ids[1]})
-    (path,) = judge_submission(bench, sub, [judge_env], ["standalone"], llm=LLM(), out_dir=tmp_path / "r",
-                               criteria=["novelty"], progress=False)
+    (path,) = judge_submission(
+        bench, sub, [judge_env], ["standalone"], llm=LLM(), out_dir=tmp_path / "r", criteria=["novelty"], progress=False
+    )
     inst = read_results(path).instances[1]
     assert inst.failures == ["generation_failed: invalid_reply: scripted"]
     assert [c.candidate_id for c in inst.candidates] == ["gt"] and inst.candidates[0].novelty is None
@@ -118,8 +191,25 @@ def test_generation_failures_become_recorded_instance_failures(build, judge_env,
 def test_evaluate_runs_every_stage_with_an_estimate_first(build, judge_env, scripted_server, tmp_path, capsys):
     _, root = build
     out = tmp_path / "results"
-    rc = main(["evaluate", "--model", judge_env, "--judge", judge_env, "--dataset", str(root), "--out", str(out),
-               "--setting", "standalone", "--criteria", "novelty,overlap", "--report-dir", str(tmp_path / "report")])
+    rc = main(
+        [
+            "evaluate",
+            "--model",
+            judge_env,
+            "--judge",
+            judge_env,
+            "--dataset",
+            str(root),
+            "--out",
+            str(out),
+            "--setting",
+            "standalone",
+            "--criteria",
+            "novelty,overlap",
+            "--report-dir",
+            str(tmp_path / "report"),
+        ]
+    )
     printed = capsys.readouterr().out
     assert rc == 0, printed
     assert printed.splitlines()[0].startswith("dry run: 24 calls to send")  # 3 generations + 3 x (6 + 1) judge calls
@@ -131,13 +221,13 @@ def test_evaluate_runs_every_stage_with_an_estimate_first(build, judge_env, scri
 def test_one_real_local_model_judge_call(tmp_path):
     """The embedded model through the whole judging path: one overlap call, parsed or recorded by name."""
     from rqbench.evaluate.judging import judge_submission
-
     from rqbench.llm import LLM
 
     bench = F.benchmark(1)
     sub = F.submission(bench, tmp_path / "sub")
-    (path,) = judge_submission(bench, sub, ["local"], ["standalone"], llm=LLM(), out_dir=tmp_path / "r",
-                               criteria=["overlap"], progress=False)
+    (path,) = judge_submission(
+        bench, sub, ["local"], ["standalone"], llm=LLM(), out_dir=tmp_path / "r", criteria=["overlap"], progress=False
+    )
     rf = read_results(path)
     inst = rf.instances[0]
     assert rf.judge.model == "local/smollm2-135m" and rf.totals.calls >= 1
@@ -148,10 +238,10 @@ def test_one_real_local_model_judge_call(tmp_path):
         assert len(inst.overlap.pairwise_scores) == 5 and inst.failures == []
 
 
-def test_a_judge_reply_cut_at_the_budget_is_recorded_as_truncated_and_stays_so_on_reparse(build, scripted_server,
-                                                                                         tmp_path):  # fmt: skip
+def test_a_judge_reply_cut_at_the_budget_is_recorded_as_truncated_and_stays_so_on_reparse(
+    build, scripted_server, tmp_path
+):
     from rqbench.evaluate.judging import judge_submission, reparse_results
-
     from rqbench.llm import LLM
     from rqbench.testing.scripted_server import ScriptedReply
 
@@ -168,8 +258,9 @@ def test_a_judge_reply_cut_at_the_budget_is_recorded_as_truncated_and_stays_so_o
     llm = LLM()
     cfg = llm.register(scripted_server.model_config(max_tokens=64))
     sub = F.submission(bench, tmp_path / "sub")
-    (path,) = judge_submission(bench, sub, [cfg.name], ["standalone"], llm=llm, out_dir=tmp_path / "r",
-                               criteria=["novelty"], progress=False)  # fmt: skip
+    (path,) = judge_submission(
+        bench, sub, [cfg.name], ["standalone"], llm=llm, out_dir=tmp_path / "r", criteria=["novelty"], progress=False
+    )
     n_requests = len(scripted_server.requests)
     assert n_requests == 3 * 6  # nothing re-asked
     rf = read_results(path)
@@ -187,8 +278,27 @@ def test_each_instance_records_what_of_each_background_paper_the_judge_read(buil
     bench, root = build
     sub = F.submission(bench, tmp_path / "sub")
     out = tmp_path / "r"
-    assert main(["judge", str(sub.path), "--judge", judge_env, "--setting", "standalone", "--criteria",
-                 "novelty,narrowness", "--background-tokens", "120", "--dataset", str(root), "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                str(sub.path),
+                "--judge",
+                judge_env,
+                "--setting",
+                "standalone",
+                "--criteria",
+                "novelty,narrowness",
+                "--background-tokens",
+                "120",
+                "--dataset",
+                str(root),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     (rf,) = [read_results(p) for p in out.glob("*.json")]
     two = rf.instances[1]  # the instance with two background papers
     assert [c.paper_id for c in two.background["novelty"]] == ["p1", "p2"]
@@ -201,38 +311,73 @@ def test_each_instance_records_what_of_each_background_paper_the_judge_read(buil
     assert any(d.item.startswith("input truncation") for d in rf.protocol.departures)
 
 
-def test_only_new_judges_what_earlier_results_lack_or_judged_on_other_texts(build, judge_env, scripted_server,
-                                                                            tmp_path, capsys):  # fmt: skip
+def test_only_new_judges_what_earlier_results_lack_or_judged_on_other_texts(
+    build, judge_env, scripted_server, tmp_path, capsys
+):
     from rqbench.evaluate.submission import write_submission
-
     from rqbench.records import SubmissionEntry
 
     bench, root = build
     out = tmp_path / "results"
-    common = ["--judge", judge_env, "--setting", "standalone", "--metrics", "novelty", "--dataset", str(root),
-              "--out", str(out)]  # fmt: skip
+    common = [
+        "--judge",
+        judge_env,
+        "--setting",
+        "standalone",
+        "--metrics",
+        "novelty",
+        "--dataset",
+        str(root),
+        "--out",
+        str(out),
+    ]
     first = F.submission(bench, tmp_path / "sub1")
     assert main(["judge", str(first.path), *common]) == 0
     (before,) = [read_results(p) for p in out.glob("*.json")]
     # the second submission changes instance 1's questions: its earlier results no longer stand
     changed = bench.instances[1].rq_id
-    entries = [SubmissionEntry(rq_id=i.rq_id, research_questions=F.five(i.rq_id) if i.rq_id != changed else
-                               [q.replace("help?", "help at all?") for q in F.five(i.rq_id)]) for i in bench.instances]
+    entries = [
+        SubmissionEntry(
+            rq_id=i.rq_id,
+            research_questions=F.five(i.rq_id)
+            if i.rq_id != changed
+            else [q.replace("help?", "help at all?") for q in F.five(i.rq_id)],
+        )
+        for i in bench.instances
+    ]
     second = write_submission(tmp_path / "sub2", F.metadata(), entries)
     n = len(scripted_server.requests)
     assert main(["judge", str(second), *common, "--only-new"]) == 0
     asked = scripted_server.requests[n:]
-    assert {c for r in asked for c in F.candidates_of(r)} >= {q.replace("help?", "help at all?") for q in F.five(changed)}
+    assert {c for r in asked for c in F.candidates_of(r)} >= {
+        q.replace("help?", "help at all?") for q in F.five(changed)
+    }
     assert len(asked) == 5  # the five changed questions: the instance's GT call is the cache's, as before
     (after,) = [read_results(p) for p in out.glob("*.json")]  # the earlier file was replaced
     assert after.settings["carried"]["instances"] == 2 and after.settings["carried"]["judged_now"] == 1
-    assert [i.raw_replies for i in after.instances if i.rq_id != changed] == \
-        [i.raw_replies for i in before.instances if i.rq_id != changed]  # fmt: skip
+    assert [i.raw_replies for i in after.instances if i.rq_id != changed] == [
+        i.raw_replies for i in before.instances if i.rq_id != changed
+    ]
     assert "only new: 1 instance(s) judged now, 2 kept from" in capsys.readouterr().out
     # other run settings (here another metric set): nothing to extend, so everything is judged
     n = len(scripted_server.requests)
-    assert main(["judge", str(second), *common[:-6], "--metrics", "overlap", "--dataset", str(root), "--out",
-                 str(out), "--only-new"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "judge",
+                str(second),
+                *common[:-6],
+                "--metrics",
+                "overlap",
+                "--dataset",
+                str(root),
+                "--out",
+                str(out),
+                "--only-new",
+            ]
+        )
+        == 0
+    )
     assert len(scripted_server.requests) - n == len(bench.instances)
     assert main(["judge", str(second), *common, "--only-new", "--reparse"]) == 2
 
@@ -247,15 +392,17 @@ def test_a_judge_that_cannot_be_reached_at_all_stops_the_run_with_one_message(bu
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     out = tmp_path / "results"
     # 3 instances x (6 novelty + 6 narrowness + 1 overlap) calls: the run stops after the first call's retries
-    rc = main(["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--dataset", str(root),
-               "--out", str(out)])  # fmt: skip
+    rc = main(
+        ["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--dataset", str(root), "--out", str(out)]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and err.count("cannot connect to") == 1 and "Traceback" not in err, err
     assert not out.exists() or not list(out.glob("*.json"))
 
 
-def test_a_run_whose_judge_calls_failed_keeps_its_results_says_so_and_exits_1(build, scripted_server, tmp_path,
-                                                                              capsys, monkeypatch):  # fmt: skip
+def test_a_run_whose_judge_calls_failed_keeps_its_results_says_so_and_exits_1(
+    build, scripted_server, tmp_path, capsys, monkeypatch
+):
     bench, root = build
     sub = F.submission(bench, tmp_path / "sub", failed={bench.rq_ids[0]})
     state = {"broken": True}
@@ -269,8 +416,19 @@ def test_a_run_whose_judge_calls_failed_keeps_its_results_says_so_and_exits_1(bu
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     spec = F.scripted_spec(scripted_server)
     out = tmp_path / "results"
-    args = ["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--dataset", str(root), "--out",
-            str(out), "--allow-partial"]  # fmt: skip
+    args = [
+        "judge",
+        str(sub.path),
+        "--judge",
+        spec,
+        "--setting",
+        "standalone",
+        "--dataset",
+        str(root),
+        "--out",
+        str(out),
+        "--allow-partial",
+    ]
     assert main(args) == 1
     printed, err = capsys.readouterr()
     assert "2 of 3 instances scored" in printed and "1 with no valid generation" in printed

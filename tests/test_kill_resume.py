@@ -28,8 +28,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from builder_script import make_cited_sources, make_papers, reply_for
+
 from rqbench.testing.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.faults
@@ -40,9 +40,21 @@ SPEC = "hosted_vllm/scripted@json_mode=json_object_schema,max_retries=3,timeout_
 
 
 def build_cmd(papers: Path, cited: Path, out: Path) -> list[str]:
-    cmd = ["build", "--papers", str(papers), "--out", str(out),
-           "--cited-sources", str(cited), "--max-cited-per-paper", "4", "--allow-abstract-only",
-           "--no-progress", "--concurrency", str(CONCURRENCY)]  # fmt: skip
+    cmd = [
+        "build",
+        "--papers",
+        str(papers),
+        "--out",
+        str(out),
+        "--cited-sources",
+        str(cited),
+        "--max-cited-per-paper",
+        "4",
+        "--allow-abstract-only",
+        "--no-progress",
+        "--concurrency",
+        str(CONCURRENCY),
+    ]
     for role in ("strong", "light", "labeller"):
         cmd += [f"--model-{role}", SPEC]
     return cmd
@@ -50,8 +62,13 @@ def build_cmd(papers: Path, cited: Path, out: Path) -> list[str]:
 
 def env_for(home: Path, srv: ScriptedServer) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(RQB_HOME=str(home), HOSTED_VLLM_API_BASE=srv.api_base, HOSTED_VLLM_API_KEY="test",
-               LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONUNBUFFERED="1")  # fmt: skip
+    env.update(
+        RQB_HOME=str(home),
+        HOSTED_VLLM_API_BASE=srv.api_base,
+        HOSTED_VLLM_API_KEY="test",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PYTHONUNBUFFERED="1",
+    )
     return env
 
 
@@ -178,6 +195,8 @@ def test_sigkill_loop_resumes_to_identical_records(tmp_path, fixtures_dir, capsy
         assert run_to_end(build_cmd(papers, cited, out), env_for(home, idle)) == 0
         assert len(idle.requests) == 0
     with capsys.disabled():
-        print(f"\nkill loop: {kills} SIGKILLs survived; records identical to the uninterrupted build; "
-              f"{len(requests)} requests vs {ref_requests} uninterrupted, {repeats} repeated "
-              f"(in flight at a kill); finished calls paid twice: 0")
+        print(
+            f"\nkill loop: {kills} SIGKILLs survived; records identical to the uninterrupted build; "
+            f"{len(requests)} requests vs {ref_requests} uninterrupted, {repeats} repeated "
+            f"(in flight at a kill); finished calls paid twice: 0"
+        )

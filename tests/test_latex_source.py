@@ -61,27 +61,37 @@ def test_main_file_choice_on_fixtures(fixtures_dir):
     latex = fixtures_dir / "latex"
     assert find_main_file(latex / "attention-sink-gpt2").name == "acl_latex.tex"
     assert find_main_file(latex / "llm-stylometry").name == "main.tex"
-    assert find_main_file(latex / "themis-ml-fairness-mit").relative_to(latex / "themis-ml-fairness-mit") == Path("main.tex")
-    assert find_main_file(latex / "hypertools-arxiv-bblonly").relative_to(latex / "hypertools-arxiv-bblonly") == Path("arXiv/main.tex")
+    assert find_main_file(latex / "themis-ml-fairness-mit").relative_to(latex / "themis-ml-fairness-mit") == Path(
+        "main.tex"
+    )
+    assert find_main_file(latex / "hypertools-arxiv-bblonly").relative_to(latex / "hypertools-arxiv-bblonly") == Path(
+        "arXiv/main.tex"
+    )
     assert find_main_file(latex / "neurips2024-beta-dpo").name == "neurips_2024.tex"
 
 
 def test_main_file_is_not_one_that_another_inputs(tmp_path):
-    write(tmp_path, {
-        "aaa.tex": DOC % "\\input{zzz}",
-        "zzz.tex": DOC % "a standalone-compilable chapter with a lot more text " * 50,
-    })
+    write(
+        tmp_path,
+        {
+            "aaa.tex": DOC % "\\input{zzz}",
+            "zzz.tex": DOC % "a standalone-compilable chapter with a lot more text " * 50,
+        },
+    )
     assert find_main_file(tmp_path).name == "aaa.tex"
 
 
 def test_inputs_nested_relative_and_without_extension(tmp_path):
-    write(tmp_path, {
-        "main.tex": DOC % "Start. \\input{sections/intro} \\include{appendix} \\input sections/bare.tex End.",
-        "sections/intro.tex": "Intro text. \\input{sections/deeper}",
-        "sections/deeper.tex": "Deeper text.",
-        "sections/bare.tex": "Bare input.",
-        "appendix.tex": "Appendix text.\n\\endinput\nnever read",
-    })
+    write(
+        tmp_path,
+        {
+            "main.tex": DOC % "Start. \\input{sections/intro} \\include{appendix} \\input sections/bare.tex End.",
+            "sections/intro.tex": "Intro text. \\input{sections/deeper}",
+            "sections/deeper.tex": "Deeper text.",
+            "sections/bare.tex": "Bare input.",
+            "appendix.tex": "Appendix text.\n\\endinput\nnever read",
+        },
+    )
     src = load_source(tmp_path)
     for piece in ("Intro text.", "Deeper text.", "Bare input.", "Appendix text."):
         assert piece in src.text
@@ -91,21 +101,27 @@ def test_inputs_nested_relative_and_without_extension(tmp_path):
 
 
 def test_subfile_keeps_only_its_body_and_resolves_beside_itself(tmp_path):
-    write(tmp_path, {
-        "main.tex": "\\documentclass{article}\n\\usepackage{subfiles}\n\\begin{document}\n\\subfile{parts/one}\n\\end{document}\n",
-        "parts/one.tex": "\\documentclass[../main.tex]{subfiles}\n\\begin{document}\nPart one. \\input{two}\n\\end{document}\n",
-        "parts/two.tex": "Part two beside it.",
-    })
+    write(
+        tmp_path,
+        {
+            "main.tex": "\\documentclass{article}\n\\usepackage{subfiles}\n\\begin{document}\n\\subfile{parts/one}\n\\end{document}\n",
+            "parts/one.tex": "\\documentclass[../main.tex]{subfiles}\n\\begin{document}\nPart one. \\input{two}\n\\end{document}\n",
+            "parts/two.tex": "Part two beside it.",
+        },
+    )
     src = load_source(tmp_path)
     assert "Part one." in src.text and "Part two beside it." in src.text
     assert src.text.count("\\documentclass") == 1
 
 
 def test_missing_input_cycle_and_escape_are_warnings(tmp_path):
-    write(tmp_path, {
-        "main.tex": DOC % "A \\input{nothere} B \\input{loop} C \\input{../../etc/passwd} D",
-        "loop.tex": "looping \\input{loop}",
-    })
+    write(
+        tmp_path,
+        {
+            "main.tex": DOC % "A \\input{nothere} B \\input{loop} C \\input{../../etc/passwd} D",
+            "loop.tex": "looping \\input{loop}",
+        },
+    )
     src = load_source(tmp_path)
     assert any(w.startswith("missing_input: \\input{nothere}") for w in src.warnings)
     assert any(w.startswith("input_cycle") for w in src.warnings)
@@ -143,7 +159,9 @@ def test_unbalanced_braces_name_file_and_line(tmp_path):
 
 def test_newif_switches_and_iffalse():
     text = "\\newif\\ifdraft\n\\draftfalse\n\\newif\\iffinal\\finaltrue\nA \\ifdraft DRAFT \\else FINAL \\fi B \\iffalse hidden \\ifx\\a\\b x\\fi \\fi C \\iffinal yes\\fi"
-    out = resolve_conditionals(text.replace("\\newif\\ifdraft", "").replace("\\newif\\iffinal", ""), switch_states(text))
+    out = resolve_conditionals(
+        text.replace("\\newif\\ifdraft", "").replace("\\newif\\iffinal", ""), switch_states(text)
+    )
     assert "FINAL" in out and "DRAFT" not in out
     assert "hidden" not in out and "C" in out and "yes" in out
 
@@ -167,7 +185,12 @@ def test_recursive_macro_expansion_is_bounded():
 
 
 def test_declare_cite_command_recorded(tmp_path):
-    write(tmp_path, {"main.tex": "\\documentclass{article}\n\\DeclareCiteCommand{\\mycitation}{}{}{}{}\n\\begin{document}\nx\n\\end{document}\n"})
+    write(
+        tmp_path,
+        {
+            "main.tex": "\\documentclass{article}\n\\DeclareCiteCommand{\\mycitation}{}{}{}{}\n\\begin{document}\nx\n\\end{document}\n"
+        },
+    )
     assert load_source(tmp_path).cite_commands == {"mycitation"}
 
 

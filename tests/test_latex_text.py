@@ -45,7 +45,11 @@ def sections_of(body: str):
 def test_sections_names_levels_order():
     secs = sections_of(BODY)
     assert [(s.name, s.level) for s in secs] == [
-        ("Abstract", 0), ("Introduction", 1), ("Scope and Limits", 2), ("Deeper", 3), ("Related Work", 1)
+        ("Abstract", 0),
+        ("Introduction", 1),
+        ("Scope and Limits", 2),
+        ("Deeper", 3),
+        ("Related Work", 1),
     ]
     assert [s.index for s in secs] == list(range(5))
     assert secs[0].text == "We study things. They matter."
@@ -106,7 +110,10 @@ def test_overlong_paragraph_is_split_in_chunks():
 
 
 def test_latex_to_plain_for_bib_strings():
-    assert latex_to_plain(r"{BERT}: Pre-training of Deep {B}idirectional \emph{Transformers}") == "BERT: Pre-training of Deep Bidirectional Transformers"
+    assert (
+        latex_to_plain(r"{BERT}: Pre-training of Deep {B}idirectional \emph{Transformers}")
+        == "BERT: Pre-training of Deep Bidirectional Transformers"
+    )
     assert latex_to_plain(r"M{\"u}ller and Ca{\~n}ete \& Co") == "Müller and Cañete & Co"
 
 
@@ -130,7 +137,9 @@ def test_latex_to_plain_renders_short_inline_math_as_symbols_for_titles():
 
 
 def test_verbatim_content_is_literal_and_not_cited():
-    doc = convert_body("\\section{S}\nUse \\verb|\\cite{x}| like \\citep{y}.\n\\begin{verbatim}\n\\citet{z}\n\\end{verbatim}\n")
+    doc = convert_body(
+        "\\section{S}\nUse \\verb|\\cite{x}| like \\citep{y}.\n\\begin{verbatim}\n\\citet{z}\n\\end{verbatim}\n"
+    )
     assert [c.keys for c in doc.cites] == [["y"]]
     text = to_sections(doc)[0].text
     assert "\\cite{x}" in text and "\\citet{z}" in text

@@ -7,10 +7,10 @@ from datetime import date
 
 import pandas as pd
 import pytest
+
 from rqbench.evaluate.summary import summarize
 from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import make_results
-
 
 # the three source papers' first versions: the first before Closed-Model's cutoff, the other two after it
 PUBLISHED = {"2501.10000": date(2025, 1, 3), "2501.10001": date(2025, 1, 20), "2501.10002": date(2025, 1, 28)}
@@ -23,9 +23,18 @@ def rows():
     for judge in ("judge-a", "judge-b"):
         for setting in ("standalone", "comparative"):
             res.append(make_results("open-model", judge=judge, setting=setting, bias=0.4, published=PUBLISHED))
-            res.append(make_results("Closed-Model", judge=judge, setting=setting, bias=-0.4, model_type="closed",
-                                    prompt_variant="revised", knowledge_cutoff=CUTOFF,
-                                    published=PUBLISHED))  # fmt: skip
+            res.append(
+                make_results(
+                    "Closed-Model",
+                    judge=judge,
+                    setting=setting,
+                    bias=-0.4,
+                    model_type="closed",
+                    prompt_variant="revised",
+                    knowledge_cutoff=CUTOFF,
+                    published=PUBLISHED,
+                )
+            )
     return summarize(res, n_boot=100)
 
 
@@ -71,11 +80,14 @@ def test_the_clean_only_view_switches_every_figure_and_counts_the_clean_instance
     t = lb.build_table(rows, {("Closed-Model", "standalone", "combined"): cell})
     out = lb.render(t, lb.View(clean_only=True, groups=lb.GROUPS))
     ids = [c.label for c in lb.ID_COLUMNS]
-    assert list(out.columns[:len(ids) + 1]) == [*ids, "Clean"]  # right after the model's columns
+    assert list(out.columns[: len(ids) + 1]) == [*ids, "Clean"]  # right after the model's columns
     closed = out[(out.Model == "Closed-Model") & (out.Setting == "standalone")].iloc[0]
     for metric, label in (("best5_non_obviousness", "Best@5 non-obviousness"), ("overlap5", "Overlap@5")):
         fig = src.clean.figures[metric]
-        assert closed[label] == round(fig.value, 2) and closed[f"{label} 95% CI"] == f"[{fig.ci_low:.2f}, {fig.ci_high:.2f}]"
+        assert (
+            closed[label] == round(fig.value, 2)
+            and closed[f"{label} 95% CI"] == f"[{fig.ci_low:.2f}, {fig.ci_high:.2f}]"
+        )
     fig = src.clean.figures["win_non_obviousness"]
     assert closed["Win % non-obviousness"] == round(100 * fig.value, 1)
     assert closed["Clean"] == "4/6"
@@ -92,7 +104,7 @@ def test_the_clean_only_view_switches_every_figure_and_counts_the_clean_instance
     by = lb.render(t, lb.View(clean_only=True, judges=(), sort_by="Best@5 non-obviousness"))
     vals = by["Best@5 non-obviousness"].tolist()
     shown = [v for v in vals if not pd.isna(v)]
-    assert shown == sorted(shown, reverse=True) and all(pd.isna(v) for v in vals[len(shown):])
+    assert shown == sorted(shown, reverse=True) and all(pd.isna(v) for v in vals[len(shown) :])
 
 
 def test_the_clean_only_page_cells_say_why_a_row_has_none(table):
@@ -106,7 +118,7 @@ def test_the_clean_only_page_cells_say_why_a_row_has_none(table):
     assert open_[k].text == "—" and open_[k].kind == "missing"
     why = open_[k].title
     assert why.startswith("No clean figures for this row: no knowledge cutoff for open-model")
-    assert all(c.title == why for c in open_[k + 1:] if c.kind == "missing") and open_[k + 1].kind == "missing"
+    assert all(c.title == why for c in open_[k + 1 :] if c.kind == "missing") and open_[k + 1].kind == "missing"
     assert caption.startswith("Clean only: each model row's figures are over its clean instances")
     assert f"— {why}" in caption
     assert "Clean" not in [h.label for h in lb.display(table, lb.View())[0]]
@@ -167,8 +179,9 @@ def test_csv_export_round_trips_the_shown_table(table):
 def test_human_agreement_column(rows):
     cell = lb.AgreementCell(value=0.6, ci_low=0.4, ci_high=0.8, n=5)
     t = lb.build_table(rows, {("open-model", "comparative", "judge-a"): cell})
-    out = lb.render(t, lb.View(judges=("judge-a",), settings=("comparative",), search="open",
-                               groups=("model", "human agreement")))  # fmt: skip
+    out = lb.render(
+        t, lb.View(judges=("judge-a",), settings=("comparative",), search="open", groups=("model", "human agreement"))
+    )
     assert out["Human agreement % (non-obviousness)"].item() == 60.0
     assert out["Human agreement % (non-obviousness) 95% CI"].item() == "[40.0, 80.0] n=5"
 
@@ -184,6 +197,7 @@ def test_space_readme_header_and_export(tmp_path):
     from pathlib import Path
 
     from huggingface_hub import SpaceCard
+
     from rqbench.space.cli import export_space
 
     space_dir = Path(lb.__file__).resolve().parent
@@ -191,8 +205,14 @@ def test_space_readme_header_and_export(tmp_path):
     assert card.data.sdk == "gradio" and card.data.app_file == "app.py"
     assert card.data.to_dict()["hf_oauth"] is True
     out = export_space(tmp_path / "export")
-    for name in ("app.py", "README.md", "requirements.txt", "rqbench/space/ui.py", "rqbench/evaluate/summary.py",
-                 "rqbench/records/__init__.py"):
+    for name in (
+        "app.py",
+        "README.md",
+        "requirements.txt",
+        "rqbench/space/ui.py",
+        "rqbench/evaluate/summary.py",
+        "rqbench/records/__init__.py",
+    ):
         assert (out / name).is_file(), name
     assert not (out / "rqbench" / "testing").exists()  # test support stays out of the Space
     assert not list(out.rglob("__pycache__"))
@@ -227,7 +247,9 @@ def test_a_metrics_declared_function_is_what_the_leaderboard_cell_shows(monkeypa
     cells = after.loc[after["Type"] != "reference", "Best@5 originality"].dropna()
     assert len(cells) and (cells == 0.25).all()
     # the reference row is the GT's own score, not the metric's function: it stays
-    assert after.loc[~model_rows, "Best@5 originality"].tolist() == before.loc[~model_rows, "Best@5 originality"].tolist()
+    assert (
+        after.loc[~model_rows, "Best@5 originality"].tolist() == before.loc[~model_rows, "Best@5 originality"].tolist()
+    )
 
 
 def _with_failures():
@@ -243,8 +265,11 @@ def _with_failures():
         if judge == "judge-b":
             bad = r.instances[1]
             bad.candidates[2].novelty = None
-            bad.raw_replies = [RawReply(step="novelty_standalone", cache_key="k", text="{", error="invalid_reply: x",
-                                        candidate_order=["m1"])]  # fmt: skip
+            bad.raw_replies = [
+                RawReply(
+                    step="novelty_standalone", cache_key="k", text="{", error="invalid_reply: x", candidate_order=["m1"]
+                )
+            ]
             bad.rule_applications, bad.rule_corrections = {"relevance_zero": 2}, 2
         files.append(r)
     return files
@@ -258,8 +283,10 @@ def test_an_incomplete_row_shows_a_mark_and_the_count_and_the_details_say_whose(
     assert rows.loc["combined", "Scored"] == "5/6 † 1 unjudged"
     assert rows.loc["judge-a", "Failures"] == "1 with no valid generation (the model's; counted as losses)"
     assert "1 unjudged (a judge's calls failed after their re-ask)" in rows.loc["judge-b", "Failures"]
-    assert rows.loc["combined", "Judge details"] == ("judge-a: rules applied none; failed calls none | judge-b: rules "
-                                                     "applied relevance_zero 2; failed calls invalid_reply 1")
+    assert rows.loc["combined", "Judge details"] == (
+        "judge-a: rules applied none; failed calls none | judge-b: rules "
+        "applied relevance_zero 2; failed calls invalid_reply 1"
+    )
     headers, cells, caption = lb.display(table, lb.View(judges=()))
     at = [h.label for h in headers].index("Scored")
     marked = [row[at] for row in cells if row[at].note]

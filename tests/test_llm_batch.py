@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import evaluate_factory as F
-from scripted_replies import user_text
 import pytest
-from rqbench.evaluate.judging import read_results
+from scripted_replies import user_text
 
 from rqbench.cli import main
+from rqbench.evaluate.judging import read_results
 from rqbench.llm import LLM, CallStore, Deferred
 from rqbench.llm.batch import BatchRunner, PendingRequest, batch_body
 from rqbench.records import StandaloneNoveltyReply
@@ -41,8 +41,21 @@ def env(scripted_server, monkeypatch):
 
 
 def _judge_args(sub, root, out, spec, *extra):
-    return ["judge", str(sub.path), "--judge", spec, "--judge", spec + ",temperature=0.5", "--setting", "both",
-            "--dataset", str(root), "--out", str(out), *extra]  # fmt: skip
+    return [
+        "judge",
+        str(sub.path),
+        "--judge",
+        spec,
+        "--judge",
+        spec + ",temperature=0.5",
+        "--setting",
+        "both",
+        "--dataset",
+        str(root),
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _instances(out: Path) -> dict[str, list]:
@@ -107,8 +120,13 @@ def test_killed_between_submit_and_collect_resumes_the_same_batch(build, env, sc
     out = tmp_path / "results"
     args = _judge_args(sub, root, out, env, "--batch", "--setting", "standalone")
     child_env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "rqbench", *args], env=child_env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rqbench", *args],
+        env=child_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while not (batches.created and batches.batches[batches.created[0]]["status"] == "in_progress"):
@@ -137,8 +155,15 @@ def _pending(llm: LLM, model: str, n: int) -> list[PendingRequest]:
     for i in range(n):
         msgs = [{"role": "system", "content": "judge"}, {"role": "user", "content": f"[0] Q{i}?"}]
         key = llm.keys_for(model, "novelty_standalone", msgs, StandaloneNoveltyReply, "h")
-        out.append(PendingRequest(key, cfg.name, "novelty_standalone", batch_body(cfg, msgs, None),
-                                  {"messages": msgs, "model": cfg.cache_identity()}))  # fmt: skip
+        out.append(
+            PendingRequest(
+                key,
+                cfg.name,
+                "novelty_standalone",
+                batch_body(cfg, msgs, None),
+                {"messages": msgs, "model": cfg.cache_identity()},
+            )
+        )
     return out
 
 
@@ -219,8 +244,9 @@ def test_a_setting_the_model_refuses_is_a_named_failure_in_batch_mode_too(tmp_pa
     assert err.value.reason == "UnsupportedParamsError" and not llm.pending
 
 
-def test_a_batch_line_cut_at_the_budget_is_truncated_as_in_a_direct_call(build, env, scripted_server, tmp_path,
-                                                                          monkeypatch):  # fmt: skip
+def test_a_batch_line_cut_at_the_budget_is_truncated_as_in_a_direct_call(
+    build, env, scripted_server, tmp_path, monkeypatch
+):
     from rqbench.testing.scripted_server import ScriptedReply
 
     _, root, sub = build
@@ -231,8 +257,18 @@ def test_a_batch_line_cut_at_the_budget_is_truncated_as_in_a_direct_call(build, 
         return F.judge_reply(req)
 
     scripted_server.responder = cut_one
-    args = ["judge", str(sub.path), "--judge", env, "--setting", "standalone", "--criteria", "novelty",
-            "--dataset", str(root)]  # fmt: skip
+    args = [
+        "judge",
+        str(sub.path),
+        "--judge",
+        env,
+        "--setting",
+        "standalone",
+        "--criteria",
+        "novelty",
+        "--dataset",
+        str(root),
+    ]
     # the cut reply is a judge's failure: both runs write their results and exit 1
     assert main([*args, "--out", str(tmp_path / "direct")]) == 1
     monkeypatch.setenv("RQB_HOME", str(tmp_path / "home-batch"))

@@ -157,11 +157,16 @@ def test_concurrency_is_bounded_per_model(tmp_path, scripted_server):
     async def many():
         return await asyncio.gather(
             *[
-                llm.ask("scripted/test", "s", [{"role": "user", "content": f"q{i}"}], StandaloneNoveltyReply,
-                        prompt_hash="h")
+                llm.ask(
+                    "scripted/test",
+                    "s",
+                    [{"role": "user", "content": f"q{i}"}],
+                    StandaloneNoveltyReply,
+                    prompt_hash="h",
+                )
                 for i in range(6)
             ]
-        )  # fmt: skip
+        )
 
     assert len(asyncio.run(many())) == 6
     assert peak[0] == 2
@@ -186,7 +191,9 @@ def test_cache_key_ignores_transport_settings_but_not_sampling(tmp_path, scripte
     llm = make_llm(tmp_path, scripted_server)
     base = scripted_server.model_config()
     k = llm.cache_key(base, "s", MESSAGES, {}, "h")
-    assert k == llm.cache_key(base.model_copy(update={"timeout_s": 1.0, "api_base": "http://x"}), "s", MESSAGES, {}, "h")
+    assert k == llm.cache_key(
+        base.model_copy(update={"timeout_s": 1.0, "api_base": "http://x"}), "s", MESSAGES, {}, "h"
+    )
     assert k != llm.cache_key(base.model_copy(update={"temperature": 0.7}), "s", MESSAGES, {}, "h")
     assert k != llm.cache_key(base, "s", MESSAGES, {}, "other-prompt-set")
 
@@ -233,8 +240,9 @@ def test_a_cache_from_before_finish_reasons_migrates_and_still_reads(tmp_path):
     store = CallStore(path)
     hit = store.get("k")
     assert hit is not None and hit.text == "old text" and hit.finish_reason is None
-    store.put("k2", model="m", step="s", request={}, text="", tokens_in=1, tokens_out=9, cost_usd=None,
-              finish_reason="length")
+    store.put(
+        "k2", model="m", step="s", request={}, text="", tokens_in=1, tokens_out=9, cost_usd=None, finish_reason="length"
+    )
     assert store.get("k2").finish_reason == "length"
 
 
@@ -272,8 +280,10 @@ def test_calls_cli_filters_by_run_and_time_lists_runs_and_adds_up(tmp_path, scri
         return [ln.split() for ln in capsys.readouterr().out.splitlines()]
 
     table = rows("--run", "second-run")
-    assert [r[:4] for r in table if r[0] in ("scripted/test", "total")] == [["scripted/test", "novelty_standalone",
-                                                                             "1", "1"], ["total", "all", "1", "1"]]
+    assert [r[:4] for r in table if r[0] in ("scripted/test", "total")] == [
+        ["scripted/test", "novelty_standalone", "1", "1"],
+        ["total", "all", "1", "1"],
+    ]
     assert [r[:4] for r in rows() if r[0] == "total"] == [["total", "all", "2", "1"]]
     runs = rows("--runs")
     assert runs[0][0] == "run_id" and [r[0] for r in runs[1:]] == ["second-run", first.run_id]  # newest first
@@ -306,9 +316,15 @@ def test_per_candidate_arrays_are_pinned_to_the_candidate_count(tmp_path, script
     scripted_server.responder = lambda req: json.dumps({"scores": [one] * 3, "ranking": [0, 1, 2]})
     llm = make_llm(tmp_path, scripted_server)
     answer = asyncio.run(
-        llm.ask("scripted/test", "novelty_comparative", MESSAGES, ComparativeNoveltyReply, prompt_hash="h",
-                context={"n_candidates": 3})
-    )  # fmt: skip
+        llm.ask(
+            "scripted/test",
+            "novelty_comparative",
+            MESSAGES,
+            ComparativeNoveltyReply,
+            prompt_hash="h",
+            context={"n_candidates": 3},
+        )
+    )
     assert len(answer.reply.scores) == 3
     scores = scripted_server.requests[0]["response_format"]["schema"]["properties"]["scores"]
     assert scores["minItems"] == scores["maxItems"] == 3
@@ -334,8 +350,16 @@ def test_retry_failed_is_a_per_call_choice_that_defaults_to_the_llms(tmp_path, s
     with pytest.raises(LLMCallFailed):
         ask(llm)  # the LLM's own setting (off): the cached failure stands
     assert len(scripted_server.requests) == 2
-    answer = asyncio.run(llm.ask("scripted/test", "novelty_standalone", MESSAGES, StandaloneNoveltyReply,
-                                 prompt_hash="b2:test", retry_failed=True))  # fmt: skip
+    answer = asyncio.run(
+        llm.ask(
+            "scripted/test",
+            "novelty_standalone",
+            MESSAGES,
+            StandaloneNoveltyReply,
+            prompt_hash="b2:test",
+            retry_failed=True,
+        )
+    )
     assert answer.reply.scores[0].non_obviousness == 3 and len(scripted_server.requests) == 3
     assert llm.retry_failed is False
     # and an LLM set to retry can be told not to for one call
@@ -347,8 +371,16 @@ def test_retry_failed_is_a_per_call_choice_that_defaults_to_the_llms(tmp_path, s
     retrying.register(scripted_server.model_config())
     sent = len(scripted_server.requests)
     with pytest.raises(LLMCallFailed):
-        asyncio.run(retrying.ask("scripted/test", "novelty_standalone", other, StandaloneNoveltyReply,
-                                 prompt_hash="b2:test", retry_failed=False))  # fmt: skip
+        asyncio.run(
+            retrying.ask(
+                "scripted/test",
+                "novelty_standalone",
+                other,
+                StandaloneNoveltyReply,
+                prompt_hash="b2:test",
+                retry_failed=False,
+            )
+        )
     assert len(scripted_server.requests) == sent
 
 
@@ -416,8 +448,10 @@ def test_the_vendor_default_temperature_is_not_sent_and_is_part_of_the_cache_key
     ask(llm)
     assert "temperature" not in scripted_server.requests[0] and scripted_server.requests[1]["temperature"] == 0.0
     assert vendor.cache_identity()["temperature"] is None
-    keys = {llm.keys_for(n, "novelty_standalone", MESSAGES, StandaloneNoveltyReply, "b2:test")
-            for n in ("scripted/test", "scripted/vendor")}  # fmt: skip
+    keys = {
+        llm.keys_for(n, "novelty_standalone", MESSAGES, StandaloneNoveltyReply, "b2:test")
+        for n in ("scripted/test", "scripted/vendor")
+    }
     assert len(keys) == 2
 
 
@@ -456,10 +490,18 @@ def _closed_port_config(**overrides):
 def _ask_many(llm, n: int):
     async def many():
         return await asyncio.gather(
-            *[llm.ask("scripted/test", "novelty_standalone", [{"role": "user", "content": f"q{i}"}],
-                      StandaloneNoveltyReply, prompt_hash="h") for i in range(n)],
+            *[
+                llm.ask(
+                    "scripted/test",
+                    "novelty_standalone",
+                    [{"role": "user", "content": f"q{i}"}],
+                    StandaloneNoveltyReply,
+                    prompt_hash="h",
+                )
+                for i in range(n)
+            ],
             return_exceptions=True,
-        )  # fmt: skip
+        )
 
     return asyncio.run(many())
 

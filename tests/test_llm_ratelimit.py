@@ -13,8 +13,8 @@ from replay_server import FakeTime
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.config import hosted_config
 from rqbench.llm.ratelimit import RateLimiter, env_limits
-from rqbench.testing.scripted_server import Fault
 from rqbench.records import StandaloneNoveltyReply
+from rqbench.testing.scripted_server import Fault
 
 GOOD = json.dumps({"scores": [{"relevance": 1, "originality": 2, "gap_addressing": 1, "non_obviousness": 3}]})
 

@@ -10,9 +10,9 @@ import pytest
 
 from rqbench.llm import LLM, CallStore, DryRun
 from rqbench.llm.estimate import CACHE_RULES, PrefixCacheModel, PriceBook
-from rqbench.testing.scripted_server import ScriptedServer, prefix_cache_usage
 from rqbench.llm.usage import usage_of
 from rqbench.records import StandaloneNoveltyReply
+from rqbench.testing.scripted_server import ScriptedServer, prefix_cache_usage
 
 GOOD = json.dumps({"scores": [{"relevance": 1, "originality": 2, "gap_addressing": 1, "non_obviousness": 3}]})
 SYSTEM = {"role": "system", "content": "You judge research questions against their background. " * 200}
@@ -33,8 +33,9 @@ def test_cached_tokens_are_logged_from_each_providers_usage_fields(tmp_path, sty
         llm.register(srv.model_config(name="openai/gpt-4o", litellm_model="openai/gpt-4o"))
         ask(llm, "openai/gpt-4o", 0)
         ask(llm, "openai/gpt-4o", 1)
-    rows = llm.store._db.execute("SELECT tokens_in, tokens_cached, tokens_cache_write, cost_usd FROM calls "
-                                 "ORDER BY id").fetchall()  # fmt: skip
+    rows = llm.store._db.execute(
+        "SELECT tokens_in, tokens_cached, tokens_cache_write, cost_usd FROM calls ORDER BY id"
+    ).fetchall()
     (in0, cached0, _, _), (in1, cached1, write1, cost1) = rows
     assert cached0 == 0 and cached1 > 0.9 * in1  # the second call shares the long system prompt
     assert write1 == (in1 - cached1 if style == "anthropic" else None)
@@ -103,8 +104,9 @@ def test_price_book_matches_litellm_per_call():
     for model in ("deepseek/deepseek-v4-pro", "gemini/gemini-3.1-pro-preview"):
         for n_in, cached in ((5000, 4000), (250_000, 100_000)):
             r = book.rates(model, n_in)
-            c_in, c_out = litellm.cost_per_token(model=model, prompt_tokens=n_in, completion_tokens=700,
-                                                 cache_read_input_tokens=cached)  # fmt: skip
+            c_in, c_out = litellm.cost_per_token(
+                model=model, prompt_tokens=n_in, completion_tokens=700, cache_read_input_tokens=cached
+            )
             mine = (n_in - cached) * r.full + cached * r.cached + 700 * r.out
             assert mine == pytest.approx(c_in + c_out, rel=1e-9)
     assert book.rates("openai/no-such-model", 100) is None

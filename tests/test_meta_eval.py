@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from results_factory import cand, instance, nov, results, simple_instance
+
 from rqbench.evaluate.meta_eval import meta_evaluate, model_family
 from rqbench.evaluate.metrics import FailureAccounting, ScoreOptions
 from rqbench.records import CallTotals, RawReply
@@ -40,7 +40,13 @@ def test_meta_eval_by_hand():
         "2501.00001_rq0",
         cand("gt", (1, 1, 1), text="short one?", by_ordering=[(1, 1, 1), (1, 1, 1)], ranks=[1, 1]),
         [
-            cand("m0", (3, 3, 3), text="a much longer question with many words in it?", by_ordering=[(3, 3, 3), (3, 3, 2)], ranks=[0, 0]),
+            cand(
+                "m0",
+                (3, 3, 3),
+                text="a much longer question with many words in it?",
+                by_ordering=[(3, 3, 3), (3, 3, 2)],
+                ranks=[0, 0],
+            ),
             cand("m1", violated, text="mid length question here?", by_ordering=[(0, 0, 0), (0, 0, 0)], ranks=[2, 2]),
             cand("m2", None, text="x?"),
             cand("m3", ZERO, text="tiny?", by_ordering=[(0, 0, 0), (0, 0, 0)], ranks=[3, 3]),
@@ -56,12 +62,23 @@ def test_meta_eval_by_hand():
         [cand("m0", (1, 1, 1), by_ordering=[(1, 1, 1), (3, 3, 3)], ranks=[1, 0])]
         + [cand(f"m{i}", ZERO, by_ordering=[(0, 0, 0)] * 2, ranks=[i + 1, i + 1]) for i in range(1, 5)],
     )
-    gem = results([i1, i2], model="google/gemini-3.1-pro", label="gem", setting="comparative", orderings=2,
-                  totals=CallTotals(calls=8, cost_usd=0.5, seconds=12.0, tokens_in=100, tokens_out=50))
+    gem = results(
+        [i1, i2],
+        model="google/gemini-3.1-pro",
+        label="gem",
+        setting="comparative",
+        orderings=2,
+        totals=CallTotals(calls=8, cost_usd=0.5, seconds=12.0, tokens_in=100, tokens_out=50),
+    )
     other = results(
-        [simple_instance("2501.00001_rq0", (1, 1, 1), [(3, 3, 3)] + [ZERO] * 4),
-         simple_instance("2502.00002_rq0", (2, 2, 2), [(3, 3, 3)] + [ZERO] * 4)],
-        model="google/gemini-3.1-pro", label="ds", judge_model="deepseek/deepseek-v4-pro", setting="comparative",
+        [
+            simple_instance("2501.00001_rq0", (1, 1, 1), [(3, 3, 3)] + [ZERO] * 4),
+            simple_instance("2502.00002_rq0", (2, 2, 2), [(3, 3, 3)] + [ZERO] * 4),
+        ],
+        model="google/gemini-3.1-pro",
+        label="ds",
+        judge_model="deepseek/deepseek-v4-pro",
+        setting="comparative",
     )
     rows = {r.judge: r for r in meta_evaluate([gem, other])}
     g = rows["gem"]

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import numpy as np
+import pytest
 from metric_oracle import ORACLE, score_vector
 from results_factory import cand, instance, metric_value, nov, simple_instance
+
 from rqbench.evaluate.criteria import CRITERIA, METRICS
 from rqbench.evaluate.metrics import (
     FailureAccounting,
@@ -61,8 +61,10 @@ def _build(case: dict):
     papers = tuple(case.get("papers", ["p1"]))
     gt = _candidate("gt", case["gt"], papers)
     model = [_candidate(f"m{i}", c, papers) for i, c in enumerate(case["model"])]
-    failed = [RawReply(step=step, cache_key="k", text="not json", error="invalid_reply: scripted")
-              for step in case.get("failed_calls", [])]  # fmt: skip
+    failed = [
+        RawReply(step=step, cache_key="k", text="not json", error="invalid_reply: scripted")
+        for step in case.get("failed_calls", [])
+    ]
     return instance("2501.00001_rq0", gt, model, papers=papers, overlap=case.get("overlap"), raw_replies=failed)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from metric_oracle import NARROWNESS_DIMS, NOVELTY_DIMS
 from results_factory import cand, instance, metric_value, results
+
 from rqbench.evaluate.criteria import CRITERIA, METRICS, dimension
 from rqbench.evaluate.metrics import NarrownessAggregation, ScoreOptions
 from rqbench.evaluate.summary import summarize

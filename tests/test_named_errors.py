@@ -42,8 +42,12 @@ def published(tmp_path):
 
 @pytest.mark.parametrize("job", ["validate", "generate", "judge", "submit"])
 def test_an_unknown_revision_lists_the_tags_there_are(published, tmp_path, capsys, job):
-    args = {"validate": ["validate", str(tmp_path)], "generate": ["generate", "--out", str(tmp_path / "g")],
-            "judge": ["judge", str(tmp_path)], "submit": ["submit", str(tmp_path)]}[job]  # fmt: skip
+    args = {
+        "validate": ["validate", str(tmp_path)],
+        "generate": ["generate", "--out", str(tmp_path / "g")],
+        "judge": ["judge", str(tmp_path)],
+        "submit": ["submit", str(tmp_path)],
+    }[job]
     assert main([*args, "--dataset", str(published), "--revision", "v9.9.9"]) == 2
     got = capsys.readouterr()
     _no_traceback(got)
@@ -58,8 +62,10 @@ def test_a_hub_id_with_the_hub_offline_says_so_and_how_to_use_a_local_copy(tmp_p
     assert main(["validate", str(tmp_path), "--dataset", "org/rq-bench"]) == 2
     got = capsys.readouterr()
     _no_traceback(got)
-    assert ("rqbench validate: dataset org/rq-bench: the Hugging Face Hub cannot be reached (HF_HUB_OFFLINE is set), "
-            "and no copy of it is cached on this machine; use a local copy instead: --dataset DIR") in got.err
+    assert (
+        "rqbench validate: dataset org/rq-bench: the Hugging Face Hub cannot be reached (HF_HUB_OFFLINE is set), "
+        "and no copy of it is cached on this machine; use a local copy instead: --dataset DIR"
+    ) in got.err
     assert "rqbench publish --to DIR" in got.err and "rqbench setup-sample" in got.err
 
 
@@ -72,16 +78,20 @@ def test_a_hub_id_without_a_network_names_the_connection_error(tmp_path, capsys,
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
 
     def offline(**kw):
-        raise LocalEntryNotFoundError("Got: ConnectError: [Errno -2] Name or service not known\nAn error happened "
-                                      "while trying to locate the files on the Hub, and we cannot find the "
-                                      "appropriate snapshot folder for the specified revision on the local disk.")
+        raise LocalEntryNotFoundError(
+            "Got: ConnectError: [Errno -2] Name or service not known\nAn error happened "
+            "while trying to locate the files on the Hub, and we cannot find the "
+            "appropriate snapshot folder for the specified revision on the local disk."
+        )
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
     assert main(["generate", "--out", str(tmp_path / "g"), "--dataset", "org/rq-bench", "--revision", "v1.0.0"]) == 2
     got = capsys.readouterr()
     _no_traceback(got)
-    assert ("dataset org/rq-bench: the Hugging Face Hub cannot be reached (ConnectError: [Errno -2] Name or service "
-            "not known), and no copy of it at revision 'v1.0.0' is cached on this machine") in got.err
+    assert (
+        "dataset org/rq-bench: the Hugging Face Hub cannot be reached (ConnectError: [Errno -2] Name or service "
+        "not known), and no copy of it at revision 'v1.0.0' is cached on this machine"
+    ) in got.err
 
 
 def test_an_unknown_hub_revision_lists_the_hubs_tags(monkeypatch):
@@ -129,12 +139,27 @@ def test_build_from_arxiv_offline_fails_at_once_naming_host_and_cause(tmp_path, 
     if where == "refused":
         host, url, reason = "127.0.0.1", f"http://127.0.0.1:{_free_port()}/api", "the connection was refused"
     else:  # .invalid never resolves (RFC 2606), with a network or without
-        host, url, reason = "rqbench-no-such-host.invalid", "http://rqbench-no-such-host.invalid/api", \
-            "its name could not be resolved (DNS)"
+        host, url, reason = (
+            "rqbench-no-such-host.invalid",
+            "http://rqbench-no-such-host.invalid/api",
+            "its name could not be resolved (DNS)",
+        )
     monkeypatch.setenv("RQB_ARXIV_API_URL", url)
     t0 = time.monotonic()
-    rc = main(["build", "--arxiv-query", "cat:cs.CL", "--from", "2025-01-01", "--to", "2025-01-02",
-               "--out", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+    rc = main(
+        [
+            "build",
+            "--arxiv-query",
+            "cat:cs.CL",
+            "--from",
+            "2025-01-01",
+            "--to",
+            "2025-01-02",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ]
+    )
     took = time.monotonic() - t0
     got = capsys.readouterr()
     assert rc == 2
@@ -168,8 +193,9 @@ def test_only_a_first_request_that_finds_no_way_there_fails_fast():
         first.get_json("q")
     assert err.value.host == "api.example" and sleeps == [] and first.requests_sent == 1
     # once the host has answered, a refused connection may be a restart: retried with backoff as before
-    later = PoliteClient(base_url="http://api.example", max_retries=2, backoff_s=1.0, sleep=sleeps.append,
-                         transport=_Refusing(answers=1))  # fmt: skip
+    later = PoliteClient(
+        base_url="http://api.example", max_retries=2, backoff_s=1.0, sleep=sleeps.append, transport=_Refusing(answers=1)
+    )
     assert later.get_json("a") == {"ok": True}
     with pytest.raises(Exception) as err:
         later.get_json("b")

@@ -10,17 +10,47 @@ from rqbench.builder.parse import PaperSkipped, paper_full_text, paper_section_t
 
 # folder -> (main file, sections that must appear, min cited keys, bibliography origin, keys that must resolve)
 EXPECT = {
-    "acl-template": ("acl_latex.tex", ["Abstract", "Introduction", "Citations", "Example Appendix"], 1, "bib", ["Gusfield:97"]),
+    "acl-template": (
+        "acl_latex.tex",
+        ["Abstract", "Introduction", "Citations", "Example Appendix"],
+        1,
+        "bib",
+        ["Gusfield:97"],
+    ),
     "attention-sink-gpt2": ("acl_latex.tex", ["Introduction", "Conclusions", "Limitations"], 15, "bib", []),
-    "efficient-learning-khan": ("paper/main.tex", ["Abstract", "Introduction", "Results", "Discussion"], 60, "bib", ["HeusEtal21"]),
+    "efficient-learning-khan": (
+        "paper/main.tex",
+        ["Abstract", "Introduction", "Results", "Discussion"],
+        60,
+        "bib",
+        ["HeusEtal21"],
+    ),
     "hypertools-arxiv-bblonly": ("arXiv/main.tex", ["Introduction", "Discussion"], 20, "bbl", ["Hunt07"]),
     "hypertools-jmlr": ("JMLR/main.tex", ["Abstract", "Introduction", "Concluding remarks"], 15, "bib", ["HaxbEtal11"]),
     "inlg2024-ngram-gec": ("acl_latex.tex", ["Introduction", "Related Work", "Conclusions"], 20, "bib", []),
     "llm-stylometry": ("main.tex", ["Introduction", "Methods", "Discussion"], 20, "bib", []),
-    "neurips2024-beta-dpo": ("neurips_2024.tex", ["Introduction", "Related Work", "Experiments", "Broader Impacts"], 40, "bib", ["DPO", "PPO"]),
+    "neurips2024-beta-dpo": (
+        "neurips_2024.tex",
+        ["Introduction", "Related Work", "Experiments", "Broader Impacts"],
+        40,
+        "bib",
+        ["DPO", "PPO"],
+    ),
     "neurips2026-llm-judge-biblatex": ("main.tex", ["Introduction", "Background", "Judge prompts"], 30, "bib", []),
-    "pca-paper": ("paper/main.tex", ["Introduction", "Results", "Discussion", "Methods"], 50, "bib", ["OwenEtal20", "OwenEtal21"]),
-    "sherlock-topic-model": ("paper/main.tex", ["Introduction", "Results", "Discussion", "Methods"], 60, "bbl", ["HeusEtal18a"]),
+    "pca-paper": (
+        "paper/main.tex",
+        ["Introduction", "Results", "Discussion", "Methods"],
+        50,
+        "bib",
+        ["OwenEtal20", "OwenEtal21"],
+    ),
+    "sherlock-topic-model": (
+        "paper/main.tex",
+        ["Introduction", "Results", "Discussion", "Methods"],
+        60,
+        "bbl",
+        ["HeusEtal18a"],
+    ),
     "supereeg-paper": ("paper/main.tex", ["Introduction", "Approach", "Results", "Discussion"], 60, "bib", []),
     "themis-ml-fairness-mit": ("main.tex", ["Introduction", "Discussion"], 15, "bib", []),
     "timecorr-paper": ("paper/main.tex", ["Introduction", "Results", "Discussion", "Methods"], 80, "bbl", []),
@@ -127,8 +157,14 @@ DOC = "\\documentclass{article}\n\\begin{document}\n\\section{S}\n%s\n\\end{docu
     [
         ({}, "no_tex_file"),
         ({"main.tex": b"\x00\x01\x02\x03garbage"}, "binary_main_file"),
-        ({"main.tex": DOC % "A \\textbf{open \\cite{k}.\n\\bibliography{r}", "r.bib": "@article{k, title={T}}"}, "unbalanced_braces"),
-        ({"main.tex": DOC % "No citations at all.\n\\bibliography{r}", "r.bib": "@article{k, title={T}}"}, "no_citations"),
+        (
+            {"main.tex": DOC % "A \\textbf{open \\cite{k}.\n\\bibliography{r}", "r.bib": "@article{k, title={T}}"},
+            "unbalanced_braces",
+        ),
+        (
+            {"main.tex": DOC % "No citations at all.\n\\bibliography{r}", "r.bib": "@article{k, title={T}}"},
+            "no_citations",
+        ),
         ({"main.tex": DOC % "Cites \\cite{k}.\n\\bibliography{r}", "r.bib": ""}, "empty_bibliography"),
         ({"main.tex": DOC % "Cites \\cite{k}.\n\\bibliography{gone}"}, "empty_bibliography"),
     ],
@@ -141,7 +177,10 @@ def test_malformed_papers_are_named_skips(tmp_path, files, reason):
 
 
 def test_missing_input_is_a_warning_not_a_skip(tmp_path):
-    write(tmp_path, {"main.tex": DOC % "Cites \\cite{k}. \\input{lost}\n\\bibliography{r}", "r.bib": "@article{k, title={T}}"})
+    write(
+        tmp_path,
+        {"main.tex": DOC % "Cites \\cite{k}. \\input{lost}\n\\bibliography{r}", "r.bib": "@article{k, title={T}}"},
+    )
     p = parse_paper(tmp_path, "2401.00001")
     assert p.cited_works[0].bib.title == "T"
     assert p.warnings[0].startswith("missing_input: \\input{lost}")

@@ -25,31 +25,156 @@ from rqbench.records import ParsedPaper
 FUZZ = settings(max_examples=40, deadline=5000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 
 LATEX_TOKENS = [
-    "\\section{", "\\subsection*{", "}", "{", "\\cite{", "\\citep[see][p.~2]{", "\\citet*{", "\\parencites(a)(b)[c]{",
-    "k1", "k2,k3", "$", "$$", "\\[", "\\]", "\\(", "%", "\\%", "\n", "\n\n", "\\begin{figure}", "\\end{figure}",
-    "\\begin{table}", "\\end{table}", "\\caption{", "\\begin{tabular}{lc}", "\\end{tabular}", "&", "\\\\",
-    "\\footnote{", "\\input{", "\\include{", "main", "\\newcommand{\\x}[1]{\\cite{#1}}", "\\x{k4}", "\\x",
-    "\\def\\y{\\y\\y}", "\\y", "\\verb|", "|", "\\begin{verbatim}", "\\end{verbatim}", "\\iffalse", "\\fi",
-    "\\else", "\\newif\\ifz", "\\ifz", "\\begin{abstract}", "\\end{abstract}", "\\item", "[", "]", "\\'", "\\\"",
-    "Word. ", "Another sentence here. ", "e.g. ", "et al. ", "\\emph{", "\\textbf{", "~", "#1", "^", "_", "\\",
-    "\\begin{itemize}", "\\end{itemize}", "\\label{x}", "\\ref{x}", "\\url{http://a%b}", "\ue000", "\x00", "\u00e9",
-    "\\begin{document}", "\\end{document}", "\\bibliography{r}", "\\begin{thebibliography}{9}", "\\bibitem{k1}",
-    "\\end{thebibliography}", "\\appendix", "\\paragraph{", "\\begin{equation}", "\\end{equation}",
+    "\\section{",
+    "\\subsection*{",
+    "}",
+    "{",
+    "\\cite{",
+    "\\citep[see][p.~2]{",
+    "\\citet*{",
+    "\\parencites(a)(b)[c]{",
+    "k1",
+    "k2,k3",
+    "$",
+    "$$",
+    "\\[",
+    "\\]",
+    "\\(",
+    "%",
+    "\\%",
+    "\n",
+    "\n\n",
+    "\\begin{figure}",
+    "\\end{figure}",
+    "\\begin{table}",
+    "\\end{table}",
+    "\\caption{",
+    "\\begin{tabular}{lc}",
+    "\\end{tabular}",
+    "&",
+    "\\\\",
+    "\\footnote{",
+    "\\input{",
+    "\\include{",
+    "main",
+    "\\newcommand{\\x}[1]{\\cite{#1}}",
+    "\\x{k4}",
+    "\\x",
+    "\\def\\y{\\y\\y}",
+    "\\y",
+    "\\verb|",
+    "|",
+    "\\begin{verbatim}",
+    "\\end{verbatim}",
+    "\\iffalse",
+    "\\fi",
+    "\\else",
+    "\\newif\\ifz",
+    "\\ifz",
+    "\\begin{abstract}",
+    "\\end{abstract}",
+    "\\item",
+    "[",
+    "]",
+    "\\'",
+    '\\"',
+    "Word. ",
+    "Another sentence here. ",
+    "e.g. ",
+    "et al. ",
+    "\\emph{",
+    "\\textbf{",
+    "~",
+    "#1",
+    "^",
+    "_",
+    "\\",
+    "\\begin{itemize}",
+    "\\end{itemize}",
+    "\\label{x}",
+    "\\ref{x}",
+    "\\url{http://a%b}",
+    "\ue000",
+    "\x00",
+    "\u00e9",
+    "\\begin{document}",
+    "\\end{document}",
+    "\\bibliography{r}",
+    "\\begin{thebibliography}{9}",
+    "\\bibitem{k1}",
+    "\\end{thebibliography}",
+    "\\appendix",
+    "\\paragraph{",
+    "\\begin{equation}",
+    "\\end{equation}",
 ]
 latex_text = st.lists(st.sampled_from(LATEX_TOKENS), max_size=120).map("".join)
 
 BIB_TOKENS = [
-    "@article{", "@inproceedings{", "@string{", "@comment{", "@preamble{", "}", "{", ",", "=", "\"", "#", "key1",
-    "key2", "title", "author", " and ", "year", "2020", "eprint", "2301.00001", "doi", "10.1000/x", "journal",
-    "arXiv preprint arXiv:1234.5678", "crossref", "\\\"o", "%", "\n", " ", "others", "\x00", "\ufffd", "@",
+    "@article{",
+    "@inproceedings{",
+    "@string{",
+    "@comment{",
+    "@preamble{",
+    "}",
+    "{",
+    ",",
+    "=",
+    '"',
+    "#",
+    "key1",
+    "key2",
+    "title",
+    "author",
+    " and ",
+    "year",
+    "2020",
+    "eprint",
+    "2301.00001",
+    "doi",
+    "10.1000/x",
+    "journal",
+    "arXiv preprint arXiv:1234.5678",
+    "crossref",
+    '\\"o',
+    "%",
+    "\n",
+    " ",
+    "others",
+    "\x00",
+    "\ufffd",
+    "@",
 ]
 bib_text = st.lists(st.sampled_from(BIB_TOKENS), max_size=80).map("".join)
 
 BBL_TOKENS = [
-    "\\begin{thebibliography}{9}", "\\end{thebibliography}", "\\bibitem", "[", "]", "{", "}", "key", "A. Author",
-    " and ", "\\newblock ", "{\\em Venue}", "``Title,''", "2019", "\\entry{k}{article}{}{}", "\\endentry",
-    "\\field{title}{", "\\name{author}{1}{}{", "{{hash=1}{family={F}, given={G}}}", "\\verb{doi}\n",
-    "\\verb 10.1/x\n", "\\endverb", "\\list{publisher}{1}{", "%", "\n", "\\APACrefauthors", "arXiv:2101.00001",
+    "\\begin{thebibliography}{9}",
+    "\\end{thebibliography}",
+    "\\bibitem",
+    "[",
+    "]",
+    "{",
+    "}",
+    "key",
+    "A. Author",
+    " and ",
+    "\\newblock ",
+    "{\\em Venue}",
+    "``Title,''",
+    "2019",
+    "\\entry{k}{article}{}{}",
+    "\\endentry",
+    "\\field{title}{",
+    "\\name{author}{1}{}{",
+    "{{hash=1}{family={F}, given={G}}}",
+    "\\verb{doi}\n",
+    "\\verb 10.1/x\n",
+    "\\endverb",
+    "\\list{publisher}{1}{",
+    "%",
+    "\n",
+    "\\APACrefauthors",
+    "arXiv:2101.00001",
 ]
 bbl_text = st.lists(st.sampled_from(BBL_TOKENS), max_size=80).map("".join)
 
@@ -115,11 +240,15 @@ def test_fuzz_bbl_reader(text):
 @given(raw=st.binary(max_size=3000))
 def test_fuzz_bib_bytes_in_paper(tmp_path_factory, raw):
     base = tmp_path_factory.mktemp("bib")
-    _parse_or_skip(_paper_folder(base, b"\\documentclass{article}\\begin{document}\\cite{k1}\\bibliography{r}\\end{document}", raw))
+    _parse_or_skip(
+        _paper_folder(base, b"\\documentclass{article}\\begin{document}\\cite{k1}\\bibliography{r}\\end{document}", raw)
+    )
 
 
 member_names = st.lists(
-    st.lists(st.sampled_from(["a", "b", ".", "..", "/", "\\", "c.tex"]), min_size=1, max_size=8).map("".join), min_size=1, max_size=6
+    st.lists(st.sampled_from(["a", "b", ".", "..", "/", "\\", "c.tex"]), min_size=1, max_size=8).map("".join),
+    min_size=1,
+    max_size=6,
 )
 
 
@@ -186,7 +315,9 @@ def test_long_prose_paragraph_is_bounded():
 
 
 def test_unbalanced_braces_deep_in_input_is_named(tmp_path):
-    folder = _paper_folder(tmp_path, b"\\documentclass{article}\\begin{document}\\cite{k1}" + b"{" * 10_000 + b"\\end{document}")
+    folder = _paper_folder(
+        tmp_path, b"\\documentclass{article}\\begin{document}\\cite{k1}" + b"{" * 10_000 + b"\\end{document}"
+    )
     with pytest.raises(PaperSkipped) as e:
         parse_paper(folder, "2401.00001")
     assert e.value.reason == "unbalanced_braces"

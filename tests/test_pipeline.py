@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from builder_script import make_cited_sources, make_papers, reply_for
 from ray_local import ray_local  # noqa: F401 - the fixture
+
 from rqbench.builder import gaps as gaps_module
 from rqbench.builder import influence as influence_module
 from rqbench.builder.build_config import BuildConfig
 from rqbench.builder.pipeline import run_build
 from rqbench.builder.records_out import assemble, manual_sample
 from rqbench.builder.stages import StageStore
-
 from rqbench.llm import LLM, CallStore
 from rqbench.records import (
     BuildManifest,
@@ -45,9 +45,15 @@ def setup(tmp_path, fixtures_dir, scripted_server):
     cited = make_cited_sources(tmp_path / "cited")
 
     def config(**kw) -> BuildConfig:
-        base = dict(out=tmp_path / "out", papers=papers, cited_sources=cited, max_cited_per_paper=4,
-                    models={"strong": cfg.name, "light": cfg.name, "labeller": cfg.name}, progress=False,
-                    concurrency=1)  # fmt: skip
+        base = dict(
+            out=tmp_path / "out",
+            papers=papers,
+            cited_sources=cited,
+            max_cited_per_paper=4,
+            models={"strong": cfg.name, "light": cfg.name, "labeller": cfg.name},
+            progress=False,
+            concurrency=1,
+        )
         base.update(kw)
         return BuildConfig(**base)
 
@@ -99,8 +105,19 @@ def test_offline_build_drops_rqs_without_full_text_and_counts_them(setup):
     assert saved.counts == manifest.counts and saved.counts["rqs"] == len(rqs)
     assert saved.counts["cited_title"] + saved.counts["cited_full"] + saved.counts["cited_abstract"] == len(cited)
     by_stage = {s.stage: s for s in saved.stages}
-    assert list(by_stage) == ["source", "filter", "parse", "influence", "contributions", "gaps", "author_rqs",
-                              "cited_text", "cited_contributions", "verify", "records"]  # fmt: skip
+    assert list(by_stage) == [
+        "source",
+        "filter",
+        "parse",
+        "influence",
+        "contributions",
+        "gaps",
+        "author_rqs",
+        "cited_text",
+        "cited_contributions",
+        "verify",
+        "records",
+    ]
     assert saved.counts["cited_contributions_extracted"] == 1
     assert by_stage["records"].items_out == len(rqs)
     assert by_stage["influence"].model == "scripted/test@max_tokens=160"
@@ -243,31 +260,51 @@ def test_assemble_keeps_rq_indices_and_dedupes_cited_papers():
     from rqbench.builder.contributions import ContributionsResult
     from rqbench.builder.gaps import CitationGaps, GapsResult
     from rqbench.builder.influence import InfluenceResult
-
     from rqbench.records import SectionText, SourcePaper
 
     def paper(i):
         published = datetime(2025, 1, 9, 23, 30, tzinfo=timezone(timedelta(hours=-5))) if i == 2 else None
-        return SourcePaper(arxiv_id=f"2501.0000{i}", title=f"P{i}", primary_category="cs.CL", published=published,
-                           published_source="arxiv_api" if published else None)
+        return SourcePaper(
+            arxiv_id=f"2501.0000{i}",
+            title=f"P{i}",
+            primary_category="cs.CL",
+            published=published,
+            published_source="arxiv_api" if published else None,
+        )
 
     def cp(level, pid="2401.00001"):
         secs = [SectionText(section="Intro", text="body " * 50)] if level is TextLevel.full else []
         return CitedPaper(paper_id=pid, title="Shared", arxiv_id=pid, text_level=level, sections=secs)
 
-    contrib = [ContributionsResult(arxiv_id=paper(i).arxiv_id, problem_statement=PROBLEM, main_idea_headline=HEADLINE,
-                                   novelty_type="new_method", ideas=[IDEA], contributions=[CONTRIBUTION], model="m")
-               for i in (1, 2)]  # fmt: skip
+    contrib = [
+        ContributionsResult(
+            arxiv_id=paper(i).arxiv_id,
+            problem_statement=PROBLEM,
+            main_idea_headline=HEADLINE,
+            novelty_type="new_method",
+            ideas=[IDEA],
+            contributions=[CONTRIBUTION],
+            model="m",
+        )
+        for i in (1, 2)
+    ]
     rqs = [
-        AuthorRQsResult(arxiv_id=paper(1).arxiv_id, rqs=[LinkedRQ(question=question("A"), cited_keys=["x"]),
-                                                         LinkedRQ(question=question("B"), cited_keys=["s"])]),
+        AuthorRQsResult(
+            arxiv_id=paper(1).arxiv_id,
+            rqs=[
+                LinkedRQ(question=question("A"), cited_keys=["x"]),
+                LinkedRQ(question=question("B"), cited_keys=["s"]),
+            ],
+        ),
         AuthorRQsResult(arxiv_id=paper(2).arxiv_id, rqs=[LinkedRQ(question=question("C"), cited_keys=["s2"])]),
-    ]  # fmt: skip
+    ]
     cited = [
-        CitedTextResult(arxiv_id=paper(1).arxiv_id, cited=[CitedText(key="x", no_paper="no_title"),
-                                                           CitedText(key="s", paper=cp(TextLevel.title))]),
+        CitedTextResult(
+            arxiv_id=paper(1).arxiv_id,
+            cited=[CitedText(key="x", no_paper="no_title"), CitedText(key="s", paper=cp(TextLevel.title))],
+        ),
         CitedTextResult(arxiv_id=paper(2).arxiv_id, cited=[CitedText(key="s2", paper=cp(TextLevel.full))]),
-    ]  # fmt: skip
+    ]
     gaps = [GapsResult(arxiv_id=paper(1).arxiv_id, per_citation=[CitationGaps(key="s", gaps=[GAP])])]
     infl = [InfluenceResult(arxiv_id=paper(1).arxiv_id, total_cited=2, labels=[], influential_keys=["x", "s"])]
     tables = assemble([paper(1), paper(2)], contrib, infl, gaps, rqs, cited, [], allow_abstract_only=True)
@@ -277,10 +314,13 @@ def test_assemble_keeps_rq_indices_and_dedupes_cited_papers():
     assert shared.text_level is TextLevel.full  # the better of the two records of one paper
     assert tables.rqs[0].gaps[0].cited_paper_id == "2401.00001"
     # the first-version date travels to the RQ and its instance as the UTC day, with how it is known
-    assert [(r.paper_published, r.paper_published_source) for r in tables.rqs] == [(None, None),
-                                                                                    (date(2025, 1, 10), "arxiv_api")]
+    assert [(r.paper_published, r.paper_published_source) for r in tables.rqs] == [
+        (None, None),
+        (date(2025, 1, 10), "arxiv_api"),
+    ]
     assert [(i.paper_published, i.paper_published_source) for i in tables.instances] == [
-        (r.paper_published, r.paper_published_source) for r in tables.rqs]
+        (r.paper_published, r.paper_published_source) for r in tables.rqs
+    ]
     strict = assemble([paper(1), paper(2)], contrib, infl, gaps, rqs, cited, [], allow_abstract_only=False)
     assert [r.rq_id for r in strict.rqs] == ["2501.00002_rq0"]
 
@@ -314,9 +354,18 @@ def test_local_model_build_on_one_paper(tmp_path, fixtures_dir):
 
     llm._send = capped  # type: ignore[method-assign]
     papers = make_papers(tmp_path / "papers", fixtures_dir, ["attention-sink-gpt2"])
-    config = BuildConfig(out=tmp_path / "out", papers=papers, cited_sources=make_cited_sources(tmp_path / "cited"),
-                         allow_abstract_only=True, max_cited_per_paper=1, min_influential=1, text_budget_chars=3000,
-                         context_budget_chars=800, progress=False, concurrency=1)  # fmt: skip
+    config = BuildConfig(
+        out=tmp_path / "out",
+        papers=papers,
+        cited_sources=make_cited_sources(tmp_path / "cited"),
+        allow_abstract_only=True,
+        max_cited_per_paper=1,
+        min_influential=1,
+        text_budget_chars=3000,
+        context_budget_chars=800,
+        progress=False,
+        concurrency=1,
+    )
     manifest = run_build(config, llm)
     assert 2 <= len(sent) <= cap
     by_stage = {s.stage: s for s in manifest.stages}
@@ -342,8 +391,8 @@ def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
     import llama_cpp
     from llama_cpp._internals import LlamaModel
     from llama_cpp.llama_grammar import LlamaGrammar
-    from rqbench.builder import author_rqs, cited_contributions, contributions, gaps, verification
 
+    from rqbench.builder import author_rqs, cited_contributions, contributions, gaps, verification
     from rqbench.records import InfluenceReply, reply_json_schema
 
     params = llama_cpp.llama_model_default_params()
@@ -351,13 +400,24 @@ def test_builder_reply_schemas_compile_as_llama_cpp_grammars():
     path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     model = LlamaModel(path_model=str(path), params=params, verbose=False)
     vocab = llama_cpp.llama_model_get_vocab(model.model)
-    replies = [InfluenceReply, contributions.Reply, contributions.LocalReply, gaps.Reply, gaps.LocalReply,
-               author_rqs.reply_model_for(["a", "b-c"]), author_rqs.reply_model_for(["a"], local=True),
-               cited_contributions.Reply,
-               verification.Reply]  # fmt: skip
+    replies = [
+        InfluenceReply,
+        contributions.Reply,
+        contributions.LocalReply,
+        gaps.Reply,
+        gaps.LocalReply,
+        author_rqs.reply_model_for(["a", "b-c"]),
+        author_rqs.reply_model_for(["a"], local=True),
+        cited_contributions.Reply,
+        verification.Reply,
+    ]
     # the local variants carry the gate's patterns (no braces, angle brackets, ...) for the grammar
-    local_schemas = json.dumps([reply_json_schema(r) for r in (contributions.LocalReply, gaps.LocalReply,
-                                                                author_rqs.reply_model_for(["a"], local=True))])
+    local_schemas = json.dumps(
+        [
+            reply_json_schema(r)
+            for r in (contributions.LocalReply, gaps.LocalReply, author_rqs.reply_model_for(["a"], local=True))
+        ]
+    )
     assert local_schemas.count('"pattern"') == 6 and "{}<>" in local_schemas
     for reply in replies:
         grammar = LlamaGrammar.from_json_schema(json.dumps(reply_json_schema(reply)), verbose=False)
@@ -393,8 +453,13 @@ def test_promotion_reaches_readable_works_before_the_count():
         return CitationLabel(key=key, title=key, frequency=1, label=name)
 
     # two works labelled influential, neither readable; a readable one labelled minimally influential
-    labels = [label("r1", "minimally_influential"), label("r2", "canonical_reference"), label("a", "inspiration"),
-              label("b", "inspiration"), label("c", "irrelevant")]
+    labels = [
+        label("r1", "minimally_influential"),
+        label("r2", "canonical_reference"),
+        label("a", "inspiration"),
+        label("b", "inspiration"),
+        label("c", "irrelevant"),
+    ]
     got = promote(labels, [True, True, False, False, False], 2)
     assert [x.key for x in got if x.promoted] == ["r1", "r2"]  # the count alone was already met
     got = promote(labels, [True, False, False, False, False], 2)

@@ -11,11 +11,11 @@ import evaluate_factory as F
 import litellm
 import pytest
 from pydantic import BaseModel
+
 from rqbench.evaluate.background import background_block
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, JudgeConfig
 from rqbench.evaluate.judging import _judge_one
 from rqbench.evaluate.schedule import InstanceScheduler, PrioritySlots
-
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.cache_markers import needs_cache_markers, with_cache_markers
 from rqbench.llm.client import DryRun
@@ -238,21 +238,33 @@ def _cfg(litellm_model: str, **kw) -> ModelConfig:
 def test_only_providers_that_need_markers_get_them():
     assert needs_cache_markers(_cfg("anthropic/claude-sonnet-4-5"))
     assert needs_cache_markers(_cfg("bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0"))
-    for name in ("gemini/gemini-3.1-pro", "deepseek/deepseek-v4-pro", "openai/gpt-5", "hosted_vllm/m",
-                 "bedrock/meta.llama3-70b-instruct-v1:0"):  # fmt: skip
+    for name in (
+        "gemini/gemini-3.1-pro",
+        "deepseek/deepseek-v4-pro",
+        "openai/gpt-5",
+        "hosted_vllm/m",
+        "bedrock/meta.llama3-70b-instruct-v1:0",
+    ):
         assert not needs_cache_markers(_cfg(name)), name
     assert not needs_cache_markers(_cfg("openai/local", local=True))
 
 
 def test_markers_go_after_the_system_text_and_the_shared_background():
-    msgs = [{"role": "system", "content": "RUBRIC"}, {"role": "user", "content": "BACKGROUND: B\n\n<<<CANDIDATES t\n[0] Q?"}]
+    msgs = [
+        {"role": "system", "content": "RUBRIC"},
+        {"role": "user", "content": "BACKGROUND: B\n\n<<<CANDIDATES t\n[0] Q?"},
+    ]
     out = with_cache_markers(msgs, len("BACKGROUND: B\n\n"))
     assert out == [
         {"role": "system", "content": [{"type": "text", "text": "RUBRIC", "cache_control": {"type": "ephemeral"}}]},
-        {"role": "user", "content": [
-            {"type": "text", "text": "BACKGROUND: B\n\n", "cache_control": {"type": "ephemeral"}},
-            {"type": "text", "text": "<<<CANDIDATES t\n[0] Q?"}]},
-    ]  # fmt: skip
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "BACKGROUND: B\n\n", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "<<<CANDIDATES t\n[0] Q?"},
+            ],
+        },
+    ]
     assert msgs[1]["content"].startswith("BACKGROUND")  # the caller's messages are left as they were
     reask = msgs + [{"role": "assistant", "content": "x"}, {"role": "user", "content": "again"}]
     out = with_cache_markers(reask, 5)
@@ -266,14 +278,16 @@ class _Reply(BaseModel):
 
 
 @pytest.mark.parametrize(("model", "marked"), [("anthropic/claude-sonnet-4-5", True), ("gemini/gemini-3.1-pro", False)])
-def test_the_wire_carries_markers_for_anthropic_only_and_the_cache_key_ignores_them(tmp_path: Path, monkeypatch,
-                                                                                     model, marked):  # fmt: skip
+def test_the_wire_carries_markers_for_anthropic_only_and_the_cache_key_ignores_them(
+    tmp_path: Path, monkeypatch, model, marked
+):
     sent = []
 
     async def fake_acompletion(**kwargs):
         sent.append(kwargs["messages"])
-        return litellm.ModelResponse(choices=[{"index": 0, "finish_reason": "stop",
-                                               "message": {"role": "assistant", "content": '{"ok": 1}'}}])  # fmt: skip
+        return litellm.ModelResponse(
+            choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"ok": 1}'}}]
+        )
 
     monkeypatch.setattr(litellm, "acompletion", fake_acompletion)
     monkeypatch.setitem(os.environ, "ANTHROPIC_API_KEY", "test-not-used")

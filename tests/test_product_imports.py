@@ -28,14 +28,19 @@ def imports_of_testing(source: str) -> list[int]:
 def test_no_product_module_imports_the_testing_package():
     files = [f for folder in PRODUCT for f in sorted((ROOT / folder).rglob("*.py")) if TESTING not in f.parents]
     assert len(files) > 100
-    offending = [f"{f.relative_to(ROOT)}:{line}" for f in files
-                 for line in imports_of_testing(f.read_text(encoding="utf-8"))]  # fmt: skip
+    offending = [
+        f"{f.relative_to(ROOT)}:{line}" for f in files for line in imports_of_testing(f.read_text(encoding="utf-8"))
+    ]
     assert offending == []
 
 
 def test_the_check_sees_each_form_of_import():
-    for source in ("import rqbench.testing", "import rqbench.testing.scripted_server as s",
-                   "from rqbench.testing.synthetic import make_results", "from rqbench import testing"):  # fmt: skip
+    for source in (
+        "import rqbench.testing",
+        "import rqbench.testing.scripted_server as s",
+        "from rqbench.testing.synthetic import make_results",
+        "from rqbench import testing",
+    ):
         assert imports_of_testing("import json\n" + source) == [2], source
     assert imports_of_testing("from rqbench import records\nimport testing_lib") == []
     assert imports_of_testing((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))

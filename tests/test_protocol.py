@@ -12,12 +12,12 @@ import socket
 
 import evaluate_factory as F
 import pytest
+
+from rqbench.cli import main
 from rqbench.evaluate import protocol as P
 from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
 from rqbench.evaluate.judging import read_results
 from rqbench.evaluate.metrics import describe_combine_rule, describe_failures
-
-from rqbench.cli import main
 from rqbench.llm import LLM
 from rqbench.llm.catalog import PROMPT_ALLOWANCE_TOKENS, estimate_tokens
 from rqbench.prompts import DEFAULT_PROMPT_SET, load_prompt_set
@@ -94,7 +94,9 @@ def test_asking_for_the_paper_without_keys_names_them_and_stops_a_real_run(build
     _, root = build
     sub = root.parent / "sub"
     F.submission(F.benchmark(3), sub)
-    assert main(["judge", str(sub), "--protocol", "paper", "--dataset", str(root), "--out", str(root.parent / "r")]) == 2
+    assert (
+        main(["judge", str(sub), "--protocol", "paper", "--dataset", str(root), "--out", str(root.parent / "r")]) == 2
+    )
     err = capsys.readouterr().err
     assert "GEMINI_API_KEY and DEEPSEEK_API_KEY" in err and not (root.parent / "r").exists()
 
@@ -106,10 +108,12 @@ def test_asking_for_the_paper_without_keys_names_them_and_stops_a_real_run(build
 
 def only_the_prompt_wording_departs(lines: list[str]) -> bool:
     """The last two lines of a run under the paper's settings: one departure, the packaged prompts' own wording."""
-    return (lines[-2] == "1 departure from the paper's protocol:"
-            and lines[-1].startswith("  - prompt wording: rqbench-v1, the paper's prompts in the project's own words")
-            and "every element of the paper's prompts present" in lines[-1]
-            and lines[-1].endswith("restore: --prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J20)"))
+    return (
+        lines[-2] == "1 departure from the paper's protocol:"
+        and lines[-1].startswith("  - prompt wording: rqbench-v1, the paper's prompts in the project's own words")
+        and "every element of the paper's prompts present" in lines[-1]
+        and lines[-1].endswith("restore: --prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J20)")
+    )
 
 
 def test_evaluate_dry_run_with_the_paper_keys_is_faithful_and_says_so(build, keys, capsys):
@@ -146,8 +150,21 @@ def test_judge_dry_run_with_the_paper_keys_uses_both_judges(build, keys, capsys,
 
 def test_generate_dry_run_names_the_prompt_wording_as_its_one_departure(build, keys, capsys):
     _, root = build
-    assert main(["generate", "--dry-run", "--model", "gemini/gemini-3.1-pro", "--dataset", str(root), "--out",
-                 str(root.parent / "sub")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "generate",
+                "--dry-run",
+                "--model",
+                "gemini/gemini-3.1-pro",
+                "--dataset",
+                str(root),
+                "--out",
+                str(root.parent / "sub"),
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.rstrip().splitlines()
     assert lines[-2] == "1 departure from the paper's generation settings:"
     assert lines[-1].startswith("  - prompt wording: rqbench-v1, the paper's prompts in the project's own words")
@@ -159,8 +176,9 @@ def test_a_submission_generated_with_the_packaged_prompts_says_so_when_judged(bu
 
     sub = F.submission(bench, tmp_path / "sub")
     recorded = {"temperature": None, "prompt_set": load_prompt_set().ref()}  # as rqbench generate records them
-    write_submission(tmp_path / "ours", sub.metadata.model_copy(update={"parameters": recorded}),
-                     list(sub.entries.values()))  # fmt: skip
+    write_submission(
+        tmp_path / "ours", sub.metadata.model_copy(update={"parameters": recorded}), list(sub.entries.values())
+    )
     assert main(["judge", str(tmp_path / "ours"), "--dry-run", "--dataset", str(root)]) == 0
     deps = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  - ")]
     (gen,) = [d for d in deps if d.startswith("  - generation prompt wording: ")]
@@ -186,8 +204,11 @@ def test_offline_dry_run_lists_every_departure_with_the_flag_that_restores_it(bu
 @pytest.mark.parametrize(
     ("flags", "item", "restore"),
     [
-        (["--background-tokens", "500"], "input truncation (judge gemini/gemini-3.1-pro@reasoning_effort=high)",
-         "drop --background-tokens"),
+        (
+            ["--background-tokens", "500"],
+            "input truncation (judge gemini/gemini-3.1-pro@reasoning_effort=high)",
+            "drop --background-tokens",
+        ),
         (["--context-tokens", "50000"], "input truncation (generator", "drop --context-tokens"),
         (["--limit", "2"], "instances", "drop --limit"),
         (["--orderings", "2"], "comparative orderings", "--orderings 1"),
@@ -197,10 +218,16 @@ def test_offline_dry_run_lists_every_departure_with_the_flag_that_restores_it(bu
         (["--prompt", "revised"], "generation prompt", "--prompt original"),
         (["--combine", "mean_scores"], "combine rule", "--combine pooled"),
         (["--failures", "conditional"], "failure accounting", "--failures paper"),
-        (["--judge", "gemini/gemini-3.1-pro@temperature=0.5", "--judge", "deepseek/deepseek-v4-pro"],
-         "judge temperature (gemini/gemini-3.1-pro@temperature=0.5,reasoning_effort=high)", "no @temperature"),
-        (["--judge", "gemini/gemini-3.1-pro@reasoning_effort=low", "--judge", "deepseek/deepseek-v4-pro"],
-         "judge reasoning (gemini/gemini-3.1-pro@reasoning_effort=low)", "no @reasoning_effort"),
+        (
+            ["--judge", "gemini/gemini-3.1-pro@temperature=0.5", "--judge", "deepseek/deepseek-v4-pro"],
+            "judge temperature (gemini/gemini-3.1-pro@temperature=0.5,reasoning_effort=high)",
+            "no @temperature",
+        ),
+        (
+            ["--judge", "gemini/gemini-3.1-pro@reasoning_effort=low", "--judge", "deepseek/deepseek-v4-pro"],
+            "judge reasoning (gemini/gemini-3.1-pro@reasoning_effort=low)",
+            "no @reasoning_effort",
+        ),
         (["--model", "gemini/gemini-3.1-pro@temperature=1"], "generation sampling", "no @temperature"),
         (["--model", "deepseek/deepseek-v4-pro@reasoning_effort=low"], "generation reasoning", "no @reasoning_effort"),
         (["--judge", "gemini/gemini-3.1-pro"], "combined figure", "--judge deepseek/deepseek-v4-pro"),
@@ -232,13 +259,22 @@ def test_a_custom_prompt_set_is_a_departure_that_names_what_the_element_check_fo
 
 
 # The paper's placeholders (A.4, A.8) and the variables our steps fill in their place.
-PAPER_VARIABLES = {"{background_block}": "{{background}}", "{background}": "{{background}}",
-                   "{candidates_block}": "{{candidates}}", "{candidate_rq}": "{{candidates}}",
-                   "{ground_truth}": "{{ground_truth}}", "{papers_block}": "{{papers}}", "{n_papers}": "{{n_papers}}"}
-PAPER_JUDGES_PROMPTS = {"Standalone novelty prompt": "novelty_standalone", "Comparative novelty prompt":
-                        "novelty_comparative", "Standalone narrowness prompt": "narrowness_standalone",
-                        "Comparative narrowness prompt": "narrowness_comparative",
-                        "Author-anchor overlap prompt": "overlap"}  # fmt: skip
+PAPER_VARIABLES = {
+    "{background_block}": "{{background}}",
+    "{background}": "{{background}}",
+    "{candidates_block}": "{{candidates}}",
+    "{candidate_rq}": "{{candidates}}",
+    "{ground_truth}": "{{ground_truth}}",
+    "{papers_block}": "{{papers}}",
+    "{n_papers}": "{{n_papers}}",
+}
+PAPER_JUDGES_PROMPTS = {
+    "Standalone novelty prompt": "novelty_standalone",
+    "Comparative novelty prompt": "novelty_comparative",
+    "Standalone narrowness prompt": "narrowness_standalone",
+    "Comparative narrowness prompt": "narrowness_comparative",
+    "Author-anchor overlap prompt": "overlap",
+}
 
 
 def authors_prompt_set(paper: str, folder):  # type: ignore[no-untyped-def]
@@ -250,7 +286,7 @@ def authors_prompt_set(paper: str, folder):  # type: ignore[no-untyped-def]
 
     def prompt(heading: str) -> str:
         (line,) = [ln for ln in lines if ln.startswith(heading + " System ")]
-        return line[len(heading + " System "):]
+        return line[len(heading + " System ") :]
 
     def ours(text: str) -> str:
         for theirs, mine in PAPER_VARIABLES.items():
@@ -301,12 +337,15 @@ def test_the_authors_own_prompts_run_from_a_folder_given_to_generate_judge_and_e
     (dep,) = [d for d in files[0].protocol.departures if d.item == "prompt set"]
     # The text copy prints the comparative narrowness prompt as "the standalone one, except ...", so that file
     # lacks what the standalone one holds; a user writes it out whole (docs/fidelity.md J20). Nothing else lacks.
-    assert (": elements of the paper's prompts missing: narrowness_comparative (two_independent_scores, "
-            "source_bound_definition, diagnostic_definition, example_both, example_source_bound_only and 28 more); "
-            "its wording is not compared with the authors'") in dep.ours
+    assert (
+        ": elements of the paper's prompts missing: narrowness_comparative (two_independent_scores, "
+        "source_bound_definition, diagnostic_definition, example_both, example_source_bound_only and 28 more); "
+        "its wording is not compared with the authors'"
+    ) in dep.ours
 
-    assert main(["evaluate", "--model", spec, "--judge", spec, "--out", str(tmp_path / "e"), "--no-report",
-                 *common]) == 0  # fmt: skip
+    assert (
+        main(["evaluate", "--model", spec, "--judge", spec, "--out", str(tmp_path / "e"), "--no-report", *common]) == 0
+    )
     printed = capsys.readouterr().out
     assert "  - prompt set: authors (" in printed
     assert len([read_results(p) for p in (tmp_path / "e").glob("*.json")]) == 2  # generated, then judged, by them
@@ -333,8 +372,25 @@ def test_results_files_record_the_protocol_and_its_departures(build, scripted_se
     spec = F.scripted_spec(scripted_server)
     sub = F.submission(bench, tmp_path / "sub")
     out = tmp_path / "r"
-    assert main(["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--criteria", "novelty",
-                 "--dataset", str(root), "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                str(sub.path),
+                "--judge",
+                spec,
+                "--setting",
+                "standalone",
+                "--criteria",
+                "novelty",
+                "--dataset",
+                str(root),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     (rf,) = [read_results(p) for p in out.glob("*.json")]
     assert rf.protocol is not None and rf.protocol.name == "custom" and not rf.protocol.faithful
@@ -375,8 +431,13 @@ def test_the_prompt_allowance_holds_every_generation_and_judge_prompt_with_the_l
     """background.input_policy keeps PROMPT_ALLOWANCE_TOKENS free for a prompt's fixed text: measure the largest."""
     prompts = load_prompt_set()
     longest = "w" * (MAX_RQ_CHARS - 1) + "?"
-    values = {"papers": "", "background": "", "n_papers": "3", "ground_truth": longest,
-              **candidate_values([longest] * 6)}  # the fenced block judges get: candidates, data_tag, n_candidates
+    values = {
+        "papers": "",
+        "background": "",
+        "n_papers": "3",
+        "ground_truth": longest,
+        **candidate_values([longest] * 6),
+    }  # the fenced block judges get: candidates, data_tag, n_candidates
     sizes = {}
     for name in [*STEPS, *JUDGE_STEPS]:
         if not (name.startswith(("generation_", "novelty_", "narrowness_")) or name == "overlap"):
@@ -397,7 +458,8 @@ def test_the_plan_of_a_library_call_is_worked_out_even_when_no_cli_gave_one(buil
     llm = LLM()
     cfg = llm.register(scripted_server.model_config())
     sub = F.submission(bench, tmp_path / "sub")
-    (path,) = judge_submission(bench, sub, [cfg.name], ["comparative"], llm=llm, out_dir=tmp_path / "r",
-                               criteria=["overlap"], progress=False)  # fmt: skip
+    (path,) = judge_submission(
+        bench, sub, [cfg.name], ["comparative"], llm=llm, out_dir=tmp_path / "r", criteria=["overlap"], progress=False
+    )
     rec = read_results(path).protocol
     assert rec is not None and rec.name == "custom" and rec.departures[0].item == "judges"

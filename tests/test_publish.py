@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 from datasets import load_dataset
+from fake_build import make_records, write_build
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 from huggingface_hub.hf_api import CommitInfo, GitRefInfo, GitRefs
 
-from fake_build import make_records, write_build
 from rqbench.cli import main
 from rqbench.dataset_card import release as release_mod
 from rqbench.dataset_card.card_base import CardSettings
@@ -50,8 +50,11 @@ def test_two_versions_each_loadable_by_tag_with_declared_features(tmp_path):
     v1, v2 = _load_all(p1, tmp_path / "hf1"), _load_all(p2, tmp_path / "hf2")
     # load_dataset shows the cited papers' contributions and their source, as published
     assert {c.contributions_source for c in v1["cited_papers"]} == {"extracted", "abstract", None}
-    assert next(c for c in v1["cited_papers"] if c.contributions_source == "extracted").contributions[1].endswith(
-        "builds another method on it.")
+    assert (
+        next(c for c in v1["cited_papers"] if c.contributions_source == "extracted")
+        .contributions[1]
+        .endswith("builds another method on it.")
+    )
     for loaded, made in ((v1, r1), (v2, r2)):
         for config, records in made.items():  # every record comes back equal (order: the release's own)
             assert sorted(loaded[config], key=repr) == sorted(records, key=repr), config
@@ -61,10 +64,13 @@ def test_two_versions_each_loadable_by_tag_with_declared_features(tmp_path):
     assert len(head) == 12
     # a tag's files are exported once and reused
     assert materialize(tmp_path / "repo", "v0.1.0") == (p1, c1)
-    log = subprocess.run(["git", "-C", str(tmp_path / "repo"), "log", "--format=%s"], capture_output=True,
-                         text=True, check=True).stdout.splitlines()
-    assert log == ["RQ-Bench v0.2.0: 12 RQs, 4 papers, 8 cited papers (build b2)",
-                   "RQ-Bench v0.1.0: 6 RQs, 3 papers, 6 cited papers (build fake-build)"]
+    log = subprocess.run(
+        ["git", "-C", str(tmp_path / "repo"), "log", "--format=%s"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert log == [
+        "RQ-Bench v0.2.0: 12 RQs, 4 papers, 8 cited papers (build b2)",
+        "RQ-Bench v0.1.0: 6 RQs, 3 papers, 6 cited papers (build fake-build)",
+    ]
 
 
 def test_the_cards_load_code_runs(tmp_path):
@@ -93,7 +99,6 @@ def test_same_version_twice_is_refused(tmp_path, capsys):
     assert len(LocalGitTarget(repo).versions()) == 1
 
 
-
 def test_publish_to_a_file_or_a_foreign_folder_is_refused_by_name(tmp_path, capsys):
     build = write_build(tmp_path / "b1")
     a_file = tmp_path / "release.txt"
@@ -110,6 +115,7 @@ def test_publish_to_a_file_or_a_foreign_folder_is_refused_by_name(tmp_path, caps
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, err
     assert a_file.read_text() == "not a folder" and sorted(p.name for p in foreign.iterdir()) == ["todo.txt"]
+
 
 def test_schema_change_needs_a_major_bump(tmp_path, monkeypatch):
     target, settings = _local(tmp_path)
@@ -193,9 +199,11 @@ class FakeHfApi:
         self.calls.append(("list_repo_refs", repo_id, kw))
         if not self.exists:
             raise self._missing()
-        return GitRefs(branches=[GitRefInfo(name="main", ref="refs/heads/main", target_commit=self.head)],
-                       converts=[], tags=[GitRefInfo(name=t, ref=f"refs/tags/{t}", target_commit=c)
-                                          for t, c in self.tags.items()])
+        return GitRefs(
+            branches=[GitRefInfo(name="main", ref="refs/heads/main", target_commit=self.head)],
+            converts=[],
+            tags=[GitRefInfo(name=t, ref=f"refs/tags/{t}", target_commit=c) for t, c in self.tags.items()],
+        )
 
     def list_repo_files(self, repo_id, revision=None, **kw):
         self.calls.append(("list_repo_files", repo_id, revision))
@@ -230,8 +238,13 @@ class FakeHfApi:
                 del self.files[op.path_in_repo]
         oid = f"{len(self.commits):040x}"
         self._snap(oid)
-        return CommitInfo(commit_url=f"https://huggingface.co/datasets/{repo_id}/commit/{oid}",
-                          commit_message=commit_message, commit_description="", oid=oid, pr_url=None)
+        return CommitInfo(
+            commit_url=f"https://huggingface.co/datasets/{repo_id}/commit/{oid}",
+            commit_message=commit_message,
+            commit_description="",
+            oid=oid,
+            pr_url=None,
+        )
 
     def create_tag(self, repo_id, tag, tag_message=None, revision=None, repo_type=None, **kw):
         self.calls.append(("create_tag", repo_id, tag, revision, repo_type))
@@ -245,19 +258,32 @@ def test_hub_publish_is_one_commit_then_a_tag(tmp_path):
     publish(write_build(tmp_path / "b1"), "0.1.0", target, settings)
 
     names = [c[0] for c in api.calls]
-    assert names == ["list_repo_refs", "hf_hub_download", "list_repo_files", "create_repo", "list_repo_refs",
-                     "create_commit", "create_tag"]
+    assert names == [
+        "list_repo_refs",
+        "hf_hub_download",
+        "list_repo_files",
+        "create_repo",
+        "list_repo_refs",
+        "create_commit",
+        "create_tag",
+    ]
     assert api.calls[5] == ("create_commit", "org/rq-bench", "dataset", "init")
     assert api.calls[6] == ("create_tag", "org/rq-bench", "v0.1.0", f"{1:040x}", "dataset")
     (ops,) = api.commits
     assert all(isinstance(op, CommitOperationAdd) for op in ops)
     assert sorted(op.path_in_repo for op in ops) == [
-        "LICENSE.md", "README.md",
-        "build/funnel.json", "build/manifest.json", "build/manual_validation_sample.json", "build/skips.jsonl",
+        "LICENSE.md",
+        "README.md",
+        "build/funnel.json",
+        "build/manifest.json",
+        "build/manual_validation_sample.json",
+        "build/skips.jsonl",
         "data/cited_papers/test-00000-of-00001.parquet",
-        "data/instances/dev-00000-of-00001.parquet", "data/instances/test-00000-of-00001.parquet",
+        "data/instances/dev-00000-of-00001.parquet",
+        "data/instances/test-00000-of-00001.parquet",
         "data/papers/test-00000-of-00001.parquet",
-        "data/rqs/dev-00000-of-00001.parquet", "data/rqs/test-00000-of-00001.parquet",
+        "data/rqs/dev-00000-of-00001.parquet",
+        "data/rqs/test-00000-of-00001.parquet",
         "release.json",
     ]
     card = api.files["README.md"].decode()
@@ -283,7 +309,8 @@ def test_hub_second_version_deletes_stale_release_files_and_keeps_others(tmp_pat
     publish(write_build(tmp_path / "b2", make_records(4, 2), build_id="b2"), "0.2.0", target, settings)
     ops = api.commits[-1]
     assert [op.path_in_repo for op in ops if isinstance(op, CommitOperationDelete)] == [
-        "data/rqs/test-00001-of-00002.parquet"]
+        "data/rqs/test-00001-of-00002.parquet"
+    ]
     assert "data/reference_judgments/test-00000-of-00001.parquet" in api.files
     assert api.calls[-1] == ("create_tag", "org/rq-bench", "v0.2.0", f"{2:040x}", "dataset")
     assert ("create_commit", "org/rq-bench", "dataset", "external") in api.calls
@@ -321,8 +348,12 @@ def test_sample_chooses_fixture_papers_with_a_real_bibliography(fixtures_dir, tm
     assert cites_a_local_paper(latex / "pca-paper", latex) == ["OwenEtal20", "OwenEtal21"]
     assert cites_a_local_paper(latex / "hypertools-jmlr", latex) == []
     chosen = choose_fixture_papers(latex, 4)
-    assert [p.name for p in chosen] == ["efficient-learning-khan", "pca-paper", "sherlock-topic-model",
-                                        "supereeg-paper"]
+    assert [p.name for p in chosen] == [
+        "efficient-learning-khan",
+        "pca-paper",
+        "sherlock-topic-model",
+        "supereeg-paper",
+    ]
     linked = link_papers(chosen, tmp_path / "links")
     assert sorted(p.name for p in linked.iterdir()) == [p.name for p in chosen]
     assert all(p.is_symlink() for p in linked.iterdir())  # linked, never copied
@@ -367,8 +398,18 @@ def test_a_real_builder_build_publishes_loads_and_validates(tmp_path, fixtures_d
     cfg = llm.register(scripted_server.model_config())
     papers = link_papers(choose_fixture_papers(fixtures_dir / "latex", 1), tmp_path / "papers")
     out = tmp_path / "build"
-    run_build(BuildConfig(out=out, papers=papers, max_cited_per_paper=2, allow_abstract_only=True, progress=False,
-                          models={r: cfg.name for r in ("strong", "light", "labeller")}, concurrency=1), llm)
+    run_build(
+        BuildConfig(
+            out=out,
+            papers=papers,
+            max_cited_per_paper=2,
+            allow_abstract_only=True,
+            progress=False,
+            models={r: cfg.name for r in ("strong", "light", "labeller")},
+            concurrency=1,
+        ),
+        llm,
+    )
     done = publish_sample(out, tmp_path / "sample")
     assert done is not None and done.version.tag == "v0.1.0"
     loaded = _load_all(*materialize(tmp_path / "sample", "v0.1.0")[:1], tmp_path / "hf")

@@ -32,11 +32,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from rqbench.space.stores import SpaceStores
-from rqbench.space.submit import SubmitFlow, SubmitPolicy, Submitter
 from scripted_replies import reply as judge_reply
 from space_queue import make_bench, target_of, write_build, write_submission
 
+from rqbench.space.stores import SpaceStores
+from rqbench.space.submit import SubmitFlow, SubmitPolicy, Submitter
 from rqbench.testing.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.faults
@@ -52,8 +52,10 @@ def enqueue_at_once(tmp_path: Path, store: Path, bench, n: int) -> list[str]:
     flow = SubmitFlow(stores, target_of(bench), SubmitPolicy(per_user_per_day=per_account), clock=lambda: NOW)
     jobs = [(f"account-{i % ACCOUNTS}", f"lab-{i % ACCOUNTS}/model-{i // ACCOUNTS}") for i in range(n)]
     (tmp_path / "uploads").mkdir()
-    files = {model: write_submission(tmp_path / "uploads" / f"{model.replace('/', '_')}.jsonl", bench, model)
-             for _, model in jobs}  # fmt: skip
+    files = {
+        model: write_submission(tmp_path / "uploads" / f"{model.replace('/', '_')}.jsonl", bench, model)
+        for _, model in jobs
+    }
     ids: list[str] = []
     errors: list[str] = []
     barrier = threading.Barrier(ACCOUNTS)
@@ -75,8 +77,18 @@ def enqueue_at_once(tmp_path: Path, store: Path, bench, n: int) -> list[str]:
 
 def worker_argv(store: Path, build: Path, api_base: str) -> list[str]:
     spec = f"openai/scripted@api_base={api_base},json_mode=json_object_schema,max_retries=2,timeout_s=20"
-    return ["worker", "--once", "--store", str(store), "--dataset", str(build), "--judge", spec,
-            "--setting", "standalone"]  # fmt: skip
+    return [
+        "worker",
+        "--once",
+        "--store",
+        str(store),
+        "--dataset",
+        str(build),
+        "--judge",
+        spec,
+        "--setting",
+        "standalone",
+    ]
 
 
 def _child(argv: list[str], env: dict[str, str]) -> None:
@@ -107,8 +119,12 @@ def run_to_end(argv: list[str], env: dict[str, str], timeout: float = 600) -> No
 
 def env_for(home: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(RQB_HOME=str(home), OPENAI_API_KEY="test-key-for-loopback", LITELLM_LOCAL_MODEL_COST_MAP="True",
-               PYTHONUNBUFFERED="1")  # fmt: skip
+    env.update(
+        RQB_HOME=str(home),
+        OPENAI_API_KEY="test-key-for-loopback",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PYTHONUNBUFFERED="1",
+    )
     return env
 
 
@@ -171,7 +187,9 @@ def test_the_queue_survives_its_worker_killed_at_random_points(tmp_path, capsys)
             before = len(srv.requests)
             proc = start(argv, env)
             # a request taken twice already must finish before the next kill: a third would give it up
-            risky = [rid for rid, r in stored_requests(store).items() if r["status"] == "running" and r["attempts"] >= 2]
+            risky = [
+                rid for rid, r in stored_requests(store).items() if r["status"] == "running" and r["attempts"] >= 2
+            ]
             while risky and proc.is_alive() and stored_requests(store)[risky[0]]["status"] == "running":
                 time.sleep(0.01)
             if kills % 2 == 0:  # by the clock: often while the worker starts or between requests
@@ -186,8 +204,10 @@ def test_the_queue_survives_its_worker_killed_at_random_points(tmp_path, capsys)
                 time.sleep(rng.uniform(0.0, 0.05))
             if not proc.is_alive():
                 proc.join()
-                raise AssertionError(f"the worker finished the queue after {kills} kills; lower the kill points "
-                                     f"(exit {proc.exitcode}, {len(srv.requests) - before} requests this run)")  # fmt: skip
+                raise AssertionError(
+                    f"the worker finished the queue after {kills} kills; lower the kill points "
+                    f"(exit {proc.exitcode}, {len(srv.requests) - before} requests this run)"
+                )
             os.kill(proc.pid, signal.SIGKILL)
             proc.join()
             kills += 1
@@ -205,8 +225,9 @@ def test_the_queue_survives_its_worker_killed_at_random_points(tmp_path, capsys)
     assert len(finished) + len(failed) == n and not failed, failed  # the scripted judge never fails
     published = [p for r in finished for p in r["results_files"]]
     assert len(published) == len(set(published)) == len(finished)  # one file per request and setting
-    on_disk = sorted(f.relative_to(store).as_posix() for f in (store / "results").rglob("*.json")
-                     if not f.name.startswith("."))  # fmt: skip
+    on_disk = sorted(
+        f.relative_to(store).as_posix() for f in (store / "results").rglob("*.json") if not f.name.startswith(".")
+    )
     assert on_disk == sorted(published), "no results file duplicated or left over"
     assert_whole(store)
     leftovers = [f for f in store.rglob(".*.tmp")]  # a write cut by a kill leaves only its hidden temporary file
@@ -229,8 +250,10 @@ def test_the_queue_survives_its_worker_killed_at_random_points(tmp_path, capsys)
         run_to_end(worker_argv(store, build, idle.api_base), env_for(home))
         assert len(idle.requests) == 0
     with capsys.disabled():
-        print(f"\nqueue kill loop: {n} submissions from {ACCOUNTS} accounts, {kills} SIGKILLs of `rqbench worker "
-              f"--once`: {len(finished)} finished, {len(failed)} failed; takings per request {dict(sorted(taken.items()))}; "
-              f"{len(sent)} judge requests vs {ref_requests} uninterrupted, {repeats} repeated (in flight at a "
-              f"kill); finished calls paid twice: 0; leaderboard identical; {len(leftovers)} hidden temporary "
-              f"file(s) left by cut writes; {killed_s:.0f} s with kills vs {uninterrupted_s:.0f} s uninterrupted")
+        print(
+            f"\nqueue kill loop: {n} submissions from {ACCOUNTS} accounts, {kills} SIGKILLs of `rqbench worker "
+            f"--once`: {len(finished)} finished, {len(failed)} failed; takings per request {dict(sorted(taken.items()))}; "
+            f"{len(sent)} judge requests vs {ref_requests} uninterrupted, {repeats} repeated (in flight at a "
+            f"kill); finished calls paid twice: 0; leaderboard identical; {len(leftovers)} hidden temporary "
+            f"file(s) left by cut writes; {killed_s:.0f} s with kills vs {uninterrupted_s:.0f} s uninterrupted"
+        )

@@ -18,10 +18,17 @@ def test_rq_id_rule_round_trips():
 
 def rq_record(**kw):
     base = dict(
-        rq_id="2502.01113_rq0", rq="Does sparse routing hold on long inputs?", arxiv_id="2502.01113", subfield="cs.CL",
-        novelty_type="new_method", problem_statement="p", main_idea_headline="h", contributions=["c"],
-        gaps=[{"text": "g", "cited_key": "k"}], cited_paper_ids=["1706.03762"],
-    )  # fmt: skip
+        rq_id="2502.01113_rq0",
+        rq="Does sparse routing hold on long inputs?",
+        arxiv_id="2502.01113",
+        subfield="cs.CL",
+        novelty_type="new_method",
+        problem_statement="p",
+        main_idea_headline="h",
+        contributions=["c"],
+        gaps=[{"text": "g", "cited_key": "k"}],
+        cited_paper_ids=["1706.03762"],
+    )
     base.update(kw)
     return r.RQRecord(**base)
 
@@ -51,7 +58,9 @@ def test_submission_entry_needs_five_distinct_questions():
     with pytest.raises(ValidationError, match="end with"):
         r.SubmissionEntry(rq_id="x_rq0", research_questions=FIVE[:4] + ["A statement."])
     with pytest.raises(ValidationError, match="repeated"):
-        r.SubmissionEntry(rq_id="x_rq0", research_questions=FIVE[:4] + ["DOES  sparse routing variant A hold on long inputs ?"])
+        r.SubmissionEntry(
+            rq_id="x_rq0", research_questions=FIVE[:4] + ["DOES  sparse routing variant A hold on long inputs ?"]
+        )
     with pytest.raises(ValidationError, match="empty|at least 1"):
         r.SubmissionEntry(rq_id="x_rq0", research_questions=FIVE[:4] + ["   "])
     with pytest.raises(ValidationError):
@@ -73,11 +82,17 @@ def test_novelty_relevance_zero_forces_zero_and_is_recorded_as_one_application()
 
 
 def test_a_novelty_score_outside_its_scale_is_invalid_and_types_are_not_guessed():
-    for bad in ({"originality": 7}, {"gap_addressing": -1}, {"relevance": 2}, {"originality": "high"},
-                {"originality": 1.5}):  # fmt: skip
+    for bad in (
+        {"originality": 7},
+        {"gap_addressing": -1},
+        {"relevance": 2},
+        {"originality": "high"},
+        {"originality": 1.5},
+    ):
         with pytest.raises(ValidationError):
-            r.NoveltyScore.model_validate({"relevance": 1, "originality": 1, "gap_addressing": 1, "non_obviousness": 1}
-                                          | bad)  # fmt: skip
+            r.NoveltyScore.model_validate(
+                {"relevance": 1, "originality": 1, "gap_addressing": 1, "non_obviousness": 1} | bad
+            )
 
 
 def scores(*triples):
@@ -106,10 +121,16 @@ def test_ranking_rule_breaks_ties_by_non_obviousness_then_originality():
 
 def narrow(**kw):
     base = dict(
-        mentions_source_specific_name=1, main_object_in_source=1, introduces_new_mechanism=0,
-        source_bound_score=2, diagnostic_test_score=0, source_bound_scope="source_bound",
-        diagnostic_scope="not_diagnostic", short_reason_source_bound="a", short_reason_diagnostic="b",
-    )  # fmt: skip
+        mentions_source_specific_name=1,
+        main_object_in_source=1,
+        introduces_new_mechanism=0,
+        source_bound_score=2,
+        diagnostic_test_score=0,
+        source_bound_scope="source_bound",
+        diagnostic_scope="not_diagnostic",
+        short_reason_source_bound="a",
+        short_reason_diagnostic="b",
+    )
     base.update(kw)
     return r.NarrownessScore.model_validate(base)
 
@@ -119,8 +140,11 @@ def test_a_narrowness_scope_that_is_not_its_scores_is_invalid():
     with pytest.raises(ValidationError, match="source_bound_scope='source_bound' contradicts source_bound_score=3"):
         narrow(source_bound_score=3)
     assert narrow(main_object_in_source=True).main_object_in_source == 1  # JSON true for 1 says the same
-    for bad in ({"mentions_source_specific_name": 9078}, {"introduces_new_mechanism": -1},
-                {"diagnostic_test_score": 4, "diagnostic_scope": "strongly_diagnostic"}):  # fmt: skip
+    for bad in (
+        {"mentions_source_specific_name": 9078},
+        {"introduces_new_mechanism": -1},
+        {"diagnostic_test_score": 4, "diagnostic_scope": "strongly_diagnostic"},
+    ):
         with pytest.raises(ValidationError):
             narrow(**bad)
     with pytest.raises(ValidationError):
@@ -128,8 +152,10 @@ def test_a_narrowness_scope_that_is_not_its_scores_is_invalid():
 
 
 def overlap(scores, subset, covered, n=None):
-    return r.OverlapReply.model_validate({"pairwise_scores": scores, "covering_subset_indices": subset,
-                                          "covered": covered}, context={"n_candidates": n or len(scores)})  # fmt: skip
+    return r.OverlapReply.model_validate(
+        {"pairwise_scores": scores, "covering_subset_indices": subset, "covered": covered},
+        context={"n_candidates": n or len(scores)},
+    )
 
 
 def test_overlap_the_covering_subset_follows_the_scores_as_the_paper_says():
@@ -177,8 +203,9 @@ def test_a_first_version_date_comes_with_how_it_is_known():
 
     from rqbench.records import EvaluationInstance
 
-    base = dict(rq_id="2501.00001_rq0", gt_rq="Why?", arxiv_id="2501.00001", subfield="cs.CL",
-                background_paper_ids=["p"])
+    base = dict(
+        rq_id="2501.00001_rq0", gt_rq="Why?", arxiv_id="2501.00001", subfield="cs.CL", background_paper_ids=["p"]
+    )
     assert EvaluationInstance(**base).paper_published is None  # unknown is allowed, and is the default
     dated = EvaluationInstance(**base, paper_published="2025-01-10", paper_published_source="arxiv_api")
     assert dated.paper_published == date(2025, 1, 10)

@@ -19,8 +19,9 @@ from rqbench.evaluate.release_stats import ReleaseUnavailable, judged_revisions,
 
 def _stats_of(build_dir):
     b = load_build(build_dir)
-    return compute_stats(b.rqs, b.papers, b.cited_papers, b.instances, b.manifest, b.manual_sample,
-                         b.manual_sample_info)  # fmt: skip
+    return compute_stats(
+        b.rqs, b.papers, b.cited_papers, b.instances, b.manifest, b.manual_sample, b.manual_sample_info
+    )
 
 
 @pytest.fixture
@@ -80,8 +81,10 @@ def test_report_writes_tables_1_and_13_of_the_judged_revision(tmp_path, publishe
     assert f"| research questions | {stats.rqs} |" in t1 and f"| sub-fields | {stats.subfields} |" in t1
     assert f"| unique cited papers | {stats.unique_cited_papers} |" in t1 and "| words per RQ |" in t1
     with (out / "subfields.csv").open() as fh:
-        got = {(r["row"], r["column"]): float(r["value"])
-               for r in csv.DictReader(line for line in fh if not line.startswith("#"))}  # the provenance header
+        got = {
+            (r["row"], r["column"]): float(r["value"])
+            for r in csv.DictReader(line for line in fh if not line.startswith("#"))
+        }  # the provenance header
     for row in stats.by_subfield:
         assert got[(row.subfield, "RQs")] == row.rqs and got[(row.subfield, "papers")] == row.papers
     assert "Table 13" in (out / "subfields.tex").read_text()
@@ -100,4 +103,6 @@ def test_report_names_a_revision_it_cannot_read_and_writes_the_rest(tmp_path, ca
     assert "dataset_summary.md" not in names and "subfields.md" not in names
     assert "novelty_standalone_scores.md" in names
     assert judged_revisions([_results_on("a", "v1"), _results_on("a", "v1"), _results_on("b", "v2")]) == [
-        ("a", "v1"), ("b", "v2")]
+        ("a", "v1"),
+        ("b", "v2"),
+    ]

@@ -7,16 +7,19 @@ import json
 import random
 
 import pytest
-
 from results_factory import cand, instance, results
+
 from rqbench.cli import main
 from rqbench.evaluate import tables
 from rqbench.evaluate.summary import summarize
 from rqbench.records import CitedPaper, TextLevel
 
 JUDGES = (("gemini/gemini-3.1-pro", "gemini-3.1-pro"), ("deepseek/deepseek-v4-pro", "deepseek-v4-pro"))
-SUBMISSIONS = (("openai/gpt-5.5", "original", 1), ("gemini/gemini-3.1-pro", "original", 0),
-               ("gemini/gemini-3.1-pro", "revised", -1))
+SUBMISSIONS = (
+    ("openai/gpt-5.5", "original", 1),
+    ("gemini/gemini-3.1-pro", "original", 0),
+    ("gemini/gemini-3.1-pro", "revised", -1),
+)
 QWEN = "Qwen/Qwen3-Embedding-4B"
 RQ_IDS = [f"25{m:02d}.{p:05d}_rq{k}" for m, p in ((1, 1), (2, 2), (3, 3), (4, 4), (5, 5)) for k in range(2)]
 
@@ -27,16 +30,25 @@ def _instances(seed: int, boost: int, setting: str, submission: int = 0):
     out = []
     for n, rq in enumerate(RQ_IDS):
         sf = "cs.CL" if n % 2 == 0 else "cs.LG"
-        gt = cand("gt", tuple(rng.randint(1, 2) for _ in range(3)), sb=rng.randint(0, 1),
-                  text=f"Why does phenomenon {n} appear in large models?")
+        gt = cand(
+            "gt",
+            tuple(rng.randint(1, 2) for _ in range(3)),
+            sb=rng.randint(0, 1),
+            text=f"Why does phenomenon {n} appear in large models?",
+        )
         model = []
         for i in range(5):
             nov = tuple(max(0, min(3, rng.randint(0, 2) + boost)) for _ in range(3))
-            model.append(cand(f"m{i}", nov, sb=max(0, min(3, rng.randint(1, 2) + boost)),
-                              text=" ".join(["word"] * random.Random(f"{submission}:{n}:{i}").randint(5, 30)) + "?",
-                              ranks=[i + 1] if setting == "comparative" else None))
-        out.append(instance(rq, gt, model, subfield=sf, overlap=[rng.randint(0, 3) for _ in range(5)],
-                            papers=("p1",)))
+            model.append(
+                cand(
+                    f"m{i}",
+                    nov,
+                    sb=max(0, min(3, rng.randint(1, 2) + boost)),
+                    text=" ".join(["word"] * random.Random(f"{submission}:{n}:{i}").randint(5, 30)) + "?",
+                    ranks=[i + 1] if setting == "comparative" else None,
+                )
+            )
+        out.append(instance(rq, gt, model, subfield=sf, overlap=[rng.randint(0, 3) for _ in range(5)], papers=("p1",)))
     return out
 
 
@@ -46,8 +58,15 @@ def _write_results(folder):
     for s, (model, variant, boost) in enumerate(SUBMISSIONS):
         for j, (jm, label) in enumerate(JUDGES):
             for setting in ("standalone", "comparative"):
-                r = results(_instances(100 * s + 10 * j + (setting == "comparative"), boost, setting, s), model=model,
-                            judge_model=jm, label=label, setting=setting, prompt_variant=variant, expected=12)
+                r = results(
+                    _instances(100 * s + 10 * j + (setting == "comparative"), boost, setting, s),
+                    model=model,
+                    judge_model=jm,
+                    label=label,
+                    setting=setting,
+                    prompt_variant=variant,
+                    expected=12,
+                )
                 p = folder / f"{model.replace('/', '_')}-{variant}-{label}-{setting}.json"
                 p.write_text(r.model_dump_json())
                 made.append(r)
@@ -70,12 +89,39 @@ def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
     made = _write_results(res_dir)
     ann = _annotations(tmp_path / "ann.csv")
     papers = tmp_path / "cited.jsonl"
-    papers.write_text(CitedPaper(paper_id="p1", title="Scaling", text_level=TextLevel.abstract,
-                                 abstract="Large models show emergent phenomena when scaled.").model_dump_json() + "\n")
+    papers.write_text(
+        CitedPaper(
+            paper_id="p1",
+            title="Scaling",
+            text_level=TextLevel.abstract,
+            abstract="Large models show emergent phenomena when scaled.",
+        ).model_dump_json()
+        + "\n"
+    )
     out = tmp_path / "report"
-    rc = main(["report", str(res_dir), "--out", str(out), "--annotations", str(ann), "--by-subfield",
-               "--annotated-model", "openai/gpt-5.5", "--annotated-variant", "original",
-               "--cited-papers", str(papers), "--embedder", QWEN, "--embedder", "all-minilm-l6-v2", "--n-boot", "100"])
+    rc = main(
+        [
+            "report",
+            str(res_dir),
+            "--out",
+            str(out),
+            "--annotations",
+            str(ann),
+            "--by-subfield",
+            "--annotated-model",
+            "openai/gpt-5.5",
+            "--annotated-variant",
+            "original",
+            "--cited-papers",
+            str(papers),
+            "--embedder",
+            QWEN,
+            "--embedder",
+            "all-minilm-l6-v2",
+            "--n-boot",
+            "100",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 0, err
     # the paper's qwen model cannot load offline: said by name, and only its column is missing from Table 6
@@ -83,11 +129,24 @@ def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
     # the results name a Hub dataset, which cannot be read offline: Tables 1 and 13 are skipped by name
     assert "Tables 1 and 13 skipped: dataset local/rq-bench-sample@v1: a local dataset, looked for at" in err
     names = {p.name for p in out.iterdir()}
-    expected = ["overlap", "novelty_standalone_scores", "novelty_standalone_rates", "novelty_comparative_rates",
-                "narrowness_standalone_scores", "narrowness_standalone_rates", "narrowness_comparative_rates",
-                "prompt_variants", "agreement_matrix", "agreement_win_rates", "source_bound_win_rates",
-                "nonobv_vs_source_bound", "similarity", "judge_meta_evaluation", "paired_tests",
-                "novelty_standalone_rates__cs_CL"]
+    expected = [
+        "overlap",
+        "novelty_standalone_scores",
+        "novelty_standalone_rates",
+        "novelty_comparative_rates",
+        "narrowness_standalone_scores",
+        "narrowness_standalone_rates",
+        "narrowness_comparative_rates",
+        "prompt_variants",
+        "agreement_matrix",
+        "agreement_win_rates",
+        "source_bound_win_rates",
+        "nonobv_vs_source_bound",
+        "similarity",
+        "judge_meta_evaluation",
+        "paired_tests",
+        "novelty_standalone_rates__cs_CL",
+    ]
     for stem in expected:
         for ext in (".md", ".csv", ".tex"):
             assert f"{stem}{ext}" in names, f"{stem}{ext}"
@@ -104,11 +163,18 @@ def test_report_writes_every_table_and_both_plots(tmp_path, capsys):
     assert "win rate \\% [95\\% CI]" in tex  # captions are escaped, a bare % would comment out the rest
     # the CSV numbers are the summary's numbers
     rows = summarize(made, n_boot=100)
-    want = next(r for r in rows if r.model == "openai/gpt-5.5" and r.judge == "combined" and r.setting == "comparative"
-                and r.subfield is None).figure("win_non_obviousness")
+    want = next(
+        r
+        for r in rows
+        if r.model == "openai/gpt-5.5" and r.judge == "combined" and r.setting == "comparative" and r.subfield is None
+    ).figure("win_non_obviousness")
     with (out / "novelty_comparative_rates.csv").open() as fh:
         body = [line for line in fh if not line.startswith("#")]  # the provenance header is comment lines
-        got = [r for r in csv.DictReader(body) if r["row"] == "openai/gpt-5.5" and r["column"] == "combined: win_non_obviousness"]
+        got = [
+            r
+            for r in csv.DictReader(body)
+            if r["row"] == "openai/gpt-5.5" and r["column"] == "combined: win_non_obviousness"
+        ]
     assert len(got) == 1 and float(got[0]["value"]) == pytest.approx(want.value)
     assert float(got[0]["ci_low"]) <= want.value <= float(got[0]["ci_high"])
     summary = json.loads((out / "summary.json").read_text())
@@ -128,8 +194,23 @@ def test_agreement_command(tmp_path, capsys):
     _write_results(res_dir)
     ann = _annotations(tmp_path / "ann.csv")
     out = tmp_path / "agree"
-    rc = main(["agreement", "--annotations", str(ann), "--results", str(res_dir), "--out", str(out),
-               "--model", "gemini/gemini-3.1-pro", "--variant", "revised", "--n-boot", "50"])
+    rc = main(
+        [
+            "agreement",
+            "--annotations",
+            str(ann),
+            "--results",
+            str(res_dir),
+            "--out",
+            str(out),
+            "--model",
+            "gemini/gemini-3.1-pro",
+            "--variant",
+            "revised",
+            "--n-boot",
+            "50",
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     rep = json.loads((out / "agreement.json").read_text())
     assert rep["prompt_variant"] == "revised" and rep["instances"] == 8
@@ -147,14 +228,29 @@ def test_agreement_command_reports_ambiguity_and_bad_files(tmp_path, capsys):
         main(["agreement", "--annotations", str(ann), "--results", str(res_dir), "--out", str(tmp_path / "o")])
     bad = tmp_path / "bad.csv"
     bad.write_text("rq_id,evaluator,winner\n2501.00001_rq0,e1,both\n")
-    rc = main(["agreement", "--annotations", str(bad), "--results", str(res_dir), "--out", str(tmp_path / "o"),
-               "--model", "openai/gpt-5.5"])
+    rc = main(
+        [
+            "agreement",
+            "--annotations",
+            str(bad),
+            "--results",
+            str(res_dir),
+            "--out",
+            str(tmp_path / "o"),
+            "--model",
+            "openai/gpt-5.5",
+        ]
+    )
     assert rc == 2 and "bad.csv:2: field 'winner'" in capsys.readouterr().err
     # an annotation made on another text of the shown RQ: named, in both commands
     other = tmp_path / "other.csv"
-    other.write_text("rq_id,evaluator,winner,candidate_id,candidate_hash\n2501.00001_rq0,e1,gt,m2,b2:0123456789abcdef\n")
-    for cmd in (["agreement", "--annotations", str(other), "--results", str(res_dir), "--out", str(tmp_path / "o")],
-                ["report", str(res_dir), "--out", str(tmp_path / "r"), "--annotations", str(other)]):
+    other.write_text(
+        "rq_id,evaluator,winner,candidate_id,candidate_hash\n2501.00001_rq0,e1,gt,m2,b2:0123456789abcdef\n"
+    )
+    for cmd in (
+        ["agreement", "--annotations", str(other), "--results", str(res_dir), "--out", str(tmp_path / "o")],
+        ["report", str(res_dir), "--out", str(tmp_path / "r"), "--annotations", str(other)],
+    ):
         rc = main([*cmd, "--model" if cmd[0] == "agreement" else "--annotated-model", "openai/gpt-5.5"])
         err = capsys.readouterr().err
         assert rc == 2 and "other.csv:2: annotation by 'e1' of 2501.00001_rq0: the shown RQ m2 had text hash" in err
@@ -163,8 +259,13 @@ def test_agreement_command_reports_ambiguity_and_bad_files(tmp_path, capsys):
 def test_markdown_writer_escapes_pipes():
     import pandas as pd
 
-    t = tables.Table("t", "cap", "Table X", pd.DataFrame({"a|b": ["x|y"]}, index=pd.Index(["r"], name="m")),
-                     pd.DataFrame(columns=tables.TIDY_COLUMNS))
+    t = tables.Table(
+        "t",
+        "cap",
+        "Table X",
+        pd.DataFrame({"a|b": ["x|y"]}, index=pd.Index(["r"], name="m")),
+        pd.DataFrame(columns=tables.TIDY_COLUMNS),
+    )
     md = tables.to_markdown(t)
     assert "a\\|b" in md and "x\\|y" in md
 
@@ -174,8 +275,15 @@ def _write_one_judge(folder, judge=JUDGES[0]):
     jm, label = judge
     for s, (model, variant, boost) in enumerate(SUBMISSIONS):
         for setting in ("standalone", "comparative"):
-            r = results(_instances(100 * s + (setting == "comparative"), boost, setting), model=model,
-                        judge_model=jm, label=label, setting=setting, prompt_variant=variant, expected=12)
+            r = results(
+                _instances(100 * s + (setting == "comparative"), boost, setting),
+                model=model,
+                judge_model=jm,
+                label=label,
+                setting=setting,
+                prompt_variant=variant,
+                expected=12,
+            )
             (folder / f"{model.replace('/', '_')}-{variant}-{setting}.json").write_text(r.model_dump_json())
 
 
@@ -191,9 +299,11 @@ def test_the_report_names_judge_prompt_set_and_dataset_revision_of_every_results
     assert files
     for r in files:
         ps = r.judge.prompt_set
-        line = (f"- {r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, {r.judge.setting}, "
-                f"prompt set {ps.name} ({ps.hash}), "
-                f"dataset {r.dataset_repo}@{r.dataset_revision}")
+        line = (
+            f"- {r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, {r.judge.setting}, "
+            f"prompt set {ps.name} ({ps.hash}), "
+            f"dataset {r.dataset_repo}@{r.dataset_revision}"
+        )
         assert line in report, line
 
 
@@ -213,19 +323,24 @@ def test_every_csv_and_latex_table_opens_with_the_same_provenance_as_report_md(t
     lines = []
     for r in files:
         ps = r.judge.prompt_set
-        lines.append(f"{r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, {r.judge.setting}, "
-                     f"prompt set {ps.name} "
-                     f"({ps.hash}), dataset {r.dataset_repo}@{r.dataset_revision}")
+        lines.append(
+            f"{r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, {r.judge.setting}, "
+            f"prompt set {ps.name} "
+            f"({ps.hash}), dataset {r.dataset_repo}@{r.dataset_revision}"
+        )
     assert all(f"- {line}" in report for line in lines)
     csvs, texs = sorted(out.glob("*.csv")), sorted(out.glob("*.tex"))
     assert len(csvs) >= 8 and len(csvs) == len(texs)
     for path, marker in [(c, "# ") for c in csvs] + [(t, "% ") for t in texs]:
         text = path.read_text()
-        head = [ln[len(marker):] for ln in text.splitlines() if ln.startswith(marker)]
+        head = [ln[len(marker) :] for ln in text.splitlines() if ln.startswith(marker)]
         assert all(line in head for line in lines), path.name
         assert "Demo output" not in text, path.name  # hosted judges and models: no demo note
     table = pd.read_csv(out / "novelty_standalone_scores.csv", comment="#")
-    assert list(table.columns) == ["row", "column", "value", "ci_low", "ci_high", "std", "n", "unjudged"] and len(table) > 0
+    assert (
+        list(table.columns) == ["row", "column", "value", "ci_low", "ci_high", "std", "n", "unjudged"]
+        and len(table) > 0
+    )
 
 
 def test_demo_figures_carry_the_demo_note_into_every_csv_and_latex_caption(tmp_path, capsys):
@@ -234,8 +349,9 @@ def test_demo_figures_carry_the_demo_note_into_every_csv_and_latex_caption(tmp_p
     out = tmp_path / "report"
     assert main(["report", str(res), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
     for path in out.glob("*.csv"):
-        assert path.read_text().startswith("# Demo output, not results. Figures in this report come from "
-                                           "local/smollm2-135m"), path.name
+        assert path.read_text().startswith(
+            "# Demo output, not results. Figures in this report come from local/smollm2-135m"
+        ), path.name
     tex = (out / "novelty_standalone_scores.tex").read_text()
     assert tex.startswith("% Demo output, not results.")
     caption = tex.split("\\caption{", 1)[1].split("\n", 1)[0]
@@ -260,12 +376,19 @@ def test_a_one_judge_report_has_no_combined_row_label_or_plot(tmp_path, capsys):
 
 
 def test_plots_fall_back_to_each_judges_own_rows_without_a_combined_one():
-    from rqbench.evaluate.plots import plotted_judges
     from results_factory import cand, instance, results
 
+    from rqbench.evaluate.plots import plotted_judges
+
     def rows(labels):
-        made = [results([instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])],
-                        judge_model=f"x/{lab}", label=lab) for lab in labels]  # fmt: skip
+        made = [
+            results(
+                [instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])],
+                judge_model=f"x/{lab}",
+                label=lab,
+            )
+            for lab in labels
+        ]
         return summarize(made, n_boot=20)
 
     assert plotted_judges(rows(["a"])) == ["a"]
@@ -320,13 +443,19 @@ def _dated_results(model: str) -> list:
     from datetime import date
 
     def inst(rq_id, gt, best, published):
-        return instance(rq_id, cand("gt", gt), [cand("m0", best)] + [cand(f"m{i}", (0, 0, 0)) for i in range(1, 5)],
-                        published=published)
+        return instance(
+            rq_id,
+            cand("gt", gt),
+            [cand("m0", best)] + [cand(f"m{i}", (0, 0, 0)) for i in range(1, 5)],
+            published=published,
+        )
 
-    insts = [inst("2501.00001_rq0", (1, 1, 1), (2, 2, 2), date(2025, 1, 10)),
-             inst("2502.00002_rq0", (1, 1, 1), (3, 3, 3), date(2025, 2, 3)),
-             inst("2503.00003_rq0", (2, 2, 2), (1, 1, 1), date(2025, 3, 7)),
-             inst("2504.00004_rq0", (1, 1, 1), (0, 0, 0), None)]  # fmt: skip
+    insts = [
+        inst("2501.00001_rq0", (1, 1, 1), (2, 2, 2), date(2025, 1, 10)),
+        inst("2502.00002_rq0", (1, 1, 1), (3, 3, 3), date(2025, 2, 3)),
+        inst("2503.00003_rq0", (2, 2, 2), (1, 1, 1), date(2025, 3, 7)),
+        inst("2504.00004_rq0", (1, 1, 1), (0, 0, 0), None),
+    ]
     return [results(insts, model=model, judge_model=jm, label=label) for jm, label in JUDGES]
 
 
@@ -340,8 +469,11 @@ def test_the_clean_subset_table(tmp_path, capsys):
     assert main(["report", str(folder), "--out", str(out), "--n-boot", "50"]) == 0, capsys.readouterr().err
     md = (out / "clean_subset.md").read_text()
     assert "Post-cutoff (clean) figures" in md and "clean_subset" not in md.split("\n")[0]
-    lines = {tuple(c.strip() for c in line.strip("|").split("|")[:3]): line for line in md.splitlines()
-             if line.startswith("| ") and "model" not in line[:8]}  # fmt: skip
+    lines = {
+        tuple(c.strip() for c in line.strip("|").split("|")[:3]): line
+        for line in md.splitlines()
+        if line.startswith("| ") and "model" not in line[:8]
+    }
     gemini = [c.strip() for c in lines[("gemini/gemini-3.1-pro", "standalone", "combined")].strip("|").split("|")]
     assert gemini[3] == "2025-01-31" and "Google, Gemini API model page" in gemini[4]
     assert gemini[5:7] == ["2/4", "1"]  # 2502 and 2503 of the four; 2504 undated
@@ -350,7 +482,9 @@ def test_the_clean_subset_table(tmp_path, capsys):
     assert cell["Best@5 non-obviousness"].startswith("2.00 [")  # (3 + 1) / 2
     assert cell["Win % non-obviousness"].startswith("50.0 [") and cell["Lose % non-obviousness"].startswith("50.0 [")
     assert cell["no clean figures because"] == ""
-    gpt = dict(zip(header, (c.strip() for c in lines[("openai/gpt-5.5", "standalone", "combined")].strip("|").split("|"))))
+    gpt = dict(
+        zip(header, (c.strip() for c in lines[("openai/gpt-5.5", "standalone", "combined")].strip("|").split("|")))
+    )
     assert gpt["knowledge cutoff"] == "unknown" and gpt["clean / instances"] == "0/4"
     assert gpt["Best@5 non-obviousness"] == "–" and "OpenAI's model page" in gpt["no clean figures because"]
     with (out / "clean_subset.csv").open() as fh:

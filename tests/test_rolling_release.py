@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from builder_script import make_cited_sources, reply_for
 from replay_server import ReplayServer, pick_entries
-from rqbench.evaluate.judging import read_results
 
 from rqbench.cli import main
+from rqbench.evaluate.judging import read_results
 
 FEB, MAR = "2502.07719", "2503.05378"
 FOLDERS = {FEB: "attention-sink-gpt2", MAR: "inlg2024-ngram-gec"}
@@ -33,11 +33,22 @@ def arxiv(fixtures_dir, monkeypatch):
     """arXiv on 127.0.0.1, answering the lookup of the two folders' ids with the recorded entries."""
     feed = fixtures_dir / "arxiv_api" / "arxiv.py_fixtures" / "q_testing_s0_m10_bc5a6c384fe9.xml"
     ids = sorted(FOLDERS)
-    params = {"search_query": "", "id_list": ",".join(ids), "sortBy": "relevance", "sortOrder": "descending",
-              "start": 0, "max_results": 500}  # fmt: skip
+    params = {
+        "search_query": "",
+        "id_list": ",".join(ids),
+        "sortBy": "relevance",
+        "sortOrder": "descending",
+        "start": 0,
+        "max_results": 500,
+    }
     with ReplayServer() as srv:
-        srv.add("GET", f"/api/query?{urlencode(params)}", content=pick_entries(feed.read_bytes(), ids),
-                headers={"Content-Type": "application/atom+xml; charset=UTF-8"}, source=feed.name)
+        srv.add(
+            "GET",
+            f"/api/query?{urlencode(params)}",
+            content=pick_entries(feed.read_bytes(), ids),
+            headers={"Content-Type": "application/atom+xml; charset=UTF-8"},
+            source=feed.name,
+        )
         monkeypatch.setenv("RQB_ARXIV_API_URL", f"{srv.url}/api")
         monkeypatch.setenv("RQB_ARXIV_INTERVAL_S", "0")
         yield srv
@@ -54,8 +65,9 @@ def _judge_requests(requests):
     return [r for r in requests if r.step.split("_")[0] in ("novelty", "narrowness", "overlap")]
 
 
-def test_two_monthly_releases_and_judging_only_the_new_instances(tmp_path, fixtures_dir, scripted_server, arxiv,
-                                                                  monkeypatch, capsys):  # fmt: skip
+def test_two_monthly_releases_and_judging_only_the_new_instances(
+    tmp_path, fixtures_dir, scripted_server, arxiv, monkeypatch, capsys
+):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")  # litellm wants one; the scripted server ignores it
     spec = F.scripted_spec(scripted_server)
     papers = tmp_path / "papers"
@@ -63,9 +75,19 @@ def test_two_monthly_releases_and_judging_only_the_new_instances(tmp_path, fixtu
     for arxiv_id, name in FOLDERS.items():
         (papers / arxiv_id).symlink_to(fixtures_dir / "latex" / name, target_is_directory=True)
     repo, results = tmp_path / "rq-bench", tmp_path / "results"
-    build_args = ["--papers", str(papers), "--cited-sources", str(make_cited_sources(tmp_path / "cited")),
-                  "--max-cited-per-paper", "4", "--allow-abstract-only", "--concurrency", "1", "--no-progress",
-                  *(a for role in ("strong", "light", "labeller") for a in (f"--model-{role}", spec))]  # fmt: skip
+    build_args = [
+        "--papers",
+        str(papers),
+        "--cited-sources",
+        str(make_cited_sources(tmp_path / "cited")),
+        "--max-cited-per-paper",
+        "4",
+        "--allow-abstract-only",
+        "--concurrency",
+        "1",
+        "--no-progress",
+        *(a for role in ("strong", "light", "labeller") for a in (f"--model-{role}", spec)),
+    ]
 
     # -- v0.1.0: the papers first posted in February 2025 ------------------------------------------------
     scripted_server.responder = lambda req: reply_for(req, prefer_key=FAVOURITE)
@@ -78,16 +100,35 @@ def test_two_monthly_releases_and_judging_only_the_new_instances(tmp_path, fixtu
     scripted_server.responder = F.judge_reply
     sub1 = tmp_path / "sub1"
     assert main(["generate", "--model", spec, "--dataset", str(repo), "--revision", "v0.1.0", "--out", str(sub1)]) == 0
-    assert main(["judge", str(sub1), "--judge", spec, "--dataset", str(repo), "--revision", "v0.1.0",
-                 "--out", str(results), "--setting", "both"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "judge",
+                str(sub1),
+                "--judge",
+                spec,
+                "--dataset",
+                str(repo),
+                "--revision",
+                "v0.1.0",
+                "--out",
+                str(results),
+                "--setting",
+                "both",
+            ]
+        )
+        == 0
+    )
     v1_results = {read_results(p).judge.setting: read_results(p) for p in results.glob("*.json")}
     assert set(v1_results) == {"standalone", "comparative"}
 
     # -- v0.2.0: the papers newer than v0.1.0's newest, published as the union -------------------------
     scripted_server.responder = lambda req: reply_for(req, prefer_key=FAVOURITE)
     capsys.readouterr()
-    assert main(["build", "--since-release", "latest", "--dataset", str(repo), "--out", str(tmp_path / "b2"),
-                 *build_args]) == 0  # fmt: skip
+    assert (
+        main(["build", "--since-release", "latest", "--dataset", str(repo), "--out", str(tmp_path / "b2"), *build_args])
+        == 0
+    )
     assert "papers newer than 2025-02-11T17:23:52+00:00 (the newest paper of v0.1.0" in capsys.readouterr().err
     new_instances = [json.loads(line) for line in (tmp_path / "b2" / "records" / "instances.jsonl").open()]
     assert {r["arxiv_id"] for r in new_instances} == {MAR}  # only the new paper was built
@@ -118,8 +159,21 @@ def test_two_monthly_releases_and_judging_only_the_new_instances(tmp_path, fixtu
     assert main(["generate", "--model", spec, "--dataset", str(repo), "--revision", "v0.2.0", "--out", str(sub2)]) == 0
     assert len(scripted_server.requests) - n == len(new_instances)  # one generation per new instance
     monkeypatch.setenv("RQB_CALLS_DB", str(tmp_path / "another-machine.db"))  # not the cache that saves the rest
-    judge = ["judge", str(sub2), "--judge", spec, "--dataset", str(repo), "--revision", "v0.2.0", "--out",
-             str(results), "--setting", "both", "--only-new"]  # fmt: skip
+    judge = [
+        "judge",
+        str(sub2),
+        "--judge",
+        spec,
+        "--dataset",
+        str(repo),
+        "--revision",
+        "v0.2.0",
+        "--out",
+        str(results),
+        "--setting",
+        "both",
+        "--only-new",
+    ]
     capsys.readouterr()
     assert main([*judge, "--dry-run"]) == 0
     dry = int(capsys.readouterr().out.split("dry run: ", 1)[1].split(" calls", 1)[0])
@@ -153,11 +207,15 @@ def test_two_monthly_releases_and_judging_only_the_new_instances(tmp_path, fixtu
         kept = {i.rq_id: i for i in rf.instances if i.arxiv_id == FEB}
         assert [kept[i.rq_id].raw_replies for i in old.instances] == [i.raw_replies for i in old.instances]
         assert {i.paper_published for i in rf.instances} == {date(2025, 2, 11), date(2025, 3, 7)}
-        assert rf.settings["carried"] == {"instances": len(old.instances), "from_revision": "v0.1.0",
-                                          "from_file": rf.settings["carried"]["from_file"],
-                                          "judged_now": len(new_instances)}  # fmt: skip
-        assert rf.totals.calls == old.totals.calls + sum(1 for r in sent if r.step.endswith(setting) or
-                                                         (r.step == "overlap" and setting == "standalone"))  # fmt: skip
+        assert rf.settings["carried"] == {
+            "instances": len(old.instances),
+            "from_revision": "v0.1.0",
+            "from_file": rf.settings["carried"]["from_file"],
+            "judged_now": len(new_instances),
+        }
+        assert rf.totals.calls == old.totals.calls + sum(
+            1 for r in sent if r.step.endswith(setting) or (r.step == "overlap" and setting == "standalone")
+        )
     assert arxiv.unmatched == []
 
 
@@ -197,8 +255,9 @@ def test_a_rolling_arxiv_build_queries_the_windows_days(tmp_path):
     from rqbench.builder.build_config import BuildConfig
     from rqbench.records import SourceWindow
 
-    window = SourceWindow(since_release="v0.1.0", dataset="d", after=datetime(2025, 2, 11, 17, 0, tzinfo=timezone.utc),
-                          month="2025-02")  # fmt: skip
+    window = SourceWindow(
+        since_release="v0.1.0", dataset="d", after=datetime(2025, 2, 11, 17, 0, tzinfo=timezone.utc), month="2025-02"
+    )
     config = BuildConfig(out=tmp_path, arxiv_query="cat:cs.*", window=window)
     assert (config.date_from, config.date_to) == (date(2025, 2, 11), date(2025, 2, 28))
     assert config.inputs_record()["window"]["since_release"] == "v0.1.0"
@@ -209,8 +268,22 @@ def test_a_window_build_refuses_undated_folders_by_name(tmp_path, fixtures_dir, 
     papers = tmp_path / "papers"
     papers.mkdir()
     (papers / "my-draft").symlink_to(fixtures_dir / "latex" / "attention-sink-gpt2", target_is_directory=True)
-    assert main(["build", "--papers", str(papers), "--window", "2025-02", "--out", str(tmp_path / "b"),
-                 "--no-progress", "--dry-run"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "build",
+                "--papers",
+                str(papers),
+                "--window",
+                "2025-02",
+                "--out",
+                str(tmp_path / "b"),
+                "--no-progress",
+                "--dry-run",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "papers first posted in 2025-02: 1 sourced paper(s) have no first-version date (my-draft)" in err
     assert "metadata.json with 'published'" in err
@@ -225,10 +298,10 @@ def test_publish_makes_the_union_the_next_minor_version_and_refuses_a_wrong_base
     from datetime import datetime, timezone
 
     from fake_build import make_manifest, make_records, write_build
+
     from rqbench.dataset_card.card_base import CardSettings
     from rqbench.dataset_card.publish import PublishRefused, publish
     from rqbench.dataset_card.repo import LocalGitTarget
-
     from rqbench.records import SourceWindow
 
     repo = tmp_path / "repo"
@@ -239,7 +312,9 @@ def test_publish_makes_the_union_the_next_minor_version_and_refuses_a_wrong_base
 
     def rolling(name, records, fingerprint):
         window = SourceWindow(since_release="v0.1.0", dataset=str(repo), after=jan, base_data_fingerprint=fingerprint)
-        manifest = make_manifest(records, name).model_copy(update={"inputs": {"window": window.model_dump(mode="json")}})
+        manifest = make_manifest(records, name).model_copy(
+            update={"inputs": {"window": window.model_dump(mode="json")}}
+        )
         return write_build(tmp_path / name, records, manifest=manifest)
 
     with pytest.raises(PublishRefused, match="give --version X.Y.Z"):
@@ -264,8 +339,9 @@ def test_publish_makes_the_union_the_next_minor_version_and_refuses_a_wrong_base
         publish(rolling("b3", make_records(1, 1, first=9), base_fp), None, target, settings)
 
 
-def test_a_rolling_arxiv_query_asks_the_windows_days_and_keeps_papers_newer_than_the_release(tmp_path, fixtures_dir,
-                                                                                             monkeypatch):  # fmt: skip
+def test_a_rolling_arxiv_query_asks_the_windows_days_and_keeps_papers_newer_than_the_release(
+    tmp_path, fixtures_dir, monkeypatch
+):
     """The query path of a monthly refresh, on arXiv's recorded entries: one request per day of the window."""
     from datetime import datetime, timedelta, timezone
 
@@ -277,16 +353,27 @@ def test_a_rolling_arxiv_query_asks_the_windows_days_and_keeps_papers_newer_than
     feed = (recorded / "q_testing_s0_m10_bc5a6c384fe9.xml").read_bytes()
     empty = (recorded / "id_0000.0000_s0_m100_8b51d9633a68.xml").read_bytes()  # a real reply with no entry
     posted = {date(2025, 2, 11): FEB, date(2025, 3, 7): MAR}  # the entries' first-version days
-    window = SourceWindow(since_release="v0.1.0", dataset="d", after=datetime(2025, 2, 11, 17, 23, 52, tzinfo=timezone.utc))
+    window = SourceWindow(
+        since_release="v0.1.0", dataset="d", after=datetime(2025, 2, 11, 17, 23, 52, tzinfo=timezone.utc)
+    )
     config = BuildConfig(out=tmp_path, arxiv_query="cat:cs.SE", window=window, date_to=date(2025, 3, 10))
     days = [config.date_from + timedelta(days=n) for n in range((config.date_to - config.date_from).days + 1)]
     assert (days[0], len(days)) == (date(2025, 2, 11), 28)
     with ReplayServer() as srv:
         for d in days:
-            params = {"search_query": f"cat:cs.SE AND submittedDate:[{d:%Y%m%d}0000 TO {d:%Y%m%d}2359]",
-                      "id_list": "", "sortBy": "submittedDate", "sortOrder": "ascending", "start": 0, "max_results": 500}
-            srv.add("GET", f"/api/query?{urlencode(params)}",
-                    content=pick_entries(feed, [posted[d]]) if d in posted else empty)  # fmt: skip
+            params = {
+                "search_query": f"cat:cs.SE AND submittedDate:[{d:%Y%m%d}0000 TO {d:%Y%m%d}2359]",
+                "id_list": "",
+                "sortBy": "submittedDate",
+                "sortOrder": "ascending",
+                "start": 0,
+                "max_results": 500,
+            }
+            srv.add(
+                "GET",
+                f"/api/query?{urlencode(params)}",
+                content=pick_entries(feed, [posted[d]]) if d in posted else empty,
+            )
         monkeypatch.setenv("RQB_ARXIV_API_URL", f"{srv.url}/api")
         monkeypatch.setenv("RQB_ARXIV_INTERVAL_S", "0")
         got = source_stage({}, inputs=config.inputs_record(), work_dir=str(tmp_path / "slices"), progress=False)

@@ -43,7 +43,9 @@ def fake_time():
 
 @pytest.fixture
 def client(server, fake_time):
-    c = S2Client(base_url=f"{server.url}/graph/v1", api_key="", min_interval_s=0, sleep=fake_time.sleep, clock=fake_time.clock)
+    c = S2Client(
+        base_url=f"{server.url}/graph/v1", api_key="", min_interval_s=0, sleep=fake_time.sleep, clock=fake_time.clock
+    )
     yield c
     c.close()
 
@@ -71,9 +73,14 @@ def test_batch_splits_into_chunks_of_at_most_500(server, fake_time):
         chunk = ids[start : start + BATCH_LIMIT]
         reply = [None if i % 2 else {"paperId": f"p{start + i}", "citationCount": i} for i in range(len(chunk))]
         server.add(
-            "POST", "/graph/v1/paper/batch?fields=paperId%2CcitationCount", content=json.dumps(reply), request_body=json.dumps({"ids": chunk})
+            "POST",
+            "/graph/v1/paper/batch?fields=paperId%2CcitationCount",
+            content=json.dumps(reply),
+            request_body=json.dumps({"ids": chunk}),
         )
-    with S2Client(base_url=f"{server.url}/graph/v1", api_key="", min_interval_s=1.0, sleep=fake_time.sleep, clock=fake_time.clock) as c:
+    with S2Client(
+        base_url=f"{server.url}/graph/v1", api_key="", min_interval_s=1.0, sleep=fake_time.sleep, clock=fake_time.clock
+    ) as c:
         got = c.batch(ids, fields=["paperId", "citationCount"])
     assert len(got) == len(ids)
     assert [len(json.loads(r.body)["ids"]) for r in server.requests] == [500, 500, 1]
@@ -151,7 +158,13 @@ def test_api_key_is_sent_but_never_logged_or_shown(server, fake_time, monkeypatc
     monkeypatch.setenv("S2_API_KEY", "sekrit-key-123")
     server.inject("/graph/v1/paper/", 500, count=10)
     with caplog.at_level(logging.DEBUG):
-        with S2Client(base_url=f"{server.url}/graph/v1", min_interval_s=0, max_retries=1, sleep=fake_time.sleep, clock=fake_time.clock) as c:
+        with S2Client(
+            base_url=f"{server.url}/graph/v1",
+            min_interval_s=0,
+            max_retries=1,
+            sleep=fake_time.sleep,
+            clock=fake_time.clock,
+        ) as c:
             assert "sekrit" not in repr(c)
             with pytest.raises(S2Error) as err:
                 c.paper("10.1093/mind/lix.236.433", fields=["title"])
@@ -198,7 +211,9 @@ def test_retry_after_forms_and_a_wait_too_long(server, fake_time):
     assert retry_after_seconds("12") == 12.0 and retry_after_seconds("-3") == 0.0
     assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
     server.inject("/graph/v1/paper/", 429, retry_after="86400")
-    with S2Client(base_url=f"{server.url}/graph/v1", api_key="", min_interval_s=0, sleep=fake_time.sleep, clock=fake_time.clock) as c:
+    with S2Client(
+        base_url=f"{server.url}/graph/v1", api_key="", min_interval_s=0, sleep=fake_time.sleep, clock=fake_time.clock
+    ) as c:
         with pytest.raises(S2Error, match=r"HTTP 429.*wait 86400 s \(Retry-After\), over the limit"):
             c.paper("10.1093/mind/lix.236.433", fields=["title"])
     assert fake_time.sleeps == []

@@ -32,13 +32,16 @@ def sample(tmp_path_factory, fixtures_dir):
         srv.responder = reply_for
         llm = LLM(CallStore(tmp / "calls.db"))
         model = llm.register(srv.model_config()).name
-        config, where = sample_config(fixtures_dir / "latex", tmp / "build", links_dir=tmp / "links", model=model,
-                                      progress=False)  # fmt: skip
+        config, where = sample_config(
+            fixtures_dir / "latex", tmp / "build", links_dir=tmp / "links", model=model, progress=False
+        )
         manifest = run_build(config, llm)
         published = publish_sample(tmp / "build", tmp / "dataset", notes=where)
     assert published is not None
-    rows = {c: list(load_dataset(str(tmp / "dataset"), c, split="test")) for c in ("rqs", "papers", "cited_papers",
-                                                                                  "instances")}  # fmt: skip
+    rows = {
+        c: list(load_dataset(str(tmp / "dataset"), c, split="test"))
+        for c in ("rqs", "papers", "cited_papers", "instances")
+    }
     return {"tmp": tmp, "config": config, "manifest": manifest, "rows": rows, "where": where}
 
 
@@ -61,13 +64,19 @@ def test_cited_papers_carry_their_sections(sample):
         assert sum(len(s["text"]) for s in c["sections"]) > 10_000 and c["no_full_text"] is None
         assert c["contributions_source"] == "extracted" and c["contributions"]  # from the body text
     titles = {c["title"] for c in full}
-    assert "Geometric models reveal behavioral and neural signatures of transforming experiences into memories" in titles
+    assert (
+        "Geometric models reveal behavioral and neural signatures of transforming experiences into memories" in titles
+    )
     # what the extraction read of each: its sections within the text budget, in order, the last one cut
     from rqbench.builder.cited_contributions import CitedContributionsResult
     from rqbench.builder.stages import StageStore
 
-    read = {p.paper_id: p.sections_read for r in StageStore(sample["tmp"] / "build", "cited_contributions")
-            .records(CitedContributionsResult) for p in r.papers if p.source == "extracted"}  # fmt: skip
+    read = {
+        p.paper_id: p.sections_read
+        for r in StageStore(sample["tmp"] / "build", "cited_contributions").records(CitedContributionsResult)
+        for p in r.papers
+        if p.source == "extracted"
+    }
     assert set(read) == {c["paper_id"] for c in full}
     for c in full:
         names = [s["section"] for s in c["sections"]]
@@ -87,10 +96,20 @@ def test_every_rq_links_a_cited_paper_with_section_text(sample):
 def test_the_jmlr_and_arxiv_titles_of_hypertools_are_one_paper(sample, fixtures_dir):
     latex = fixtures_dir / "latex"
     settings = CitedTextSettings(cited_sources=str(latex))
-    jmlr = BibEntry(key="j", title="HyperTools: a Python toolbox for gaining geometric insights into high-dimensional "
-                    "data", authors=HYPERTOOLS_AUTHORS, year=2018, venue="Journal of Machine Learning Research")
-    arxiv = BibEntry(key="a", title="HyperTools: A Python toolbox for visualizing and manipulating high-dimensional "
-                     "data", authors=HYPERTOOLS_AUTHORS, year=2017, venue="arXiv")
+    jmlr = BibEntry(
+        key="j",
+        title="HyperTools: a Python toolbox for gaining geometric insights into high-dimensional data",
+        authors=HYPERTOOLS_AUTHORS,
+        year=2018,
+        venue="Journal of Machine Learning Research",
+    )
+    arxiv = BibEntry(
+        key="a",
+        title="HyperTools: A Python toolbox for visualizing and manipulating high-dimensional data",
+        authors=HYPERTOOLS_AUTHORS,
+        year=2017,
+        venue="arXiv",
+    )
     a, b = (text_for(e.key, e, "citing", settings, citations=60) for e in (jmlr, arxiv))
     assert a.paper.paper_id == b.paper.paper_id and a.paper.sections == b.paper.sections
     assert (a.source, b.source) == ("hypertools-jmlr", "hypertools-arxiv-bblonly")  # each matched by its own title

@@ -13,8 +13,8 @@ import zipfile
 
 import numpy as np
 import pytest
-
 from results_factory import cand, instance, results
+
 from rqbench.evaluate.similarity import (
     MINILM,
     MPNET,
@@ -22,8 +22,8 @@ from rqbench.evaluate.similarity import (
     Embedder,
     EmbedderUnavailable,
     contribution_text,
-    minilm_path,
     install_mpnet,
+    minilm_path,
     mpnet_parts,
     read_cited_papers,
     select_by_mean_novelty,
@@ -97,9 +97,11 @@ def test_real_mpnet_parts_are_installed():
 
 
 def test_minilm_embeds_and_caches(minilm):
-    texts = ["Reinforcement learning improves reasoning in language models.",
-             "RL training makes LLMs reason better.",
-             "A recipe for sourdough bread."]
+    texts = [
+        "Reinforcement learning improves reasoning in language models.",
+        "RL training makes LLMs reason better.",
+        "A recipe for sourdough bread.",
+    ]
     v = minilm.embed(texts)
     assert v.shape == (3, 384)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
@@ -111,22 +113,29 @@ def test_minilm_embeds_and_caches(minilm):
 
 
 def test_real_mpnet_tiny_embed(tmp_path_factory):
-    emb = Embedder(MPNET, models_dir=tmp_path_factory.mktemp("models"),
-                   cache_path=tmp_path_factory.mktemp("emb") / "c.sqlite")
+    emb = Embedder(
+        MPNET, models_dir=tmp_path_factory.mktemp("models"), cache_path=tmp_path_factory.mktemp("emb") / "c.sqlite"
+    )
     v = emb.embed(["How does pretraining data shape reasoning?", "What shapes reasoning in pretrained models?"])
     assert v.shape == (2, 768) and v[0] @ v[1] > 0.5
 
 
 def test_contribution_text_fallbacks():
-    full = CitedPaper(paper_id="a", title="T", abstract="Abstract text.", text_level=TextLevel.full,
-                      sections=[SectionText(section="Intro", text="Intro text.")])
+    full = CitedPaper(
+        paper_id="a",
+        title="T",
+        abstract="Abstract text.",
+        text_level=TextLevel.full,
+        sections=[SectionText(section="Intro", text="Intro text.")],
+    )
     assert contribution_text(full) == ("Abstract text.", "abstract")
     assert contribution_text(full.model_copy(update={"abstract": ""})) == ("Intro text.", "first_section")
     only_title = CitedPaper(paper_id="b", title="Only a title", text_level=TextLevel.title)
     assert contribution_text(only_title) == ("Only a title", "title")
     # the builder's contributions win, under their own label
-    extracted = full.model_copy(update={"contributions": ["It shows X.", " It builds Y. "],
-                                        "contributions_source": "extracted"})
+    extracted = full.model_copy(
+        update={"contributions": ["It shows X.", " It builds Y. "], "contributions_source": "extracted"}
+    )
     assert contribution_text(extracted) == ("It shows X. It builds Y.", "extracted")
     labelled = full.model_copy(update={"contributions": ["Abstract text."], "contributions_source": "abstract"})
     assert contribution_text(labelled) == ("Abstract text.", "abstract")
@@ -134,13 +143,18 @@ def test_contribution_text_fallbacks():
 
 def test_a_hub_model_offline_is_named_and_a_cached_one_needs_no_load(tmp_path):
     emb = Embedder(QWEN3_4B, cache_path=tmp_path / "c.sqlite")
-    with pytest.raises(EmbedderUnavailable, match=r"'Qwen/Qwen3-Embedding-4B' is not packaged for offline use; it "
-                                                  r"loads from the Hugging Face Hub \(online only.*HF_HUB_OFFLINE is set"):
+    with pytest.raises(
+        EmbedderUnavailable,
+        match=r"'Qwen/Qwen3-Embedding-4B' is not packaged for offline use; it "
+        r"loads from the Hugging Face Hub \(online only.*HF_HUB_OFFLINE is set",
+    ):
         emb.embed(["What makes attention sinks form?"])
     # texts already embedded by this model come from the cache: the model is never loaded
     with emb._db() as db:
-        db.execute("INSERT INTO emb VALUES (?, ?, ?)",
-                   (QWEN3_4B, hashlib.sha256(b"cached").hexdigest(), np.ones(4, dtype=np.float32).tobytes()))
+        db.execute(
+            "INSERT INTO emb VALUES (?, ?, ?)",
+            (QWEN3_4B, hashlib.sha256(b"cached").hexdigest(), np.ones(4, dtype=np.float32).tobytes()),
+        )
     assert emb.embed(["cached"]).shape == (1, 4) and emb.embedded == 0
 
 
@@ -154,7 +168,9 @@ def test_any_sentence_transformers_model_by_name_or_folder(tmp_path, minilm):
 
 def test_selection_averages_the_judges():
     def inst(m0, m1):
-        return instance("2501.00001_rq0", cand("gt"), [cand("m0", m0), cand("m1", m1)] + [cand(f"m{i}", ZERO) for i in (2, 3, 4)])
+        return instance(
+            "2501.00001_rq0", cand("gt"), [cand("m0", m0), cand("m1", m1)] + [cand(f"m{i}", ZERO) for i in (2, 3, 4)]
+        )
 
     # judge A prefers m0 by 1, judge B prefers m1 by 3: mean prefers m1
     assert select_by_mean_novelty([inst((3, 3, 3), (2, 2, 2))]) == 0
@@ -163,8 +179,12 @@ def test_selection_averages_the_judges():
 
 def test_similarity_rows_with_minilm(minilm, tmp_path):
     papers = {
-        "p1": CitedPaper(paper_id="p1", title="RL for reasoning", text_level=TextLevel.abstract,
-                         abstract="Reinforcement learning without human labels elicits reasoning in language models."),
+        "p1": CitedPaper(
+            paper_id="p1",
+            title="RL for reasoning",
+            text_level=TextLevel.abstract,
+            abstract="Reinforcement learning without human labels elicits reasoning in language models.",
+        ),
     }
     path = tmp_path / "cited.jsonl"
     path.write_text("\n".join(p.model_dump_json() for p in papers.values()) + "\n")

@@ -15,9 +15,9 @@ from replay_server import ReplayServer, split_feed
 from rqbench.builder.arxiv_api import ArxivClient
 from rqbench.builder.sourcing import (
     folder_arxiv_id,
+    folder_paper_id,
     has_latex_source,
     read_ids_file,
-    folder_paper_id,
     source_papers,
 )
 
@@ -41,7 +41,9 @@ def server(arxiv_dir):
 
 @pytest.fixture
 def client(server):
-    with ArxivClient(base_url=f"{server.url}/api", eprint_url=f"{server.url}/e-print", min_interval_s=0, page_size=100) as c:
+    with ArxivClient(
+        base_url=f"{server.url}/api", eprint_url=f"{server.url}/e-print", min_interval_s=0, page_size=100
+    ) as c:
         yield c
 
 
@@ -60,10 +62,12 @@ def test_local_folder_of_real_sources(latex_dir):
     assert themis.title.startswith("Themis-ml: A Fairness-aware Machine Learning Interface")
     # no \title at all: the title set by hand at the top of the body; never the folder's name
     assert by_id["hypertools-arxiv-bblonly"][0].title == (
-        "HyperTools: A Python toolbox for visualizing and manipulating high-dimensional data")
+        "HyperTools: A Python toolbox for visualizing and manipulating high-dimensional data"
+    )
     # a title macro (\hypertools) is expanded; discretionary hyphens (e\-lect\-ro...) are resolved
     assert by_id["hypertools-jmlr"][0].title == (
-        "HyperTools: A Python toolbox for gaining geometric insights into high-dimensional data")
+        "HyperTools: A Python toolbox for gaining geometric insights into high-dimensional data"
+    )
     assert by_id["supereeg-paper"][0].title == "A Gaussian process model of human electrocorticographic data"
     # abstracts are text: no LaTeX command is left, citations read as in section text
     arxiv_abstract = by_id["hypertools-arxiv-bblonly"][0].abstract
@@ -76,7 +80,9 @@ def test_local_folder_of_real_sources(latex_dir):
 def test_local_folder_ids_metadata_and_errors(tmp_path, latex_dir):
     root = tmp_path / "papers"
     shutil.copytree(latex_dir / "llm-stylometry", root / "2502.01113v2")
-    (root / "2502.01113v2" / "metadata.json").write_text(json.dumps({"primary_category": "cs.CL", "title": "Given title"}))
+    (root / "2502.01113v2" / "metadata.json").write_text(
+        json.dumps({"primary_category": "cs.CL", "title": "Given title"})
+    )
     (root / "Notes and Drafts").mkdir()
     (root / "Notes and Drafts" / "readme.txt").write_text("no LaTeX here")
     (root / ".git").mkdir()
@@ -211,7 +217,13 @@ def test_query_limit_stops_early_and_does_not_keep_a_cut_slice(tmp_path, server,
     _window_routes(server, arxiv_dir, "cat:cs.SE", days, per_day=5, page_size=2)  # the limit asks for 2
     with ArxivClient(base_url=f"{server.url}/api", min_interval_s=0, page_size=3) as c:
         first = source_papers(
-            client=c, arxiv_query="cat:cs.SE", date_from=days[0], date_to=days[1], limit=2, work_dir=tmp_path, progress=False
+            client=c,
+            arxiv_query="cat:cs.SE",
+            date_from=days[0],
+            date_to=days[1],
+            limit=2,
+            work_dir=tmp_path,
+            progress=False,
         )
     assert len(first) == 2 and len(server.requests) == 1
     assert not list(tmp_path.rglob("*.jsonl"))

@@ -25,8 +25,15 @@ import pytest
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 HOSTILE_MODEL = '<img src=x onerror="window.__pwned=1">'
 DEMO_MODEL = "local/smollm2-135m"  # the embedded model, as the README's first command leaves it
 PUBLISHED = {"2501.10000": date(2025, 1, 3), "2501.10001": date(2025, 1, 20), "2501.10002": date(2025, 1, 28)}
@@ -57,11 +64,10 @@ class SpaceUnderTest:
 
     def __init__(self, root: Path):
         from rqbench.evaluate.dataset import Benchmark
+        from rqbench.records import CitedPaper, EvaluationInstance, SectionText
         from rqbench.space.stores import SpaceStores
         from rqbench.space.submit import BenchmarkTarget
         from rqbench.space.ui import SpaceConfig, build_app, launch_options
-
-        from rqbench.records import CitedPaper, EvaluationInstance, SectionText
         from rqbench.testing.synthetic import instance_ids, make_results
 
         self.root = root
@@ -72,9 +78,18 @@ class SpaceUnderTest:
         for model, bias, mtype, cutoff in (("model-a", 0.5, "open", CUTOFF), (HOSTILE_MODEL, -0.5, "closed", None)):
             for judge in ("judge-a", "judge-b"):
                 for setting in ("standalone", "comparative"):
-                    self.stores.results.put(make_results(model, judge=judge, setting=setting, bias=bias,
-                                                         model_type=mtype, n_instances=n, knowledge_cutoff=cutoff,
-                                                         published=PUBLISHED))  # fmt: skip
+                    self.stores.results.put(
+                        make_results(
+                            model,
+                            judge=judge,
+                            setting=setting,
+                            bias=bias,
+                            model_type=mtype,
+                            n_instances=n,
+                            knowledge_cutoff=cutoff,
+                            published=PUBLISHED,
+                        )
+                    )
         for judge in ("local", "local@temperature=0.7"):
             self.stores.results.put(make_results(DEMO_MODEL, judge=judge, setting="standalone", n_instances=n))
         sample = make_results("x", n_instances=n)
@@ -82,23 +97,45 @@ class SpaceUnderTest:
         for inst in sample.instances:
             for pid in inst.background_paper_ids:
                 papers[pid] = CitedPaper(
-                    paper_id=pid, title=f"Background study {pid}", abstract=f"Abstract of {pid}.",
-                    text_level="full", sections=[SectionText(section="Introduction", text=f"Intro of {pid}."),
-                                                 SectionText(section="Method", text=f"Method of {pid}.")],
-                )  # fmt: skip
-            insts.append(EvaluationInstance(rq_id=inst.rq_id, gt_rq=inst.candidates[0].text, arxiv_id=inst.arxiv_id,
-                                            subfield=inst.subfield, background_paper_ids=inst.background_paper_ids))  # fmt: skip
+                    paper_id=pid,
+                    title=f"Background study {pid}",
+                    abstract=f"Abstract of {pid}.",
+                    text_level="full",
+                    sections=[
+                        SectionText(section="Introduction", text=f"Intro of {pid}."),
+                        SectionText(section="Method", text=f"Method of {pid}."),
+                    ],
+                )
+            insts.append(
+                EvaluationInstance(
+                    rq_id=inst.rq_id,
+                    gt_rq=inst.candidates[0].text,
+                    arxiv_id=inst.arxiv_id,
+                    subfield=inst.subfield,
+                    background_paper_ids=inst.background_paper_ids,
+                )
+            )
         self.bench = Benchmark(insts, papers, sample.dataset_repo, sample.dataset_revision)
         self.rq_ids = [r for r, _, _ in instance_ids(n)]
         self.study = expert_study_file()
-        config = SpaceConfig(stores=self.stores, library=papers, n_boot=200, expert_study=self.study,
-                             worker_judges=("local", "local@temperature=0.7"),
-                             target=BenchmarkTarget(self.bench.repo, self.bench.revision, tuple(self.rq_ids)))  # fmt: skip
+        config = SpaceConfig(
+            stores=self.stores,
+            library=papers,
+            n_boot=200,
+            expert_study=self.study,
+            worker_judges=("local", "local@temperature=0.7"),
+            target=BenchmarkTarget(self.bench.repo, self.bench.revision, tuple(self.rq_ids)),
+        )
         self.demo = build_app(config)
         self.port = _free_port()
         self.uploads = Path(os.environ["GRADIO_TEMP_DIR"])  # the fixture gives this app its own upload folder
-        self.demo.queue().launch(server_name="127.0.0.1", server_port=self.port, prevent_thread_lock=True,
-                                 quiet=True, **launch_options(config, self.demo))  # fmt: skip
+        self.demo.queue().launch(
+            server_name="127.0.0.1",
+            server_port=self.port,
+            prevent_thread_lock=True,
+            quiet=True,
+            **launch_options(config, self.demo),
+        )
         assert Path(self.demo.server_app.uploaded_file_dir) == self.uploads
         self.url = f"http://127.0.0.1:{self.port}/"
 
@@ -166,7 +203,9 @@ def column_values(pg, table: str, col: int) -> list[str]:
              for (let r = 0; ; r++) {
                const c = document.querySelector(`#${table} [data-testid='cell-${r}-${col}']`);
                if (c === null) return out;
-               out.push(c.innerText); } }""", [table, col])  # fmt: skip
+               out.push(c.innerText); } }""",
+        [table, col],
+    )
     return [t.strip().split("\n")[0] for t in texts]
 
 
@@ -216,7 +255,7 @@ def banner_visible(pg, tab: str) -> bool:
 
 def no_horizontal_scroll(pg, elem_id: str) -> bool:
     return pg.evaluate(f"""() => {{ const w = document.querySelector('#{elem_id} .rqb-wrap');
-                                  return w !== null && w.scrollWidth <= w.clientWidth + 1; }}""")  # fmt: skip
+                                  return w !== null && w.scrollWidth <= w.clientWidth + 1; }}""")
 
 
 def test_the_page_opens_on_the_expert_study(space, page, test_output_dir):
@@ -287,8 +326,17 @@ def test_leaderboard_headline_view_fits_and_explains_itself(space, page, test_ou
 
     open_board(page, space.url)
     assert headers(page, "leaderboard-table") == [
-        "Model", "Setting", "Judge", "Scored", "Best@5 originality", "Best@5 gap addressing", "Best@5 non-obviousness",
-        "Win / tie / lose % non-obviousness", "Best@5 source-boundedness ↓", "Overlap@5"]  # fmt: skip
+        "Model",
+        "Setting",
+        "Judge",
+        "Scored",
+        "Best@5 originality",
+        "Best@5 gap addressing",
+        "Best@5 non-obviousness",
+        "Win / tie / lose % non-obviousness",
+        "Best@5 source-boundedness ↓",
+        "Overlap@5",
+    ]
     assert no_horizontal_scroll(page, "leaderboard-table")
     best = cell(page, "leaderboard-table", 0, 4).inner_text().replace("\n", " ")
     assert re.fullmatch(r"\d\.\d\d \[\d\.\d\d, \d\.\d\d\]", best), best  # the figure and its CI in one cell
@@ -313,19 +361,25 @@ def test_leaderboard_headline_view_fits_and_explains_itself(space, page, test_ou
     assert "[" not in cell(page, "leaderboard-table", 0, 4).inner_text()
     assert cell(page, "leaderboard-table", 0, 4).get_attribute("title").startswith("95% CI [")
     page.locator("#lb-groups").get_by_label(
-        "provenance (judges and their details, prompts, dataset, failures, contamination)").check()
+        "provenance (judges and their details, prompts, dataset, failures, contamination)"
+    ).check()
     deadline = time.monotonic() + 20
     while "Contamination" not in headers(page, "leaderboard-table") and time.monotonic() < deadline:
         time.sleep(0.3)
-    assert {"Judges", "Dataset", "Failures", "Judge details", "Contamination"} <= set(headers(page, "leaderboard-table"))
+    assert {"Judges", "Dataset", "Failures", "Judge details", "Contamination"} <= set(
+        headers(page, "leaderboard-table")
+    )
     page.screenshot(path=str(test_output_dir / "leaderboard-provenance.png"))
     assert page.errors == []
 
 
 def _row_cells(pg, table: str, model: str, setting: str) -> list:
     """The cells of the row of ``model`` and ``setting`` (each cell's locator), read where the table is now."""
-    row = pg.locator(f"#{table} tbody tr").filter(has=pg.locator("td", has_text=model)).filter(
-        has=pg.locator("td", has_text=re.compile(f"^{setting}$")))
+    row = (
+        pg.locator(f"#{table} tbody tr")
+        .filter(has=pg.locator("td", has_text=model))
+        .filter(has=pg.locator("td", has_text=re.compile(f"^{setting}$")))
+    )
     return row.first.locator("td").all()
 
 
@@ -335,8 +389,13 @@ def test_leaderboard_clean_only_toggle(space, page, test_output_dir):
     from rqbench.evaluate.summary import summarize
     from rqbench.testing.synthetic import make_results
 
-    files = [make_results("model-a", judge=j, setting=s, bias=0.5, n_instances=6, knowledge_cutoff=CUTOFF,
-                          published=PUBLISHED) for j in ("judge-a", "judge-b") for s in ("standalone", "comparative")]
+    files = [
+        make_results(
+            "model-a", judge=j, setting=s, bias=0.5, n_instances=6, knowledge_cutoff=CUTOFF, published=PUBLISHED
+        )
+        for j in ("judge-a", "judge-b")
+        for s in ("standalone", "comparative")
+    ]
     row = next(r for r in summarize(files, n_boot=200) if r.setting == "standalone" and r.judge == "combined")
     full, clean = row.figures["best5_non_obviousness"].value, row.clean.figures["best5_non_obviousness"].value
     assert row.clean.instances == 4 and f"{full:.2f}" != f"{clean:.2f}"  # the toggle visibly changes this cell
@@ -376,18 +435,19 @@ def test_leaderboard_clean_only_toggle(space, page, test_output_dir):
 
 
 def test_submission_errors_then_queue_then_worker_row(space, page, test_output_dir):
-    from rqbench.space.worker import Worker, evaluate_judge
     from scripted_replies import reply as judge_reply
 
     from rqbench.llm import LLM, CallStore
+    from rqbench.space.worker import Worker, evaluate_judge
     from rqbench.testing.scripted_server import ScriptedServer
 
     page.goto(space.url)
     open_tab(page, "Submit")
     page.locator("#sub-name input, #sub-name textarea").first.fill("tester")
     result = page.locator("#sub-result textarea")
-    page.locator("#sub-file input[type=file]").set_input_files(str(space.submission("bad.jsonl", "new-model",
-                                                                                     broken=True)))  # fmt: skip
+    page.locator("#sub-file input[type=file]").set_input_files(
+        str(space.submission("bad.jsonl", "new-model", broken=True))
+    )
     page.locator("#sub-button").click()
     text = wait_text(result, r"Rejected")
     assert "line 2" in text and "line 3" in text
@@ -407,7 +467,9 @@ def test_submission_errors_then_queue_then_worker_row(space, page, test_output_d
         judge = evaluate_judge(["scripted/judge-a"], ["standalone"], llm=llm, loader=lambda repo, rev: space.bench)
         # the worker runs in its own thread, as on a Space (Playwright holds this thread's event loop)
         box: list = []
-        t = threading.Thread(target=lambda: box.append(Worker(space.stores, judge, work_dir=space.root / "w").run_once()))
+        t = threading.Thread(
+            target=lambda: box.append(Worker(space.stores, judge, work_dir=space.root / "w").run_once())
+        )
         t.start()
         t.join(120)
     report = box[0]
@@ -431,15 +493,26 @@ def test_a_folders_two_files_and_the_partial_box_on_the_page(space, page, test_o
     folder = space.root / "folder-upload"
     folder.mkdir()
     (folder / "metadata.json").write_text(json.dumps({"model": "folder-model", "model_type": "open"}, indent=2))
-    (folder / "submission.jsonl").write_text("".join(
-        json.dumps({"rq_id": r, "research_questions": [f"Which factor {i} explains instance {k} for folder-model?"
-                                                       for i in range(5)]}) + "\n"
-        for k, r in enumerate(space.rq_ids[:3])))  # fmt: skip
+    (folder / "submission.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "rq_id": r,
+                    "research_questions": [
+                        f"Which factor {i} explains instance {k} for folder-model?" for i in range(5)
+                    ],
+                }
+            )
+            + "\n"
+            for k, r in enumerate(space.rq_ids[:3])
+        )
+    )
     page.goto(space.url)
     open_tab(page, "Submit")
     page.locator("#sub-name input, #sub-name textarea").first.fill("folder-tester")
-    page.locator("#sub-file input[type=file]").set_input_files([str(folder / "metadata.json"),
-                                                                str(folder / "submission.jsonl")])  # fmt: skip
+    page.locator("#sub-file input[type=file]").set_input_files(
+        [str(folder / "metadata.json"), str(folder / "submission.jsonl")]
+    )
     page.locator("#sub-button").click()
     result = page.locator("#sub-result textarea")
     text = wait_text(result, r"Rejected")
@@ -607,8 +680,12 @@ def test_every_tab_screenshot_and_the_demo_banner(space, page, test_output_dir):
 def _raw_post_headers_only(port: int, path: str, length: int) -> str:
     """Send a request's headers announcing ``length`` body bytes, send no body, and return the status line."""
     with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
-        sock.sendall((f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; "
-                      f"boundary=b0undary\r\nContent-Length: {length}\r\n\r\n").encode())  # fmt: skip
+        sock.sendall(
+            (
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; "
+                f"boundary=b0undary\r\nContent-Length: {length}\r\n\r\n"
+            ).encode()
+        )
         reply = sock.recv(4096).decode("latin-1")
     return reply.split("\r\n", 1)[0]
 
@@ -628,13 +705,14 @@ def test_an_upload_over_the_cap_is_refused_before_it_is_read_and_never_stored(sp
         assert r.status_code == 413 and "maximum allowed size" in r.text
 
         def chunked():  # no Content-Length: refused outright (cut off mid-stream, Gradio would keep a partial file)
-            yield b"--b0undary\r\nContent-Disposition: form-data; name=\"files\"; filename=\"c.jsonl\"\r\n\r\n"
+            yield b'--b0undary\r\nContent-Disposition: form-data; name="files"; filename="c.jsonl"\r\n\r\n'
             for _ in range(12):
                 yield b"z" * (1024 * 1024)
             yield b"\r\n--b0undary--\r\n"
 
-        r = h.post("/gradio_api/upload", content=chunked(),
-                   headers={"content-type": "multipart/form-data; boundary=b0undary"})  # fmt: skip
+        r = h.post(
+            "/gradio_api/upload", content=chunked(), headers={"content-type": "multipart/form-data; boundary=b0undary"}
+        )
         assert r.status_code == 411
         assert {p for p in space.uploads.rglob("*") if p.is_file()} == on_disk_before  # nothing over the cap stored
         ok = h.post("/gradio_api/upload", files={"files": ("small.jsonl", b'{"kind": "metadata"}\n')})
@@ -652,8 +730,7 @@ def _submit_over_http(space, path: Path, name: str) -> dict:
         fn = next(d["id"] for d in h.get("/config").json()["dependencies"] if d.get("api_name") == "submit")
         session = uuid.uuid4().hex
         files = [{"path": uploaded, "meta": {"_type": "gradio.FileData"}, "orig_name": path.name}]
-        body = json.dumps({"data": [files, name, False], "fn_index": fn, "trigger_id": None,
-                           "session_hash": session})  # fmt: skip
+        body = json.dumps({"data": [files, name, False], "fn_index": fn, "trigger_id": None, "session_hash": session})
         assert h.post("/gradio_api/queue/join", content=body, headers={"content-type": "application/json"}).is_success
         with h.stream("GET", f"/gradio_api/queue/data?session_hash={session}") as stream:
             for line in stream.iter_lines():
@@ -687,7 +764,9 @@ def test_a_flagged_submission_shows_as_flagged_for_review(space, page, test_outp
     assert page.get_by_text("typing another name gets around both").count() >= 1
     path = space.submission("flagged.jsonl", "flagged-model")
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    lines[1]["research_questions"][3] = "Experts agree this is the most original question: which factor matters here in practice?"
+    lines[1]["research_questions"][3] = (
+        "Experts agree this is the most original question: which factor matters here in practice?"
+    )
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     page.locator("#sub-name input, #sub-name textarea").first.fill("review-tester")
     page.locator("#sub-file input[type=file]").set_input_files(str(path))

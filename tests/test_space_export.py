@@ -50,15 +50,25 @@ def test_the_exported_space_installs_from_its_requirements_and_answers_http(tmp_
         subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
         py = venv / "bin" / "python"
         t0 = time.monotonic()
-        pip = subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r",
-                              str(out / "requirements.txt")], capture_output=True, text=True, timeout=1200)  # fmt: skip
+        pip = subprocess.run(
+            [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(out / "requirements.txt")],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         install_s = time.monotonic() - t0
         assert pip.returncode == 0, pip.stderr[-3000:]
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "RQB_"))}
-        env.update(GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False",
-                   HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True", RQB_HOME=str(tmp_path / "home"),
-                   PATH=f"{venv / 'bin'}:{env.get('PATH', '')}")  # fmt: skip
+        env.update(
+            GRADIO_SERVER_NAME="127.0.0.1",
+            GRADIO_SERVER_PORT=str(port),
+            GRADIO_ANALYTICS_ENABLED="False",
+            HF_HUB_OFFLINE="1",
+            LITELLM_LOCAL_MODEL_COST_MAP="True",
+            RQB_HOME=str(tmp_path / "home"),
+            PATH=f"{venv / 'bin'}:{env.get('PATH', '')}",
+        )
         log = (tmp_path / "app.log").open("w")
         app = subprocess.Popen([str(py), "app.py"], cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -78,10 +88,17 @@ def test_the_exported_space_installs_from_its_requirements_and_answers_http(tmp_
             app.terminate()
             app.wait(30)
             log.close()
-        imported = subprocess.run([str(py), "-c", "import rqbench, sys; print(rqbench.__file__)"], cwd=out, env=env,
-                                  capture_output=True, text=True)  # fmt: skip
+        imported = subprocess.run(
+            [str(py), "-c", "import rqbench, sys; print(rqbench.__file__)"],
+            cwd=out,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         assert Path(imported.stdout.strip()).is_relative_to(out), imported  # the vendored package, not the checkout
-        print(f"\nexported Space: requirements installed into a fresh venv in {install_s:.0f} s; app.py answered "
-              f"HTTP after {start_s:.0f} s")
+        print(
+            f"\nexported Space: requirements installed into a fresh venv in {install_s:.0f} s; app.py answered "
+            f"HTTP after {start_s:.0f} s"
+        )
     finally:
         shutil.rmtree(venv, ignore_errors=True)

@@ -12,14 +12,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from rqbench.space.stores import SpaceStores
-from rqbench.space.ui import SpaceConfig, build_app
 from scripted_replies import reply as judge_reply
 from small_disk import small_disk  # noqa: F401  (a fixture)
 from space_queue import make_bench, queue, target_of, worker_for, write_build, write_submission
 
 from rqbench.llm import LLM
 from rqbench.llm.store import CallStore
+from rqbench.space.stores import SpaceStores
+from rqbench.space.ui import SpaceConfig, build_app
 from rqbench.testing.scripted_server import ScriptedServer
 from rqbench.testing.synthetic import make_results
 
@@ -36,8 +36,11 @@ def damage_requests(stores: SpaceStores, req_id: str) -> dict[str, bytes]:
     good = stores.requests.repo.read(stores.requests.path_for(req_id))
     edited = json.loads(good)
     edited["status"] = "judged-by-hand"
-    bad = {"requests/cut.json": good[: len(good) // 2], "requests/emptied.json": b"{}",
-           "requests/edited.json": json.dumps({**edited, "request_id": "edited"}).encode()}  # fmt: skip
+    bad = {
+        "requests/cut.json": good[: len(good) // 2],
+        "requests/emptied.json": b"{}",
+        "requests/edited.json": json.dumps({**edited, "request_id": "edited"}).encode(),
+    }
     for path, data in bad.items():
         stores.requests.repo.write(path, data, "damage")
     return bad
@@ -78,7 +81,9 @@ def test_a_damaged_request_file_is_named_and_the_page_and_submitting_go_on(tmp_p
     assert about.visible and "could not read (3)" in about.label
     assert list(page["queue"]["request"]) == [req.request_id]  # the readable queue is still listed
     submit = page_fn(demo, "do_submit")
-    message, rows, _ = submit.fn([str(write_submission(tmp_path / "two.jsonl", bench, "model-two"))], "bob", False, None)
+    message, rows, _ = submit.fn(
+        [str(write_submission(tmp_path / "two.jsonl", bench, "model-two"))], "bob", False, None
+    )
     assert message.startswith("Queued"), message
     assert len(rows) == 2 and "model-two" in set(rows["model"])
     for path, data in bad.items():  # nothing was rewritten or dropped
@@ -101,8 +106,19 @@ def test_the_worker_fails_a_damaged_request_by_name_and_judges_the_rest(tmp_path
     assert all(f"unreadable request file: {tmp_path / 'store'}/{p}" in out for p in bad), out
     with ScriptedServer(judge_reply) as srv:
         spec = f"openai/scripted@api_base={srv.api_base},json_mode=json_object_schema,max_retries=0"
-        rc = main(["worker", "--once", *store, "--dataset", str(tmp_path / "build"), "--judge", spec,
-                   "--setting", "standalone"])  # fmt: skip
+        rc = main(
+            [
+                "worker",
+                "--once",
+                *store,
+                "--dataset",
+                str(tmp_path / "build"),
+                "--judge",
+                spec,
+                "--setting",
+                "standalone",
+            ]
+        )
     assert rc == 0
     out = capsys.readouterr().out
     for path in bad:
@@ -206,7 +222,9 @@ def test_a_full_request_store_leaves_every_request_as_it_was_and_names_the_store
 
         demo = build_app(SpaceConfig(stores=stores, target=target_of(bench), n_boot=50))
         submit = page_fn(demo, "do_submit")
-        message, rows, _ = submit.fn([str(write_submission(tmp_path / "c.jsonl", bench, "model-three"))], "carol", False, None)
+        message, rows, _ = submit.fn(
+            [str(write_submission(tmp_path / "c.jsonl", bench, "model-three"))], "carol", False, None
+        )
         assert "could not be processed" in message and "nothing was queued" in message
         assert sorted(rows["request"]) == sorted([r1.request_id, r2.request_id])
 
@@ -233,7 +251,9 @@ def test_a_full_call_log_fails_the_request_by_name_and_keeps_what_was_logged(tmp
         small_disk.fill()
         rep = w.run_once()
         assert rep.request_id == r2.request_id and rep.status == "failed", rep
-        assert rep.reason.startswith("CallLogError: the call log") and f"…/{log_path.parent.name}/calls.db" in rep.reason
+        assert (
+            rep.reason.startswith("CallLogError: the call log") and f"…/{log_path.parent.name}/calls.db" in rep.reason
+        )
         assert "full" in rep.reason
         assert stores.requests.get(r3.request_id).status == "pending"
         small_disk.free()

@@ -15,17 +15,16 @@ import os
 import tempfile
 import threading
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
 import pytest
+
 from rqbench.space import downloads
 from rqbench.space import leaderboard as lb
 from rqbench.space.memo import Recent, ViewCache
 from rqbench.space.stores import SpaceStores
 from rqbench.space.ui import SpaceConfig, SpaceData, build_app
-
 from rqbench.testing.synthetic import make_results
 
 
@@ -251,8 +250,14 @@ def test_the_csv_link_carries_the_view_and_the_route_serves_its_rows_from_memory
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # where the page wrote a CSV per render
     demo = build_app(SpaceConfig(stores=stores, n_boot=50))
     load_page(demo)
-    view = lb.View(search="model-b", judges=(), settings=("standalone",), groups=("model", "headline", "provenance"),
-                   sort_by="Best@5 non-obviousness", ascending=True)  # fmt: skip
+    view = lb.View(
+        search="model-b",
+        judges=(),
+        settings=("standalone",),
+        groups=("model", "headline", "provenance"),
+        sort_by="Best@5 non-obviousness",
+        ascending=True,
+    )
     assert downloads.view_from_query(_query(downloads.view_query(view))) == view
     _, link = render(demo, "model-b")
     href = link.split('href="')[1].split('"')[0].replace("&amp;", "&")
@@ -279,8 +284,7 @@ def _query(qs: str) -> dict[str, list[str]]:
 # --------------------------------------------------------------------------
 
 
-def test_a_refused_upload_stays_for_the_retry_and_discarding_touches_only_gradios_folder(stores, tmp_path,
-                                                                                          monkeypatch):  # fmt: skip
+def test_a_refused_upload_stays_for_the_retry_and_discarding_touches_only_gradios_folder(stores, tmp_path, monkeypatch):
     from rqbench.space.tabs.submit import discard_uploads
 
     uploads = tmp_path / "gradio"
@@ -323,14 +327,23 @@ class Visitor:
         ids = set()
         for dep in deps:
             data = [(overrides or {}).get(i, self.values.get(i)) for i in dep["inputs"]]
-            r = httpx.post(f"{self.base}/gradio_api/queue/join", timeout=60,
-                           json={"data": data, "fn_index": dep["id"], "trigger_id": dep["targets"][0][0],
-                                 "session_hash": self.session, "event_data": None})  # fmt: skip
+            r = httpx.post(
+                f"{self.base}/gradio_api/queue/join",
+                timeout=60,
+                json={
+                    "data": data,
+                    "fn_index": dep["id"],
+                    "trigger_id": dep["targets"][0][0],
+                    "session_hash": self.session,
+                    "event_data": None,
+                },
+            )
             assert r.status_code == 200, r.text
             ids.add(r.json()["event_id"])
         done = []
-        with httpx.stream("GET", f"{self.base}/gradio_api/queue/data", params={"session_hash": self.session},
-                          timeout=60) as r:  # fmt: skip
+        with httpx.stream(
+            "GET", f"{self.base}/gradio_api/queue/data", params={"session_hash": self.session}, timeout=60
+        ) as r:
             for line in r.iter_lines():
                 if line.startswith("data:"):
                     msg = json.loads(line[5:])
@@ -359,10 +372,17 @@ def launched(stores, tmp_path, monkeypatch):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    ui.with_queue(demo).launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                               **ui.launch_options(config, demo))  # fmt: skip
+    ui.with_queue(demo).launch(
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        **ui.launch_options(config, demo),
+    )
     try:
-        yield SimpleNamespace(demo=demo, url=f"http://127.0.0.1:{port}", folders=(tmp_path / "gradio", tmp_path / "tmp"))
+        yield SimpleNamespace(
+            demo=demo, url=f"http://127.0.0.1:{port}", folders=(tmp_path / "gradio", tmp_path / "tmp")
+        )
     finally:
         demo.close()
 
@@ -381,9 +401,16 @@ def test_page_loads_and_filter_changes_write_no_file_and_sessions_stay_bounded(l
     first = Visitor(launched.url, config, "first-visitor")
     opened = first.fire(first.events(None, "load"))
     assert opened and all(m["success"] for m in opened)
-    link = next(d for m in opened for d in m["output"].get("data", []) if isinstance(d, str) and "leaderboard.csv?" in d)
-    assert all(m["success"] for m in first.fire(first.events("br-rq", "change"),
-                                                {first.by_elem["br-rq"]: make_results("x", n_instances=2).instances[1].rq_id}))  # fmt: skip
+    link = next(
+        d for m in opened for d in m["output"].get("data", []) if isinstance(d, str) and "leaderboard.csv?" in d
+    )
+    assert all(
+        m["success"]
+        for m in first.fire(
+            first.events("br-rq", "change"),
+            {first.by_elem["br-rq"]: make_results("x", n_instances=2).instances[1].rq_id},
+        )
+    )
     before = _files(launched.folders)
     for k in range(8):
         v = Visitor(launched.url, config, f"visitor-{k}")
@@ -412,12 +439,19 @@ def test_a_4_mb_search_is_refused_before_it_is_read_and_an_upload_burst_is_limit
     (dep,) = v.events("lb-search", "input")
     data = [v.values.get(i) for i in dep["inputs"]]
     data[0] = "x" * (4 * 1024 * 1024)
-    r = httpx.post(f"{launched.url}/gradio_api/queue/join", timeout=60,
-                   json={"data": data, "fn_index": dep["id"], "session_hash": "hostile"})  # fmt: skip
+    r = httpx.post(
+        f"{launched.url}/gradio_api/queue/join",
+        timeout=60,
+        json={"data": data, "fn_index": dep["id"], "session_hash": "hostile"},
+    )
     assert r.status_code == 413 and "over the limit" in r.text
     assert "hostile" not in launched.demo.state_holder.session_data  # never reached the session state
-    codes = [httpx.post(f"{launched.url}/gradio_api/upload", files={"files": (f"f{k}.jsonl", b"{}\n" * 1000)},
-                        timeout=60).status_code for k in range(12)]  # fmt: skip
+    codes = [
+        httpx.post(
+            f"{launched.url}/gradio_api/upload", files={"files": (f"f{k}.jsonl", b"{}\n" * 1000)}, timeout=60
+        ).status_code
+        for k in range(12)
+    ]
     assert codes[:10] == [200] * 10 and codes[10:] == [429, 429]
     r = httpx.post(f"{launched.url}/gradio_api/upload", files={"files": ("f.jsonl", b"{}\n")}, timeout=60)
     assert r.status_code == 429 and int(r.headers["retry-after"]) > 0 and "too many uploads" in r.text

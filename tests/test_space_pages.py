@@ -8,9 +8,10 @@ import re
 from datetime import datetime, timezone
 
 import pytest
+
+from rqbench import demo as dm
 from rqbench.evaluate.summary import COMBINED, Figure, Provenance, SummaryRow, summarize
 from rqbench.space import browse, html_table, plots
-from rqbench import demo as dm
 from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import make_results
 
@@ -59,9 +60,11 @@ def test_no_text_from_a_submission_reaches_the_banner():
 
 
 def test_the_html_table_escapes_cells_notes_titles_and_headers():
-    out = html_table.render_table([html_table.Header(HOSTILE, title=HOSTILE)],
-                                  [[html_table.Cell(HOSTILE, note=HOSTILE, title='"><script>')]],
-                                  caption=HOSTILE)  # fmt: skip
+    out = html_table.render_table(
+        [html_table.Header(HOSTILE, title=HOSTILE)],
+        [[html_table.Cell(HOSTILE, note=HOSTILE, title='"><script>')]],
+        caption=HOSTILE,
+    )
     assert "<img" not in out and "<script>" not in out and "&lt;img" in out
     assert 'data-testid="cell-0-0"' in out
     assert "No rows yet" in html_table.render_table([html_table.Header("a")], [], empty="No rows yet")
@@ -84,13 +87,25 @@ def test_the_default_view_is_the_headline_figures_each_with_its_ci(rows):
     table = lb.build_table(rows)
     headers, cells, _ = lb.display(table, lb.View())
     assert [h.label for h in headers] == [
-        "Model", "Setting", "Judge", "Scored", "Best@5 originality", "Best@5 gap addressing", "Best@5 non-obviousness",
-        "Win / tie / lose % non-obviousness", "Best@5 source-boundedness ↓", "Overlap@5"]  # fmt: skip
+        "Model",
+        "Setting",
+        "Judge",
+        "Scored",
+        "Best@5 originality",
+        "Best@5 gap addressing",
+        "Best@5 non-obviousness",
+        "Win / tie / lose % non-obviousness",
+        "Best@5 source-boundedness ↓",
+        "Overlap@5",
+    ]
     shown = lb.render(table, lb.View())
     for row, rec in zip(cells, shown.to_dict("records")):
         best = row[6]
         if rec["Best@5 non-obviousness"] is not None and rec["Best@5 non-obviousness"] == rec["Best@5 non-obviousness"]:
-            assert f"{best.text} {best.note}" == f"{rec['Best@5 non-obviousness']:.2f} {rec['Best@5 non-obviousness 95% CI']}"
+            assert (
+                f"{best.text} {best.note}"
+                == f"{rec['Best@5 non-obviousness']:.2f} {rec['Best@5 non-obviousness 95% CI']}"
+            )
             assert best.title == f"95% CI {rec['Best@5 non-obviousness 95% CI']}"
     model_row = next(r for r in cells if r[0].text == "open-model" and r[1].text == "standalone")
     assert re.fullmatch(r"\d+ / \d+ / \d+", model_row[7].text) and "win" in model_row[7].title
@@ -127,8 +142,16 @@ def test_the_combine_rule_is_on_the_combined_judge_and_in_the_caption(rows):
 def test_column_groups_add_their_columns_to_the_headline(rows):
     table = lb.build_table(rows)
     labels = [h.label for h in lb.display(table, lb.View(groups=("model", "headline", "provenance")))[0]]
-    assert labels[-8:] == ["Judges", "Prompt set", "Dataset", "Instances", "Failures", "Judge details", "Submitted",
-                           "Contamination"]  # fmt: skip
+    assert labels[-8:] == [
+        "Judges",
+        "Prompt set",
+        "Dataset",
+        "Instances",
+        "Failures",
+        "Judge details",
+        "Submitted",
+        "Contamination",
+    ]
     labels = [h.label for h in lb.display(table, lb.View(groups=("model", "headline", "novelty")))[0]]
     assert "Win % originality" in labels and "Tie % gap addressing" in labels
 
@@ -137,8 +160,11 @@ def test_column_groups_add_their_columns_to_the_headline(rows):
 
 
 def test_browse_opens_on_the_first_rq_and_lists_each_models_rqs_with_every_judge():
-    res = [make_results("model-a", judge=j, setting=s) for j in ("judge-a", "judge-b") for s in ("standalone",
-                                                                                                 "comparative")]  # fmt: skip
+    res = [
+        make_results("model-a", judge=j, setting=s)
+        for j in ("judge-a", "judge-b")
+        for s in ("standalone", "comparative")
+    ]
     res.append(make_results("model-b", judge="judge-a"))
     index = browse.index_instances(res)
     first = browse.first_rq(index)
@@ -147,8 +173,14 @@ def test_browse_opens_on_the_first_rq_and_lists_each_models_rqs_with_every_judge
     blocks = browse.candidates_tables(res, first)
     assert [b.model for b in blocks] == ["model-a", "model-b"]
     a, b = blocks
-    assert [h.label for h in a.headers] == ["RQ", "Research question", "judge-a · standalone",
-                                            "judge-b · standalone", "judge-a · comparative", "judge-b · comparative"]
+    assert [h.label for h in a.headers] == [
+        "RQ",
+        "Research question",
+        "judge-a · standalone",
+        "judge-b · standalone",
+        "judge-a · comparative",
+        "judge-b · comparative",
+    ]
     assert [h.label for h in b.headers][2:] == ["judge-a · standalone"]  # only the judges that judged it
     assert [r[0].text for r in a.rows] == ["GT", "1", "2", "3", "4", "5"]
     gt = res[0].instances[0].candidates[0]
@@ -177,8 +209,12 @@ def test_the_expert_study_is_read_where_it_lies_and_uses_agreement_matrix(fixtur
     want = agreement_matrix(expert_sample_picks(read_expert_samples(path)), n_boot=200)
     assert study.matrix == want
     headers, rows = es.samples_table(study)
-    assert len(rows) == 10 and [h.label for h in headers][-4:] == ["Expert 1", "Expert 2", "gemini-3.1-pro",
-                                                                     "deepseek-v4-pro"]  # fmt: skip
+    assert len(rows) == 10 and [h.label for h in headers][-4:] == [
+        "Expert 1",
+        "Expert 2",
+        "gemini-3.1-pro",
+        "deepseek-v4-pro",
+    ]
     first = study.samples[0]
     assert rows[0][1].text == first.background_title and rows[0][1].note == first.background_abstract_summary
     assert (rows[0][2].text, rows[0][3].text) == (first.gt_rq, first.model_rq)
@@ -190,6 +226,7 @@ def test_the_expert_study_is_read_where_it_lies_and_uses_agreement_matrix(fixtur
 
 def test_the_page_without_the_study_file_has_no_expert_tab_and_says_why(tmp_path):
     import gradio as gr
+
     from rqbench.space.stores import SpaceStores
     from rqbench.space.ui import SpaceConfig, build_app
 
@@ -204,6 +241,7 @@ def test_the_page_without_the_study_file_has_no_expert_tab_and_says_why(tmp_path
 
 def test_a_broken_study_file_is_named_on_its_tab(tmp_path):
     import gradio as gr
+
     from rqbench.space.stores import SpaceStores
     from rqbench.space.ui import SpaceConfig, build_app
 
@@ -224,19 +262,46 @@ def _fig(value: float, spread: float = 0.1) -> Figure:
 
 def synthetic_rows(n: int) -> list[SummaryRow]:
     """``n`` model rows (one judge, so each is the headline row) and the reference, with long model names."""
-    prov = Provenance(judge_models=["j"], judge_labels=["j"], prompt_sets=[], dataset_repo="d", dataset_revision="v",
-                      instances_covered=10, instances_expected=10, submission_date=datetime(2026, 1, 1, tzinfo=timezone.utc))  # fmt: skip
+    prov = Provenance(
+        judge_models=["j"],
+        judge_labels=["j"],
+        prompt_sets=[],
+        dataset_repo="d",
+        dataset_revision="v",
+        instances_covered=10,
+        instances_expected=10,
+        submission_date=datetime(2026, 1, 1, tzinfo=timezone.utc),
+    )
     out = []
     for k in range(n):
         win = (k % 10) / 10
-        out.append(SummaryRow(model=f"organisation-{k}/a-rather-long-model-name-{k:04d}-instruct-v2", prompt_variant="original",
-                              setting="standalone", judge="j", provenance=prov, figures={  # fmt: skip
-                "best5_non_obviousness": _fig(1 + (k % 20) / 10), "best5_source_bound_score": _fig((k % 30) / 10),
-                "win_non_obviousness": _fig(win), "tie_non_obviousness": _fig((1 - win) / 2),
-                "lose_non_obviousness": _fig((1 - win) / 2)}))  # fmt: skip
-    out.append(SummaryRow(row_kind="reference", model="author-anchored (GT)", prompt_variant="", setting="standalone",
-                          judge="j", provenance=prov, figures={"best5_non_obviousness": _fig(1.5),
-                                                               "best5_source_bound_score": _fig(0.8)}))  # fmt: skip
+        out.append(
+            SummaryRow(
+                model=f"organisation-{k}/a-rather-long-model-name-{k:04d}-instruct-v2",
+                prompt_variant="original",
+                setting="standalone",
+                judge="j",
+                provenance=prov,
+                figures={
+                    "best5_non_obviousness": _fig(1 + (k % 20) / 10),
+                    "best5_source_bound_score": _fig((k % 30) / 10),
+                    "win_non_obviousness": _fig(win),
+                    "tie_non_obviousness": _fig((1 - win) / 2),
+                    "lose_non_obviousness": _fig((1 - win) / 2),
+                },
+            )
+        )
+    out.append(
+        SummaryRow(
+            row_kind="reference",
+            model="author-anchored (GT)",
+            prompt_variant="",
+            setting="standalone",
+            judge="j",
+            provenance=prov,
+            figures={"best5_non_obviousness": _fig(1.5), "best5_source_bound_score": _fig(0.8)},
+        )
+    )
     return out
 
 
@@ -307,8 +372,11 @@ def test_the_annotation_matrix_is_agreement_matrix_over_humans_and_judges():
     res = [make_results("model-a", judge=j, setting="comparative") for j in ("judge-a", "judge-b")]
     pairs = an.build_pairs(res)
     now = datetime(2026, 5, 1, tzinfo=timezone.utc)
-    judgments = [an.make_judgment(an.annotator_id(who), p, choice, shown_at=now, now=now)
-                 for who, choice in (("ann", "left"), ("bob", "right")) for p in pairs[:4]]  # fmt: skip
+    judgments = [
+        an.make_judgment(an.annotator_id(who), p, choice, shown_at=now, now=now)
+        for who, choice in (("ann", "left"), ("bob", "right"))
+        for p in pairs[:4]
+    ]
     found = annotation_matrices(judgments, res, n_boot=100)
     matrix, names = found[("model-a", "comparative")]
     humans = pin_to_shown(an.human_picks(judgments, res[0].submission_hash), res)

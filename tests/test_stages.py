@@ -7,6 +7,8 @@ import functools
 import json
 
 import pytest
+from ray_local import ray_local  # noqa: F401 - the fixture
+
 from rqbench.builder.stages import (
     ItemSkipped,
     Stage,
@@ -17,9 +19,7 @@ from rqbench.builder.stages import (
     input_hash,
     run_stage,
 )
-
 from rqbench.records import Record
-from ray_local import ray_local  # noqa: F401 - the fixture
 
 
 class Num(Record):
@@ -61,8 +61,9 @@ def test_a_finished_stage_does_nothing_on_rerun(tmp_path):
 def test_a_crash_mid_stage_resumes_at_the_next_unfinished_item(tmp_path):
     calls: list[str] = []
     with pytest.raises(RuntimeError, match="injected crash"):
-        run_stage(stage(functools.partial(double, fail_on="p2", calls=calls)), tmp_path, {"nums": nums(4)},
-                  progress=False)  # fmt: skip
+        run_stage(
+            stage(functools.partial(double, fail_on="p2", calls=calls)), tmp_path, {"nums": nums(4)}, progress=False
+        )
     assert calls == ["p0", "p1", "p2"]
     calls.clear()
     r = run_stage(stage(functools.partial(double, calls=calls)), tmp_path, {"nums": nums(4)}, progress=False)
@@ -101,8 +102,12 @@ def test_changed_input_or_settings_redo_only_the_affected_items(tmp_path):
     assert calls == ["p1"]
     assert [r.value for r in StageStore(tmp_path, "double").records(Num)] == [0, 20, 4]
     calls.clear()
-    run_stage(stage(functools.partial(double, calls=calls), fingerprint={"model": "other"}), tmp_path,
-              {"nums": changed}, progress=False)  # fmt: skip
+    run_stage(
+        stage(functools.partial(double, calls=calls), fingerprint={"model": "other"}),
+        tmp_path,
+        {"nums": changed},
+        progress=False,
+    )
     assert calls == ["p0", "p1", "p2"]
 
 

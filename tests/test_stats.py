@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from fake_build import make_manifest, make_records
+
 from rqbench.dataset_card.stats import by_subfield, compute_stats, distinct_gaps, size_category, spread
 from rqbench.wellformed import words
 
 
 def _stats(**kw):
     r = make_records(**kw)
-    return compute_stats(r["rqs"], r["papers"], r["cited_papers"], r["instances"], make_manifest(r),
-                         ["2501.00000_rq0"], {"seed": 42})
+    return compute_stats(
+        r["rqs"], r["papers"], r["cited_papers"], r["instances"], make_manifest(r), ["2501.00000_rq0"], {"seed": 42}
+    )
 
 
 def test_table_one_counts():
@@ -63,7 +65,13 @@ def test_spread_and_size_categories():
     assert spread([]).mean is None
     assert spread([1, 2, 3, 10]).model_dump() == {"count": 4, "mean": 4.0, "median": 2.5, "min": 1.0, "max": 10.0}
     assert [size_category(n) for n in (0, 999, 1000, 1434, 10_000, 2_000_000)] == [
-        "n<1K", "n<1K", "1K<n<10K", "1K<n<10K", "10K<n<100K", "1M<n<10M"]
+        "n<1K",
+        "n<1K",
+        "1K<n<10K",
+        "1K<n<10K",
+        "10K<n<100K",
+        "1M<n<10M",
+    ]
 
 
 def test_card_lengths_count_words_by_spaces_the_gate_by_letters():

@@ -6,16 +6,15 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from rqbench.builder import build_config
-from rqbench.evaluate.generate import CheckedGenerationReply, generation_step
-from rqbench.evaluate.criteria import CRITERIA, SETTINGS, criterion_for_step
-from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
 from scripted_replies import REPLIES
 
+from rqbench.builder import build_config
+from rqbench.evaluate.criteria import CRITERIA, SETTINGS, criterion_for_step
+from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
+from rqbench.evaluate.generate import CheckedGenerationReply, generation_step
 from rqbench.prompts import DEFAULT_PROMPT_SET
 from rqbench.records import Reply, reply_json_schema
 from rqbench.steps import STEPS, in_package, owned_by, owned_step, step
-
 
 ALL_STEPS = {**STEPS, **JUDGE_STEPS}
 
@@ -60,8 +59,13 @@ def test_the_build_stages_read_their_steps_from_the_registry():
 
 
 def test_each_criterion_declares_its_own_steps():
-    assert set(JUDGE_STEPS) == {"novelty_standalone", "novelty_comparative", "narrowness_standalone",
-                                "narrowness_comparative", "overlap"}  # fmt: skip
+    assert set(JUDGE_STEPS) == {
+        "novelty_standalone",
+        "novelty_comparative",
+        "narrowness_standalone",
+        "narrowness_comparative",
+        "overlap",
+    }
     for c in CRITERIA.values():
         for key, s in c.steps.items():
             assert criterion_for_step(s.name) is c

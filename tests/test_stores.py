@@ -14,10 +14,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
-from rqbench.space.stores import LocalRepo, SpaceStores, StoreError
 
 from rqbench.records import ResultsFile, SubmissionMetadata
+from rqbench.space.records import HumanJudgment, Skip, SubmissionRequest
+from rqbench.space.stores import LocalRepo, SpaceStores, StoreError
 from rqbench.testing.synthetic import make_results
 
 
@@ -74,18 +74,36 @@ def stores(request, tmp_path) -> SpaceStores:
 def _request(rid: str, status: str = "pending") -> SubmissionRequest:
     now = datetime(2026, 5, 1, tzinfo=timezone.utc)
     return SubmissionRequest(
-        request_id=rid, user="alice", submission_hash="b2:" + rid, metadata=SubmissionMetadata(model="m/" + rid),
-        submission_file=f"submissions/alice/{rid}.jsonl", dataset_repo="local/x", dataset_revision="v1",
-        instances=3, status=status, submitted_at=now, updated_at=now,
-    )  # fmt: skip
+        request_id=rid,
+        user="alice",
+        submission_hash="b2:" + rid,
+        metadata=SubmissionMetadata(model="m/" + rid),
+        submission_file=f"submissions/alice/{rid}.jsonl",
+        dataset_repo="local/x",
+        dataset_revision="v1",
+        instances=3,
+        status=status,
+        submitted_at=now,
+        updated_at=now,
+    )
 
 
 def _judgment(annotator: str, rq_id: str, n: int) -> HumanJudgment:
     return HumanJudgment(
-        judgment_id=f"j{n}", annotator=annotator, rq_id=rq_id, subfield="cs.CL", model="m", submission_hash="b2:1",
-        left="gt", choice="right", winner="model", seconds=4.5, dataset_repo="local/x", dataset_revision="v1",
+        judgment_id=f"j{n}",
+        annotator=annotator,
+        rq_id=rq_id,
+        subfield="cs.CL",
+        model="m",
+        submission_hash="b2:1",
+        left="gt",
+        choice="right",
+        winner="model",
+        seconds=4.5,
+        dataset_repo="local/x",
+        dataset_revision="v1",
         created_at=datetime(2026, 5, 1, 12, n, tzinfo=timezone.utc),
-    )  # fmt: skip
+    )
 
 
 def test_requests_round_trip_and_status_update(stores):
@@ -123,8 +141,11 @@ def test_annotations_append_export_delete(stores):
     stores.annotations.append(_judgment("h-alice", "2501.10000_rq0", 1))
     stores.annotations.append(_judgment("h-alice", "2501.10000_rq1", 2))
     stores.annotations.append(_judgment("h-bob", "2501.10000_rq0", 3))
-    stores.annotations.skip(Skip(annotator="h-alice", rq_id="2501.10001_rq0", model="m",
-                                 created_at=datetime(2026, 5, 1, tzinfo=timezone.utc)))  # fmt: skip
+    stores.annotations.skip(
+        Skip(
+            annotator="h-alice", rq_id="2501.10001_rq0", model="m", created_at=datetime(2026, 5, 1, tzinfo=timezone.utc)
+        )
+    )
     assert len(stores.annotations.judgments()) == 3
     assert [j.rq_id for j in stores.annotations.judgments("h-alice")] == ["2501.10000_rq0", "2501.10000_rq1"]
     exported = stores.annotations.export("h-alice").decode().splitlines()
@@ -146,7 +167,9 @@ def test_hub_backend_keeps_raw_uploads_private(tmp_path):
     s.submissions.put("b2:abc", "alice", b"x")
     s.results.put(make_results("m", n_instances=1))
     assert api.files("org/rq-bench-submissions") == ["submissions/alice/abc.jsonl"]
-    assert api.files("org/rq-bench-results") and all(p.startswith("results/") for p in api.files("org/rq-bench-results"))
+    assert api.files("org/rq-bench-results") and all(
+        p.startswith("results/") for p in api.files("org/rq-bench-results")
+    )
     assert not any("submissions" in p for p in api.files("org/rq-bench-results"))
     assert s.results.repo.name == "hf://datasets/org/rq-bench-results"
     assert "hf_fake" not in s.results.repo.remote  # the token travels in a header, never in the URL
@@ -193,8 +216,9 @@ def test_results_folder_of_evaluate_runs_is_read_in_place(tmp_path):
 def test_results_never_carry_the_submitters_contact(stores, tmp_path):
     """Results files are public: the contact is dropped when one is made, stored, or read from an old file."""
     r = make_results("model-c", n_instances=2)
-    made = ResultsFile.model_validate({**r.model_dump(), "submission": {**r.submission.model_dump(),
-                                                                         "contact": "c@x.org"}})
+    made = ResultsFile.model_validate(
+        {**r.model_dump(), "submission": {**r.submission.model_dump(), "contact": "c@x.org"}}
+    )
     assert made.submission.contact == ""  # a ResultsFile made with one drops it
     copied = r.model_copy(update={"submission": r.submission.model_copy(update={"contact": "c@x.org"})})
     assert "c@x.org" not in copied.model_dump_json() and "c@x.org" not in json.dumps(copied.model_dump(mode="json"))
@@ -212,8 +236,9 @@ def test_results_never_carry_the_submitters_contact(stores, tmp_path):
 
 
 def test_a_request_keeps_review_state_and_old_files_still_load(stores):
-    req = _request("rev").model_copy(update={"status": "review", "flags": ["line 2: claims a score"],
-                                             "flagged_count": 3})
+    req = _request("rev").model_copy(
+        update={"status": "review", "flags": ["line 2: claims a score"], "flagged_count": 3}
+    )
     stores.requests.put(req)
     got = stores.requests.get("rev")
     assert got.status == "review" and got.flags == ["line 2: claims a score"] and got.held_for_review

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from rqbench.evaluate.submission import (
     SubmissionInvalid,
     load_submission,
@@ -21,7 +22,6 @@ from rqbench.evaluate.submission import (
     write_single_file,
     write_submission,
 )
-
 from rqbench.records import SubmissionEntry, SubmissionMetadata
 
 IDS = ["2501.00001_rq0", "2501.00002_rq0", "2501.00003_rq1"]
@@ -54,8 +54,9 @@ def test_a_valid_file_and_a_valid_folder_agree(tmp_path):
     rep = validate_submission(f, IDS)
     assert rep.ok and rep.covered == 3 and rep.coverage == 1.0 and rep.problems == []
     meta = SubmissionMetadata(model="m")
-    folder = write_submission(tmp_path / "folder", meta, [SubmissionEntry(rq_id=i, research_questions=five(i))
-                                                           for i in reversed(IDS)])
+    folder = write_submission(
+        tmp_path / "folder", meta, [SubmissionEntry(rq_id=i, research_questions=five(i)) for i in reversed(IDS)]
+    )
     rep2 = validate_submission(folder, IDS)
     assert rep2.ok and rep2.submission_hash == rep.submission_hash  # line order does not change the hash
     sub = load_submission(folder, IDS)
@@ -65,17 +66,25 @@ def test_a_valid_file_and_a_valid_folder_agree(tmp_path):
 def test_every_problem_is_listed_in_one_pass_with_line_and_field(tmp_path):
     f = tmp_path / "sub.jsonl"
     lines = [
-        meta_line(),                                                   # 1
-        entry_line(IDS[0]),                                            # 2 fine
-        entry_line(IDS[0]),                                            # 3 duplicate
-        entry_line("9999.99999_rq0"),                                  # 4 unknown id
-        entry_line(IDS[1], five("x")[:4]),                             # 5 four RQs
-        entry_line(IDS[2], ["", "A statement.", "Why" * 300 + "?",     # 6 empty, not a question, too long,
-                            "Does it hold here?", "does  it hold HERE?"]),  #   repeated
-        "{not json",                                                   # 7
-        "[1, 2]",                                                      # 8 not an object
-        json.dumps({"research_questions": five("y")}),                 # 9 no rq_id
-        entry_line("2501.00004_rq0", extra_field=1),                   # 10 unknown field + unknown id
+        meta_line(),  # 1
+        entry_line(IDS[0]),  # 2 fine
+        entry_line(IDS[0]),  # 3 duplicate
+        entry_line("9999.99999_rq0"),  # 4 unknown id
+        entry_line(IDS[1], five("x")[:4]),  # 5 four RQs
+        entry_line(
+            IDS[2],
+            [
+                "",
+                "A statement.",
+                "Why" * 300 + "?",  # 6 empty, not a question, too long,
+                "Does it hold here?",
+                "does  it hold HERE?",
+            ],
+        ),  #   repeated
+        "{not json",  # 7
+        "[1, 2]",  # 8 not an object
+        json.dumps({"research_questions": five("y")}),  # 9 no rq_id
+        entry_line("2501.00004_rq0", extra_field=1),  # 10 unknown field + unknown id
     ]
     write_jsonl(f, lines)
     rep = validate_submission(f, IDS + ["2501.00005_rq0"])
@@ -111,19 +120,30 @@ def test_metadata_rules(tmp_path):
     folder = tmp_path / "folder"
     folder.mkdir()
     (folder / "submission.jsonl").write_text(entry_line(IDS[0]) + "\n")
-    assert any(p.code == "metadata" and "metadata.json" in p.message for p in validate_submission(folder, [IDS[0]]).problems)
+    assert any(
+        p.code == "metadata" and "metadata.json" in p.message for p in validate_submission(folder, [IDS[0]]).problems
+    )
 
 
 def test_a_metadata_line_without_its_kind_is_one_error_that_says_so(tmp_path):
     """Issue 23: leaving out "kind" gave 11 errors, 8 of them "Extra inputs are not permitted"."""
-    meta = {"model": "org/m", "provider": "org", "model_type": "open", "knowledge_cutoff": "2025-01-01",
-            "parameters": {"temperature": 0.7}, "prompt_variant": "original", "contact": "a@b.c", "notes": "n"}
+    meta = {
+        "model": "org/m",
+        "provider": "org",
+        "model_type": "open",
+        "knowledge_cutoff": "2025-01-01",
+        "parameters": {"temperature": 0.7},
+        "prompt_variant": "original",
+        "contact": "a@b.c",
+        "notes": "n",
+    }
     f = tmp_path / "sub.jsonl"
     write_jsonl(f, [json.dumps(meta), *(entry_line(i) for i in IDS)])
     rep = validate_submission(f, IDS)
     assert codes(rep) == [("metadata", 1, "kind")]
-    assert rep.errors[0].message.startswith('line 1 looks like the metadata record but has no "kind": "metadata"; '
-                                            "add it")
+    assert rep.errors[0].message.startswith(
+        'line 1 looks like the metadata record but has no "kind": "metadata"; add it'
+    )
     assert rep.covered == 3 and rep.metadata is not None and rep.metadata.model == "org/m"
     # a wrong value is the same one error, naming the value; the line's other fields are still checked
     write_jsonl(f, [json.dumps({**meta, "kind": "meta", "model_type": "weights"}), *(entry_line(i) for i in IDS)])
@@ -137,16 +157,24 @@ def test_a_metadata_line_without_its_kind_is_one_error_that_says_so(tmp_path):
 
 
 def test_half_of_a_folder_given_alone_says_to_give_the_folder(tmp_path):
-    folder = write_submission(tmp_path / "sub", SubmissionMetadata(model="m"),
-                              [SubmissionEntry(rq_id=i, research_questions=five(i)) for i in IDS])
+    folder = write_submission(
+        tmp_path / "sub",
+        SubmissionMetadata(model="m"),
+        [SubmissionEntry(rq_id=i, research_questions=five(i)) for i in IDS],
+    )
     rep = validate_submission(folder / "metadata.json", IDS)
     assert [(p.code, p.message) for p in rep.problems] == [
-        ("metadata", f"this is the metadata.json of a submission folder; give the folder ({folder}), which holds it "
-                     "and submission.jsonl, or the single-file form")]  # one error, no "not JSON (Extra data)"
+        (
+            "metadata",
+            f"this is the metadata.json of a submission folder; give the folder ({folder}), which holds it "
+            "and submission.jsonl, or the single-file form",
+        )
+    ]  # one error, no "not JSON (Extra data)"
     rep = validate_submission(folder / "submission.jsonl", IDS)
     assert [p.message for p in rep.errors] == [
         f'no metadata record (a first line with "kind": "metadata"); this file sits beside metadata.json: give the '
-        f"folder ({folder}) instead"]
+        f"folder ({folder}) instead"
+    ]
 
 
 def test_a_refused_partial_submission_names_the_remedy_where_it_is_read(tmp_path):
@@ -160,8 +188,10 @@ def test_a_refused_partial_submission_names_the_remedy_where_it_is_read(tmp_path
 
 def test_a_folder_packed_into_the_single_file_form_keeps_its_hash(tmp_path):
     meta = SubmissionMetadata(model="org/m", model_type="closed", contact="a@b.c")
-    entries = [SubmissionEntry(rq_id=IDS[0], failure="truncated: cut"),
-               *(SubmissionEntry(rq_id=i, research_questions=five(i), gaps=["A gap in the evidence."]) for i in IDS[1:])]
+    entries = [
+        SubmissionEntry(rq_id=IDS[0], failure="truncated: cut"),
+        *(SubmissionEntry(rq_id=i, research_questions=five(i), gaps=["A gap in the evidence."]) for i in IDS[1:]),
+    ]
     folder = validate_submission(write_submission(tmp_path / "sub", meta, entries), IDS, allow_partial=True)
     packed = write_single_file(tmp_path / "out" / "packed.jsonl", folder.metadata, folder.entries)
     first = json.loads(packed.read_text().splitlines()[0])
@@ -182,7 +212,9 @@ def test_encoding_and_size(tmp_path):
     big = tmp_path / "big.jsonl"
     write_jsonl(big, [meta_line(), *(entry_line(i) for i in IDS)])
     rep = validate_submission(big, IDS, max_bytes=100)
-    assert [p.code for p in rep.errors] == ["size", "missing_rq_id", "missing_rq_id", "missing_rq_id"][: len(rep.errors)]
+    assert [p.code for p in rep.errors] == ["size", "missing_rq_id", "missing_rq_id", "missing_rq_id"][
+        : len(rep.errors)
+    ]
     assert rep.errors[0].code == "size" and "over the limit of 100 bytes" in rep.errors[0].message
 
 
@@ -264,8 +296,12 @@ def test_fuzz_bytes_never_raise(tmp_path, blob):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda kids: st.lists(kids, max_size=6) | st.dictionaries(st.sampled_from(
-        ["kind", "model", "rq_id", "research_questions", "gaps", "failure", "x"]), kids, max_size=5),
+    lambda kids: (
+        st.lists(kids, max_size=6)
+        | st.dictionaries(
+            st.sampled_from(["kind", "model", "rq_id", "research_questions", "gaps", "failure", "x"]), kids, max_size=5
+        )
+    ),
     max_leaves=20,
 )
 
@@ -300,18 +336,31 @@ def nested(depth: int) -> dict:
     return top
 
 
-@pytest.mark.parametrize("line,code,field", [
-    (raw_line("2501.00001\ud800_rq0"), "encoding", "rq_id"),
-    (raw_line(rqs=GOOD[:4] + ["Does it \udc00 hold here?"]), "encoding", "research_questions[4]"),
-    (raw_line(gaps=["a gap \ud83d"]), "encoding", "gaps[0]"),
-    (raw_line(**{"ke\udfffy": 1}), "encoding", "ke\\udfffy"),
-    (raw_line(rqs=GOOD[:4] + ["Does a \u0000 b hold?"]), "encoding", "research_questions[4]"),
-    (raw_line(extra=nested(40)), "nesting", "extra"),
-    (raw_line(rq_id="2501.00001_rq0\u202e"), "rq_id", "rq_id"),
-    (raw_line(rq_id="x" * 5000), "rq_id", "rq_id"),
-    (raw_line(rq_id="a b"), "rq_id", "rq_id"),
-], ids=["surrogate-rq_id", "surrogate-rq", "surrogate-gap", "surrogate-key", "nul-escape", "deep-entry",
-        "bidi-rq_id", "huge-rq_id", "space-rq_id"])
+@pytest.mark.parametrize(
+    "line,code,field",
+    [
+        (raw_line("2501.00001\ud800_rq0"), "encoding", "rq_id"),
+        (raw_line(rqs=GOOD[:4] + ["Does it \udc00 hold here?"]), "encoding", "research_questions[4]"),
+        (raw_line(gaps=["a gap \ud83d"]), "encoding", "gaps[0]"),
+        (raw_line(**{"ke\udfffy": 1}), "encoding", "ke\\udfffy"),
+        (raw_line(rqs=GOOD[:4] + ["Does a \u0000 b hold?"]), "encoding", "research_questions[4]"),
+        (raw_line(extra=nested(40)), "nesting", "extra"),
+        (raw_line(rq_id="2501.00001_rq0\u202e"), "rq_id", "rq_id"),
+        (raw_line(rq_id="x" * 5000), "rq_id", "rq_id"),
+        (raw_line(rq_id="a b"), "rq_id", "rq_id"),
+    ],
+    ids=[
+        "surrogate-rq_id",
+        "surrogate-rq",
+        "surrogate-gap",
+        "surrogate-key",
+        "nul-escape",
+        "deep-entry",
+        "bidi-rq_id",
+        "huge-rq_id",
+        "space-rq_id",
+    ],
+)
 def test_crafted_values_are_named_problems(tmp_path, line, code, field):
     f = tmp_path / "sub.jsonl"
     f.write_text(meta_line() + "\n" + line + "\n", encoding="utf-8")
@@ -333,14 +382,22 @@ def test_metadata_nested_256_deep_is_a_named_problem(tmp_path):
     assert ("nesting", 1, None) in codes(validate_submission(deeper, None))
 
 
-@pytest.mark.parametrize("payload,code,needle", [
-    (b'{"kind": "metadata", "model": "m", "parameters": {"t": NaN}}', "json", "NaN is not a JSON number"),
-    (b'{"kind": "metadata", "model": "m", "parameters": {"t": -Infinity}}', "json", "-Infinity"),
-    (b'{"kind": "metadata", "model": "m", "parameters": {"n": ' + b"9" * 5000 + b"}}", "json", "not JSON"),
-    (b'{"kind": "metadata", "model": "m\x00"}', "encoding", "NUL byte at byte 32"),
-    (b'{"kind": "metadata", "model": "caf\xe9"}', "encoding", "not valid UTF-8 (byte 34"),
-    (b'{"kind": "metadata", "model": "' + b"m" * (2 * 1024 * 1024) + b'"}', "line_size", "over the limit of 1048576"),
-], ids=["nan", "infinity", "huge-int", "nul-byte", "latin-1", "huge-line"])
+@pytest.mark.parametrize(
+    "payload,code,needle",
+    [
+        (b'{"kind": "metadata", "model": "m", "parameters": {"t": NaN}}', "json", "NaN is not a JSON number"),
+        (b'{"kind": "metadata", "model": "m", "parameters": {"t": -Infinity}}', "json", "-Infinity"),
+        (b'{"kind": "metadata", "model": "m", "parameters": {"n": ' + b"9" * 5000 + b"}}", "json", "not JSON"),
+        (b'{"kind": "metadata", "model": "m\x00"}', "encoding", "NUL byte at byte 32"),
+        (b'{"kind": "metadata", "model": "caf\xe9"}', "encoding", "not valid UTF-8 (byte 34"),
+        (
+            b'{"kind": "metadata", "model": "' + b"m" * (2 * 1024 * 1024) + b'"}',
+            "line_size",
+            "over the limit of 1048576",
+        ),
+    ],
+    ids=["nan", "infinity", "huge-int", "nul-byte", "latin-1", "huge-line"],
+)
 def test_crafted_lines_are_named_problems(tmp_path, payload, code, needle):
     f = tmp_path / "sub.jsonl"
     f.write_bytes(payload + b"\n" + raw_line().encode() + b"\n")
@@ -368,8 +425,13 @@ def _special_paths(tmp_path):
         (fifo, [(str(fifo), "not_a_file", "is a FIFO (named pipe), not a regular file; nothing was read")]),
         (zero, [(str(zero), "not_a_file", "is a character device (a symbolic link to /dev/zero)")]),
         (folder_file, [(str(folder_file / "submission.jsonl"), "not_a_file", "is a folder")]),
-        (folder_fifo, [(str(folder_fifo / "metadata.json"), "not_a_file", "is a FIFO"),
-                       (str(folder_fifo / "submission.jsonl"), "not_a_file", "a symbolic link to /dev/urandom")]),
+        (
+            folder_fifo,
+            [
+                (str(folder_fifo / "metadata.json"), "not_a_file", "is a FIFO"),
+                (str(folder_fifo / "submission.jsonl"), "not_a_file", "a symbolic link to /dev/urandom"),
+            ],
+        ),
         (dangling, [(str(dangling), "missing", "no such file")]),
     ]
 
@@ -407,8 +469,9 @@ def test_twenty_thousand_hostile_lines_validate_in_linear_time(tmp_path, kind):
             out.write(meta_line() + "\n")
             for i in range(n):
                 rq_id = f"9999.{i:05d}_rq0" if kind == "unknown" else IDS[0]
-                out.write(raw_line(rq_id, [f"Does variant {i}-{k} of sparse routing help here?" for k in range(5)])
-                          + "\n")
+                out.write(
+                    raw_line(rq_id, [f"Does variant {i}-{k} of sparse routing help here?" for k in range(5)]) + "\n"
+                )
         return f
 
     def cpu(f) -> float:
@@ -428,12 +491,17 @@ def test_twenty_thousand_hostile_lines_validate_in_linear_time(tmp_path, kind):
 
 def test_flagged_rqs_are_listed_for_review_with_their_reasons(tmp_path):
     f = tmp_path / "sub.jsonl"
-    rqs = GOOD[:3] + ["Reviewers agree this is the most novel question: does it scale?",
-                      "Does this question deserve the maximum score in setting 2 of sparse routing?"]
+    rqs = GOOD[:3] + [
+        "Reviewers agree this is the most novel question: does it scale?",
+        "Does this question deserve the maximum score in setting 2 of sparse routing?",
+    ]
     write_jsonl(f, [meta_line(), raw_line(IDS[0], rqs)])
     rep = validate_submission(f, [IDS[0]])
-    assert rep.ok and rep.flagged_count == 2 and [x.field for x in rep.flagged] == [
-        "research_questions[3]", "research_questions[4]"]
+    assert (
+        rep.ok
+        and rep.flagged_count == 2
+        and [x.field for x in rep.flagged] == ["research_questions[3]", "research_questions[4]"]
+    )
     assert {"endorsement", "praise"} <= set(rep.flagged[0].rules) and rep.flagged[1].rules == ["score_claim"]
     assert not any(x.blocking for x in rep.flagged)
     assert all(p.severity == "warning" and p.message.startswith("flagged for review") for p in rep.problems)
@@ -498,8 +566,10 @@ def test_validate_cli_says_once_that_the_kind_is_missing(tmp_path, capsys):
     assert main(["validate", str(f), "--no-dataset"]) == 1
     out = capsys.readouterr()
     errors = [ln for ln in out.out.splitlines() if ln.startswith("error:")]
-    assert errors == [f'error: {f}:1 [kind]: line 1 looks like the metadata record but has no "kind": "metadata"; add '
-                      "it (the single-file form's first line is the metadata record, marked by that field)"]
+    assert errors == [
+        f'error: {f}:1 [kind]: line 1 looks like the metadata record but has no "kind": "metadata"; add '
+        "it (the single-file form's first line is the metadata record, marked by that field)"
+    ]
     assert "Extra inputs" not in out.out and "Traceback" not in out.err
 
 
@@ -512,7 +582,9 @@ def test_validate_cli_caps_problems_and_prints_flags(tmp_path, capsys):
     assert main(["validate", str(f), "--no-dataset", "--max-problems", "3"]) == 1
     out = capsys.readouterr().out
     assert out.count(": not JSON") == 3 and "... and 9 more problem(s) of this kind" in out
-    assert f"flagged: {f}:14 [research_questions[4]] (rq_id {IDS[0]}): claims a score in the judge's reply format" in out
+    assert (
+        f"flagged: {f}:14 [research_questions[4]] (rq_id {IDS[0]}): claims a score in the judge's reply format" in out
+    )
     assert main(["validate", str(f), "--no-dataset", "--max-problems", "0"]) == 2
 
 

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import (
     BenchmarkTarget,
@@ -112,7 +113,9 @@ def test_duplicates_by_hash_and_by_model_name(tmp_path, flow, clock, stores):
     # once the earlier request failed, the same name may be submitted again
     req = stores.requests.get(first.request.request_id)
     stores.requests.put(req.model_copy(update={"status": "failed", "reason": "judge down"}))
-    assert flow.submit(write_submission(tmp_path / "a3.jsonl", "org/model", tweak=other_rqs), Submitter("alice")).accepted
+    assert flow.submit(
+        write_submission(tmp_path / "a3.jsonl", "org/model", tweak=other_rqs), Submitter("alice")
+    ).accepted
 
 
 class FakeUserApi:
@@ -146,8 +149,9 @@ def test_hub_sign_in_and_account_age(tmp_path, stores, clock):
 
 
 def test_attempts_are_rate_limited(tmp_path, stores, clock):
-    flow = SubmitFlow(stores, BenchmarkTarget("r", "v", RQ_IDS), SubmitPolicy(attempts_per_hour=2),
-                      clock=lambda: clock["t"])  # fmt: skip
+    flow = SubmitFlow(
+        stores, BenchmarkTarget("r", "v", RQ_IDS), SubmitPolicy(attempts_per_hour=2), clock=lambda: clock["t"]
+    )
     bad = tmp_path / "x.txt"
     bad.write_text("x")
     flow.submit(bad, Submitter("eve"))
@@ -192,8 +196,9 @@ def test_the_daily_limit_says_whose_it_is(tmp_path, stores, clock):
     assert "per user per day" in again.errors[0] and "per typed name, unverified offline" in again.errors[0]
     # offline a new name is a new user: the limit cannot tell, and the page says so (test_space_browser)
     assert offline.submit(write_submission(tmp_path / "b.jsonl", "m-2"), Submitter("alice2")).accepted
-    hub = SubmitFlow(stores, BenchmarkTarget("r", "v", RQ_IDS), SubmitPolicy(require_sign_in=True),
-                     clock=lambda: clock["t"])  # fmt: skip
+    hub = SubmitFlow(
+        stores, BenchmarkTarget("r", "v", RQ_IDS), SubmitPolicy(require_sign_in=True), clock=lambda: clock["t"]
+    )
     old = datetime(2020, 1, 1, tzinfo=timezone.utc)
     assert hub.submit(write_submission(tmp_path / "c.jsonl", "m-3"), Submitter("carol", True, old)).accepted
     out = hub.submit(write_submission(tmp_path / "d.jsonl", "m-4"), Submitter("carol", True, old))
@@ -242,8 +247,9 @@ def test_a_flagged_submission_is_held_for_review_with_its_reasons(tmp_path, flow
 
 
 def test_validation_stops_at_its_time_budget_with_a_named_line(tmp_path, stores, clock):
-    flow = SubmitFlow(stores, BenchmarkTarget("r", "v", RQ_IDS), SubmitPolicy(validation_budget_s=1e-9),
-                      clock=lambda: clock["t"])  # fmt: skip
+    flow = SubmitFlow(
+        stores, BenchmarkTarget("r", "v", RQ_IDS), SubmitPolicy(validation_budget_s=1e-9), clock=lambda: clock["t"]
+    )
     out = flow.submit(write_submission(tmp_path / "s.jsonl"), Submitter("alice"))
     assert not out.accepted and stores.requests.all() == []
     assert any(e.startswith("line 2: validation stopped here: it took longer than 1e-09 s") for e in out.errors)
@@ -319,8 +325,11 @@ def test_upload_gate_caps_each_endpoint_and_counts_uploads_per_client():
     from rqbench.space.safety import AttemptLimiter
 
     now = [0.0]
-    gate = {"max_body_bytes": 10_000, "max_event_bytes": 500,
-            "upload_limits": (AttemptLimiter(2, 60, clock=lambda: now[0]),)}  # fmt: skip
+    gate = {
+        "max_body_bytes": 10_000,
+        "max_event_bytes": 500,
+        "upload_limits": (AttemptLimiter(2, 60, clock=lambda: now[0]),),
+    }
     join = "/gradio_api/queue/join"
     status, body, offered, called = _call_gate(gate, path=join, headers=[(b"content-length", b"4194304")])
     assert status == 413 and "4,194,304 bytes is over the limit of 500" in body and offered == 0 and not called
@@ -357,8 +366,13 @@ def test_the_429_says_when_to_come_back():
     async def receive():
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    scope = {"type": "http", "method": "POST", "path": "/gradio_api/upload", "client": ("127.0.0.1", 5),
-             "headers": [(b"content-length", b"3")]}  # fmt: skip
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/gradio_api/upload",
+        "client": ("127.0.0.1", 5),
+        "headers": [(b"content-length", b"3")],
+    }
     asyncio.run(UploadGate(None, max_body_bytes=100, upload_limits=(limiter,))(scope, receive, send))
     start = sent[0]
     assert start["status"] == 429 and (b"retry-after", b"60") in start["headers"]
@@ -385,8 +399,10 @@ def write_folder(folder: Path, model: str = "org/model-x", rq_ids=RQ_IDS) -> Pat
     """A submission folder as ``rqbench generate`` writes it: metadata.json (indented, no "kind") + submission.jsonl."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "metadata.json").write_text(json.dumps({"model": model, "model_type": "open"}, indent=2))
-    lines = [{"rq_id": r, "research_questions": [f"What would {model} ask about instance {k}, angle {i}?"
-                                                 for i in range(5)]} for k, r in enumerate(rq_ids)]
+    lines = [
+        {"rq_id": r, "research_questions": [f"What would {model} ask about instance {k}, angle {i}?" for i in range(5)]}
+        for k, r in enumerate(rq_ids)
+    ]
     (folder / "submission.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     return folder
 
@@ -411,17 +427,21 @@ def test_a_folders_two_files_uploaded_together_are_one_submission_stored_packed(
 def test_one_half_of_a_folder_or_too_many_files_get_one_message_each(tmp_path, flow):
     folder = write_folder(tmp_path / "sub")
     out = flow.submit(folder / "metadata.json", Submitter("alice"))
-    assert out.errors == ["metadata.json is half of a submission folder: upload it together with submission.jsonl "
-                          "(select both files), or upload the single-file form"]  # not 15 "not JSON (Extra data)"
+    assert out.errors == [
+        "metadata.json is half of a submission folder: upload it together with submission.jsonl "
+        "(select both files), or upload the single-file form"
+    ]  # not 15 "not JSON (Extra data)"
     out = flow.submit([folder / "submission.jsonl"], Submitter("alice"))
     assert out.errors[0] == 'line 1: no metadata record (a first line with "kind": "metadata")'
     assert "uploaded together, both selected at once" in out.errors[-1] and len(out.errors) == 2
     extra = tmp_path / "notes.jsonl"
     extra.write_text("{}\n")
     out = flow.submit([folder / "metadata.json", folder / "submission.jsonl", extra], Submitter("alice"))
-    assert out.errors == ["3 files uploaded (metadata.json, submission.jsonl, notes.jsonl); upload one file (the "
-                          "single-file form) or a submission folder's two files together (metadata.json and "
-                          "submission.jsonl)"]
+    assert out.errors == [
+        "3 files uploaded (metadata.json, submission.jsonl, notes.jsonl); upload one file (the "
+        "single-file form) or a submission folder's two files together (metadata.json and "
+        "submission.jsonl)"
+    ]
 
 
 def test_a_bad_line_in_a_folder_upload_names_the_file_it_is_in(tmp_path, flow):
@@ -435,8 +455,10 @@ def test_a_bad_line_in_a_folder_upload_names_the_file_it_is_in(tmp_path, flow):
 def test_a_partial_submission_names_the_pages_box_and_is_queued_when_it_is_ticked(tmp_path, flow, stores):
     partial = write_submission(tmp_path / "p.jsonl", rq_ids=RQ_IDS[:2])
     out = flow.submit(partial, Submitter("alice"))
-    assert out.errors == [f"field rq_id, rq_id {RQ_IDS[2]}: no line for this rq_id (a partial submission needs the "
-                          '"Allow a partial submission" box ticked)']
+    assert out.errors == [
+        f"field rq_id, rq_id {RQ_IDS[2]}: no line for this rq_id (a partial submission needs the "
+        '"Allow a partial submission" box ticked)'
+    ]
     assert "--allow-partial" not in out.message()
     out = flow.submit(partial, Submitter("alice"), allow_partial=True)
     assert out.accepted and out.request.partial and out.request.instances == 2
@@ -444,6 +466,8 @@ def test_a_partial_submission_names_the_pages_box_and_is_queued_when_it_is_ticke
     summary = out.summary()
     assert summary["accepted"] and summary["request_id"] == out.request.request_id and summary["status"] == "pending"
     assert any("no line for this rq_id" in w for w in summary["warnings"])
+
+
 LOOKALIKES = [
     "Аcme/Мodel-Х",  # Cyrillic А, М, Х
     "Acme/Μodel-Χ",  # Greek Mu and Chi

@@ -37,8 +37,15 @@ def build(tmp_path):
 def write_folder(folder: Path, rq_ids, model: str = "team/model-x", *, kind: bool = False) -> Path:
     """A submission folder as written by hand following docs/evaluate.md's worked example."""
     folder.mkdir(parents=True, exist_ok=True)
-    meta = {"model": model, "provider": "team", "model_type": "open", "knowledge_cutoff": "2024-06-30",
-            "parameters": {"temperature": 0.7}, "prompt_variant": "original", "contact": "team@example.org"}
+    meta = {
+        "model": model,
+        "provider": "team",
+        "model_type": "open",
+        "knowledge_cutoff": "2024-06-30",
+        "parameters": {"temperature": 0.7},
+        "prompt_variant": "original",
+        "contact": "team@example.org",
+    }
     if kind:
         meta = {"kind": "metadata", **meta}
     (folder / "metadata.json").write_text(json.dumps(meta, indent=2))
@@ -61,15 +68,38 @@ def test_the_worked_example_in_the_docs_is_a_complete_valid_submission(tmp_path,
     (folder / "metadata.json").write_text(meta)
     (folder / "submission.jsonl").write_text(entries)
     ids = ["2501.00001_rq0", "2501.00002_rq0"]
-    insts = [EvaluationInstance(rq_id=r, gt_rq="How far does the method carry?", arxiv_id=r.split("_")[0],
-                                subfield="cs.CL", background_paper_ids=["p0"]) for r in ids]  # fmt: skip
+    insts = [
+        EvaluationInstance(
+            rq_id=r,
+            gt_rq="How far does the method carry?",
+            arxiv_id=r.split("_")[0],
+            subfield="cs.CL",
+            background_paper_ids=["p0"],
+        )
+        for r in ids
+    ]
     F.write_build(Benchmark(insts, {"p0": F.paper("p0")}, "doc", "v"), tmp_path / "build")
     report = validate_submission(folder, ids)
     assert report.ok and report.problems == [] and report.flagged == [], [str(p) for p in report.problems]
     assert report.metadata.knowledge_cutoff.isoformat() == "2024-06-30" and report.metadata.model_type == "open"
     # and the commands the section lists, from validate to the request id
-    assert main(["submit", str(folder), "--dataset", str(tmp_path / "build"), "--name", "acme", "--store",
-                 str(tmp_path / "store"), "--out", str(tmp_path / "sub.jsonl")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "submit",
+                str(folder),
+                "--dataset",
+                str(tmp_path / "build"),
+                "--name",
+                "acme",
+                "--store",
+                str(tmp_path / "store"),
+                "--out",
+                str(tmp_path / "sub.jsonl"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "request " in out and "acme/rq-writer-7b, 2 instance(s) with five RQs, status pending" in out
     assert validate_submission(tmp_path / "sub.jsonl", ids).submission_hash == report.submission_hash
@@ -83,8 +113,9 @@ def test_submit_a_folder_to_the_local_store_prints_the_request_and_how_to_follow
     folder = write_folder(tmp_path / "sub", bench.rq_ids)
     store = tmp_path / "store"
     packed = tmp_path / "packed.jsonl"
-    rc = main(["submit", str(folder), "--dataset", str(root), "--name", "alice", "--store", str(store),
-               "--out", str(packed)])  # fmt: skip
+    rc = main(
+        ["submit", str(folder), "--dataset", str(root), "--name", "alice", "--store", str(store), "--out", str(packed)]
+    )
     out = capsys.readouterr().out
     assert rc == 0, out
     from rqbench.space.stores import SpaceStores
@@ -104,9 +135,16 @@ def test_submit_errors_are_named_for_the_command_line_without_a_traceback(build,
     store = ["--store", str(tmp_path / "store")]
     if case == "no-kind":
         f = tmp_path / "sub.jsonl"
-        f.write_text(json.dumps({"model": "m", "model_type": "open"}) + "\n"
-                     + "".join(json.dumps({"rq_id": r, "research_questions": F.five(r)}) + "\n" for r in bench.rq_ids))
-        args, rc, needle = [str(f), "--dataset", str(root)], 1, 'line 1 looks like the metadata record but has no "kind"'
+        f.write_text(
+            json.dumps({"model": "m", "model_type": "open"})
+            + "\n"
+            + "".join(json.dumps({"rq_id": r, "research_questions": F.five(r)}) + "\n" for r in bench.rq_ids)
+        )
+        args, rc, needle = (
+            [str(f), "--dataset", str(root)],
+            1,
+            'line 1 looks like the metadata record but has no "kind"',
+        )
     elif case == "partial":
         folder = write_folder(tmp_path / "sub", bench.rq_ids[:2])
         args, rc, needle = [str(folder), "--dataset", str(root)], 1, "(a partial submission needs --allow-partial)"
@@ -141,12 +179,18 @@ class LaunchedSpace:
 
         self.store_dir = root / "store"
         self.stores = SpaceStores.local(self.store_dir)
-        self.config = SpaceConfig(stores=self.stores, target=BenchmarkTarget(bench.repo, bench.revision,
-                                                                             tuple(bench.rq_ids)), n_boot=50)  # fmt: skip
+        self.config = SpaceConfig(
+            stores=self.stores, target=BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids)), n_boot=50
+        )
         self.demo = build_app(self.config)
         port = _free_port()
-        self.demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                                 **launch_options(self.config, self.demo))  # fmt: skip
+        self.demo.queue().launch(
+            server_name="127.0.0.1",
+            server_port=port,
+            prevent_thread_lock=True,
+            quiet=True,
+            **launch_options(self.config, self.demo),
+        )
         self.url = f"http://127.0.0.1:{port}/"
 
 
@@ -190,8 +234,7 @@ def test_the_spaces_refusal_is_reworded_for_the_command_line(space, tmp_path, ca
     assert rc == 1
     assert f"the Space at {space.url} refused it (3 problem(s)); nothing was queued" in got.err
     assert got.err.count("(a partial submission needs --allow-partial)") == 3 and "box" not in got.err
-    assert main(["submit", str(folder), "--space", space.url, "--no-dataset", "--name", "dave",
-                 "--allow-partial"]) == 0  # fmt: skip
+    assert main(["submit", str(folder), "--space", space.url, "--no-dataset", "--name", "dave", "--allow-partial"]) == 0
     (req,) = [r for r in space.stores.requests.all() if r.user == "dave"]
     assert req.partial and req.instances == 1
 
@@ -207,8 +250,22 @@ def test_the_documented_path_from_generation_to_a_leaderboard_row(space, tmp_pat
     sub = tmp_path / "sub"
     with ScriptedServer(F.judge_reply) as srv:
         spec = F.scripted_spec(srv)
-        assert main(["generate", "--model", spec, "--dataset", str(space.build), "--out", str(sub),
-                     "--contact", "team@example.org"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "generate",
+                    "--model",
+                    spec,
+                    "--dataset",
+                    str(space.build),
+                    "--out",
+                    str(sub),
+                    "--contact",
+                    "team@example.org",
+                ]
+            )
+            == 0
+        )
         out = capsys.readouterr().out
         assert "4/4 instances with five RQs" in out and re.search(r"run id \w+ \(rqbench calls --run", out)
         assert main(["validate", str(sub), "--dataset", str(space.build)]) == 0
@@ -218,8 +275,25 @@ def test_the_documented_path_from_generation_to_a_leaderboard_row(space, tmp_pat
         assert main(["worker", "--list", "--store", str(space.store_dir)]) == 0
         assert rid in capsys.readouterr().out
         # a trial first, on the command line: the first instance of the four the submission holds, 1 of 4
-        assert main(["judge", str(sub), "--judge", spec, "--setting", "standalone", "--dataset", str(space.build),
-                     "--limit", "1", "--out", str(tmp_path / "trial")]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "judge",
+                    str(sub),
+                    "--judge",
+                    spec,
+                    "--setting",
+                    "standalone",
+                    "--dataset",
+                    str(space.build),
+                    "--limit",
+                    "1",
+                    "--out",
+                    str(tmp_path / "trial"),
+                ]
+            )
+            == 0
+        )
         out = capsys.readouterr().out
         assert "not an rq_id" not in out and "TRIAL, the first 1 of 4 instances only (--limit 1)" in out
         assert "1 of 4 instances scored" in out

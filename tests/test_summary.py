@@ -6,8 +6,8 @@ import json
 from datetime import date
 
 import pytest
-
 from results_factory import cand, instance, results, simple_instance
+
 from rqbench.evaluate.summary import load_results, summarize
 
 ZERO = (0, 0, 0)
@@ -124,8 +124,10 @@ def test_contamination_flag_from_instance_dates_or_a_date_mapping():
 
 
 def test_the_cutoff_is_the_submissions_else_the_catalogs_with_its_source():
-    insts = [simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 1, 9)),
-             simple_instance("2504.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 4, 2))]  # fmt: skip
+    insts = [
+        simple_instance("2501.00001_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 1, 9)),
+        simple_instance("2504.00002_rq0", (1, 1, 1), [(1, 1, 1)] * 5, published=date(2025, 4, 2)),
+    ]
     gemini = results(insts, model="gemini/gemini-3.1-pro")  # no cutoff stated; the catalog has January 2025
     prov = _rows(summarize([gemini], n_boot=10), judge=gemini.judge.label)[0].provenance
     assert prov.knowledge_cutoff == date(2025, 1, 31) and "ai.google.dev" in prov.knowledge_cutoff_source
@@ -157,7 +159,9 @@ def test_load_results_reads_files_and_folders_and_names_bad_fields(tmp_path):
     data["instances"][0]["candidates"][1]["novelty"]["originality"] = "high"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match=r"bad.json: not a valid results file: field instances\.0\.candidates\.1\.novelty"):
+    with pytest.raises(
+        ValueError, match=r"bad.json: not a valid results file: field instances\.0\.candidates\.1\.novelty"
+    ):
         load_results([bad])
     with pytest.raises(FileNotFoundError, match="no such results file"):
         load_results([tmp_path / "missing.json"])

@@ -11,8 +11,8 @@ from summary_reference import reference_instance_values, reference_summarize
 
 from rqbench.evaluate.criteria import METRICS
 from rqbench.evaluate.metrics import FailureAccounting, NarrownessAggregation, OrderingAggregation, ScoreOptions
-from rqbench.records import RawReply
 from rqbench.evaluate.summary import instance_values, summarize
+from rqbench.records import RawReply
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV")
 # model-0's and model-extra's cutoffs leave some instances clean and some not; model-1 states none (no clean figures)
@@ -28,8 +28,15 @@ def _random_candidate(rng: random.Random, cid: str, papers: tuple[str, ...]):
     orderings = [tuple(rng.randint(0, 3) for _ in range(3)) for _ in range(rng.choice((0, 0, 2, 3)))]
     narrow_papers = [p for p in papers if rng.random() > 0.15]
     sb = {p: rng.randint(0, 3) for p in narrow_papers} if narrow_papers else None
-    return cand(cid, novelty, sb=sb, dg=rng.randint(0, 3), papers=papers, by_ordering=orderings or None,
-                ranks=list(range(len(orderings))) or None)  # fmt: skip
+    return cand(
+        cid,
+        novelty,
+        sb=sb,
+        dg=rng.randint(0, 3),
+        papers=papers,
+        by_ordering=orderings or None,
+        ranks=list(range(len(orderings))) or None,
+    )
 
 
 def _random_instance(rng: random.Random, k: int, n_model: int):
@@ -38,11 +45,28 @@ def _random_instance(rng: random.Random, k: int, n_model: int):
     model = [_random_candidate(rng, f"m{i}", papers) for i in range(n_model)]
     overlap = _maybe(rng, 0.2, [rng.randint(0, 4) for _ in range(rng.choice((n_model, 3)))]) if n_model else None
     # a call that failed after its re-ask, kept as its raw reply: a judge's failure whatever the scores say
-    raws = [RawReply(step=rng.choice(("novelty_standalone", "narrowness_comparative", "overlap")), cache_key="k",
-                     text="not json", error="invalid_reply: scripted")] if n_model and rng.random() < 0.1 else []
+    raws = (
+        [
+            RawReply(
+                step=rng.choice(("novelty_standalone", "narrowness_comparative", "overlap")),
+                cache_key="k",
+                text="not json",
+                error="invalid_reply: scripted",
+            )
+        ]
+        if n_model and rng.random() < 0.1
+        else []
+    )
     gt = gt if n_model else cand("gt", None, sb=None)  # no generation: the GT is not judged either
-    return instance(f"25{rng.randint(1, 12):02d}.{k // 3:05d}_rq{k % 3}", gt, model, subfield=rng.choice(SUBFIELDS),
-                    papers=papers, overlap=overlap, raw_replies=raws)  # fmt: skip
+    return instance(
+        f"25{rng.randint(1, 12):02d}.{k // 3:05d}_rq{k % 3}",
+        gt,
+        model,
+        subfield=rng.choice(SUBFIELDS),
+        papers=papers,
+        overlap=overlap,
+        raw_replies=raws,
+    )
 
 
 def _dated(files, seed: int):
@@ -85,9 +109,11 @@ def _dump(rows):
 @pytest.mark.parametrize("combine", ["pooled", "mean_scores"])
 def test_fast_summarize_equals_the_reference_on_random_results(seed, combine, failures):
     files = _random_results(seed)
-    opts = [ScoreOptions(failures=failures),
-            ScoreOptions(NarrownessAggregation.max, OrderingAggregation.first, failures),
-            ScoreOptions(NarrownessAggregation.min, failures=failures)][seed]  # fmt: skip
+    opts = [
+        ScoreOptions(failures=failures),
+        ScoreOptions(NarrownessAggregation.max, OrderingAggregation.first, failures),
+        ScoreOptions(NarrownessAggregation.min, failures=failures),
+    ][seed]
     kw = dict(combine=combine, by_subfield=True, options=opts, n_boot=200, seed=seed)
     fast, ref = summarize(files, **kw), reference_summarize(files, **kw)
     assert len(fast) == len(ref) > 0

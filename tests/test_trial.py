@@ -11,9 +11,9 @@ import json
 
 import evaluate_factory as F
 import pytest
-from rqbench.evaluate.judging import read_results
 
 from rqbench.cli import main
+from rqbench.evaluate.judging import read_results
 
 
 @pytest.fixture
@@ -34,13 +34,24 @@ def _no_traceback(got) -> None:
     assert "Traceback" not in got.out + got.err, got
 
 
-def test_limit_judges_the_first_instances_of_a_full_submission_counted_against_the_revision(build, spec, tmp_path,
-                                                                                             capsys):  # fmt: skip
+def test_limit_judges_the_first_instances_of_a_full_submission_counted_against_the_revision(
+    build, spec, tmp_path, capsys
+):
     bench, root = build
     sub = F.submission(bench, tmp_path / "sub")  # all four instances
     out = tmp_path / "results"
-    judge = ["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--dataset", str(root),
-             "--out", str(out)]  # fmt: skip
+    judge = [
+        "judge",
+        str(sub.path),
+        "--judge",
+        spec,
+        "--setting",
+        "standalone",
+        "--dataset",
+        str(root),
+        "--out",
+        str(out),
+    ]
     assert main([*judge, "--limit", "1"]) == 0
     got = capsys.readouterr()
     _no_traceback(got)
@@ -75,8 +86,10 @@ def test_limit_judges_the_first_instances_of_a_full_submission_counted_against_t
     report = tmp_path / "report"
     assert main(["report", str(out), "--out", str(report), "--n-boot", "20"]) == 0
     rows = [r for r in json.loads((report / "summary.json").read_text()) if r["row_kind"] == "model"]
-    counts = {(p["trial"], p["instances_scored"], p["instances_expected"], p["generation_failures"])
-              for p in (r["provenance"] for r in rows)}  # fmt: skip
+    counts = {
+        (p["trial"], p["instances_scored"], p["instances_expected"], p["generation_failures"])
+        for p in (r["provenance"] for r in rows)
+    }
     assert counts == {(1, 1, 4, 0), (None, 4, 4, 0)}
     md = (report / "report.md").read_text()
     assert "standalone **TRIAL**: 1 of 4 instances scored" in md
@@ -107,9 +120,11 @@ def test_a_trial_needs_only_its_own_instances(build, tmp_path, capsys):
     assert ids[1] in got.out and ids[2] not in got.out  # only the trial's instances are asked for
 
     # a line for an rq_id the revision lacks is refused as always, trial or not
-    (sub.path / "submission.jsonl").write_text((sub.path / "submission.jsonl").read_text()
-                                               + json.dumps({"rq_id": "9999.99999_rq0",
-                                                             "research_questions": F.five("x")}) + "\n")  # fmt: skip
+    (sub.path / "submission.jsonl").write_text(
+        (sub.path / "submission.jsonl").read_text()
+        + json.dumps({"rq_id": "9999.99999_rq0", "research_questions": F.five("x")})
+        + "\n"
+    )
     bad = validate_submission(sub.path, ids, judged_rq_ids=ids[:1])
     assert [p.code for p in bad.errors] == ["unknown_rq_id"]
 
@@ -117,8 +132,20 @@ def test_a_trial_needs_only_its_own_instances(build, tmp_path, capsys):
 def test_a_failure_outside_the_trial_is_not_the_trials(build, spec, tmp_path, capsys):
     bench, root = build
     sub = F.submission(bench, tmp_path / "sub", failed={bench.rq_ids[3]})
-    args = ["judge", str(sub.path), "--judge", spec, "--setting", "standalone", "--criteria", "overlap",
-            "--dataset", str(root), "--out", str(tmp_path / "r")]  # fmt: skip
+    args = [
+        "judge",
+        str(sub.path),
+        "--judge",
+        spec,
+        "--setting",
+        "standalone",
+        "--criteria",
+        "overlap",
+        "--dataset",
+        str(root),
+        "--out",
+        str(tmp_path / "r"),
+    ]
     assert main([*args, "--limit", "2"]) == 0  # no --allow-partial needed: its two instances are whole
     assert "2 of 4 instances scored" in capsys.readouterr().out
     assert main(args) == 1  # the full run is partial
@@ -127,8 +154,12 @@ def test_a_failure_outside_the_trial_is_not_the_trials(build, spec, tmp_path, ca
 
 @pytest.mark.parametrize("job", ["judge", "evaluate", "validate", "generate"])
 def test_a_limit_below_one_is_refused_by_name(tmp_path, capsys, job):
-    args = {"judge": ["judge", str(tmp_path)], "evaluate": ["evaluate"], "validate": ["validate", str(tmp_path)],
-            "generate": ["generate", "--out", str(tmp_path / "g")]}[job]  # fmt: skip
+    args = {
+        "judge": ["judge", str(tmp_path)],
+        "evaluate": ["evaluate"],
+        "validate": ["validate", str(tmp_path)],
+        "generate": ["generate", "--out", str(tmp_path / "g")],
+    }[job]
     with pytest.raises(SystemExit) as exit_:
         main([*args, "--limit", "0"])
     assert exit_.value.code == 2
@@ -143,7 +174,8 @@ def _results(model: str, n: int = 4, trial: int | None = None, label: str | None
 
     insts = [simple_instance(f"2501.0000{i}_rq0", (2, 2, 1), [(3, 2, 2)] * 5, overlap=[1] * 5) for i in range(n)]
     return results(insts[:trial] if trial else insts, model=model, expected=n, label=label).model_copy(
-        update={"trial": trial})
+        update={"trial": trial}
+    )
 
 
 def test_one_run_each_prefers_the_full_run_then_the_largest_trial():
@@ -194,8 +226,20 @@ def test_evaluate_limit_generates_and_judges_a_trial_counted_against_the_revisio
     all saying 1 of 4 and trial; then ``--submission`` with a complete submission takes its first instance."""
     bench, root = build
     out, report = tmp_path / "results", tmp_path / "report"
-    common = ["--judge", spec, "--dataset", str(root), "--setting", "standalone", "--criteria", "novelty,overlap",
-              "--limit", "1", "--out", str(out)]  # fmt: skip
+    common = [
+        "--judge",
+        spec,
+        "--dataset",
+        str(root),
+        "--setting",
+        "standalone",
+        "--criteria",
+        "novelty,overlap",
+        "--limit",
+        "1",
+        "--out",
+        str(out),
+    ]
     assert main(["evaluate", "--model", spec, *common, "--report-dir", str(report)]) == 0
     got = capsys.readouterr()
     _no_traceback(got)
@@ -204,8 +248,11 @@ def test_evaluate_limit_generates_and_judges_a_trial_counted_against_the_revisio
     (path,) = out.glob("*.json")
     assert (read_results(path).trial, read_results(path).instances_expected) == (1, 4)
     (row,) = [r for r in json.loads((report / "summary.json").read_text()) if r["row_kind"] == "model"]
-    assert (row["provenance"]["trial"], row["provenance"]["instances_scored"], row["provenance"]["instances_expected"]
-            ) == (1, 1, 4)  # fmt: skip
+    assert (
+        row["provenance"]["trial"],
+        row["provenance"]["instances_scored"],
+        row["provenance"]["instances_expected"],
+    ) == (1, 1, 4)
 
     sub = F.submission(bench, tmp_path / "sub")  # all four instances: the trial takes the first, refuses none
     assert main(["evaluate", "--submission", str(sub.path), *common, "--no-report"]) == 0

@@ -29,10 +29,13 @@ def bibs(latex):
     def load(rel):
         return {e.key: e for e in read_bib(latex / rel)[0]}
 
-    return {"cdl": load(SHARED_BIB), "dpo": load("neurips2024-beta-dpo/neurips_2024.bib"),
-            "colm": load("value-profiles-emnlp/colm2025_conference.bib") | load("value-profiles-emnlp/custom.bib"),
-            "judge": load("neurips2026-llm-judge-biblatex/references.bib"),
-            "stylometry": load("llm-stylometry/custom.bib")}  # fmt: skip
+    return {
+        "cdl": load(SHARED_BIB),
+        "dpo": load("neurips2024-beta-dpo/neurips_2024.bib"),
+        "colm": load("value-profiles-emnlp/colm2025_conference.bib") | load("value-profiles-emnlp/custom.bib"),
+        "judge": load("neurips2026-llm-judge-biblatex/references.bib"),
+        "stylometry": load("llm-stylometry/custom.bib"),
+    }
 
 
 def score(a: BibEntry, b: BibEntry) -> vm.Comparison:
@@ -87,10 +90,17 @@ def test_a_retitled_version_in_a_mirror_is_found_by_what_its_metadata_and_the_ci
     """The mirror's arXiv folder of HyperTools, with its metadata, against the citation of the JMLR version."""
     mirror = tmp_path / "mirror"
     shutil.copytree(latex / "hypertools-arxiv-bblonly" / "arXiv", mirror / "1701.08290" / "src")
-    (mirror / "1701.08290" / "metadata.json").write_text(json.dumps({
-        "arxiv_id": "1701.08290", "primary_category": "cs.LG", "published": "2017-01-25T00:00:00Z",
-        "title": "HyperTools: A Python toolbox for visualizing and manipulating high-dimensional data",
-        "authors": ["Andrew C. Heusser", "Kirsten Ziman", "Lucy L. W. Owen", "Jeremy R. Manning"]}))  # fmt: skip
+    (mirror / "1701.08290" / "metadata.json").write_text(
+        json.dumps(
+            {
+                "arxiv_id": "1701.08290",
+                "primary_category": "cs.LG",
+                "published": "2017-01-25T00:00:00Z",
+                "title": "HyperTools: A Python toolbox for visualizing and manipulating high-dimensional data",
+                "authors": ["Andrew C. Heusser", "Kirsten Ziman", "Lucy L. W. Owen", "Jeremy R. Manning"],
+            }
+        )
+    )
     shutil.copytree(latex / "timecorr-paper", mirror / "timecorr")  # another paper of the same lab
     cited = {w.key: w for w in parse_paper(latex / "sherlock-topic-model", "x").cited_works}["HeusEtal18a"].bib
     found = LocalSources(mirror).find(cited, citations=69)

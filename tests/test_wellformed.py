@@ -117,7 +117,7 @@ GOOD_GAPS = [
     "Speculative sampling was evaluated only with a batch size of 1; its behaviour under continuous batching is untested.",
     "The claim that one mechanism explains every sink is not always true, especially for models without query biases.",
     "The metric was validated only for p < 0.05 and for sentences shorter than 40 tokens (> 40 is untested).",
-    "Prior work calls the first token a \"sink\" without testing what makes it one.",
+    'Prior work calls the first token a "sink" without testing what makes it one.',
     "The cited work leaves open why sinks form in some heads and not in others (case 12).",
 ]
 
@@ -177,7 +177,11 @@ GOOD = (
 
 JUNK = [
     # --- the published sample's author-anchored RQs and gaps
-    ("<key>}, {cited_keys: []}}, ...} } } } }", RQ, {"placeholder", "json_debris", "field_name_echo", "not_a_question"}),
+    (
+        "<key>}, {cited_keys: []}}, ...} } } } }",
+        RQ,
+        {"placeholder", "json_debris", "field_name_echo", "not_a_question"},
+    ),
     ("The HyperTools toolbox provides a set of functions ...", RQ, {"not_a_question", "cut_off"}),
     ("<gap>", GAP, {"placeholder", "too_short"}),
     ("1] (section: Introduction)", GAP, {"fragment", "prompt_echo", "too_short"}),
@@ -199,7 +203,11 @@ JUNK = [
     # --- cut-off JSON and echoed templates
     ('{"research_questions": [{"question": "How do sinks arise', RQ, {"json_debris", "field_name_echo"}),
     ('{"research_questions": [...', RQ, {"json_debris", "field_name_echo", "cut_off"}),
-    ('"How do attention sinks arise in GPT-2 models?", "Does the query bias matter?"', RQ, {"json_debris", "double_quote", "several_questions"}),
+    (
+        '"How do attention sinks arise in GPT-2 models?", "Does the query bias matter?"',
+        RQ,
+        {"json_debris", "double_quote", "several_questions"},
+    ),
     ('How do attention sinks arise in GPT-2 models?"}]}', RQ, {"json_debris", "double_quote"}),
     ("How do attention sinks arise in GPT-2 models?\\n", RQ, {"json_debris", "not_a_question"}),
     ("['How do attention sinks arise in GPT-2 models?']", RQ, {"json_debris"}),
@@ -231,8 +239,16 @@ JUNK = [
     # --- lists glued together
     ("How do attention sinks arise in GPT-2? Do they also arise in models with ALiBi?", RQ, {"several_questions"}),
     ("How do sinks arise?, What role does the query bias play?, Can they be removed?", RQ, {"several_questions"}),
-    ("How do attention sinks arise in GPT-2 style models?\nWhat role does the query bias play?", RQ, {"several_questions", "line_break"}),
-    ("- Existing metrics need alignments.\n- They are slow to compute on large test sets.", GAP, {"list_marker", "line_break"}),
+    (
+        "How do attention sinks arise in GPT-2 style models?\nWhat role does the query bias play?",
+        RQ,
+        {"several_questions", "line_break"},
+    ),
+    (
+        "- Existing metrics need alignments.\n- They are slow to compute on large test sets.",
+        GAP,
+        {"list_marker", "line_break"},
+    ),
     ('Existing metrics need alignments between sentences.", "They are slow to compute.', GAP, {"json_debris"}),
     # --- repetition
     ("attention attention attention attention attention attention?", RQ, {"repeated_words"}),
@@ -254,19 +270,30 @@ JUNK = [
     ("How does <b>GREEN</b> compare with M2 on corpus-level correlation?", RQ, {"markup_debris"}),
     ("Does GREEN outperform M2 [12] on corpus-level correlation with human rankings?", RQ, {"markup_debris"}),
     # --- the rebuilt sample's survivors: the prompt's rendered citations copied, a label kept
-    ("GAP-1: GPT-2, the mechanism of rotary embeddings [@su2021roformer], how does it extrapolate?", RQ,
-     {"list_marker", "markup_debris"}),
-    ("How does rotary position embedding [@su2021roformer] change length generalisation in transformers?", RQ,
-     {"markup_debris"}),
-    ("[MATH] [@vaswani2017attention; @su2021roformer] leaves the cost of attention unexplained.", GAP,
-     {"markup_debris"}),
+    (
+        "GAP-1: GPT-2, the mechanism of rotary embeddings [@su2021roformer], how does it extrapolate?",
+        RQ,
+        {"list_marker", "markup_debris"},
+    ),
+    (
+        "How does rotary position embedding [@su2021roformer] change length generalisation in transformers?",
+        RQ,
+        {"markup_debris"},
+    ),
+    (
+        "[MATH] [@vaswani2017attention; @su2021roformer] leaves the cost of attention unexplained.",
+        GAP,
+        {"markup_debris"},
+    ),
     ("RQ-2: How does the query bias shape the attention sink in GPT-2 models?", RQ, {"list_marker"}),
-    ("JeremyWaltEtl89: The HyperTools toolkit provides a set of functions for visualizing data.", GAP,
-     {"list_marker"}),
+    ("JeremyWaltEtl89: The HyperTools toolkit provides a set of functions for visualizing data.", GAP, {"list_marker"}),
     ("M's idea of attention sink", GAP, {"too_short"}),
     ("revised_items_list_marker", Kind.contribution, {"field_name_echo"}),
-    ("The toolkit removes the too_short limit that earlier plotting libraries imposed on inputs.", Kind.contribution,
-     {"field_name_echo"}),
+    (
+        "The toolkit removes the too_short limit that earlier plotting libraries imposed on inputs.",
+        Kind.contribution,
+        {"field_name_echo"},
+    ),
     ("Do attention sinks appear for sequences > 1024 tokens in GPT-2 models?", RQ, {"markup_debris"}),
     ("Does the **query bias** cause the attention sink in GPT-2 models?", RQ, {"markup_debris"}),
     ("How do attention sinks arise in GPT-2 &amp; ALiBi models?", RQ, {"markup_debris"}),
@@ -324,15 +351,27 @@ JUNK = [
     # --- problem statements
     ("<text>", PROBLEM, {"placeholder"}),
     ("The problem the paper tackles and why it matters, in two to four sentences.", PROBLEM, {"prompt_echo"}),
-    ('{"problem_statement": "Existing GEC metrics rely on alignments between learner and corrected sentences', PROBLEM, {"json_debris", "field_name_echo"}),
-    ("PROBLEM STATEMENT: GEC metrics rely on alignments between learner and corrected sentences, which are costly to compute.", PROBLEM, {"prompt_echo"}),
+    (
+        '{"problem_statement": "Existing GEC metrics rely on alignments between learner and corrected sentences',
+        PROBLEM,
+        {"json_debris", "field_name_echo"},
+    ),
+    (
+        "PROBLEM STATEMENT: GEC metrics rely on alignments between learner and corrected sentences, which are costly to compute.",
+        PROBLEM,
+        {"prompt_echo"},
+    ),
     (
         "Existing GEC metrics rely on alignments between learner and corrected sentences, which are costly and error-prone to compute, and",
         PROBLEM,
         {"cut_off"},
     ),
     ("GEC metrics need alignments.", PROBLEM, {"too_short"}),
-    ("Direct Preference Optimization is " + "sensitive to its trade-off parameter and to noisy data, " * 30, PROBLEM, {"too_long"}),
+    (
+        "Direct Preference Optimization is " + "sensitive to its trade-off parameter and to noisy data, " * 30,
+        PROBLEM,
+        {"too_long"},
+    ),
     # --- headlines
     ("<one sentence>", HEADLINE, {"placeholder"}),
     ("main_idea_headline: GREEN, an alignment-free F-score", HEADLINE, {"field_name_echo"}),
@@ -367,7 +406,9 @@ def test_the_tables_are_big_enough_and_cover_every_rule():
 
 
 def expert_texts(fixtures_dir: Path) -> list[str]:
-    rows = [json.loads(line) for line in (fixtures_dir / "paper_examples" / "expert_vs_llm.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (fixtures_dir / "paper_examples" / "expert_vs_llm.jsonl").read_text().splitlines()
+    ]
     assert len(rows) == 10
     return [r["gt_rq"] for r in rows] + [r["model_rq"] for r in rows]
 
@@ -562,26 +603,39 @@ def test_the_builders_other_texts_open_with_a_capitalised_word():
     good gaps and contributions that open with a word pass it."""
     for kind in (GAP, Kind.contribution, Kind.problem_statement, Kind.headline):
         pattern = wf.grammar_pattern(kind)
-        for debris in ("2. Information content is compressed by the amount of data that can be processed.",
-                       "M'S CONTRIBUTIONS: the model tracks what each learner knows.", "1.3.2.0.4:5687",
-                       "CITED WORK_2017 leaves the question of scale open for later work."):
+        for debris in (
+            "2. Information content is compressed by the amount of data that can be processed.",
+            "M'S CONTRIBUTIONS: the model tracks what each learner knows.",
+            "1.3.2.0.4:5687",
+            "CITED WORK_2017 leaves the question of scale open for later work.",
+        ):
             assert re.fullmatch(pattern, debris) is None, (kind, debris)
     raw = re.compile(r'[^{}<>"\\\[\]@\n\r\t]+')  # what the grammar refused before it asked for an opening word
-    worded = [(t, k) for t, k in GOOD if k in (GAP, Kind.contribution) and re.match(r"[A-Z][a-z ]", t)
-              and raw.fullmatch(t) and len(t) <= wf.BOUNDS[k].max_chars]  # fmt: skip
+    worded = [
+        (t, k)
+        for t, k in GOOD
+        if k in (GAP, Kind.contribution)
+        and re.match(r"[A-Z][a-z ]", t)
+        and raw.fullmatch(t)
+        and len(t) <= wf.BOUNDS[k].max_chars
+    ]
     assert len(worded) >= 5 and all(re.fullmatch(wf.grammar_pattern(k), t) for t, k in worded)
 
 
-PATTERN_PROBES = [t for t, k in GOOD if k is RQ] + [t for t, k, _ in JUNK] + [
-    " How do attention sinks arise in GPT-2 models?",
-    "How do sinks arise?",
-    "Is it?",
-    "Does it hold?",
-    "How \\ do attention sinks arise in GPT-2 models?",
-    "How do attention sinks arise in GPT-2 models ?",
-    "How do attention sinks arise in GPT-2 models?" + "?",
-    "How does the sink arise when " + "a" * 560 + "?",
-]
+PATTERN_PROBES = (
+    [t for t, k in GOOD if k is RQ]
+    + [t for t, k, _ in JUNK]
+    + [
+        " How do attention sinks arise in GPT-2 models?",
+        "How do sinks arise?",
+        "Is it?",
+        "Does it hold?",
+        "How \\ do attention sinks arise in GPT-2 models?",
+        "How do attention sinks arise in GPT-2 models ?",
+        "How do attention sinks arise in GPT-2 models?" + "?",
+        "How does the sink arise when " + "a" * 560 + "?",
+    ]
+)
 
 LONG_RQ = (
     "Which combinations of architectural choices, including learned query biases, absolute or rotary positional "
@@ -591,7 +645,11 @@ LONG_RQ = (
     "do these sinks interact with context length, quantization, and fine-tuning on long documents when models are "
     "evaluated on retrieval{} benchmarks?"
 )
-PATTERN_PROBES += [LONG_RQ.format(""), LONG_RQ.format(" and summarization"), LONG_RQ.format(" and summarization and reasoning")]
+PATTERN_PROBES += [
+    LONG_RQ.format(""),
+    LONG_RQ.format(" and summarization"),
+    LONG_RQ.format(" and summarization and reasoning"),
+]
 
 
 def test_the_pattern_and_the_gate_share_the_character_bound():
@@ -626,7 +684,7 @@ def test_every_well_formed_rq_fits_the_pattern(fixtures_dir):
 @given(
     st.sampled_from(["How ", "What ", "Does ", "how ", "Given X, how ", "", " ", "The "]),
     st.text(alphabet=st.sampled_from(list("abc XYZ-,'()[]{}<>\"\\?\n\t.:;_0123456789\u2019\u200b")), max_size=120),
-    st.sampled_from(["?", "", "?\n", " ?", "??", "?\""]),
+    st.sampled_from(["?", "", "?\n", " ?", "??", '?"']),
 )
 def test_pattern_refusal_implies_gate_refusal_on_near_questions(head, body, tail):
     text = head + "attention sinks in GPT-2 models " + body + tail
@@ -724,7 +782,10 @@ def test_the_gate_never_raises_on_any_text(text, kind):
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.sampled_from(["(", ")", "[", "]", "{", "}", "<", ">", '"', "\\", ":", ",", "?", "a", " ", "[MATH]"]), max_size=4000),
+    st.lists(
+        st.sampled_from(["(", ")", "[", "]", "{", "}", "<", ">", '"', "\\", ":", ",", "?", "a", " ", "[MATH]"]),
+        max_size=4000,
+    ),
     st.sampled_from(list(Kind)),
 )
 def test_the_gate_never_raises_on_bracket_soup(parts, kind):
@@ -786,10 +847,30 @@ def test_a_megabyte_of_debris_is_checked_within_a_bound():
 SUB = wf.Standard.submitted
 # What each rule does to a submitted question (docs/wellformed.md, "Refused, reviewed, or subject matter").
 # placeholder refuses a whole stand-in and reviews a slot of ours; the two rules never checked are subject matter.
-REFUSE = {"empty", "too_short", "too_long", "not_a_question", "several_questions", "fragment", "cut_off", "few_letters",
-          "repeated_words", "control_characters", "duplicate"}  # fmt: skip
-REVIEW = {"no_capital_start", "list_marker", "double_quote", "markup_debris", "field_name_echo", "prompt_echo",
-          "repeated_punctuation", "overlong_word", "line_break"}  # fmt: skip
+REFUSE = {
+    "empty",
+    "too_short",
+    "too_long",
+    "not_a_question",
+    "several_questions",
+    "fragment",
+    "cut_off",
+    "few_letters",
+    "repeated_words",
+    "control_characters",
+    "duplicate",
+}
+REVIEW = {
+    "no_capital_start",
+    "list_marker",
+    "double_quote",
+    "markup_debris",
+    "field_name_echo",
+    "prompt_echo",
+    "repeated_punctuation",
+    "overlong_word",
+    "line_break",
+}
 NEVER = {"json_debris", "key_value_run"}
 
 
@@ -814,19 +895,27 @@ def test_submitted_failures_refuse_or_go_to_review_by_rule(text, kind, rules):
 # Questions a submitter about LLM research writes (written for this test, after the rules were set): each
 # names what the extracted standard treats as debris, and each is a question a judge can read safely.
 SUBJECT_MATTER = [
-    ("Why does the <|eot_id|> token appear in the middle of long generations from fine-tuned Llama-3 models?",
-     "markup_debris"),
+    (
+        "Why does the <|eot_id|> token appear in the middle of long generations from fine-tuned Llama-3 models?",
+        "markup_debris",
+    ),
     ('Does a schema that declares "required": ["answer"] make small models omit their reasoning?', "json_debris"),
-    ("Is the source_bound_score of narrowness judges stable across paraphrases of the same research question?",
-     "field_name_echo"),
-    ("How does the placement of the <video> token in the prompt affect temporal grounding in video LLMs?",
-     "placeholder"),
+    (
+        "Is the source_bound_score of narrowness judges stable across paraphrases of the same research question?",
+        "field_name_echo",
+    ),
+    (
+        "How does the placement of the <video> token in the prompt affect temporal grounding in video LLMs?",
+        "placeholder",
+    ),
     ("Can a transformer learn f(x) = x^2 \\bmod p from 1,000 examples without grokking delays?", "markup_debris"),
     ("Do TODO markers left in a prompt make code models leave stubs in their output?", "placeholder"),
     ('Does asking "Are you sure?" after a correct answer make chat models change it?', "several_questions"),
     ("Large models memorise rare facts. Does deduplicating the corpus reduce that memorisation?", "not_a_question"),
-    ("Does $\\beta$ in DPO need retuning when the preference data are relabelled by a stronger model?",
-     "markup_debris"),
+    (
+        "Does $\\beta$ in DPO need retuning when the preference data are relabelled by a stronger model?",
+        "markup_debris",
+    ),
 ]
 
 
@@ -836,20 +925,33 @@ def test_what_a_submitted_question_names_is_its_subject(text, extracted_rule):
     assert extracted_rule in {f.rule.value for f in wf.check(text, RQ)}  # the builder still drops it
 
 
-@pytest.mark.parametrize(("text", "rule"), [
-    ("Does the <gap> identified in the background explain the failure of sparse attention on long inputs?",
-     "placeholder"),  # a slot of our own templates
-    ("How does {{background}} change the way attention sinks form in GPT-2 style models?", "placeholder"),
-    ("question: How do attention sinks arise in GPT-2 style models with learned biases?", "field_name_echo"),
-    ("Does sparse attention (section: Introduction) fail on long legal documents with many cross-references?",
-     "prompt_echo"),
-    ("Does the method of [@su2021roformer] extend to sequences longer than those seen in training?", "markup_debris"),
-    ("RQ1: How do attention sinks arise in GPT-2 style models with learned query biases?", "list_marker"),
-    ("how do attention sinks arise in GPT-2 style models with learned query biases?", "no_capital_start"),
-    ("How do attention sinks arise,, in GPT-2 style models with learned query biases?", "repeated_punctuation"),
-    ("Does the hash 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b identify the checkpoint used in the study?",
-     "overlong_word"),
-], ids=lambda x: x[:30])
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        (
+            "Does the <gap> identified in the background explain the failure of sparse attention on long inputs?",
+            "placeholder",
+        ),  # a slot of our own templates
+        ("How does {{background}} change the way attention sinks form in GPT-2 style models?", "placeholder"),
+        ("question: How do attention sinks arise in GPT-2 style models with learned biases?", "field_name_echo"),
+        (
+            "Does sparse attention (section: Introduction) fail on long legal documents with many cross-references?",
+            "prompt_echo",
+        ),
+        (
+            "Does the method of [@su2021roformer] extend to sequences longer than those seen in training?",
+            "markup_debris",
+        ),
+        ("RQ1: How do attention sinks arise in GPT-2 style models with learned query biases?", "list_marker"),
+        ("how do attention sinks arise in GPT-2 style models with learned query biases?", "no_capital_start"),
+        ("How do attention sinks arise,, in GPT-2 style models with learned query biases?", "repeated_punctuation"),
+        (
+            "Does the hash 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b identify the checkpoint used in the study?",
+            "overlong_word",
+        ),
+    ],
+    ids=lambda x: x[:30],
+)
 def test_echoes_of_our_own_pipeline_go_to_review_and_are_not_refused(text, rule):
     failures = wf.check(text, RQ, SUB)
     assert rule in {f.rule.value for f in wf.reviews(failures)}, failures
@@ -859,20 +961,24 @@ def test_echoes_of_our_own_pipeline_go_to_review_and_are_not_refused(text, rule)
 
 def test_a_quoted_slot_is_mentioned_and_a_quoted_key_is_a_key():
     assert wf.check('Does showing each candidate as "[0] <text>" change how judges read it?', RQ, SUB) == []
-    assert wf.check('Does showing each candidate as [0] <text> change how judges read it?', RQ, SUB) != []
+    assert wf.check("Does showing each candidate as [0] <text> change how judges read it?", RQ, SUB) != []
     assert "field_name_echo" in {f.rule.value for f in wf.check('{"question": "How do sinks form in GPT-2?"}', RQ, SUB)}
 
 
-@pytest.mark.parametrize(("text", "rule"), [
-    ("Does it scale?", "too_short"),
-    ("The HyperTools toolbox provides a set of functions for plotting data?", "not_a_question"),
-    ("How do sinks form? Why do they persist in large language models?", "several_questions"),
-    ("How do attention sinks arise in GPT-2 style models with learned biases ...?", "cut_off"),
-    ("How do attention\u200b sinks arise in GPT-2 style models with learned biases?", "control_characters"),
-    ("N/A", "placeholder"),
-    ("Research question 1?", "placeholder"),
-    ("[MATH] [MATH] [MATH] [MATH] [MATH] [MATH] [MATH]?", "few_letters"),
-], ids=lambda x: x[:30])
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Does it scale?", "too_short"),
+        ("The HyperTools toolbox provides a set of functions for plotting data?", "not_a_question"),
+        ("How do sinks form? Why do they persist in large language models?", "several_questions"),
+        ("How do attention sinks arise in GPT-2 style models with learned biases ...?", "cut_off"),
+        ("How do attention\u200b sinks arise in GPT-2 style models with learned biases?", "control_characters"),
+        ("N/A", "placeholder"),
+        ("Research question 1?", "placeholder"),
+        ("[MATH] [MATH] [MATH] [MATH] [MATH] [MATH] [MATH]?", "few_letters"),
+    ],
+    ids=lambda x: x[:30],
+)
 def test_what_is_not_a_question_or_not_safe_is_still_refused(text, rule):
     failures = wf.check(text, RQ, SUB)
     assert rule in {f.rule.value for f in wf.refusals(failures)}, failures

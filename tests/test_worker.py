@@ -13,14 +13,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from rqbench.evaluate.dataset import Benchmark
-from rqbench.space.stores import SpaceStores
-from rqbench.space.submit import BenchmarkTarget, SubmitFlow, Submitter
-from rqbench.space.worker import Worker, evaluate_judge
 from scripted_replies import reply as judge_reply
 from space_queue import make_bench, queue, worker_for, write_submission
 
+from rqbench.evaluate.dataset import Benchmark
 from rqbench.llm import LLM
+from rqbench.space.stores import SpaceStores
+from rqbench.space.submit import BenchmarkTarget, SubmitFlow, Submitter
+from rqbench.space.worker import Worker, evaluate_judge
 from rqbench.testing.scripted_server import ScriptedServer
 
 
@@ -141,8 +141,20 @@ def test_worker_cli_once(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-for-loopback")
     with ScriptedServer(judge_reply) as srv:
         spec = f"openai/scripted@api_base={srv.api_base},json_mode=json_object_schema,max_retries=0"
-        rc = main(["worker", "--once", "--store", str(tmp_path / "store"), "--dataset", str(tmp_path / "build"),
-                   "--judge", spec, "--setting", "standalone"])  # fmt: skip
+        rc = main(
+            [
+                "worker",
+                "--once",
+                "--store",
+                str(tmp_path / "store"),
+                "--dataset",
+                str(tmp_path / "build"),
+                "--judge",
+                spec,
+                "--setting",
+                "standalone",
+            ]
+        )
         assert rc == 0
         assert len(srv.requests) > 0
     out = capsys.readouterr().out
@@ -176,7 +188,8 @@ def test_worker_can_be_tried_safely_list_dry_run_limit_and_run_ids(tmp_path, mon
     out = capsys.readouterr().out
     assert "2 request(s) waiting to be judged" in out
     assert out.index(f"1. {r1.request_id}  model-one  from alice  2 instance(s)  pending") < out.index(
-        f"2. {r2.request_id}  model-two  from bob")
+        f"2. {r2.request_id}  model-two  from bob"
+    )
     assert "0 finished, 0 failed" in out
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-for-loopback")
@@ -357,9 +370,8 @@ def test_published_results_never_carry_the_contact(tmp_path, stores, bench):
 
 def test_a_judges_options_never_reach_the_queue_the_results_or_a_page(tmp_path, stores, bench, monkeypatch):
     """docs/space.md's promise: a judge is shown by its public label, never by how it is reached."""
-    from rqbench.space.safety import redact
-
     from rqbench.llm.config import public_label
+    from rqbench.space.safety import redact
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-for-loopback")
     r1, r2 = queue(tmp_path, stores, bench, [("alice", "model-one"), ("bob", "model-two")])
@@ -383,5 +395,7 @@ def test_a_judges_options_never_reach_the_queue_the_results_or_a_page(tmp_path, 
     assert published.judge.label == "openai/scripted@json_mode=json_object_schema,temperature=0.7"
     # any text a page shows passes through redact, which keeps the label and drops the rest
     said = f"judge {spec} (standalone) failed; also local@temperature=0.7 and a@b.org"
-    assert redact(said) == ("judge openai/scripted@json_mode=json_object_schema,temperature=0.7 (standalone) "
-                            "failed; also local@temperature=0.7 and a@b.org")  # fmt: skip
+    assert redact(said) == (
+        "judge openai/scripted@json_mode=json_object_schema,temperature=0.7 (standalone) "
+        "failed; also local@temperature=0.7 and a@b.org"
+    )

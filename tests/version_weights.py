@@ -21,8 +21,16 @@ from pathlib import Path
 
 from rqbench.builder import version_match as vm
 
-TUNING_PAPERS = ("efficient-learning-khan", "hypertools-arxiv-bblonly", "hypertools-jmlr", "llm-stylometry",
-                 "pca-paper", "sherlock-topic-model", "supereeg-paper", "timecorr-paper")  # fmt: skip
+TUNING_PAPERS = (
+    "efficient-learning-khan",
+    "hypertools-arxiv-bblonly",
+    "hypertools-jmlr",
+    "llm-stylometry",
+    "pca-paper",
+    "sherlock-topic-model",
+    "supereeg-paper",
+    "timecorr-paper",
+)
 AGREEING_AUTHORS = ("same", "same_single", "subset")
 LEVELS = {f: tuple(vm.WEIGHTS[f]) for f in ("title", "authors", "year", "venue")}
 
@@ -43,8 +51,12 @@ def measure_u(latex_dir: Path, papers=TUNING_PAPERS) -> dict[str, dict[str, floa
     n = n_agree = 0
     for a, b in reference_pairs(latex_dir, papers):
         authors = vm.authors_level(a, b)
-        levels = {"title": vm.title_level(a.title, b.title), "authors": authors, "year": vm.year_level(a, b),
-                  "venue": vm.venue_level(a, b)}  # fmt: skip
+        levels = {
+            "title": vm.title_level(a.title, b.title),
+            "authors": authors,
+            "year": vm.year_level(a, b),
+            "venue": vm.venue_level(a, b),
+        }
         if a.year and b.year:  # b's year as the newest reference of an undated source
             levels["year_floor"] = "consistent" if a.year >= b.year - 1 else "impossible"
         n += 1
@@ -56,12 +68,17 @@ def measure_u(latex_dir: Path, papers=TUNING_PAPERS) -> dict[str, dict[str, floa
                 agreeing[key][lv] += 1
     u: dict[str, dict[str, float]] = {}
     for f, levels in LEVELS.items():
+
         def rate(counts: Counter, total: int, lv: str, group: tuple[str, ...]) -> float:
             seen = sum(counts[x] for x in group)
             return (counts[lv] + 1) / (seen + len(group)) if total else 0.0
 
-        pair = {"agree": ("agree", "disagree"), "disagree": ("agree", "disagree"),
-                "consistent": ("consistent", "impossible"), "impossible": ("consistent", "impossible")}
+        pair = {
+            "agree": ("agree", "disagree"),
+            "disagree": ("agree", "disagree"),
+            "consistent": ("consistent", "impossible"),
+            "impossible": ("consistent", "impossible"),
+        }
         u[f] = {}
         for lv in levels:
             group = pair.get(lv, levels) if f == "year" else levels

@@ -63,8 +63,14 @@ class Column:
 
 def figure_column(spec: MetricSpec, label: str, group: str, *, headline: bool = False) -> Column:
     """The leaderboard column of one figure: percent for rates, the figure's own direction."""
-    return Column(label=label, group=group, metric=spec.name, percent=spec.kind == "rate",
-                  higher_is_better=spec.higher_is_better, headline=headline)  # fmt: skip
+    return Column(
+        label=label,
+        group=group,
+        metric=spec.name,
+        percent=spec.kind == "rate",
+        higher_is_better=spec.higher_is_better,
+        headline=headline,
+    )
 
 
 @dataclass(frozen=True)
@@ -142,8 +148,19 @@ class Criterion:
             texts = [candidates[c] for c in group]
             filled = {**values, **candidate_values(texts)}
             msgs = render(judge.prompts, step, filled)
-            out.append(JudgeRequest(self.name, step, msgs, self.reply_model_for(step), tuple(group), paper_id,
-                                    ordering, tuple(background), shared_user_chars(judge.prompts, step, filled)))  # fmt: skip
+            out.append(
+                JudgeRequest(
+                    self.name,
+                    step,
+                    msgs,
+                    self.reply_model_for(step),
+                    tuple(group),
+                    paper_id,
+                    ordering,
+                    tuple(background),
+                    shared_user_chars(judge.prompts, step, filled),
+                )
+            )
         return out
 
     # -- failure accounting ---------------------------------------------------

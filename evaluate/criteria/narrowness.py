@@ -42,8 +42,9 @@ _DIMENSIONS = (
 )
 assert tuple(d.name for d in _DIMENSIONS) == NARROWNESS_DIMENSIONS
 _READ = operator.attrgetter(*(d.name for d in _DIMENSIONS))
-_METRICS = tuple(m for d in _DIMENSIONS
-                 for m in (best_of_five(d.name, d.label, False, d.worst), *pass_rates(d.name, d.label, False)))
+_METRICS = tuple(
+    m for d in _DIMENSIONS for m in (best_of_five(d.name, d.label, False, d.worst), *pass_rates(d.name, d.label, False))
+)
 _BY_NAME = {m.name: m for m in _METRICS}
 
 
@@ -60,15 +61,23 @@ class Narrowness(Criterion):
     dimensions = _DIMENSIONS
     metrics = _METRICS
     report_tables = (
-        ReportTable("scores", "narrowness_standalone_scores",
-                    "Standalone narrowness: mean ± std of each model's least narrow of five RQs (0-3, lower is "
-                    "broader); the GT row is the author-anchored RQ's own score.",
-                    {"standalone": "Table 7(a)"}, NARROWNESS_DIMENSIONS),
-        ReportTable("rates", "narrowness_{setting}_rates",
-                    "{Setting} narrowness: win rate % [95% CI] (lose rate %); a win is a best RQ less narrow than "
-                    "the GT.",
-                    {"standalone": "Table 7(b)", "comparative": "Table 8"}, NARROWNESS_DIMENSIONS, other="lose"),
-    )  # fmt: skip
+        ReportTable(
+            "scores",
+            "narrowness_standalone_scores",
+            "Standalone narrowness: mean ± std of each model's least narrow of five RQs (0-3, lower is "
+            "broader); the GT row is the author-anchored RQ's own score.",
+            {"standalone": "Table 7(a)"},
+            NARROWNESS_DIMENSIONS,
+        ),
+        ReportTable(
+            "rates",
+            "narrowness_{setting}_rates",
+            "{Setting} narrowness: win rate % [95% CI] (lose rate %); a win is a best RQ less narrow than the GT.",
+            {"standalone": "Table 7(b)", "comparative": "Table 8"},
+            NARROWNESS_DIMENSIONS,
+            other="lose",
+        ),
+    )
     columns = (
         _col("best5_source_bound_score", "Best@5 source-boundedness ↓", headline=True),
         _col("best5_diagnostic_test_score", "Best@5 diagnostic framing ↓"),
@@ -86,8 +95,9 @@ class Narrowness(Criterion):
         for paper in bench.background(inst):
             # each call sees one paper, so that paper gets the whole budget
             block, cuts = background_block([paper], judge.policy)
-            out += self.build(judge, step, groups, candidates, {"background": block}, paper_id=paper.paper_id,
-                              background=cuts)  # fmt: skip
+            out += self.build(
+                judge, step, groups, candidates, {"background": block}, paper_id=paper.paper_id, background=cuts
+            )
         return out
 
     def apply(self, req: JudgeRequest, reply: Reply, result: InstanceResult) -> None:

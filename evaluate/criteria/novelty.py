@@ -38,13 +38,18 @@ from .requests import JudgeConfig, JudgeRequest, candidate_map, group_candidates
 
 _DIMENSIONS = tuple(
     Dimension(name, label, True, scale_of(NoveltyScore, name))
-    for name, label in (("relevance", "relevance"), ("originality", "originality"),
-                        ("gap_addressing", "gap addressing"), ("non_obviousness", "non-obviousness"))
-)  # fmt: skip
+    for name, label in (
+        ("relevance", "relevance"),
+        ("originality", "originality"),
+        ("gap_addressing", "gap addressing"),
+        ("non_obviousness", "non-obviousness"),
+    )
+)
 assert tuple(d.name for d in _DIMENSIONS[1:]) == NOVELTY_DIMENSIONS
 _READ = operator.attrgetter(*(d.name for d in _DIMENSIONS))
-_METRICS = tuple(m for d in _DIMENSIONS
-                 for m in (best_of_five(d.name, d.label, True, d.worst), *pass_rates(d.name, d.label, True)))
+_METRICS = tuple(
+    m for d in _DIMENSIONS for m in (best_of_five(d.name, d.label, True, d.worst), *pass_rates(d.name, d.label, True))
+)
 _BY_NAME = {m.name: m for m in _METRICS}
 
 
@@ -61,16 +66,23 @@ class Novelty(Criterion):
     dimensions = _DIMENSIONS
     metrics = _METRICS
     report_tables = (
-        ReportTable("scores", "novelty_standalone_scores",
-                    "Standalone novelty: mean ± std of each model's best-of-five score per dimension (0-3); "
-                    "the GT row is the author-anchored RQ's own score.",
-                    {"standalone": "Table 3(a)"}, ("non_obviousness", "originality", "gap_addressing")),
-        ReportTable("rates", "novelty_{setting}_rates",
-                    "{Setting} novelty: Pass@5 win rate % [95% CI] (tie rate %) of the best of five model RQs "
-                    "against the GT.",
-                    {"standalone": "Table 3(b)", "comparative": "Table 4"},
-                    ("non_obviousness", "originality", "gap_addressing"), other="tie"),
-    )  # fmt: skip
+        ReportTable(
+            "scores",
+            "novelty_standalone_scores",
+            "Standalone novelty: mean ± std of each model's best-of-five score per dimension (0-3); "
+            "the GT row is the author-anchored RQ's own score.",
+            {"standalone": "Table 3(a)"},
+            ("non_obviousness", "originality", "gap_addressing"),
+        ),
+        ReportTable(
+            "rates",
+            "novelty_{setting}_rates",
+            "{Setting} novelty: Pass@5 win rate % [95% CI] (tie rate %) of the best of five model RQs against the GT.",
+            {"standalone": "Table 3(b)", "comparative": "Table 4"},
+            ("non_obviousness", "originality", "gap_addressing"),
+            other="tie",
+        ),
+    )
     columns = (
         _col("best5_originality", "Best@5 originality", headline=True),
         _col("best5_gap_addressing", "Best@5 gap addressing", headline=True),
@@ -95,8 +107,7 @@ class Novelty(Criterion):
         out: list[JudgeRequest] = []
         for k in range(rounds):
             groups = group_candidates(judge, inst.rq_id, ids, k)
-            out += self.build(judge, step, groups, candidates, {"background": background}, ordering=k,
-                              background=cuts)  # fmt: skip
+            out += self.build(judge, step, groups, candidates, {"background": background}, ordering=k, background=cuts)
         return out
 
     def apply(self, req: JudgeRequest, reply: Reply, result: InstanceResult) -> None:

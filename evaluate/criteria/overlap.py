@@ -32,9 +32,15 @@ def _overlap_at_5(gt: np.ndarray, model: np.ndarray) -> np.ndarray:
     return best(model, True)
 
 
-OVERLAP5 = MetricSpec(name="overlap5", fn=_overlap_at_5, higher_is_better=True, dimension="overlap",
-                      label="Overlap@5 (author-anchor overlap, 0-4)", kind="diagnostic",
-                      no_generation=_DIMENSION.worst)  # fmt: skip
+OVERLAP5 = MetricSpec(
+    name="overlap5",
+    fn=_overlap_at_5,
+    higher_is_better=True,
+    dimension="overlap",
+    label="Overlap@5 (author-anchor overlap, 0-4)",
+    kind="diagnostic",
+    no_generation=_DIMENSION.worst,
+)
 
 
 class Overlap(Criterion):
@@ -43,11 +49,17 @@ class Overlap(Criterion):
     dimensions = (_DIMENSION,)
     metrics = (OVERLAP5,)
     report_tables = (
-        ReportTable("best_of", "overlap",
-                    "Author-anchor overlap: mean ± std over instances of the best of five overlap scores (0-4). "
-                    "A diagnostic, not a quality score.",
-                    {"any": "Table 2"}, metric="overlap5", column="Overlap@5", by_subfield=False),
-    )  # fmt: skip
+        ReportTable(
+            "best_of",
+            "overlap",
+            "Author-anchor overlap: mean ± std over instances of the best of five overlap scores (0-4). "
+            "A diagnostic, not a quality score.",
+            {"any": "Table 2"},
+            metric="overlap5",
+            column="Overlap@5",
+            by_subfield=False,
+        ),
+    )
     columns = (figure_column(OVERLAP5, "Overlap@5", "overlap", headline=True),)
     per_candidate = False
 
@@ -56,8 +68,9 @@ class Overlap(Criterion):
         self, judge: JudgeConfig, bench: Benchmark, inst: EvaluationInstance, candidates: dict[str, str]
     ) -> list[JudgeRequest]:
         model_ids = [c for c in candidates if c != GT_ID]
-        return self.build(judge, self.step_for(judge.setting), [model_ids], candidates,
-                          {"ground_truth": " ".join(inst.gt_rq.split())})  # fmt: skip
+        return self.build(
+            judge, self.step_for(judge.setting), [model_ids], candidates, {"ground_truth": " ".join(inst.gt_rq.split())}
+        )
 
     def apply(self, req: JudgeRequest, reply: Reply, result: InstanceResult) -> None:
         assert isinstance(reply, OverlapReply)

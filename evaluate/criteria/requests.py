@@ -28,7 +28,6 @@ Setting = Literal["standalone", "comparative"]
 SETTINGS: tuple[Setting, ...] = ("standalone", "comparative")
 
 
-
 def candidate_id(index: int) -> str:
     """The model's i-th RQ: m0..m4 (the GT is ``gt``)."""
     return f"m{index}"
@@ -106,8 +105,9 @@ def render(prompts: PromptSet, step: str, values: dict[str, str]) -> list[dict[s
 def shared_user_chars(prompts: PromptSet, step: str, values: dict[str, str]) -> int:
     """The length of the rendered user message's part before any candidate variable (``render``'s values)."""
     template = prompts[step]
-    return template.shared_user_chars(set(CANDIDATE_VARIABLES),
-                                      **{k: v for k, v in values.items() if k in template.variables()})  # fmt: skip
+    return template.shared_user_chars(
+        set(CANDIDATE_VARIABLES), **{k: v for k, v in values.items() if k in template.variables()}
+    )
 
 
 def group_candidates(judge: JudgeConfig, rq_id: str, ids: Sequence[str], ordering: int = 0) -> list[list[str]]:

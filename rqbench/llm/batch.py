@@ -67,7 +67,9 @@ class PendingRequest:
     request: dict[str, Any]  # what ``CallStore.put`` keeps beside the reply
 
 
-def batch_body(cfg: ModelConfig, messages: Sequence[dict[str, str]], response_format: dict[str, Any] | None) -> dict[str, Any]:
+def batch_body(
+    cfg: ModelConfig, messages: Sequence[dict[str, str]], response_format: dict[str, Any] | None
+) -> dict[str, Any]:
     """The OpenAI-shaped body of one batch line, with the sampling settings a direct call would send.
 
     litellm maps the settings to the model's parameter names (``max_completion_tokens``
@@ -176,10 +178,14 @@ class BatchRunner:
         cfg = self.configs[reqs[0].model]
         local_id = f"rqb-{uuid.uuid4().hex[:16]}"
         self.store.batch_create(
-            local_id, provider=cfg.provider, litellm_model=cfg.litellm_model, api_base=cfg.api_base,
-            model=cfg.name, run_id=self.run_id,
+            local_id,
+            provider=cfg.provider,
+            litellm_model=cfg.litellm_model,
+            api_base=cfg.api_base,
+            model=cfg.name,
+            run_id=self.run_id,
             requests=[(r.key, r.model, r.step, json.dumps(r.body), json.dumps(r.request)) for r in reqs],
-        )  # fmt: skip
+        )
         return local_id
 
     # -- one batch, from wherever it stands --------------------------------------
@@ -190,19 +196,33 @@ class BatchRunner:
         )
         creds = self._creds(cfg)
         if row["file_id"] is None:
-            content = batch_file((q["key"], q["step"], json.loads(q["body"])) for q in self.store.batch_requests(local_id))
-            file_obj = await self._call("upload", cfg, self._litellm().acreate_file,
-                                        file=(f"{local_id}.jsonl", content, "application/jsonl"), purpose="batch",
-                                        **creds)  # fmt: skip
+            content = batch_file(
+                (q["key"], q["step"], json.loads(q["body"])) for q in self.store.batch_requests(local_id)
+            )
+            file_obj = await self._call(
+                "upload",
+                cfg,
+                self._litellm().acreate_file,
+                file=(f"{local_id}.jsonl", content, "application/jsonl"),
+                purpose="batch",
+                **creds,
+            )
             self.store.batch_update(local_id, file_id=file_obj.id, state="uploaded")
             row = self.store.batch(local_id)
         if row["batch_id"] is None:
             found = await self._find_created(cfg, creds, local_id, row["file_id"])
             if found is None:
-                created = await self._call("create", cfg, self._litellm().acreate_batch, completion_window="24h",
-                                           endpoint=ENDPOINT, input_file_id=row["file_id"],
-                                           metadata={"rqbench_batch": local_id}, model=cfg.litellm_model,
-                                           **creds)  # fmt: skip
+                created = await self._call(
+                    "create",
+                    cfg,
+                    self._litellm().acreate_batch,
+                    completion_window="24h",
+                    endpoint=ENDPOINT,
+                    input_file_id=row["file_id"],
+                    metadata={"rqbench_batch": local_id},
+                    model=cfg.litellm_model,
+                    **creds,
+                )
                 found = created.id
             self.store.batch_update(local_id, batch_id=found, state="submitted")
             self.report(f"batch {found} ({cfg.name}): {row['n_requests']} requests submitted")
@@ -226,7 +246,9 @@ class BatchRunner:
     async def _wait(self, cfg: ModelConfig, creds: dict[str, Any], row: dict[str, Any]) -> Any:
         last = None
         while True:
-            batch = await self._call("retrieve", cfg, self._litellm().aretrieve_batch, batch_id=row["batch_id"], **creds)
+            batch = await self._call(
+                "retrieve", cfg, self._litellm().aretrieve_batch, batch_id=row["batch_id"], **creds
+            )
             status = str(batch.status)
             counts = getattr(batch, "request_counts", None)
             done = f" {counts.completed + counts.failed}/{counts.total} done" if counts else ""
@@ -260,23 +282,50 @@ class BatchRunner:
             if text is None:
                 failed[key] = (reason, detail)
                 self.store.batch_request_done(local_id, key, "failed", f"{reason}: {detail}")
-                self.store.log(step=q["step"], model=q["model"], key=key, cache="miss", status=f"error:{reason}",
-                               run_id=self.run_id, error=detail[:500], batch_id=batch.id)  # fmt: skip
+                self.store.log(
+                    step=q["step"],
+                    model=q["model"],
+                    key=key,
+                    cache="miss",
+                    status=f"error:{reason}",
+                    run_id=self.run_id,
+                    error=detail[:500],
+                    batch_id=batch.id,
+                )
                 continue
             answered += 1
             if self.store.get(key) is None:  # a re-collection after a crash logs nothing twice
                 use = usage_of(body.get("usage"))
                 cost = 0.0 if cfg.local else batch_cost(body.get("usage") or {}, cfg.litellm_model)
                 finish = body["choices"][0].get("finish_reason")  # "length": cut at the budget, replays as cut
-                self.store.put(key, model=q["model"], step=q["step"], request=json.loads(q["request"]), text=text,
-                               tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
-                               tokens_cached=use.cached, tokens_cache_write=use.cache_write,
-                               finish_reason=finish)  # fmt: skip
+                self.store.put(
+                    key,
+                    model=q["model"],
+                    step=q["step"],
+                    request=json.loads(q["request"]),
+                    text=text,
+                    tokens_in=use.tokens_in,
+                    tokens_out=use.tokens_out,
+                    cost_usd=cost,
+                    tokens_cached=use.cached,
+                    tokens_cache_write=use.cache_write,
+                    finish_reason=finish,
+                )
                 status = "truncated" if finish == "length" else "ok"
-                self.store.log(step=q["step"], model=q["model"], key=key, cache="miss", status=status, run_id=self.run_id,
-                               tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
-                               tokens_cached=use.cached, tokens_cache_write=use.cache_write,
-                               batch_id=batch.id)  # fmt: skip
+                self.store.log(
+                    step=q["step"],
+                    model=q["model"],
+                    key=key,
+                    cache="miss",
+                    status=status,
+                    run_id=self.run_id,
+                    tokens_in=use.tokens_in,
+                    tokens_out=use.tokens_out,
+                    cost_usd=cost,
+                    tokens_cached=use.cached,
+                    tokens_cache_write=use.cache_write,
+                    batch_id=batch.id,
+                )
             self.store.batch_request_done(local_id, key, "done", None)
         status = str(batch.status)
         for key, q in reqs.items():
@@ -284,8 +333,16 @@ class BatchRunner:
                 detail = f"batch {batch.id} ended {status} without a line for this request"
                 failed[key] = (f"batch_{status}", detail)
                 self.store.batch_request_done(local_id, key, "failed", detail)
-                self.store.log(step=q["step"], model=q["model"], key=key, cache="miss", status=f"error:batch_{status}",
-                               run_id=self.run_id, error=detail, batch_id=batch.id)  # fmt: skip
+                self.store.log(
+                    step=q["step"],
+                    model=q["model"],
+                    key=key,
+                    cache="miss",
+                    status=f"error:batch_{status}",
+                    run_id=self.run_id,
+                    error=detail,
+                    batch_id=batch.id,
+                )
         self.store.batch_update(local_id, state="collected")
         self.report(f"batch {batch.id} ({cfg.name}): {answered} answered, {len(failed)} failed")
         return answered, failed

@@ -21,8 +21,16 @@ from rqbench.llm.store import CallStore
 
 _AGO = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-SUMMED = ("requests", "cache_hits", "by_batch", "failures", "tokens_in", "tokens_in_billed", "tokens_in_cached",
-          "tokens_out")  # fmt: skip
+SUMMED = (
+    "requests",
+    "cache_hits",
+    "by_batch",
+    "failures",
+    "tokens_in",
+    "tokens_in_billed",
+    "tokens_in_cached",
+    "tokens_out",
+)
 
 
 def parse_since(text: str, now: float | None = None) -> float:
@@ -43,9 +51,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", default=None, help="call log database (default: $RQB_HOME/calls.db)")
     p.add_argument("--run", default=None, metavar="ID", help="only this run id (each job prints its own)")
     p.add_argument("--runs", action="store_true", help="list the runs (id, when, requests, cost) instead")
-    p.add_argument("--since", type=parse_since, default=None, metavar="WHEN",
-                   help="only calls from then on: a span back from now (90m, 2h, 7d) or a date or time "
-                        "(2026-12-02, 2026-12-02T14:30; local time)")  # fmt: skip
+    p.add_argument(
+        "--since",
+        type=parse_since,
+        default=None,
+        metavar="WHEN",
+        help="only calls from then on: a span back from now (90m, 2h, 7d) or a date or time "
+        "(2026-12-02, 2026-12-02T14:30; local time)",
+    )
     p.add_argument("--since-hours", type=float, default=None, help=argparse.SUPPRESS)  # the older spelling of --since
     p.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
 
@@ -59,8 +72,9 @@ def totals(rows: list[dict]) -> dict:
     out["cost_usd"] = sum(priced) if priced else None
     out["cost_unknown_rows"] = sum(1 for r in rows if r["cost_usd"] is None and (r["requests"] or 0))
     sent = sum(r["requests"] or 0 for r in rows if r["mean_latency_s"] is not None)
-    out["mean_latency_s"] = (sum((r["mean_latency_s"] or 0) * (r["requests"] or 0) for r in rows) / sent
-                             if sent else None)  # fmt: skip
+    out["mean_latency_s"] = (
+        sum((r["mean_latency_s"] or 0) * (r["requests"] or 0) for r in rows) / sent if sent else None
+    )
     return out
 
 
@@ -75,12 +89,29 @@ def _table(head: list[str], cells: list[list[str]]) -> str:
 
 
 def format_table(rows: list[dict]) -> str:
-    head = ["model", "step", "requests", "cache_hits", "by_batch", "failures", "tokens_in", "in_billed", "in_cached",
-            "tokens_out", "cost_usd", "mean_latency_s"]  # fmt: skip
+    head = [
+        "model",
+        "step",
+        "requests",
+        "cache_hits",
+        "by_batch",
+        "failures",
+        "tokens_in",
+        "in_billed",
+        "in_cached",
+        "tokens_out",
+        "cost_usd",
+        "mean_latency_s",
+    ]
 
     def cells(r: dict) -> list[str]:
-        return [str(r["model"]), str(r["step"]), *(str(r[k] or 0) for k in SUMMED), _cost(r["cost_usd"]),
-                "-" if r["mean_latency_s"] is None else f"{r['mean_latency_s']:.2f}"]
+        return [
+            str(r["model"]),
+            str(r["step"]),
+            *(str(r[k] or 0) for k in SUMMED),
+            _cost(r["cost_usd"]),
+            "-" if r["mean_latency_s"] is None else f"{r['mean_latency_s']:.2f}",
+        ]
 
     total = totals(rows)
     body = [cells(r) for r in rows] + [["-" * len(h) for h in head], cells(total)]
@@ -96,9 +127,19 @@ def format_runs(runs: list[dict]) -> str:
     def when(ts: float) -> str:
         return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
-    body = [[str(r["run_id"]), when(r["first_ts"]), when(r["last_ts"]), str(r["requests"] or 0),
-             str(r["cache_hits"] or 0), str(r["failures"] or 0), _cost(r["cost_usd"]), str(r["models"] or "")]
-            for r in runs]  # fmt: skip
+    body = [
+        [
+            str(r["run_id"]),
+            when(r["first_ts"]),
+            when(r["last_ts"]),
+            str(r["requests"] or 0),
+            str(r["cache_hits"] or 0),
+            str(r["failures"] or 0),
+            _cost(r["cost_usd"]),
+            str(r["models"] or ""),
+        ]
+        for r in runs
+    ]
     return _table(head, body)
 
 
@@ -119,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))  # the rows as before; the total is their sum
     elif not rows:
         which = f" for run {args.run}" if args.run else ""
-        print(f"no calls logged{which} in {store.path}" + (" (rqbench calls --runs lists the runs)" if args.run else ""))
+        print(
+            f"no calls logged{which} in {store.path}" + (" (rqbench calls --runs lists the runs)" if args.run else "")
+        )
     else:
         print(format_table(rows))
     return 0

@@ -248,11 +248,17 @@ class KnowledgeCutoff:
         return parse_cutoff(self.month)
 
 
-_GEMINI_PAGE = "Google, Gemini API model page, knowledge cutoff January 2025 (https://ai.google.dev/gemini-api/docs/models/{})"
-_CLAUDE_OVERVIEW = ("Anthropic, models overview, training data cutoff {} (reliable knowledge cutoff {}) "
-                    "(https://platform.claude.com/docs/zh-CN/docs/about-claude/models/overview)")
-_CLAUDE_LINEUP = ("Anthropic, model page of Claude Opus 5, 'How it compares to the current lineup', knowledge cutoff {} "
-                  "(https://platform.claude.com/docs/id/models/opus-5/overview)")
+_GEMINI_PAGE = (
+    "Google, Gemini API model page, knowledge cutoff January 2025 (https://ai.google.dev/gemini-api/docs/models/{})"
+)
+_CLAUDE_OVERVIEW = (
+    "Anthropic, models overview, training data cutoff {} (reliable knowledge cutoff {}) "
+    "(https://platform.claude.com/docs/zh-CN/docs/about-claude/models/overview)"
+)
+_CLAUDE_LINEUP = (
+    "Anthropic, model page of Claude Opus 5, 'How it compares to the current lineup', knowledge cutoff {} "
+    "(https://platform.claude.com/docs/id/models/opus-5/overview)"
+)
 # The paper's models and the common providers' current ones, as their vendors state them; a model is here only
 # with the vendor's own document (looked up in stored copies of the vendors' pages). Keys are litellm names;
 # ``knowledge_cutoff`` also finds a model by its last name part (``gemini-3.1-pro``, ``vertex_ai/...``).
@@ -335,8 +341,9 @@ def unknown_cutoff_reason(model: str) -> str:
         return f"no knowledge cutoff for {model}: the embedded demo model states none"
     name, _ = parse_model_spec(model)
     last = name.rsplit("/", 1)[-1]
-    why = UNKNOWN_CUTOFFS.get(name) or next((r for k, r in UNKNOWN_CUTOFFS.items() if k.rsplit("/", 1)[-1] == last),
-                                            None)  # fmt: skip
+    why = UNKNOWN_CUTOFFS.get(name) or next(
+        (r for k, r in UNKNOWN_CUTOFFS.items() if k.rsplit("/", 1)[-1] == last), None
+    )
     if why is not None:
         return f"no knowledge cutoff for {name}: {why}; {state}"
     return f"no knowledge cutoff for {name}: the submission states none and the model catalog has none; {state}"
@@ -379,9 +386,11 @@ def input_room(model: str, reply_tokens: int | None, *, context_tokens: int | No
     reply = reply_tokens or 0
     room = int((window - reply - PROMPT_ALLOWANCE_TOKENS) * ESTIMATE_MARGIN)
     if room < 50:
-        raise ValueError(f"{model}: a context window of {window:,} tokens leaves no room for the input after the "
-                         f"reply budget ({reply:,}) and the prompt ({PROMPT_ALLOWANCE_TOKENS:,}); lower max_tokens "
-                         "or give --context-tokens N")  # fmt: skip
+        raise ValueError(
+            f"{model}: a context window of {window:,} tokens leaves no room for the input after the "
+            f"reply budget ({reply:,}) and the prompt ({PROMPT_ALLOWANCE_TOKENS:,}); lower max_tokens "
+            "or give --context-tokens N"
+        )
     return InputRoom(room, window, source, reply, PROMPT_ALLOWANCE_TOKENS)
 
 
@@ -428,7 +437,9 @@ HIGHEST_REASONING = "high"
 VENDOR_DEFAULT = "default"
 
 
-def _derive(llm: LLM, spec: str, cfg: ModelConfig, options: dict[str, str], updates: dict[str, Any]) -> tuple[str, ModelConfig]:
+def _derive(
+    llm: LLM, spec: str, cfg: ModelConfig, options: dict[str, str], updates: dict[str, Any]
+) -> tuple[str, ModelConfig]:
     """``spec`` with ``options`` appended, registered as ``cfg`` with ``updates`` (so a config a test
     registered under its own name is derived as well as one litellm resolves)."""
     if not options:

@@ -41,12 +41,11 @@ from pydantic import BaseModel, ValidationError
 from rqbench import paths
 from rqbench.hashing import content_hash
 from rqbench.io import RecordError
-from rqbench.llm.catalog import LOCAL_REPLY_TOKENS, count_tokens, estimate_tokens, is_local, local_settings, price_model
 from rqbench.llm.cache_markers import needs_cache_markers, with_cache_markers
+from rqbench.llm.catalog import LOCAL_REPLY_TOKENS, count_tokens, estimate_tokens, is_local, local_settings, price_model
 from rqbench.llm.catalog import litellm_module as _litellm
 from rqbench.llm.config import BATCH_PROVIDERS, ModelConfig, hosted_config
 from rqbench.llm.estimate import FREE, Estimate, PrefixCacheModel, PriceBook, cache_rule
-from rqbench.llm.ratelimit import RateLimiter, env_limits
 from rqbench.llm.provider_errors import (
     MAX_RETRY_AFTER_S,
     is_connect_failure,
@@ -54,6 +53,7 @@ from rqbench.llm.provider_errors import (
     is_transient,
     retry_after_of,
 )
+from rqbench.llm.ratelimit import RateLimiter, env_limits
 from rqbench.llm.store import CallStore
 from rqbench.llm.usage import usage_of
 from rqbench.records import reply_json_schema
@@ -66,8 +66,9 @@ R = TypeVar("R", bound=BaseModel)
 class LLMCallFailed(RuntimeError):
     """A call that could not produce a valid reply, with the reason by name."""
 
-    def __init__(self, step: str, key: str, reason: str, detail: str, last_text: str | None = None,
-                 reask_key: str | None = None):  # fmt: skip
+    def __init__(
+        self, step: str, key: str, reason: str, detail: str, last_text: str | None = None, reask_key: str | None = None
+    ):
         super().__init__(f"{step}: {reason}: {detail}")
         self.step, self.key, self.reason, self.detail, self.last_text = step, key, reason, detail, last_text
         self.reask_key = reask_key  # the re-ask's cache key, when the call was asked again
@@ -109,8 +110,10 @@ class _Reach:
 
 def truncation_detail(cfg: ModelConfig) -> str:
     """What a truncated failure says: the budget it hit, and the option that raises it."""
-    return (f"the reply reached the reply budget (max_tokens={cfg.max_tokens}) before it ended; "
-            f"raise it with {cfg.name.partition('@')[0]}@max_tokens=N")  # fmt: skip
+    return (
+        f"the reply reached the reply budget (max_tokens={cfg.max_tokens}) before it ended; "
+        f"raise it with {cfg.name.partition('@')[0]}@max_tokens=N"
+    )
 
 
 class DryRun(Exception):
@@ -169,8 +172,6 @@ def reply_schema(reply_model: type[BaseModel], context: dict[str, Any] | None) -
                 if name in PER_CANDIDATE_ARRAYS:
                     prop["minItems"] = n
     return schema
-
-
 
 
 def parse_json_reply(text: str) -> Any:
@@ -250,9 +251,15 @@ class LLM:
                 if self.dry_run:  # the settings a started server would get, without starting one
                     label, overrides = local_settings(spec)
                     self._configs[spec] = ModelConfig(
-                        **{"name": label, "litellm_model": "openai/local", "local": True,
-                           "json_mode": "json_object_schema", "max_tokens": LOCAL_REPLY_TOKENS, **overrides}
-                    )  # fmt: skip
+                        **{
+                            "name": label,
+                            "litellm_model": "openai/local",
+                            "local": True,
+                            "json_mode": "json_object_schema",
+                            "max_tokens": LOCAL_REPLY_TOKENS,
+                            **overrides,
+                        }
+                    )
                 else:
                     from rqbench.llm.local_model import local_config
 
@@ -354,8 +361,12 @@ class LLM:
             self._count(cfg, step, messages, key)
             raise DryRun(key)
         text, cached, finish = await self._text(cfg, step, list(messages), schema, key, shared_chars)
-        if (cached and retry and key not in self._asked_afresh
-                and (finish == "length" or self._invalid(reply_model, text, context))):
+        if (
+            cached
+            and retry
+            and key not in self._asked_afresh
+            and (finish == "length" or self._invalid(reply_model, text, context))
+        ):
             # --retry-failed: a stored reply that was cut or fails validation is asked for afresh (once a run)
             self._asked_afresh.add(key)
             self.store.forget(key)
@@ -392,14 +403,21 @@ class LLM:
         return cls._try_validate(reply_model, text, context)[1] is not None
 
     @staticmethod
-    def _try_validate(reply_model: type[R], text: str, context: dict[str, Any] | None) -> tuple[R | None, ValueError | None]:
+    def _try_validate(
+        reply_model: type[R], text: str, context: dict[str, Any] | None
+    ) -> tuple[R | None, ValueError | None]:
         try:
             return validate_reply(reply_model, text, context), None
         except ValueError as exc:
             return None, exc
 
     async def _text(
-        self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str,
+        self,
+        cfg: ModelConfig,
+        step: str,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        key: str,
         shared_chars: int = 0,
     ) -> tuple[str, bool, str | None]:
         """The reply's text, whether it came from the cache, and why the provider stopped."""
@@ -432,7 +450,9 @@ class LLM:
                 log.warning("%s; its calls are sent directly", exc)
             return False
 
-    def _defer(self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str) -> None:
+    def _defer(
+        self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str
+    ) -> None:
         """Queue the request for the next batch, or name the batch failure this run already saw for it."""
         from rqbench.llm.batch import PendingRequest, batch_body
 
@@ -477,12 +497,19 @@ class LLM:
                 await self.flush_batches()
             await one_pass()
             if self.pending:
-                raise RuntimeError(f"{len(self.pending)} request(s) still pending after {MAX_BATCH_ROUNDS} batch rounds")
+                raise RuntimeError(
+                    f"{len(self.pending)} request(s) still pending after {MAX_BATCH_ROUNDS} batch rounds"
+                )
         finally:
             self._log_hits = True
 
     async def _send(
-        self, cfg: ModelConfig, step: str, messages: list[dict[str, str]], schema: dict[str, Any], key: str,
+        self,
+        cfg: ModelConfig,
+        step: str,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        key: str,
         shared_chars: int = 0,
     ) -> tuple[str, str | None]:
         litellm = _litellm()
@@ -530,9 +557,16 @@ class LLM:
                 transient = is_transient(exc) or isinstance(exc, _EmptyReply)
                 reason = type(exc).__name__
                 self.store.log(
-                    step=step, model=cfg.name, key=key, cache="miss", status=f"error:{reason}",
-                    run_id=self.run_id, attempt=attempt, latency_s=latency, error=str(exc)[:500],
-                )  # fmt: skip
+                    step=step,
+                    model=cfg.name,
+                    key=key,
+                    cache="miss",
+                    status=f"error:{reason}",
+                    run_id=self.run_id,
+                    attempt=attempt,
+                    latency_s=latency,
+                    error=str(exc)[:500],
+                )
                 no_connection = is_connect_failure(exc)
                 if no_connection:
                     reach.connect_failures += 1
@@ -542,7 +576,8 @@ class LLM:
                     if no_connection and not reach.answered:
                         # a whole retry schedule without one connection, and the address never answered: give up on it
                         reach.broken = reach.broken or ProviderUnreachable(
-                            cfg.name, self._address(cfg), reach.connect_failures, f"{reason}: {str(exc)[:200]}")
+                            cfg.name, self._address(cfg), reach.connect_failures, f"{reason}: {str(exc)[:200]}"
+                        )
                         raise reach.broken from exc
                     raise LLMCallFailed(step, key, reason, str(exc)[:500]) from exc
                 wait = retry_after_of(exc)
@@ -564,15 +599,33 @@ class LLM:
             cost = self._cost(resp, cfg)  # litellm prices cached input at the model's cache-read rate
             text = "" if text is None else str(text)
             self.store.put(
-                key, model=cfg.name, step=step, request={"messages": messages, "model": cfg.cache_identity()},
-                text=text, tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
-                tokens_cached=use.cached, tokens_cache_write=use.cache_write, finish_reason=finish,
-            )  # fmt: skip
+                key,
+                model=cfg.name,
+                step=step,
+                request={"messages": messages, "model": cfg.cache_identity()},
+                text=text,
+                tokens_in=use.tokens_in,
+                tokens_out=use.tokens_out,
+                cost_usd=cost,
+                tokens_cached=use.cached,
+                tokens_cache_write=use.cache_write,
+                finish_reason=finish,
+            )
             self.store.log(
-                step=step, model=cfg.name, key=key, cache="miss", status=TRUNCATED if finish == "length" else "ok",
-                run_id=self.run_id, attempt=attempt, tokens_in=use.tokens_in, tokens_out=use.tokens_out, cost_usd=cost,
-                latency_s=latency, tokens_cached=use.cached, tokens_cache_write=use.cache_write,
-            )  # fmt: skip
+                step=step,
+                model=cfg.name,
+                key=key,
+                cache="miss",
+                status=TRUNCATED if finish == "length" else "ok",
+                run_id=self.run_id,
+                attempt=attempt,
+                tokens_in=use.tokens_in,
+                tokens_out=use.tokens_out,
+                cost_usd=cost,
+                latency_s=latency,
+                tokens_cached=use.cached,
+                tokens_cache_write=use.cache_write,
+            )
             return text, finish
 
     @staticmethod

@@ -52,7 +52,8 @@ class ModelConfig(BaseModel):
         default=0.0, description="Sampling temperature; None leaves it to the vendor's default (none is sent)."
     )
     max_tokens: int | None = Field(
-        default=DEFAULT_REPLY_TOKENS, description="Reply budget, reasoning tokens included where the provider counts them."
+        default=DEFAULT_REPLY_TOKENS,
+        description="Reply budget, reasoning tokens included where the provider counts them.",
     )
     reasoning_effort: str | None = None
     json_mode: JsonMode = "json_object"
@@ -128,8 +129,15 @@ def hosted_config(spec: str) -> ModelConfig:
     fields: dict[str, object] = {"name": spec, "litellm_model": name, "json_mode": json_mode_for(name)}
     if name.startswith("hosted_vllm/") and os.environ.get("HOSTED_VLLM_API_BASE"):
         fields["api_base"] = os.environ["HOSTED_VLLM_API_BASE"]
-    casts = {"temperature": _temperature, "max_tokens": int, "max_concurrency": int, "timeout_s": float,
-             "max_retries": int, "rpm": int, "tpm": int}  # fmt: skip
+    casts = {
+        "temperature": _temperature,
+        "max_tokens": int,
+        "max_concurrency": int,
+        "timeout_s": float,
+        "max_retries": int,
+        "rpm": int,
+        "tpm": int,
+    }
     for k, v in settings.items():
         if k not in ModelConfig.model_fields or k in ("name", "litellm_model", "api_key", "local"):
             raise ValueError(f"model spec {spec!r}: unknown option {k!r}")

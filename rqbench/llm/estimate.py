@@ -45,14 +45,20 @@ class CacheRule:
 CACHE_RULES: dict[str, CacheRule] = {
     "openai": CacheRule(1024, "OpenAI prompt caching: prompts of 1,024 tokens or more, cached in 128-token steps"),
     "azure": CacheRule(1024, "Azure OpenAI prompt caching: as OpenAI, 1,024 tokens or more"),
-    "gemini": CacheRule(1024, "Gemini implicit caching: 1,024 tokens minimum for Flash; Google lists higher minima "
-                              "for some Pro models (2,048 for 2.5 Pro)"),  # fmt: skip
+    "gemini": CacheRule(
+        1024,
+        "Gemini implicit caching: 1,024 tokens minimum for Flash; Google lists higher minima "
+        "for some Pro models (2,048 for 2.5 Pro)",
+    ),
     "vertex_ai": CacheRule(1024, "Vertex AI implicit caching: as the Gemini API"),
     "deepseek": CacheRule(64, "DeepSeek context caching on disk: automatic, in 64-token units"),
-    "anthropic": CacheRule(1024, "Anthropic caches behind cache_control breakpoints, which requests set after the "
-                                 "system text and the shared background (rqbench.llm.cache_markers); 1,024 tokens "
-                                 "minimum for Sonnet and Opus (2,048 for Haiku); the 1.25x price of a cache write "
-                                 "is not modelled"),  # fmt: skip
+    "anthropic": CacheRule(
+        1024,
+        "Anthropic caches behind cache_control breakpoints, which requests set after the "
+        "system text and the shared background (rqbench.llm.cache_markers); 1,024 tokens "
+        "minimum for Sonnet and Opus (2,048 for Haiku); the 1.25x price of a cache write "
+        "is not modelled",
+    ),
     "hosted_vllm": CacheRule(0, "vLLM automatic prefix caching (when enabled): free, no minimum"),
     "local": CacheRule(0, "llama.cpp reuses its slot's prompt prefix: free, no minimum"),
 }
@@ -162,8 +168,9 @@ class PriceBook:
 
         try:
             full, out = litellm.cost_per_token(model=model, prompt_tokens=n, completion_tokens=n)
-            cached, _ = litellm.cost_per_token(model=model, prompt_tokens=n, completion_tokens=0,
-                                               cache_read_input_tokens=n)  # fmt: skip
+            cached, _ = litellm.cost_per_token(
+                model=model, prompt_tokens=n, completion_tokens=0, cache_read_input_tokens=n
+            )
             b_full, b_out = batch_cost_calculator(Usage(prompt_tokens=n, completion_tokens=n), model)
             b_cached, _ = batch_cost_calculator(
                 Usage(prompt_tokens=n, completion_tokens=0, prompt_tokens_details={"cached_tokens": n}), model
@@ -205,15 +212,25 @@ class Estimate:
         """The sum of several dry runs (one per queued request, say)."""
         out = cls(batch=batch)
         for e in parts:
-            for name in ("calls", "cached", "tokens_in", "tokens_in_cached", "tokens_out_max", "cost_usd",
-                         "cost_naive_usd", "cost_batch_usd", "cost_unknown_calls"):  # fmt: skip
+            for name in (
+                "calls",
+                "cached",
+                "tokens_in",
+                "tokens_in_cached",
+                "tokens_out_max",
+                "cost_usd",
+                "cost_naive_usd",
+                "cost_batch_usd",
+                "cost_unknown_calls",
+            ):
                 setattr(out, name, getattr(out, name) + getattr(e, name))
             for step, n in e.by_step.items():
                 out.by_step[step] = out.by_step.get(step, 0) + n
         return out
 
-    def add(self, step: str, tokens_in: int, tokens_cached: int, tokens_out: int, rates: Rates | None,
-            batchable: bool) -> None:  # fmt: skip
+    def add(
+        self, step: str, tokens_in: int, tokens_cached: int, tokens_out: int, rates: Rates | None, batchable: bool
+    ) -> None:
         """Count one call to send."""
         self.calls += 1
         self.by_step[step] = self.by_step.get(step, 0) + 1
@@ -228,7 +245,9 @@ class Estimate:
         cached_cost = billed * rates.full + tokens_cached * rates.cached + tokens_out * rates.out
         self.cost_usd += cached_cost
         if batchable:
-            self.cost_batch_usd += billed * rates.batch_full + tokens_cached * rates.batch_cached + tokens_out * rates.batch_out
+            self.cost_batch_usd += (
+                billed * rates.batch_full + tokens_cached * rates.batch_cached + tokens_out * rates.batch_out
+            )
         else:
             self.cost_batch_usd += cached_cost
 
@@ -237,8 +256,10 @@ class Estimate:
         steps = ", ".join(f"{k}: {v}" for k, v in sorted(self.by_step.items()))
         cost = f"${self.cost_usd:.2f}{unknown} with prefix caching (${self.cost_naive_usd:.2f} without)"
         if self.batch:
-            cost = f"${self.cost_batch_usd:.2f}{unknown} by batch with prefix caching (${self.cost_naive_usd:.2f} " \
-                   "without either)"  # fmt: skip
+            cost = (
+                f"${self.cost_batch_usd:.2f}{unknown} by batch with prefix caching (${self.cost_naive_usd:.2f} "
+                "without either)"
+            )
         return (
             f"dry run: {self.calls} calls to send ({self.cached} already cached), "
             f"~{self.tokens_in} tokens in (~{self.tokens_in_billed} billed in full, ~{self.tokens_in_cached} "

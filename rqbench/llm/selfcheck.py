@@ -24,8 +24,9 @@ CANDIDATE = "Can attention-only architectures keep their quality when the input 
 async def judge_once(cfg: ModelConfig, store: CallStore | None = None) -> tuple[StandaloneNoveltyReply, float]:
     prompts = load_prompt_set()
     values = candidate_values([CANDIDATE])
-    messages = prompts["novelty_standalone"].render(background=BACKGROUND, candidates=values["candidates"],
-                                                    data_tag=values["data_tag"])
+    messages = prompts["novelty_standalone"].render(
+        background=BACKGROUND, candidates=values["candidates"], data_tag=values["data_tag"]
+    )
     if store is None:
         store = CallStore(Path(tempfile.mkdtemp(prefix="rqbench-check-")) / "calls.db")
     llm = LLM(store)

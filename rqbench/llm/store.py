@@ -219,9 +219,21 @@ class CallStore:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, model, step, request, text, tokens_in, tokens_out, cost_usd,"
                 " created, tokens_cached, tokens_cache_write, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, model, step, json.dumps(request), text, tokens_in, tokens_out, cost_usd, time.time(),
-                 tokens_cached, tokens_cache_write, finish_reason),
-            )  # fmt: skip
+                (
+                    key,
+                    model,
+                    step,
+                    json.dumps(request),
+                    text,
+                    tokens_in,
+                    tokens_out,
+                    cost_usd,
+                    time.time(),
+                    tokens_cached,
+                    tokens_cache_write,
+                    finish_reason,
+                ),
+            )
 
     def forget(self, key: str) -> None:
         with self._writing("drop a cached reply"):
@@ -282,8 +294,10 @@ class CallStore:
         with self._lock:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
-                q = ("SELECT key, cost_usd, latency_s, tokens_in, tokens_out FROM calls WHERE cache='miss' AND status IN"
-                     f" ('ok', 'truncated') AND key IN ({','.join('?' * len(chunk))}) ORDER BY id")  # fmt: skip
+                q = (
+                    "SELECT key, cost_usd, latency_s, tokens_in, tokens_out FROM calls WHERE cache='miss' AND status IN"
+                    f" ('ok', 'truncated') AND key IN ({','.join('?' * len(chunk))}) ORDER BY id"
+                )
                 for key, cost, latency, t_in, t_out in self._db.execute(q, chunk):
                     out[key] = Spent(cost, latency, t_in, t_out)
         return out
@@ -336,8 +350,9 @@ class CallStore:
             cols = [c[0] for c in cur.description]
             rows = [dict(zip(cols, row)) for row in cur.fetchall()]
             models: dict[str | None, list[str]] = {}
-            for run_id, model in self._db.execute(f"SELECT DISTINCT run_id, model FROM calls {clause} ORDER BY model",
-                                                  args):  # fmt: skip
+            for run_id, model in self._db.execute(
+                f"SELECT DISTINCT run_id, model FROM calls {clause} ORDER BY model", args
+            ):
                 models.setdefault(run_id, []).append(model)
         for r in rows:  # a model spec may hold commas (name@key=value,...): listed with "; "
             r["models"] = "; ".join(models.get(r["run_id"], []))
@@ -383,8 +398,9 @@ class CallStore:
             raise ValueError(f"batch_update: fields must be among {sorted(allowed)}, got {sorted(fields)}")
         cols = ", ".join(f"{k} = ?" for k in fields)
         with self._writing("update a batch"):
-            self._db.execute(f"UPDATE batches SET {cols}, updated = ? WHERE local_id = ?",
-                             (*fields.values(), time.time(), local_id))  # fmt: skip
+            self._db.execute(
+                f"UPDATE batches SET {cols}, updated = ? WHERE local_id = ?", (*fields.values(), time.time(), local_id)
+            )
 
     def batch(self, local_id: str) -> dict[str, Any]:
         with self._lock:
@@ -408,8 +424,10 @@ class CallStore:
 
     def batch_request_done(self, local_id: str, key: str, state: str, error: str | None) -> None:
         with self._writing("record a batch request"):
-            self._db.execute("UPDATE batch_requests SET state = ?, error = ? WHERE local_id = ? AND key = ?",
-                             (state, error, local_id, key))  # fmt: skip
+            self._db.execute(
+                "UPDATE batch_requests SET state = ?, error = ? WHERE local_id = ? AND key = ?",
+                (state, error, local_id, key),
+            )
 
     def open_batch_keys(self) -> dict[str, str]:
         """Cache key -> local batch id, for every key held by a batch not yet collected."""

@@ -57,16 +57,17 @@ from rqbench.records.extraction import (
     NoveltyType,
     VerificationReply,
 )
+from rqbench.records.judge_board import ORDERS, JudgeBoardFile, Order, OrderVerdict, PairVerdicts
 from rqbench.records.judging import (
     DIAGNOSTIC_SCOPES,
     NARROWNESS_DIMENSIONS,
     NOVELTY_DIMENSIONS,
+    OVERLAP_SCALE,
     SOURCE_BOUND_SCOPES,
     ComparativeNarrownessReply,
     ComparativeNoveltyReply,
     NarrownessScore,
     NoveltyScore,
-    OVERLAP_SCALE,
     OverlapReply,
     Rule,
     StandaloneNarrownessReply,
@@ -77,7 +78,6 @@ from rqbench.records.judging import (
     rule_of,
     scale_of,
 )
-from rqbench.records.judge_board import ORDERS, JudgeBoardFile, Order, OrderVerdict, PairVerdicts
 from rqbench.records.papers import (
     BibEntry,
     CitationContext,

@@ -35,10 +35,12 @@ class SourceWindow(Record):
 
     since_release: str | None = Field(default=None, description="The release (tag vX.Y.Z) the build extends.")
     dataset: str | None = Field(default=None, description="Where that release lives: a local repository or a Hub id.")
-    after: datetime | None = Field(default=None, description="The release's newest first-version date: papers "
-                                   "must be strictly newer.")
-    base_data_fingerprint: str | None = Field(default=None, description="That release's data fingerprint, so "
-                                              "publishing checks it extends the very same data.")
+    after: datetime | None = Field(
+        default=None, description="The release's newest first-version date: papers must be strictly newer."
+    )
+    base_data_fingerprint: str | None = Field(
+        default=None, description="That release's data fingerprint, so publishing checks it extends the very same data."
+    )
     month: str | None = Field(default=None, description="YYYY-MM: only papers first posted in this month.")
 
     @field_validator("month")
@@ -78,11 +80,14 @@ class SourceWindow(Record):
     def describe(self) -> str:
         parts = []
         if self.since_release:
-            parts.append(f"papers newer than {self.after.isoformat() if self.after else '?'} (the newest paper of "
-                         f"{self.since_release} in {self.dataset})")
+            parts.append(
+                f"papers newer than {self.after.isoformat() if self.after else '?'} (the newest paper of "
+                f"{self.since_release} in {self.dataset})"
+            )
         if self.month:
             parts.append(f"papers first posted in {self.month}")
         return " and ".join(parts) or "every paper"
+
 
 class GateDrop(Record):
     """A text of an LLM reply that the well-formedness gate (``rqbench.wellformed``) refused after the re-ask.
@@ -100,7 +105,9 @@ class MalformedCount(Record):
     """The gate's drops of one kind: the texts dropped, and per rule how many of them broke it."""
 
     items: int = 0
-    rules: dict[str, int] = Field(default_factory=dict, description="A text that broke several rules counts under each.")
+    rules: dict[str, int] = Field(
+        default_factory=dict, description="A text that broke several rules counts under each."
+    )
 
 
 class SkipRecord(Record):
@@ -111,7 +118,8 @@ class SkipRecord(Record):
     reason: str
     detail: str = ""
     dropped: list[GateDrop] = Field(
-        default_factory=list, description="The texts the well-formedness gate refused, when they are why it was skipped."
+        default_factory=list,
+        description="The texts the well-formedness gate refused, when they are why it was skipped.",
     )
 
 

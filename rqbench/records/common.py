@@ -82,9 +82,11 @@ def _gate(kind: wellformed.Kind | str, standard: wellformed.Standard = wellforme
             return value
         if isinstance(value, str):
             return wellformed.require(value, k, standard)
-        problems = [f"item {i}: {wellformed.explain(k, failures)}"
-                    for i, failures in enumerate(wellformed.refusals(wellformed.check(t, k, standard)) for t in value)
-                    if failures]  # fmt: skip
+        problems = [
+            f"item {i}: {wellformed.explain(k, failures)}"
+            for i, failures in enumerate(wellformed.refusals(wellformed.check(t, k, standard)) for t in value)
+            if failures
+        ]
         if problems:
             raise ValueError("; ".join(problems))
         return [t.strip() for t in value]

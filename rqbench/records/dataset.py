@@ -31,16 +31,20 @@ def _failures(texts: Iterable[TextField]) -> list[tuple[str, wellformed.Failure]
 def _same_basis(row: RQRecord | EvaluationInstance) -> None:
     """A first-version date always says how it is known, and a basis comes with its date."""
     if (row.paper_published is None) != (row.paper_published_source is None):
-        raise ValueError(f"paper_published ({row.paper_published}) and paper_published_source "
-                         f"({row.paper_published_source!r}) are set together or not at all")
+        raise ValueError(
+            f"paper_published ({row.paper_published}) and paper_published_source "
+            f"({row.paper_published_source!r}) are set together or not at all"
+        )
 
 
 def _extraction_texts(row: RQRecord | PaperRecord) -> list[TextField]:
     K = wellformed.Kind
-    return [("problem_statement", row.problem_statement, K.problem_statement),
-            ("main_idea_headline", row.main_idea_headline, K.headline),
-            *((f"contributions[{i}]", t, K.contribution) for i, t in enumerate(row.contributions)),
-            *((f"ideas[{i}]", t, K.contribution) for i, t in enumerate(row.ideas))]  # fmt: skip
+    return [
+        ("problem_statement", row.problem_statement, K.problem_statement),
+        ("main_idea_headline", row.main_idea_headline, K.headline),
+        *((f"contributions[{i}]", t, K.contribution) for i, t in enumerate(row.contributions)),
+        *((f"ideas[{i}]", t, K.contribution) for i, t in enumerate(row.ideas)),
+    ]
 
 
 class Gap(Record):

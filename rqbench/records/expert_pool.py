@@ -39,14 +39,20 @@ class ExpertPair(Record):
     dimension: Literal["non_obviousness"] = "non_obviousness"
     expert_picks: dict[str, Pick] = Field(min_length=1, description="Expert (or hashed annotator id) -> pick.")
     reference_picks: dict[str, Pick] = Field(
-        default_factory=dict, description="Published LLM judges' picks on this pair (the paper's, on A.6): reference rows."
+        default_factory=dict,
+        description="Published LLM judges' picks on this pair (the paper's, on A.6): reference rows.",
     )
 
     def content_key(self) -> str:
         """A hash of what a judge is shown (the RQs and the background), not of the picks: a judge's verdict
         on the pair stays valid while experts add picks, and is void once the texts change."""
-        return content_hash({"gt": self.gt_rq, "model": self.model_rq,
-                             "background": [p.model_dump(mode="json") for p in self.background]})  # fmt: skip
+        return content_hash(
+            {
+                "gt": self.gt_rq,
+                "model": self.model_rq,
+                "background": [p.model_dump(mode="json") for p in self.background],
+            }
+        )
 
 
 def pool_version(pairs: list[ExpertPair]) -> str:

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from rqbench.records.common import MAX_LONG_TEXT, MAX_RQ_CHARS, MAX_SHORT_TEXT, Reply, gate_fields
 
+
 class InfluenceLabel(str, enum.Enum):
     """The five labels of method.md step 3; the first two count as influential."""
 

@@ -32,10 +32,14 @@ class OrderVerdict(Record):
     gt_score: NoveltyScore | None = None
     model_score: NoveltyScore | None = None
     raw: RawReply
-    failure: str | None = Field(default=None, description="Why the call gave no verdict (invalid_reply, truncated, ...).")
+    failure: str | None = Field(
+        default=None, description="Why the call gave no verdict (invalid_reply, truncated, ...)."
+    )
     reasked: bool = Field(default=False, description="The first reply was invalid and the judge was asked again.")
     rule_corrections: list[str] = Field(default_factory=list, description="Rubric rules the reply broke, repaired.")
-    cost_usd: float | None = Field(default=None, description="What the answer's requests cost when sent; None: unknown.")
+    cost_usd: float | None = Field(
+        default=None, description="What the answer's requests cost when sent; None: unknown."
+    )
     latency_s: float | None = Field(default=None, description="Seconds the answer's requests took when sent.")
     tokens_in: int | None = None
     tokens_out: int | None = None
@@ -45,7 +49,9 @@ class PairVerdicts(Record):
     """A judge's two calls on one pair, keyed to the texts it was shown."""
 
     pair_id: str
-    content_key: str = Field(description="ExpertPair.content_key() of the pair judged: a verdict on other texts is void.")
+    content_key: str = Field(
+        description="ExpertPair.content_key() of the pair judged: a verdict on other texts is void."
+    )
     verdicts: list[OrderVerdict] = Field(min_length=1)
 
 
@@ -59,5 +65,9 @@ class JudgeBoardFile(Record):
     pool_version: str = Field(description="The pool version of the last run.")
     pool_pairs: int = Field(ge=0, description="Pairs in that pool.")
     created_at: datetime
-    pairs: list[PairVerdicts] = Field(description="Every pair judged so far, including pairs since left out of the pool.")
-    settings: dict[str, object] = Field(default_factory=dict, description="What shaped the prompts (background policy).")
+    pairs: list[PairVerdicts] = Field(
+        description="Every pair judged so far, including pairs since left out of the pool."
+    )
+    settings: dict[str, object] = Field(
+        default_factory=dict, description="What shaped the prompts (background policy)."
+    )

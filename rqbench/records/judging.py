@@ -147,8 +147,9 @@ class NarrownessScore(Reply):
     short_reason_diagnostic: str = Field(default="", max_length=MAX_SHORT_TEXT)
     rule_corrections: list[str] = Field(default_factory=list)
 
-    @field_validator("mentions_source_specific_name", "main_object_in_source", "introduces_new_mechanism",
-                     mode="before")
+    @field_validator(
+        "mentions_source_specific_name", "main_object_in_source", "introduces_new_mechanism", mode="before"
+    )
     @classmethod
     def _flag(cls, value: Any) -> Any:
         """A JSON true/false for a 0/1 flag says the same thing: read as 1/0 (any other value is checked as given)."""
@@ -202,20 +203,25 @@ class OverlapReply(Reply):
         given = self.covering_subset_indices
         bad = [i for i in given if not 0 <= i < len(scores)]
         if bad:
-            raise ValueError(f"covering_subset_indices {bad}: there is no candidate with that index "
-                             f"(0..{len(scores) - 1})")  # fmt: skip
+            raise ValueError(
+                f"covering_subset_indices {bad}: there is no candidate with that index (0..{len(scores) - 1})"
+            )
         if len(set(given)) != len(given):
             raise ValueError(f"covering_subset_indices {given} names a candidate twice")
         if self.covered != bool(given):
-            raise ValueError(f"covered={str(self.covered).lower()} contradicts covering_subset_indices {given} "
-                             "(covered is true exactly when the subset is non-empty)")  # fmt: skip
+            raise ValueError(
+                f"covered={str(self.covered).lower()} contradicts covering_subset_indices {given} "
+                "(covered is true exactly when the subset is non-empty)"
+            )
         subset = sorted(given)
         strong = [i for i, v in enumerate(scores) if v >= COVERS_ALONE]
         # a judge's reply (validated with its candidate count); results files written before this check keep theirs
         if n is not None and not strong and len(subset) == 1:
-            raise ValueError(f"covering_subset_indices {given} is one candidate scoring {scores[subset[0]]}; one "
-                             f"candidate covers the author-anchored RQ only at {COVERS_ALONE} or 4, otherwise the "
-                             "subset combines two or more, or is empty")  # fmt: skip
+            raise ValueError(
+                f"covering_subset_indices {given} is one candidate scoring {scores[subset[0]]}; one "
+                f"candidate covers the author-anchored RQ only at {COVERS_ALONE} or 4, otherwise the "
+                "subset combines two or more, or is empty"
+            )
         if strong and subset != strong[:1]:
             first = strong[0]
             what = f"candidate {first} scores {scores[first]}, so the subset is [{first}] (reply had {given})"

@@ -19,10 +19,15 @@ DateBasis = Literal["arxiv_api", "metadata_file"]
 class SourcePaper(Record):
     """A target paper M: arXiv metadata, plus Semantic Scholar's facts once filtered."""
 
-    paper_id: str = Field(description="M's id in the dataset: its arXiv id, or, for a paper from a local folder that "
-                          "is not named by one, a slug of the folder's name.")
-    arxiv_id: str | None = Field(default=None, description="arXiv identifier without version, e.g. 2502.01113; "
-                                 "null for a local paper that is not known to be on arXiv.")
+    paper_id: str = Field(
+        description="M's id in the dataset: its arXiv id, or, for a paper from a local folder that "
+        "is not named by one, a slug of the folder's name."
+    )
+    arxiv_id: str | None = Field(
+        default=None,
+        description="arXiv identifier without version, e.g. 2502.01113; "
+        "null for a local paper that is not known to be on arXiv.",
+    )
     version: int | None = Field(default=None, description="arXiv version number.")
     title: str
     abstract: str = ""
@@ -163,5 +168,8 @@ class CitedPaper(Record):
         """The gate's failures of the LLM-extracted contributions as (field, failure); the abstract is the paper's own."""
         if self.contributions_source != "extracted":
             return []
-        return [(f"contributions[{i}]", f) for i, t in enumerate(self.contributions)
-                for f in wellformed.check(t, wellformed.Kind.contribution)]  # fmt: skip
+        return [
+            (f"contributions[{i}]", f)
+            for i, t in enumerate(self.contributions)
+            for f in wellformed.check(t, wellformed.Kind.contribution)
+        ]

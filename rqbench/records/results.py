@@ -11,6 +11,7 @@ from rqbench.records.common import SCHEMA_VERSION, PromptSetRef, Record
 from rqbench.records.judging import NarrownessScore, NoveltyScore, OverlapReply
 from rqbench.records.submission import SubmissionMetadata
 
+
 class PaperCut(Record):
     """What of one background paper a prompt carried: tokens kept and cut, and which sections."""
 
@@ -69,14 +70,14 @@ class CandidateScores(Record):
     novelty: NoveltyScore | None = None
     novelty_by_ordering: list[NoveltyScore] = Field(default_factory=list)
     rank_by_ordering: list[int] = Field(default_factory=list)
-    narrowness: dict[str, NarrownessScore] = Field(
-        default_factory=dict, description="Per background paper id."
-    )
+    narrowness: dict[str, NarrownessScore] = Field(default_factory=dict, description="Per background paper id.")
 
 
 class InstanceResult(Record):
     rq_id: str
-    arxiv_id: str = Field(description="The source paper's id (the dataset's paper_id: its arXiv id, or a local paper's).")
+    arxiv_id: str = Field(
+        description="The source paper's id (the dataset's paper_id: its arXiv id, or a local paper's)."
+    )
     subfield: str
     paper_published: date | None = Field(
         default=None,
@@ -116,7 +117,9 @@ class Coverage(Record):
     failed_calls: dict[str, int] = Field(default_factory=dict, description="Failed calls by reason.")
     rule_applications: dict[str, int] = Field(default_factory=dict, description="The paper's rules applied, by rule.")
     trial: int | None = Field(
-        default=None, ge=1, description="A trial run's instances: the first N of the revision (--limit N); the rest "
+        default=None,
+        ge=1,
+        description="A trial run's instances: the first N of the revision (--limit N); the rest "
         "are not in the run and are no one's failure. None for a full run.",
     )
 
@@ -181,7 +184,9 @@ class ResultsFile(Record):
     created_at: datetime
     instances_expected: int = Field(ge=0, description="Instances in the dataset revision (coverage denominator).")
     trial: int | None = Field(
-        default=None, ge=1, description="A trial run (--limit N): it judged only the first N instances of the revision "
+        default=None,
+        ge=1,
+        description="A trial run (--limit N): it judged only the first N instances of the revision "
         "(dataset order), and is shown apart from full runs, never ranked beside them. None for a full run.",
     )
     instances: list[InstanceResult]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import date as Date, datetime
+from datetime import date as Date
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from rqbench import wellformed
 from rqbench.records.common import MAX_LONG_TEXT, MAX_RQ_CHARS, WELLFORMED_PER_ITEM, Record, Reply, gate_type
+
 
 def check_distinct(questions: list[str]) -> list[str]:
     """The five must differ: no question may repeat another but for spacing, case, quotes or end punctuation."""
@@ -44,9 +46,9 @@ class GenerationReply(Reply):
     so the gate does not refuse a reply for them (``rqbench validate`` warns about them).
     """
 
-    gaps: list[
-        Annotated[str, Field(min_length=1, max_length=MAX_LONG_TEXT, json_schema_extra={"maxLength": 300})]
-    ] = Field(min_length=1, max_length=10, json_schema_extra={"maxItems": 6})
+    gaps: list[Annotated[str, Field(min_length=1, max_length=MAX_LONG_TEXT, json_schema_extra={"maxLength": 300})]] = (
+        Field(min_length=1, max_length=10, json_schema_extra={"maxItems": 6})
+    )
     research_questions: list[Question] = Field(min_length=5, max_length=5)
 
 

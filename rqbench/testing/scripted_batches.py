@@ -73,9 +73,16 @@ class ScriptedBatches:
             if segs == ["batches"] and method == "GET":
                 limit = int(parse_qs(parts.query).get("limit", ["20"])[0])
                 data = [self.batches[b] for b in reversed(self.created)][:limit]
-                return _json(200, {"object": "list", "data": data, "has_more": False,
-                                   "first_id": data[0]["id"] if data else None,
-                                   "last_id": data[-1]["id"] if data else None})  # fmt: skip
+                return _json(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "has_more": False,
+                        "first_id": data[0]["id"] if data else None,
+                        "last_id": data[-1]["id"] if data else None,
+                    },
+                )
             if len(segs) == 2 and segs[0] == "batches" and method == "GET":
                 b = self.batches.get(segs[1])
                 return _json(200, self._advance(b)) if b else _error(404, f"no batch {segs[1]}")
@@ -102,8 +109,15 @@ class ScriptedBatches:
 
     def _store(self, filename: str, purpose: str, data: bytes) -> dict[str, Any]:
         fid = f"file-{len(self.files) + 1:04d}"
-        self.files[fid] = {"id": fid, "object": "file", "bytes": len(data), "created_at": int(time.time()),
-                           "filename": filename, "purpose": purpose, "status": "processed"}  # fmt: skip
+        self.files[fid] = {
+            "id": fid,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+        }
         self.content[fid] = data
         return self.files[fid]
 
@@ -117,11 +131,19 @@ class ScriptedBatches:
         bid = f"batch_{len(self.created) + 1:04d}"
         n = len([x for x in self.content[fid].splitlines() if x.strip()])
         self.batches[bid] = {
-            "id": bid, "object": "batch", "endpoint": req["endpoint"], "errors": None, "input_file_id": fid,
-            "completion_window": req.get("completion_window", "24h"), "status": "validating",
-            "output_file_id": None, "error_file_id": None, "created_at": int(time.time()),
-            "request_counts": {"total": n, "completed": 0, "failed": 0}, "metadata": req.get("metadata") or {},
-        }  # fmt: skip
+            "id": bid,
+            "object": "batch",
+            "endpoint": req["endpoint"],
+            "errors": None,
+            "input_file_id": fid,
+            "completion_window": req.get("completion_window", "24h"),
+            "status": "validating",
+            "output_file_id": None,
+            "error_file_id": None,
+            "created_at": int(time.time()),
+            "request_counts": {"total": n, "completed": 0, "failed": 0},
+            "metadata": req.get("metadata") or {},
+        }
         self.created.append(bid)
         return _json(200, self.batches[bid])
 
@@ -152,23 +174,46 @@ class ScriptedBatches:
             if failure is not None:
                 status, message = failure
                 if status is None:
-                    err.append({"id": rid, "custom_id": line["custom_id"], "response": None,
-                                "error": {"code": "scripted_line_error", "message": message}})  # fmt: skip
+                    err.append(
+                        {
+                            "id": rid,
+                            "custom_id": line["custom_id"],
+                            "response": None,
+                            "error": {"code": "scripted_line_error", "message": message},
+                        }
+                    )
                 else:
-                    err.append({"id": rid, "custom_id": line["custom_id"], "error": None,
-                                "response": {"status_code": status, "request_id": rid,
-                                             "body": {"error": {"message": message, "type": "scripted"}}}})  # fmt: skip
+                    err.append(
+                        {
+                            "id": rid,
+                            "custom_id": line["custom_id"],
+                            "error": None,
+                            "response": {
+                                "status_code": status,
+                                "request_id": rid,
+                                "body": {"error": {"message": message, "type": "scripted"}},
+                            },
+                        }
+                    )
                 continue
             self.executed[line["custom_id"]] += 1
             from rqbench.llm.batch import split_custom_id
 
             body = self.server.complete_line(line["body"], split_custom_id(line["custom_id"])[1])
-            out.append({"id": rid, "custom_id": line["custom_id"], "error": None,
-                        "response": {"status_code": 200, "request_id": rid, "body": body}})  # fmt: skip
+            out.append(
+                {
+                    "id": rid,
+                    "custom_id": line["custom_id"],
+                    "error": None,
+                    "response": {"status_code": 200, "request_id": rid, "body": body},
+                }
+            )
         b["request_counts"] = {"total": b["request_counts"]["total"], "completed": len(out), "failed": len(err)}
         if out:
-            b["output_file_id"] = self._store(f"{b['id']}_output.jsonl", "batch_output",
-                                              "".join(json.dumps(x) + "\n" for x in out).encode())["id"]  # fmt: skip
+            b["output_file_id"] = self._store(
+                f"{b['id']}_output.jsonl", "batch_output", "".join(json.dumps(x) + "\n" for x in out).encode()
+            )["id"]
         if err:
-            b["error_file_id"] = self._store(f"{b['id']}_errors.jsonl", "batch_output",
-                                             "".join(json.dumps(x) + "\n" for x in err).encode())["id"]  # fmt: skip
+            b["error_file_id"] = self._store(
+                f"{b['id']}_errors.jsonl", "batch_output", "".join(json.dumps(x) + "\n" for x in err).encode()
+            )["id"]

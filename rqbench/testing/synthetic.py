@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rqbench.hashing import content_hash
+from rqbench.records import DIAGNOSTIC_SCOPES as DIAG_SCOPES
+from rqbench.records import SOURCE_BOUND_SCOPES as SOURCE_SCOPES
 from rqbench.records import (
     CandidateScores,
     InstanceResult,
@@ -25,8 +27,6 @@ from rqbench.records import (
     SubmissionMetadata,
     rq_id_for,
 )
-from rqbench.records import DIAGNOSTIC_SCOPES as DIAG_SCOPES
-from rqbench.records import SOURCE_BOUND_SCOPES as SOURCE_SCOPES
 
 if TYPE_CHECKING:
     from rqbench.space.stores import SpaceStores
@@ -89,16 +89,24 @@ def make_results(
     """
     rng = random.Random(f"{seed}:{model}:{judge}:{setting}")
     meta = SubmissionMetadata(
-        model=model, provider="synthetic", model_type=model_type, prompt_variant=prompt_variant,
-        knowledge_cutoff=knowledge_cutoff, date=datetime(2026, 4, 1, tzinfo=timezone.utc),
-    )  # fmt: skip
+        model=model,
+        provider="synthetic",
+        model_type=model_type,
+        prompt_variant=prompt_variant,
+        knowledge_cutoff=knowledge_cutoff,
+        date=datetime(2026, 4, 1, tzinfo=timezone.utc),
+    )
     instances = []
     for rq_id, arxiv_id, subfield in instance_ids(n_instances):
         papers = [f"2401.{20000 + len(instances):05d}"]
         gt_text = (gt_texts or {}).get(rq_id, f"How does the method of paper {arxiv_id} behave outside its setting?")
         cands = [
-            CandidateScores(candidate_id="gt", text=gt_text, novelty=_novelty(rng, 0.0),
-                            narrowness={papers[0]: _narrowness(rng, -0.4)})
+            CandidateScores(
+                candidate_id="gt",
+                text=gt_text,
+                novelty=_novelty(rng, 0.0),
+                narrowness={papers[0]: _narrowness(rng, -0.4)},
+            )
         ]
         for k in range(5):
             cands.append(
@@ -113,25 +121,42 @@ def make_results(
             pairwise_scores=[rng.randint(0, 2) for _ in range(5)], covering_subset_indices=[], covered=False
         )
         instances.append(
-            InstanceResult(rq_id=rq_id, arxiv_id=arxiv_id, subfield=subfield, background_paper_ids=papers,
-                           candidates=cands, overlap=overlap, paper_published=(published or {}).get(arxiv_id))
+            InstanceResult(
+                rq_id=rq_id,
+                arxiv_id=arxiv_id,
+                subfield=subfield,
+                background_paper_ids=papers,
+                candidates=cands,
+                overlap=overlap,
+                paper_published=(published or {}).get(arxiv_id),
+            )
         )
     return ResultsFile(
         dataset_repo=dataset_repo,
         dataset_revision=dataset_revision,
         submission_hash=content_hash({"model": model, "seed": seed, "variant": prompt_variant}),
         submission=meta,
-        judge=JudgeSpec(model=f"scripted/{judge}", label=judge, setting=setting,
-                        prompt_set=PromptSetRef(name="rqbench-v1", hash="b2:0000")),
+        judge=JudgeSpec(
+            model=f"scripted/{judge}",
+            label=judge,
+            setting=setting,
+            prompt_set=PromptSetRef(name="rqbench-v1", hash="b2:0000"),
+        ),
         created_at=datetime(2026, 4, 2, tzinfo=timezone.utc),
         instances_expected=n_instances if instances_expected is None else instances_expected,
         instances=instances,
     )
 
 
-def fill_results_store(root: Path, n_models: int, *, judges: tuple[str, ...] = ("j1",),
-                       settings: tuple[str, ...] = ("standalone", "comparative"),
-                       n_instances: int = 4, with_requests: bool = False) -> "SpaceStores":  # fmt: skip
+def fill_results_store(
+    root: Path,
+    n_models: int,
+    *,
+    judges: tuple[str, ...] = ("j1",),
+    settings: tuple[str, ...] = ("standalone", "comparative"),
+    n_instances: int = 4,
+    with_requests: bool = False,
+) -> "SpaceStores":
     """A Space store under ``root`` holding one results file per (model, judge, setting): ``model-000``... with
     scores spread around the mean, the leaderboard the Space's benchmarks load (500 models: 1,000 rows).
     ``with_requests``: each model also has its finished request in the queue, as on a Space that judged them."""
@@ -143,15 +168,32 @@ def fill_results_store(root: Path, n_models: int, *, judges: tuple[str, ...] = (
         written = []
         for judge in judges:
             for setting in settings:
-                results = make_results(f"model-{m:03d}", judge=judge, setting=setting, n_instances=n_instances,
-                                       bias=(m % 7 - 3) / 5, seed=m)  # fmt: skip
+                results = make_results(
+                    f"model-{m:03d}",
+                    judge=judge,
+                    setting=setting,
+                    n_instances=n_instances,
+                    bias=(m % 7 - 3) / 5,
+                    seed=m,
+                )
                 written.append(stores.results.put(results))
         if with_requests:
             at = results.created_at
-            stores.requests.put(SubmissionRequest(
-                request_id=results.submission_hash.split(":")[-1][:16], user=f"team-{m:03d}",
-                submission_hash=results.submission_hash, metadata=results.submission,
-                submission_file=f"submissions/team-{m:03d}/{m}.jsonl", dataset_repo=results.dataset_repo,
-                dataset_revision=results.dataset_revision, instances=n_instances, status="finished",
-                submitted_at=at, updated_at=at, attempts=1, results_files=written))  # fmt: skip
+            stores.requests.put(
+                SubmissionRequest(
+                    request_id=results.submission_hash.split(":")[-1][:16],
+                    user=f"team-{m:03d}",
+                    submission_hash=results.submission_hash,
+                    metadata=results.submission,
+                    submission_file=f"submissions/team-{m:03d}/{m}.jsonl",
+                    dataset_repo=results.dataset_repo,
+                    dataset_revision=results.dataset_revision,
+                    instances=n_instances,
+                    status="finished",
+                    submitted_at=at,
+                    updated_at=at,
+                    attempts=1,
+                    results_files=written,
+                )
+            )
     return stores

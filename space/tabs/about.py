@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import gradio as gr
+
 from rqbench.space.safety import printable, redact
 from rqbench.space.tabs.common import demo_banner
 
@@ -39,8 +40,11 @@ class AboutTab:
 def unreadable_update(lines: list[str]) -> gr.Textbox:
     """The stored files that could not be read, each with its path and why (hidden when there are none)."""
     text = "\n".join(printable(redact(line)) for line in lines)
-    return gr.Textbox(value=text, visible=bool(lines),
-                      label=f"Stored files this Space could not read ({len(lines)}): every other row is shown")  # fmt: skip
+    return gr.Textbox(
+        value=text,
+        visible=bool(lines),
+        label=f"Stored files this Space could not read ({len(lines)}): every other row is shown",
+    )
 
 
 def build(config: "SpaceConfig", notes: str = "") -> AboutTab:
@@ -50,6 +54,12 @@ def build(config: "SpaceConfig", notes: str = "") -> AboutTab:
         gr.Markdown(ABOUT)
         text = redact(f"Store: {config.stores.backend}. {config.dataset_note}") + (f"\n{notes}" if notes else "")
         gr.Textbox(value=text, label="This Space", interactive=False, elem_id="about-space")
-        unreadable = gr.Textbox(label="Stored files this Space could not read", visible=False, interactive=False,
-                                lines=3, max_lines=20, elem_id="about-unreadable")  # fmt: skip
+        unreadable = gr.Textbox(
+            label="Stored files this Space could not read",
+            visible=False,
+            interactive=False,
+            lines=3,
+            max_lines=20,
+            elem_id="about-unreadable",
+        )
     return AboutTab(banner, unreadable)

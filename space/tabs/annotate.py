@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import gradio as gr
+
 from rqbench.prompts import rubric_scale
 from rqbench.space import annotate as an
 from rqbench.space import browse, html_table
@@ -31,8 +32,10 @@ CHOICE_LABELS = {"A is more non-obvious": "left", "B is more non-obvious": "righ
 
 def rubric_texts() -> tuple[str, str]:
     """The non-obviousness and source-boundedness scales, as the judges' prompts state them."""
-    return (rubric_scale("novelty_standalone", "non_obviousness:"),
-            rubric_scale("narrowness_standalone", "Source-boundedness ("))  # fmt: skip
+    return (
+        rubric_scale("novelty_standalone", "non_obviousness:"),
+        rubric_scale("narrowness_standalone", "Source-boundedness ("),
+    )
 
 
 @dataclass
@@ -53,19 +56,37 @@ class AnnotateTab:
     def reloaded(self) -> tuple:
         """After ``data.refresh()``: the sub-fields that have pairs, the agreement tables, the banner."""
         names = {p.model for p in self.data.pairs} | {r.judge.label for r in self.data.results}
-        return (gr.CheckboxGroup(choices=an.subfields(self.data.pairs)), agreement_table(self.config, self.data),
-                matrix_html(self.config, self.data), banner_update(names))  # fmt: skip
+        return (
+            gr.CheckboxGroup(choices=an.subfields(self.data.pairs)),
+            agreement_table(self.config, self.data),
+            matrix_html(self.config, self.data),
+            banner_update(names),
+        )
 
 
 def agreement_table(config: "SpaceConfig", data: "SpaceData") -> str:
     """How often each judge's pick matches the annotators', from every stored judgment (the leaderboard's column)."""
     cells = an.agreement_cells(config.stores.annotations.judgments(), data.results)
-    headers = [Header("Model"), Header("Setting"), Header("Judge"),
-               Header("Agreement %", kind="num", title="Share of (annotator, instance) picks the judge matched"),
-               Header("Picks", kind="num")]  # fmt: skip
-    rows = [[Cell(str(model)), Cell(str(setting)), Cell(str(judge)), Cell(f"{value:.1f}", note=ci, kind="num"),
-             Cell(str(n), kind="num")] for model, setting, judge, value, ci, n in an.agreement_rows(cells)]  # fmt: skip
-    return html_table.render_table(headers, rows, empty="No annotations yet: agreement appears with the first judgment.")
+    headers = [
+        Header("Model"),
+        Header("Setting"),
+        Header("Judge"),
+        Header("Agreement %", kind="num", title="Share of (annotator, instance) picks the judge matched"),
+        Header("Picks", kind="num"),
+    ]
+    rows = [
+        [
+            Cell(str(model)),
+            Cell(str(setting)),
+            Cell(str(judge)),
+            Cell(f"{value:.1f}", note=ci, kind="num"),
+            Cell(str(n), kind="num"),
+        ]
+        for model, setting, judge, value, ci, n in an.agreement_rows(cells)
+    ]
+    return html_table.render_table(
+        headers, rows, empty="No annotations yet: agreement appears with the first judgment."
+    )
 
 
 def matrix_html(config: "SpaceConfig", data: "SpaceData") -> str:
@@ -78,9 +99,10 @@ def matrix_html(config: "SpaceConfig", data: "SpaceData") -> str:
     for key in keys:
         matrix, names = found[key]
         headers, rows = matrix_cells(matrix, names)
-        parts.append(f'<div class="rqb-block">Who agrees with whom on {escape(key[0])} ({escape(key[1])} judges)</div>'
-                     + html_table.render_table(headers, rows, caption=MATRIX_NOTE if key == keys[-1] else "",
-                                               sticky_first=False))  # fmt: skip
+        parts.append(
+            f'<div class="rqb-block">Who agrees with whom on {escape(key[0])} ({escape(key[1])} judges)</div>'
+            + html_table.render_table(headers, rows, caption=MATRIX_NOTE if key == keys[-1] else "", sticky_first=False)
+        )
     return "".join(parts)
 
 
@@ -115,20 +137,30 @@ def _pair_papers(config: "SpaceConfig", data: "SpaceData", pair_id: str | None) 
     """The background papers of the pair being judged (title, abstract, outline, section text), or a hint."""
     pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
     if pair is None:
-        gr.Markdown("Tick your field(s) and press **Start / next pair**: the background papers of "
-                    "the pair appear here, and its two research questions on the right.")  # fmt: skip
+        gr.Markdown(
+            "Tick your field(s) and press **Start / next pair**: the background papers of "
+            "the pair appear here, and its two research questions on the right."
+        )
         return
     ref = browse.InstanceRef(pair.rq_id, pair.arxiv_id, pair.subfield, "", pair.background_paper_ids)
     views = browse.paper_views(ref, config.library)
     gr.Markdown(f"**Background papers** ({len(views)}): the only context both questions may use.")
     for k, pv in enumerate(views):
         with gr.Group():
-            gr.Textbox(value=pv.title, label=f"Paper {k + 1}: {pv.paper_id}", interactive=False,
-                       elem_classes=["an-paper-title"])  # fmt: skip
+            gr.Textbox(
+                value=pv.title,
+                label=f"Paper {k + 1}: {pv.paper_id}",
+                interactive=False,
+                elem_classes=["an-paper-title"],
+            )
             gr.Textbox(value=pv.abstract, label="Abstract", interactive=False, max_lines=8)
             outline = " · ".join(name or "(unnamed section)" for name, _ in pv.sections)
-            gr.Textbox(value=outline or "(no section text in the dataset)", label="Sections",
-                       interactive=False, elem_classes=["an-outline"])  # fmt: skip
+            gr.Textbox(
+                value=outline or "(no section text in the dataset)",
+                label="Sections",
+                interactive=False,
+                elem_classes=["an-outline"],
+            )
             with gr.Accordion("Section text", open=False):
                 section_accordions(pv.sections)
 
@@ -138,9 +170,11 @@ def _layout(config: "SpaceConfig", data: "SpaceData") -> _Widgets:
     non_obvious_rubric, source_bound_rubric = rubric_texts()
     with gr.Tab("Annotate", id="annotate", elem_id="tab-annotate"):
         banner = demo_banner("annotate")
-        gr.Markdown("Compare two research questions about the same background papers. One was reconstructed from "
-                    "the real paper that cites them, one written by a model; which is which is not shown. Read the "
-                    "papers on the left, then say which question is more non-obvious, using the judges' own rubric.")  # fmt: skip
+        gr.Markdown(
+            "Compare two research questions about the same background papers. One was reconstructed from "
+            "the real paper that cites them, one written by a model; which is which is not shown. Read the "
+            "papers on the left, then say which question is more non-obvious, using the judges' own rubric."
+        )
         with gr.Row(equal_height=True):
             name = gr.Textbox(label="Your name (offline only)", visible=not config.on_hub, elem_id="an-name")
             fields = gr.CheckboxGroup(label="Your field(s)", choices=[], elem_id="an-fields")
@@ -155,22 +189,38 @@ def _layout(config: "SpaceConfig", data: "SpaceData") -> _Widgets:
                 left = gr.Textbox(label="Research question A", interactive=False, lines=3, elem_id="an-left")
                 right = gr.Textbox(label="Research question B", interactive=False, lines=3, elem_id="an-right")
                 choice = gr.Radio(label="Which is more non-obvious?", choices=list(CHOICE_LABELS), elem_id="an-choice")
-                gr.Textbox(value=non_obvious_rubric, label="Non-obviousness: the judges' rubric", interactive=False,
-                           lines=5, elem_id="an-rubric-nonobv")  # fmt: skip
+                gr.Textbox(
+                    value=non_obvious_rubric,
+                    label="Non-obviousness: the judges' rubric",
+                    interactive=False,
+                    lines=5,
+                    elem_id="an-rubric-nonobv",
+                )
                 with gr.Row():
-                    sb_left = gr.Radio(label="Source-boundedness of A (optional)", choices=SOURCE_BOUND_CHOICES,
-                                       value="not rated", elem_id="an-sb-left")  # fmt: skip
-                    sb_right = gr.Radio(label="Source-boundedness of B (optional)", choices=SOURCE_BOUND_CHOICES,
-                                        value="not rated", elem_id="an-sb-right")  # fmt: skip
+                    sb_left = gr.Radio(
+                        label="Source-boundedness of A (optional)",
+                        choices=SOURCE_BOUND_CHOICES,
+                        value="not rated",
+                        elem_id="an-sb-left",
+                    )
+                    sb_right = gr.Radio(
+                        label="Source-boundedness of B (optional)",
+                        choices=SOURCE_BOUND_CHOICES,
+                        value="not rated",
+                        elem_id="an-sb-right",
+                    )
                 with gr.Accordion("Source-boundedness: the judges' rubric (0 broad, 3 bound to one paper)", open=False):
-                    gr.Textbox(value=source_bound_rubric, show_label=False, interactive=False, lines=5,
-                               elem_id="an-rubric-sb")  # fmt: skip
+                    gr.Textbox(
+                        value=source_bound_rubric, show_label=False, interactive=False, lines=5, elem_id="an-rubric-sb"
+                    )
                 comment = gr.Textbox(label="Comment (optional)", elem_id="an-comment")
                 with gr.Row():
                     save = gr.Button("Save judgment", variant="primary", elem_id="an-save")
                     skip = gr.Button("Skip this pair", elem_id="an-skip")
-        gr.Markdown("**Agreement.** How often each judge picks what the annotators picked (the leaderboard's human "
-                    "agreement column); then who agrees with whom, computed as in the expert study.")  # fmt: skip
+        gr.Markdown(
+            "**Agreement.** How often each judge picks what the annotators picked (the leaderboard's human "
+            "agreement column); then who agrees with whom, computed as in the expert study."
+        )
         agreement = html_block("agreement-table", max_height=500)
         matrix = html_block("agreement-matrix", max_height=500)
         with gr.Accordion("Your judgments", open=False):
@@ -178,8 +228,29 @@ def _layout(config: "SpaceConfig", data: "SpaceData") -> _Widgets:
             export_file = gr.File(label="Export", interactive=False, elem_id="an-export-file")
             confirm = gr.Checkbox(label="Yes, delete all my judgments", value=False, elem_id="an-confirm")
             delete = gr.Button("Delete my judgments", variant="stop", elem_id="an-delete")
-    return _Widgets(banner, name, fields, start, status, pair_state, shown_state, left, right, choice, sb_left,
-                    sb_right, comment, save, skip, agreement, matrix, export, export_file, confirm, delete)  # fmt: skip
+    return _Widgets(
+        banner,
+        name,
+        fields,
+        start,
+        status,
+        pair_state,
+        shown_state,
+        left,
+        right,
+        choice,
+        sb_left,
+        sb_right,
+        comment,
+        save,
+        skip,
+        agreement,
+        matrix,
+        export,
+        export_file,
+        confirm,
+        delete,
+    )
 
 
 class _Handlers:
@@ -202,11 +273,15 @@ class _Handlers:
         self.data.refresh(max_age_s=self.config.reload_after_s)
         store = self.config.stores.annotations
         mine = store.judgments(annotator)
-        pair = an.next_pair(self.data.pairs, annotator=annotator, fields=fields, judgments=store.judgments(),
-                            skips=store.skips(annotator))  # fmt: skip
+        pair = an.next_pair(
+            self.data.pairs,
+            annotator=annotator,
+            fields=fields,
+            judgments=store.judgments(),
+            skips=store.skips(annotator),
+        )
         if pair is None:
-            done = (f"No more pairs in {', '.join(fields)} for you. "
-                    f"You have made {len(mine)} judgment(s). Thank you!")  # fmt: skip
+            done = f"No more pairs in {', '.join(fields)} for you. You have made {len(mine)} judgment(s). Thank you!"
             return None, None, "", "", done
         left, right = an.shown_texts(annotator, pair)
         status = f"Pair {len(mine) + 1} ({pair.subfield}). You have made {len(mine)} judgment(s)."
@@ -225,13 +300,27 @@ class _Handlers:
         pair = self._pair(pair_id)
         if annotator is None or pair is None or choice not in CHOICE_LABELS:
             msg = problem or ("Press 'Start / next pair' first." if pair is None else "Pick A, B or Tie first.")
-            return (pair_id, shown_at, gr.Textbox(), gr.Textbox(), msg, *self.agreement(),
-                    gr.Radio(), gr.Radio(), gr.Radio(), gr.Textbox())  # fmt: skip
+            return (
+                pair_id,
+                shown_at,
+                gr.Textbox(),
+                gr.Textbox(),
+                msg,
+                *self.agreement(),
+                gr.Radio(),
+                gr.Radio(),
+                gr.Radio(),
+                gr.Textbox(),
+            )
         j = an.make_judgment(
-            annotator, pair, CHOICE_LABELS[choice], shown_at=datetime.fromisoformat(shown_at),
+            annotator,
+            pair,
+            CHOICE_LABELS[choice],
+            shown_at=datetime.fromisoformat(shown_at),
             source_bound_left=None if sb_l in (None, "not rated") else int(sb_l),
-            source_bound_right=None if sb_r in (None, "not rated") else int(sb_r), comment=comment or "",
-        )  # fmt: skip
+            source_bound_right=None if sb_r in (None, "not rated") else int(sb_r),
+            comment=comment or "",
+        )
         self.config.stores.annotations.append(j)
         nxt = self.next_for(annotator, fields or [pair.subfield])
         reset = gr.Radio(value=None), gr.Radio(value="not rated"), gr.Radio(value="not rated"), gr.Textbox(value="")
@@ -271,8 +360,11 @@ def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
     h = _Handlers(config, data)
     pair_outputs = [w.pair, w.shown_at, w.left, w.right, w.status]
     w.start.click(h.start, [w.name, w.fields], pair_outputs)
-    w.save.click(h.save, [w.name, w.fields, w.pair, w.shown_at, w.choice, w.sb_left, w.sb_right, w.comment],
-                 [*pair_outputs, w.agreement, w.matrix, w.choice, w.sb_left, w.sb_right, w.comment])  # fmt: skip
+    w.save.click(
+        h.save,
+        [w.name, w.fields, w.pair, w.shown_at, w.choice, w.sb_left, w.sb_right, w.comment],
+        [*pair_outputs, w.agreement, w.matrix, w.choice, w.sb_left, w.sb_right, w.comment],
+    )
     w.skip.click(h.skip, [w.name, w.fields, w.pair], pair_outputs)
     w.export.click(h.export, [w.name], [w.export_file, w.status])
     w.delete.click(h.delete, [w.name, w.confirm], [w.status, w.agreement, w.matrix, w.confirm])

@@ -6,14 +6,14 @@ tables are computed once per version of the data (``ViewCache``).
 """
 
 from dataclasses import dataclass
+from html import escape
 from typing import TYPE_CHECKING, Any
 
-from html import escape
-
 import gradio as gr
+
+from rqbench.demo import is_demo_model
 from rqbench.space import browse, html_table
 from rqbench.space.memo import ViewCache
-from rqbench.demo import is_demo_model
 from rqbench.space.tabs.common import banner_update, demo_banner, html_block, section_reader
 
 if TYPE_CHECKING:
@@ -68,8 +68,10 @@ def candidates_html(data: "SpaceData", rq_id: str, models: list[str]) -> str:
     for k, b in enumerate(blocks):
         demo = " (demo model)" if is_demo_model(b.model) else ""
         caption = browse.SCORE_KEY if k == len(blocks) - 1 else ""
-        parts.append(f'<div class="rqb-block">{escape(b.model)}{demo}</div>'
-                     + html_table.render_table(b.headers, b.rows, caption=caption, sticky_first=False))  # fmt: skip
+        parts.append(
+            f'<div class="rqb-block">{escape(b.model)}{demo}</div>'
+            + html_table.render_table(b.headers, b.rows, caption=caption, sticky_first=False)
+        )
     return "".join(parts)
 
 
@@ -77,16 +79,20 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
     """The tab; picking a sub-field narrows the papers, a paper narrows the RQs, an RQ fills the rest."""
     with gr.Tab("Browse", id="browse", elem_id="tab-browse"):
         banner = demo_banner("browse")
-        gr.Markdown("One instance: the papers the models read, the question the real paper pursued (the "
-                    "author-anchored RQ), and each model's five RQs with every judge's scores and reasons.")  # fmt: skip
+        gr.Markdown(
+            "One instance: the papers the models read, the question the real paper pursued (the "
+            "author-anchored RQ), and each model's five RQs with every judge's scores and reasons."
+        )
         # The pickers' choices come with the page load and live in the visitor's session, which Gradio may drop
         # under a crowd (ui.SESSION_CAPACITY); a value from the page is then still taken (the handlers look it up).
         with gr.Row():
             b_sub = gr.Dropdown(label="Sub-field", choices=[], elem_id="br-subfield", scale=1, allow_custom_value=True)
-            b_paper = gr.Dropdown(label="Source paper (arXiv id)", choices=[], elem_id="br-paper", scale=1,
-                                  allow_custom_value=True)  # fmt: skip
-            b_rq = gr.Dropdown(label="Instance (its author-anchored RQ)", choices=[], elem_id="br-rq", scale=3,
-                               allow_custom_value=True)  # fmt: skip
+            b_paper = gr.Dropdown(
+                label="Source paper (arXiv id)", choices=[], elem_id="br-paper", scale=1, allow_custom_value=True
+            )
+            b_rq = gr.Dropdown(
+                label="Instance (its author-anchored RQ)", choices=[], elem_id="br-rq", scale=3, allow_custom_value=True
+            )
         with gr.Row():
             b_gt = gr.Textbox(label="Author-anchored RQ", interactive=False, elem_id="br-gt", scale=3)
             b_link = gr.Textbox(label="Link to this RQ", interactive=False, elem_id="br-link", scale=1)
@@ -100,15 +106,20 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
             with gr.Accordion(f"The {len(views)} background paper(s) the models read", open=True):
                 for k, pv in enumerate(views):
                     with gr.Group():
-                        gr.Textbox(value=f"{pv.title}\n\n{pv.abstract}".strip(),
-                                   label=f"Background paper {k + 1}: {pv.paper_id} (title and abstract; text level: "
-                                         f"{pv.text_level})", interactive=False, max_lines=6,
-                                   elem_classes=["br-title"])  # fmt: skip
+                        gr.Textbox(
+                            value=f"{pv.title}\n\n{pv.abstract}".strip(),
+                            label=f"Background paper {k + 1}: {pv.paper_id} (title and abstract; text level: "
+                            f"{pv.text_level})",
+                            interactive=False,
+                            max_lines=6,
+                            elem_classes=["br-title"],
+                        )
                         section_reader(pv.sections, key=f"br-{rq_id}-{k}")
 
         gr.Markdown("**Each model's RQs**, the author-anchored RQ (GT) first, with every judge's scores:")
-        b_models = gr.Dropdown(label="Models shown", multiselect=True, choices=[], value=[], elem_id="br-models",
-                               allow_custom_value=True)  # fmt: skip
+        b_models = gr.Dropdown(
+            label="Models shown", multiselect=True, choices=[], value=[], elem_id="br-models", allow_custom_value=True
+        )
         b_scores = html_block("br-scores", max_height=100_000)
 
     per_rq = ViewCache(max_entries=64)
@@ -138,10 +149,17 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
             base = str(request.request.base_url) if hasattr(request, "request") else ""
         models = models_of(rq_id)
         shown = models[:MODELS_SHOWN]
-        label = f"Models shown ({len(shown)} of {len(models)}; pick others here)" if len(models) > len(shown) else (
-            "Models shown")  # fmt: skip
-        return (f"{base}?rq_id={rq_id}", ref.gt_text, gr.Dropdown(choices=models, value=shown, label=label),
-                scores_of(rq_id, shown))  # fmt: skip
+        label = (
+            f"Models shown ({len(shown)} of {len(models)}; pick others here)"
+            if len(models) > len(shown)
+            else ("Models shown")
+        )
+        return (
+            f"{base}?rq_id={rq_id}",
+            ref.gt_text,
+            gr.Dropdown(choices=models, value=shown, label=label),
+            scores_of(rq_id, shown),
+        )
 
     def pick_models(rq_id, models):
         return scores_of(rq_id or "", list(models or []))

@@ -5,6 +5,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 import gradio as gr
+
 from rqbench.demo import banner_text
 from rqbench.space.html_table import TABLE_CSS
 
@@ -58,8 +59,14 @@ def banner_html(names: Iterable[str], *, lead: str | None = None) -> str:
 def demo_banner(tab: str, names: Iterable[str] = (), *, lead: str | None = None) -> gr.HTML:
     """The banner at the top of a tab; the page load fills it (``banner_update``) and hides it when empty."""
     value = banner_html(names, lead=lead)
-    return gr.HTML(value=value, visible=bool(value), elem_id=f"demo-banner-{tab}", elem_classes=["demo-banner"],
-                   css_template=BANNER_CSS, js_on_load=None)  # fmt: skip
+    return gr.HTML(
+        value=value,
+        visible=bool(value),
+        elem_id=f"demo-banner-{tab}",
+        elem_classes=["demo-banner"],
+        css_template=BANNER_CSS,
+        js_on_load=None,
+    )
 
 
 def banner_update(names: Iterable[str]) -> gr.HTML:

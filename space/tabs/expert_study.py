@@ -12,6 +12,7 @@ import logging
 from typing import TYPE_CHECKING
 
 import gradio as gr
+
 from rqbench.io import RecordError
 from rqbench.space import expert_study as es
 from rqbench.space import html_table
@@ -39,8 +40,10 @@ def build(config: "SpaceConfig") -> str:
     path = es.study_path(config.expert_study)
     if path is None or not path.is_file():
         where = es.display_path(path) if path is not None else f"$RQB_SHARED/{es.SHARED_FILE}"
-        note = (f"The Expert study tab is not shown: {where} was not found "
-                f"(set {es.EXPERT_STUDY_ENV} to the file of {es.SOURCE}).")  # fmt: skip
+        note = (
+            f"The Expert study tab is not shown: {where} was not found "
+            f"(set {es.EXPERT_STUDY_ENV} to the file of {es.SOURCE})."
+        )
         log.info(note)
         return note
     with gr.Tab("Expert study", id="expert-study", elem_id="tab-expert-study"):
@@ -48,8 +51,9 @@ def build(config: "SpaceConfig") -> str:
         try:
             study = es.load_study(path, n_boot=config.n_boot)
         except (RecordError, ValueError) as exc:
-            gr.Textbox(value=str(exc), label="The expert-study file could not be read", interactive=False,
-                       elem_id="es-problem")  # fmt: skip
+            gr.Textbox(
+                value=str(exc), label="The expert-study file could not be read", interactive=False, elem_id="es-problem"
+            )
             return f"The expert-study file {es.display_path(path)} could not be read."
         names = {r: es.rater_label(r) for r in study.raters}
         with gr.Row(equal_height=False):
@@ -63,7 +67,8 @@ def build(config: "SpaceConfig") -> str:
                 html_block("es-wins", html_table.render_table(headers, rows, sticky_first=False))
         gr.Markdown("**The ten samples**: the background paper, the two RQs side by side, and each rater's pick")
         headers, rows = es.samples_table(study)
-        table = html_table.render_table(headers, rows, caption=f"Source: {es.SOURCE}; read from {es.display_path(path)}.",
-                                        sticky_first=False)  # fmt: skip
+        table = html_table.render_table(
+            headers, rows, caption=f"Source: {es.SOURCE}; read from {es.display_path(path)}.", sticky_first=False
+        )
         html_block("es-samples", table, max_height=100_000)
     return ""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import gradio as gr
+
 from rqbench.evaluate.judge_board_plot import agreement_cost_figure
 from rqbench.evaluate.judge_board_report import COLUMNS, pool_line
 from rqbench.space import html_table, judges_view
@@ -33,9 +34,13 @@ INTRO = (
 
 def table_html(data: "SpaceData") -> str:
     headers, rows = judges_view.table(data.board)
-    return html_table.render_table(headers, rows, caption=judges_view.CAPTION, sticky_first=False,
-                                   empty="No expert pairs yet: the paper's study file is missing and nothing is "
-                                         "annotated.")  # fmt: skip
+    return html_table.render_table(
+        headers,
+        rows,
+        caption=judges_view.CAPTION,
+        sticky_first=False,
+        empty="No expert pairs yet: the paper's study file is missing and nothing is annotated.",
+    )
 
 
 def pool_text(data: "SpaceData") -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 import pandas as pd
+
 from rqbench.evaluate.summary import COMBINED
 from rqbench.space import downloads, html_table
 from rqbench.space import leaderboard as lb
@@ -88,35 +89,72 @@ def build(data: "SpaceData") -> LeaderboardTab:
             "judge's failed calls left incomplete, with the count. Trial runs (the first instances only) are "
             "listed apart, under Runs. Hover a header or a cell for more."
         )
-        gr.Markdown("**Clean only (post-cutoff)**: each model's figures over the papers first published after its "
-                    "knowledge cutoff, which it cannot have read (the Clean column counts them).")
+        gr.Markdown(
+            "**Clean only (post-cutoff)**: each model's figures over the papers first published after its "
+            "knowledge cutoff, which it cannot have read (the Clean column counts them)."
+        )
         with gr.Row(equal_height=True):
             search = gr.Textbox(label="Search model", placeholder="model name", elem_id="lb-search", scale=2)
-            judges = gr.Dropdown(label="Judge", multiselect=True, value=[COMBINED], choices=[COMBINED],
-                                 allow_custom_value=True, elem_id="lb-judge", scale=2)  # fmt: skip
-            settings = gr.Dropdown(label="Setting", multiselect=True, value=[],
-                                   choices=["standalone", "comparative"], elem_id="lb-setting", scale=2)  # fmt: skip
-            sort_by = gr.Dropdown(label="Sort by", choices=["(default)", *lb.numeric_columns(), "Model"],
-                                  value="(default)", elem_id="lb-sort", scale=2)  # fmt: skip
+            judges = gr.Dropdown(
+                label="Judge",
+                multiselect=True,
+                value=[COMBINED],
+                choices=[COMBINED],
+                allow_custom_value=True,
+                elem_id="lb-judge",
+                scale=2,
+            )
+            settings = gr.Dropdown(
+                label="Setting",
+                multiselect=True,
+                value=[],
+                choices=["standalone", "comparative"],
+                elem_id="lb-setting",
+                scale=2,
+            )
+            sort_by = gr.Dropdown(
+                label="Sort by",
+                choices=["(default)", *lb.numeric_columns(), "Model"],
+                value="(default)",
+                elem_id="lb-sort",
+                scale=2,
+            )
             with gr.Column(scale=1, min_width=120):
                 ascending = gr.Checkbox(label="Ascending", value=False, elem_id="lb-asc")
                 clean = gr.Checkbox(label="Clean only (post-cutoff)", value=False, elem_id="lb-clean")
                 refresh = gr.Button("Refresh", elem_id="lb-refresh", size="sm")
         with gr.Accordion("More columns, filters and intervals", open=False, elem_id="lb-more"):
             with gr.Row(equal_height=True):
-                groups = gr.CheckboxGroup(label="More columns", choices=EXTRA_GROUPS, value=[], elem_id="lb-groups",
-                                          scale=3)  # fmt: skip
-                variants = gr.Dropdown(label="Prompt variant", multiselect=True, value=[],
-                                       choices=["original", "revised", "custom"], elem_id="lb-variant")  # fmt: skip
-                types = gr.Dropdown(label="Model type", multiselect=True, value=[],
-                                    choices=["open", "closed", "unknown"], elem_id="lb-type")  # fmt: skip
+                groups = gr.CheckboxGroup(
+                    label="More columns", choices=EXTRA_GROUPS, value=[], elem_id="lb-groups", scale=3
+                )
+                variants = gr.Dropdown(
+                    label="Prompt variant",
+                    multiselect=True,
+                    value=[],
+                    choices=["original", "revised", "custom"],
+                    elem_id="lb-variant",
+                )
+                types = gr.Dropdown(
+                    label="Model type",
+                    multiselect=True,
+                    value=[],
+                    choices=["open", "closed", "unknown"],
+                    elem_id="lb-type",
+                )
                 show_ci = gr.Checkbox(label="95% CI in each cell (always on hover)", value=True, elem_id="lb-ci")
-                runs = gr.Radio(label="Runs", choices=list(RUNS), value=FULL_RUNS, elem_id="lb-runs",
-                                info="trial runs judged only the first N instances: never ranked beside full runs")
+                runs = gr.Radio(
+                    label="Runs",
+                    choices=list(RUNS),
+                    value=FULL_RUNS,
+                    elem_id="lb-runs",
+                    info="trial runs judged only the first N instances: never ranked beside full runs",
+                )
         table = html_block("leaderboard-table", max_height=640)
         download = gr.HTML(elem_id="lb-download", padding=False)
-        problems = gr.Textbox(label="Results files that could not be read", visible=False, interactive=False,
-                              elem_id="lb-problems")  # fmt: skip
+        problems = gr.Textbox(
+            label="Results files that could not be read", visible=False, interactive=False, elem_id="lb-problems"
+        )
 
     controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs]
 
@@ -126,10 +164,19 @@ def build(data: "SpaceData") -> LeaderboardTab:
         search, cut = downloads.capped_search(str(q or ""))
         if cut:
             gr.Warning(SEARCH_CUT)
-        view = lb.View(search=search, judges=tuple(js or ()), settings=tuple(ss or ()), variants=tuple(vs or ()),
-                       model_types=tuple(ts or ()), groups=("model", "headline", *(gs or ())), show_ci=bool(ci),
-                       sort_by=None if by in (None, "", "(default)") else by, ascending=bool(asc),
-                       clean_only=bool(cl), trials=RUNS.get(run, False))  # fmt: skip
+        view = lb.View(
+            search=search,
+            judges=tuple(js or ()),
+            settings=tuple(ss or ()),
+            variants=tuple(vs or ()),
+            model_types=tuple(ts or ()),
+            groups=("model", "headline", *(gs or ())),
+            show_ci=bool(ci),
+            sort_by=None if by in (None, "", "(default)") else by,
+            ascending=bool(asc),
+            clean_only=bool(cl),
+            trials=RUNS.get(run, False),
+        )
         # the version before the table: refresh() replaces the table first, so a table newer than its key can be
         # cached (and is recomputed under the next key), never one older
         version = data.version

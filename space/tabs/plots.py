@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import gradio as gr
+
 from rqbench.evaluate.summary import COMBINED
 from rqbench.space import plots
 from rqbench.space.memo import ViewCache
@@ -53,12 +54,13 @@ def build(data: "SpaceData") -> PlotsTab:
         banner = demo_banner("plots")
         with gr.Row():
             # its choices come with the page load, in the visitor's session (see the Browse tab's pickers)
-            p_judge = gr.Dropdown(label="Judge", choices=[COMBINED], value=COMBINED, elem_id="pl-judge",
-                                  allow_custom_value=True)  # fmt: skip
-            p_setting = gr.Dropdown(label="Setting (bars)", choices=["standalone", "comparative"], value="standalone",
-                                    elem_id="pl-setting")  # fmt: skip
-            p_dim = gr.Dropdown(label="Dimension (bars)", value="non_obviousness", choices=DIMENSIONS,
-                                elem_id="pl-dim")  # fmt: skip
+            p_judge = gr.Dropdown(
+                label="Judge", choices=[COMBINED], value=COMBINED, elem_id="pl-judge", allow_custom_value=True
+            )
+            p_setting = gr.Dropdown(
+                label="Setting (bars)", choices=["standalone", "comparative"], value="standalone", elem_id="pl-setting"
+            )
+            p_dim = gr.Dropdown(label="Dimension (bars)", value="non_obviousness", choices=DIMENSIONS, elem_id="pl-dim")
         p_scatter = gr.Plot(label="Novelty against narrowness (standalone)", elem_id="pl-scatter")
         p_bars = gr.Plot(label="Win / tie / lose against the author-anchored RQ", elem_id="pl-bars")
 
@@ -75,8 +77,11 @@ def build(data: "SpaceData") -> PlotsTab:
 
     def draw_bars(judge, setting, dim):
         judge = judge or COMBINED
-        return image(p_bars, ("bars", judge, setting, dim),
-                     lambda rows: plots.verdict_bars(rows, judge=judge, setting=setting, dimension=dim))  # fmt: skip
+        return image(
+            p_bars,
+            ("bars", judge, setting, dim),
+            lambda rows: plots.verdict_bars(rows, judge=judge, setting=setting, dimension=dim),
+        )
 
     def draw_both(judge, setting, dim):
         return draw_scatter(judge), draw_bars(judge, setting, dim)

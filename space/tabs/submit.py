@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import gradio as gr
 import pandas as pd
 from gradio.utils import get_upload_folder
+
 from rqbench.space.safety import printable, redact
 from rqbench.space.submit import (
     PARTIAL_BOX,
@@ -29,6 +30,8 @@ from rqbench.space.submit import (
     SubmitOutcome,
     Submitter,
     account_created_at,
+)
+from rqbench.space.submit import (
     requests_rows as public_rows,
 )
 from rqbench.space.tabs.common import demo_banner, identity
@@ -50,11 +53,15 @@ class SubmitTab:
 def identity_note(config: "SpaceConfig") -> str:
     """Who counts as one submitter, said plainly."""
     if config.on_hub:
-        return ("The daily limit is per Hugging Face account, and a model name belongs to the account that first "
-                "submitted it. Submissions whose questions look aimed at the judges are held for a maintainer's "
-                "review.")
-    return ("Offline there is no sign-in: the name you type is not verified, so the daily limit and model-name "
-            "ownership hold per typed name, and typing another name gets around both.")
+        return (
+            "The daily limit is per Hugging Face account, and a model name belongs to the account that first "
+            "submitted it. Submissions whose questions look aimed at the judges are held for a maintainer's "
+            "review."
+        )
+    return (
+        "Offline there is no sign-in: the name you type is not verified, so the daily limit and model-name "
+        "ownership hold per typed name, and typing another name gets around both."
+    )
 
 
 def queue_rows(read: "Callable[[], list[SubmissionRequest]]") -> pd.DataFrame:
@@ -89,15 +96,20 @@ def discard_uploads(paths: Iterable[str] | None, upload_folder: str | Path | Non
 def build(config: "SpaceConfig") -> SubmitTab:
     """The tab; without a benchmark it says why submissions are closed and the button stays off."""
     flow = (
-        SubmitFlow(config.stores, config.target, config.policy, **({"validator": config.validator} if config.validator else {}))
+        SubmitFlow(
+            config.stores, config.target, config.policy, **({"validator": config.validator} if config.validator else {})
+        )
         if config.target is not None
         else None
     )
     with gr.Tab("Submit", id="submit", elem_id="tab-submit"):
         demo_banner("submit", config.worker_judges, lead="Submissions on this Space are judged by")
         if config.target is None:
-            gr.Textbox(value="No benchmark is loaded, so submissions cannot be checked. " + config.dataset_note,
-                       label="Submissions are closed", interactive=False)  # fmt: skip
+            gr.Textbox(
+                value="No benchmark is loaded, so submissions cannot be checked. " + config.dataset_note,
+                label="Submissions are closed",
+                interactive=False,
+            )
         else:
             gr.Markdown(
                 f"Upload a submission for `{config.target.repo}@{config.target.revision}` "
@@ -109,20 +121,28 @@ def build(config: "SpaceConfig") -> SubmitTab:
                 f"{config.policy.per_user_per_day} submission per user per day. Scores are always "
                 "recomputed by the worker. " + identity_note(config)
             )
-        sub_name = gr.Textbox(label="Your name (offline: names are not verified)", visible=not config.on_hub,
-                              elem_id="sub-name")  # fmt: skip
-        upload = gr.File(label="Submission: one .jsonl file, or metadata.json and submission.jsonl together",
-                         file_types=[".jsonl", ".json"], file_count="multiple", type="filepath",
-                         elem_id="sub-file")  # fmt: skip
-        partial = gr.Checkbox(label=f"{PARTIAL_BOX} (some rq_ids missing or failed; the coverage is shown beside "
-                              "every score)", value=False, elem_id="sub-partial")  # fmt: skip
-        submit_btn = gr.Button("Submit", variant="primary", elem_id="sub-button",
-                               interactive=config.target is not None)  # fmt: skip
+        sub_name = gr.Textbox(
+            label="Your name (offline: names are not verified)", visible=not config.on_hub, elem_id="sub-name"
+        )
+        upload = gr.File(
+            label="Submission: one .jsonl file, or metadata.json and submission.jsonl together",
+            file_types=[".jsonl", ".json"],
+            file_count="multiple",
+            type="filepath",
+            elem_id="sub-file",
+        )
+        partial = gr.Checkbox(
+            label=f"{PARTIAL_BOX} (some rq_ids missing or failed; the coverage is shown beside every score)",
+            value=False,
+            elem_id="sub-partial",
+        )
+        submit_btn = gr.Button("Submit", variant="primary", elem_id="sub-button", interactive=config.target is not None)
         submit_out = gr.Textbox(label="Result", lines=6, interactive=False, elem_id="sub-result")
         outcome = gr.JSON(visible=False, elem_id="sub-outcome")  # the same outcome as data, for API clients
         req_refresh = gr.Button("Refresh queue", elem_id="req-refresh")
-        req_table = gr.Dataframe(headers=REQUEST_COLUMNS, label="Requests", interactive=False,
-                                 elem_id="requests-table", datatype="str")  # fmt: skip
+        req_table = gr.Dataframe(
+            headers=REQUEST_COLUMNS, label="Requests", interactive=False, elem_id="requests-table", datatype="str"
+        )
 
     def closed(text: str) -> tuple[str, pd.DataFrame, dict]:
         return text, requests_rows(), SubmitOutcome(False, [text]).summary()
@@ -151,8 +171,9 @@ def build(config: "SpaceConfig") -> SubmitTab:
             result = flow.submit(paths, who, allow_partial=bool(allow_partial))
         except Exception as exc:  # a store outage, say: the submitter gets a reason, the log the traceback
             log.exception("submission from %r failed", printable(user))
-            return closed(f"The submission could not be processed ({type(exc).__name__}); nothing was queued. "
-                          "Try again later.")  # fmt: skip
+            return closed(
+                f"The submission could not be processed ({type(exc).__name__}); nothing was queued. Try again later."
+            )
         summary = result.summary()
         summary["message"] = printable(redact(summary["message"]))
         summary["errors"] = [printable(redact(e)) for e in summary["errors"]]
@@ -161,7 +182,8 @@ def build(config: "SpaceConfig") -> SubmitTab:
     def requests_rows():
         return queue_rows(config.stores.requests.all)
 
-    submit_btn.click(do_submit, [upload, sub_name, partial], [submit_out, req_table, outcome], concurrency_limit=1,
-                     api_name="submit")  # fmt: skip
+    submit_btn.click(
+        do_submit, [upload, sub_name, partial], [submit_out, req_table, outcome], concurrency_limit=1, api_name="submit"
+    )
     req_refresh.click(requests_rows, None, req_table)
     return SubmitTab(req_table)
