@@ -120,6 +120,10 @@ def test_grammar_constrained_decoders_get_the_gate_patterns_in_the_builder_schem
     for local, hosted in ((contributions.LocalReply, contributions.Reply), (gaps.LocalReply, gaps.Reply)):
         assert '"pattern"' in json.dumps(r.reply_json_schema(local))
         assert '"pattern"' not in json.dumps(r.reply_json_schema(hosted))
+    # a constrained decoder's headline stays under the gate's 40 words; a hosted model's keeps the 400 characters
+    local_headline = r.reply_json_schema(contributions.LocalReply)["properties"]["main_idea_headline"]
+    assert local_headline["maxLength"] == contributions.GRAMMAR_HEADLINE_CHARS == 200
+    assert r.reply_json_schema(contributions.Reply)["properties"]["main_idea_headline"]["maxLength"] == 400
 
 
 def test_the_verifier_reasoning_is_free_text():

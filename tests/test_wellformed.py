@@ -821,11 +821,13 @@ def best_time(text: str, kind: Kind, tries: int) -> float:
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_the_gate_is_linear_in_the_text(name):
-    """8x the text costs about 8x the time, far from the 64x of a gate that backtracks quadratically."""
+    """4x the text costs about 4x the time, far from the 16x of a gate that backtracks quadratically. The
+    smaller text is 80 kB: at 40 kB a busy machine's timing jumps (dollars: 0.037 s at 40 kB, 0.19 s at 80 kB,
+    then linear to 0.81 s at 320 kB), which read as 32x for 8x."""
     make = ADVERSARIAL[name]
-    t_small = best_time(make(40_000), Kind.research_question, tries=3)
+    t_small = best_time(make(80_000), Kind.research_question, tries=3)
     t_big = best_time(make(320_000), Kind.research_question, tries=3)
-    assert t_big < 32 * max(t_small, 0.001), f"{name}: {t_small:.3f}s for 40 kB, {t_big:.3f}s for 320 kB"
+    assert t_big < 10 * max(t_small, 0.001), f"{name}: {t_small:.3f}s for 80 kB, {t_big:.3f}s for 320 kB"
 
 
 def test_a_megabyte_of_debris_is_checked_within_a_bound():
