@@ -545,3 +545,27 @@ def test_a_dropped_connection_is_not_a_failure_to_connect(tmp_path, scripted_ser
     with pytest.raises(LLMCallFailed) as err:  # the server took the connection: retried, then one call's failure
         ask(make_llm(tmp_path, scripted_server, max_retries=1))
     assert not is_connect_failure(err.value.__cause__)
+
+
+def test_a_grammar_compiling_server_gets_small_integer_ranges_as_enums():
+    """llama.cpp ignores an integer's minimum/maximum when it compiles a schema (the embedded judge wrote 237
+    on a 0-3 scale): the request carries an enum; the cache key and validation keep the schema itself."""
+    from rqbench.llm.client import LLM, grammar_schema
+    from rqbench.llm.config import ModelConfig
+    from rqbench.records import StandaloneNoveltyReply, reply_json_schema
+
+    schema = reply_json_schema(StandaloneNoveltyReply)
+    sent = grammar_schema(schema)
+    score = sent["$defs"]["NoveltyScore"]["properties"]
+    assert score["relevance"]["enum"] == [0, 1] and score["originality"]["enum"] == [0, 1, 2, 3]
+    assert "maximum" not in score["originality"] and "type" not in score["originality"]
+    assert schema["$defs"]["NoveltyScore"]["properties"]["originality"]["maximum"] == 3  # the schema is untouched
+    assert grammar_schema({"type": "integer", "minimum": 0, "maximum": 100}) == {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 100,
+    }  # a wide range stays a range
+    local = ModelConfig(name="local/x", litellm_model="openai/local", json_mode="json_object_schema")
+    hosted = ModelConfig(name="h", litellm_model="hosted_vllm/x", json_mode="json_schema")
+    assert LLM._response_format(local, "s", schema)["schema"] == sent
+    assert LLM._response_format(hosted, "s", schema)["json_schema"]["schema"] == schema

@@ -154,6 +154,38 @@ PER_CANDIDATE_ARRAYS = ("scores", "pairwise_scores")
 CANDIDATE_SUBSET_ARRAYS = ("covering_subset_indices",)
 
 
+# The widest integer range written out as an enum for a grammar (the rubrics' scales are 0-1 and 0-3).
+ENUM_RANGE_LIMIT = 16
+
+
+def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema as a grammar-compiling server (llama.cpp) gets it: a small integer range as an ``enum``.
+
+    The embedded llama.cpp server compiles the schema into a grammar but ignores an integer's minimum and
+    maximum: the embedded judge wrote 4, 237 and 489 on 0-3 scales, and every such reply was refused and
+    re-asked (12 of 12 standalone novelty calls in the offline run). An enum it keeps. The cache key and
+    the validation use the schema itself, so nothing is accepted that was refused before.
+    """
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        lo, hi = node.get("minimum"), node.get("maximum")
+        if (
+            node.get("type") == "integer"
+            and isinstance(lo, int)
+            and isinstance(hi, int)
+            and 0 <= hi - lo <= ENUM_RANGE_LIMIT
+        ):
+            rest = {k: v for k, v in node.items() if k not in ("type", "minimum", "maximum")}
+            return {**rest, "enum": list(range(lo, hi + 1))}
+        return {k: walk(v) for k, v in node.items()}
+
+    return walk(schema)
+
+
 def reply_schema(reply_model: type[BaseModel], context: dict[str, Any] | None) -> dict[str, Any]:
     """The reply's JSON schema, with per-candidate arrays pinned to ``n_candidates`` when known.
 
@@ -300,7 +332,7 @@ class LLM:
     @staticmethod
     def _response_format(cfg: ModelConfig, step: str, schema: dict[str, Any]) -> dict[str, Any] | None:
         if cfg.json_mode == "json_object_schema":
-            return {"type": "json_object", "schema": schema}
+            return {"type": "json_object", "schema": grammar_schema(schema)}
         if cfg.json_mode == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": step, "schema": schema}}
         if cfg.json_mode == "json_object":
