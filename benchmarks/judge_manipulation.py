@@ -53,7 +53,7 @@ from collections import Counter
 from pathlib import Path
 
 from rqbench.evaluate.injection import screen
-from rqbench.evaluate.submission import check_question
+from rqbench.evaluate.submission_files import check_question
 from rqbench.untrusted import neutralize
 
 HERE = Path(__file__).parent

@@ -45,12 +45,12 @@ import httpx
 
 from rqbench import paths
 from rqbench.builder.parse import parse_paper
-from rqbench.evaluate import judging
+from rqbench.evaluate import judge_run as judging
 from rqbench.evaluate.background import BackgroundPolicy
+from rqbench.evaluate.benchmark_source import Benchmark, load_benchmark
 from rqbench.evaluate.criteria import JudgeConfig
-from rqbench.evaluate.dataset import Benchmark, load_benchmark
 from rqbench.evaluate.schedule import InstanceScheduler
-from rqbench.evaluate.submission import Submission, ValidationReport
+from rqbench.evaluate.submission_files import Submission, ValidationReport
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.client import DryRun
 from rqbench.llm.local_model import LocalModelServer

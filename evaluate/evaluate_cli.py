@@ -73,7 +73,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
     """RQs of realistic length for counting judge calls before the real ones exist."""
-    from rqbench.evaluate.submission import Submission, ValidationReport
+    from rqbench.evaluate.submission_files import Submission, ValidationReport
     from rqbench.records import SubmissionEntry
 
     entries = {  # built unvalidated: never judged or written, and "(estimate k)" is no well-formed question
@@ -87,8 +87,8 @@ def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
 
 def _estimate(args, dry, bench, model, judges, settings, criteria, prompts, policy) -> str:  # type: ignore[no-untyped-def]
     from rqbench.evaluate.generate import generate_submission
-    from rqbench.evaluate.judging import judge_submission
-    from rqbench.evaluate.submission import load_submission
+    from rqbench.evaluate.judge_run import judge_submission
+    from rqbench.evaluate.submission_files import load_submission
     from rqbench.records import SubmissionMetadata
 
     if args.submission is None:
@@ -130,7 +130,7 @@ def _plan(args, dry, bench, protocol, choice, model, settings, criteria, prompts
     """The run's protocol: what ``--dry-run`` prints and every results file records."""
     from rqbench.evaluate.metrics import CombineRule, FailureAccounting
     from rqbench.evaluate.protocol import RecordedGeneration, RunPlan, generator_use, judge_use
-    from rqbench.evaluate.submission import load_submission
+    from rqbench.evaluate.submission_files import load_submission
 
     uses = [judge_use(j, dry, context_tokens=args.context_tokens, fixed=policy) for j in choice.judges]
     if args.submission is None:
@@ -161,11 +161,11 @@ def _plan(args, dry, bench, protocol, choice, model, settings, criteria, prompts
 
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.background import BackgroundPolicy
-    from rqbench.evaluate.dataset import DatasetError, load_benchmark
+    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
     from rqbench.evaluate.generate import generate_submission
-    from rqbench.evaluate.judging import judge_submission
+    from rqbench.evaluate.judge_run import judge_submission
     from rqbench.evaluate.protocol import choose_judges, default_protocol, plan_lines
-    from rqbench.evaluate.submission import SubmissionInvalid, load_submission
+    from rqbench.evaluate.submission_files import SubmissionInvalid, load_submission
     from rqbench.llm.client import LLM
     from rqbench.paths import slug
     from rqbench.prompts import PromptError, load_prompt_set

@@ -34,9 +34,9 @@ from tqdm import tqdm
 
 from rqbench import wellformed
 from rqbench.evaluate.background import BackgroundPolicy, background_block, input_policy
-from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.benchmark_source import Benchmark
 from rqbench.evaluate.injection import blocking_reasons
-from rqbench.evaluate.submission import write_submission
+from rqbench.evaluate.submission_files import write_submission
 from rqbench.io import write_atomic
 from rqbench.llm.catalog import grammar_constrained, is_local, parse_model_spec, resolve_generator
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed

@@ -100,7 +100,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.background import BackgroundPolicy
-    from rqbench.evaluate.dataset import DatasetError, load_benchmark
+    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
     from rqbench.evaluate.generate import generate_submission
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         use = generator_use(model, llm, context_tokens=args.context_tokens, fixed=policy)
         print("\n".join(generation_lines(use, args.prompt, bench, prompts)))
         return 0
-    from rqbench.evaluate.submission import validate_submission
+    from rqbench.evaluate.submission_files import validate_submission
     from rqbench.evaluate.trial import trial_text
 
     report = validate_submission(folder, bench.rq_ids, allow_partial=True)

@@ -85,7 +85,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 def print_results(written: list[Path], orderings: int) -> int:
     """Each results file's line (N of M instances scored, who failed where); the number of instances a judge's
     calls failed on, summed over the files."""
-    from rqbench.evaluate.judging import ordering_stats, read_results, run_line
+    from rqbench.evaluate.judge_run import ordering_stats, read_results, run_line
 
     unjudged = 0
     for path in written:
@@ -138,8 +138,8 @@ def unjudged_message(job: str, unjudged: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.background import BackgroundPolicy
-    from rqbench.evaluate.dataset import DatasetError, load_benchmark
-    from rqbench.evaluate.judging import judge_submission
+    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
+    from rqbench.evaluate.judge_run import judge_submission
     from rqbench.evaluate.protocol import (
         RecordedGeneration,
         RunPlan,
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         judge_use,
         plan_lines,
     )
-    from rqbench.evaluate.submission import SubmissionInvalid, load_submission
+    from rqbench.evaluate.submission_files import SubmissionInvalid, load_submission
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
 

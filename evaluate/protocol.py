@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rqbench.evaluate.background import BackgroundPolicy, background_block, input_policy
-from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.benchmark_source import Benchmark
 from rqbench.evaluate.metrics import CombineRule, FailureAccounting, describe_combine_rule, describe_failures
 from rqbench.llm.catalog import (
     HIGHEST_REASONING,

@@ -1,7 +1,7 @@
 """The statistics of the dataset revision a set of results was judged on: the paper's Tables 1 and 13.
 
 Every results file names its dataset (``dataset_repo``) and revision
-(``dataset_revision``), as ``rqbench.evaluate.dataset.load_benchmark`` recorded
+(``dataset_revision``), as ``rqbench.evaluate.benchmark_source.load_benchmark`` recorded
 them. This module reads that revision back, all four configs plus the build's
 manifest and manual-check sample, and computes its statistics with the same
 function the dataset card uses (``rqbench.dataset_card.stats.compute_stats``),
@@ -52,7 +52,7 @@ def _json(path: Path) -> Any:
 
 def _stats_of_tree(root: Path, split: str = "test") -> DatasetStats:
     """Statistics of a release tree (``data/<config>/``, ``build/manifest.json``)."""
-    from rqbench.evaluate.dataset import config_rows
+    from rqbench.evaluate.benchmark_source import config_rows
 
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
@@ -95,7 +95,7 @@ def _stats_of_build(root: Path, revision: str) -> DatasetStats:
 def release_stats(repo: str, revision: str) -> DatasetStats:
     """The statistics of ``repo`` at ``revision``; ``ReleaseUnavailable`` when it cannot be read here."""
     from rqbench.dataset_card.repo import TargetError, materialize
-    from rqbench.evaluate.dataset import DatasetError, resolve_local_name
+    from rqbench.evaluate.benchmark_source import DatasetError, resolve_local_name
 
     where = f"dataset {repo}@{revision}"
     try:

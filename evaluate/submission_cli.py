@@ -37,8 +37,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rqbench.evaluate.dataset import DatasetError, load_benchmark
-    from rqbench.evaluate.submission import DEFAULT_MAX_BYTES, DEFAULT_MAX_PROBLEMS_PER_RULE, validate_submission
+    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
+    from rqbench.evaluate.submission_files import DEFAULT_MAX_BYTES, DEFAULT_MAX_PROBLEMS_PER_RULE, validate_submission
 
     if args.max_problems is not None and args.max_problems < 1:
         print("rqbench validate: --max-problems must be at least 1", file=sys.stderr)

@@ -167,7 +167,7 @@ def _pool(args: argparse.Namespace, study: Path | None):  # type: ignore[no-unty
     results, problems = stores.results.load()
     for p in problems:
         print(f"  unreadable results file: {p}", file=sys.stderr)
-    from rqbench.evaluate.dataset import DatasetError, load_benchmark
+    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
 
     try:
         library = load_benchmark(args.dataset, args.revision).papers

@@ -41,7 +41,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from rqbench.evaluate.submission import ENTRIES_FILE, METADATA_FILE
+from rqbench.evaluate.submission_files import ENTRIES_FILE, METADATA_FILE
 from rqbench.records import SubmissionMetadata
 from rqbench.space.records import SubmissionRequest, utcnow
 from rqbench.space.safety import AttemptLimiter, confusable_key, name_problem, printable, redact
@@ -242,7 +242,7 @@ def _default_validator(
     time_budget_s: float | None = None,
     partial_remedy: str = PARTIAL_REMEDY_PAGE,
 ) -> Any:
-    from rqbench.evaluate.submission import validate_submission
+    from rqbench.evaluate.submission_files import validate_submission
 
     return validate_submission(
         path,
@@ -259,7 +259,7 @@ def _stored_bytes(upload: Upload, report: Any) -> bytes:
     (the form the worker reads; packing keeps the submission hash)."""
     if not upload.folder_form:
         return upload.path.read_bytes()
-    from rqbench.evaluate.submission import single_file_text
+    from rqbench.evaluate.submission_files import single_file_text
 
     return single_file_text(report.metadata, report.entries).encode("utf-8")
 

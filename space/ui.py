@@ -372,7 +372,7 @@ def config_from_env(
     ``RQB_DATASET`` (+ ``RQB_DATASET_REVISION``), else the local sample; without one the
     Space still shows results but closes submissions.
     """
-    from rqbench.evaluate.dataset import DatasetError, load_benchmark
+    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
 
     on_hub = bool(os.environ.get("SPACE_ID"))
     stores = SpaceStores.from_env(store, results)

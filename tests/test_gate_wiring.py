@@ -24,7 +24,7 @@ from rqbench.builder.build_config import BuildConfig
 from rqbench.builder.pipeline import run_build
 from rqbench.builder.records_out import assemble
 from rqbench.evaluate.generate import LOG_FILE, generate_submission
-from rqbench.evaluate.submission import validate_submission
+from rqbench.evaluate.submission_files import validate_submission
 from rqbench.llm import LLM, CallStore
 
 JUNK_RQS = [

@@ -13,9 +13,9 @@ from rqbench.evaluate.background import (
     paper_block,
     token_counter,
 )
-from rqbench.evaluate.dataset import DatasetError, load_benchmark
+from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
 from rqbench.evaluate.generate import LOG_FILE, generate_submission
-from rqbench.evaluate.submission import validate_submission
+from rqbench.evaluate.submission_files import validate_submission
 from rqbench.llm import LLM
 from rqbench.records import CitedPaper, SectionText
 

@@ -68,10 +68,10 @@ def produce(tmp: Path, fixtures: Path, srv) -> dict[str, str]:
     from rqbench.dataset_card.card import CardSettings
     from rqbench.dataset_card.publish import publish
     from rqbench.dataset_card.repo import LocalGitTarget
-    from rqbench.evaluate.dataset import load_benchmark
+    from rqbench.evaluate.benchmark_source import load_benchmark
     from rqbench.evaluate.generate import generate_submission
-    from rqbench.evaluate.judging import judge_submission
-    from rqbench.evaluate.submission import load_submission
+    from rqbench.evaluate.judge_run import judge_submission
+    from rqbench.evaluate.submission_files import load_submission
     from rqbench.llm import LLM, CallStore
 
     db = tmp / "calls.db"

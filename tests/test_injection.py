@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from rqbench.evaluate.generate import CheckedGenerationReply
 from rqbench.evaluate.injection import blocking_reasons, scan_for_injection, screen
-from rqbench.evaluate.submission import check_question
+from rqbench.evaluate.submission_files import check_question
 from rqbench.untrusted import neutralize
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from rqbench.evaluate.background import background_block
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, JudgeConfig
-from rqbench.evaluate.judging import _judge_one
+from rqbench.evaluate.judge_run import _judge_one
 from rqbench.evaluate.schedule import InstanceScheduler, PrioritySlots
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.cache_markers import needs_cache_markers, with_cache_markers

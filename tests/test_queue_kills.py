@@ -168,7 +168,7 @@ def test_the_queue_survives_its_worker_killed_at_random_points(tmp_path, capsys)
     import litellm  # noqa: F401  (imported once here, inherited by every forked child)
 
     import rqbench.cli  # noqa: F401
-    import rqbench.evaluate.judging  # noqa: F401
+    import rqbench.evaluate.judge_run  # noqa: F401
     import rqbench.space.worker  # noqa: F401
 
     t0 = time.monotonic()

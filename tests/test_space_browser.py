@@ -63,7 +63,7 @@ class SpaceUnderTest:
     """The app on a free loopback port, its stores, and the benchmark its worker judges."""
 
     def __init__(self, root: Path):
-        from rqbench.evaluate.dataset import Benchmark
+        from rqbench.evaluate.benchmark_source import Benchmark
         from rqbench.records import CitedPaper, EvaluationInstance, SectionText
         from rqbench.space.stores import SpaceStores
         from rqbench.space.submit import BenchmarkTarget

@@ -13,7 +13,7 @@ import evaluate_factory as F
 import pytest
 
 from rqbench.cli import main
-from rqbench.evaluate.judging import read_results
+from rqbench.evaluate.judge_run import read_results
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_limit_judges_the_first_instances_of_a_full_submission_counted_against_t
 
 def test_a_trial_needs_only_its_own_instances(build, tmp_path, capsys):
     """A submission of the first instance only is whole for a trial of one, and partial for anything more."""
-    from rqbench.evaluate.submission import validate_submission
+    from rqbench.evaluate.submission_files import validate_submission
 
     bench, root = build
     ids = bench.rq_ids

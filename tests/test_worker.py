@@ -16,7 +16,7 @@ import pytest
 from scripted_replies import reply as judge_reply
 from space_queue import make_bench, queue, worker_for, write_submission
 
-from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.benchmark_source import Benchmark
 from rqbench.llm import LLM
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitFlow, Submitter
@@ -133,7 +133,7 @@ def test_worker_cli_once(tmp_path, monkeypatch, capsys):
     build.mkdir(parents=True)
     (build / "instances.jsonl").write_text("".join(i.model_dump_json() + "\n" for i in bench.instances))
     (build / "cited_papers.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in bench.papers.values()))
-    from rqbench.evaluate.dataset import load_benchmark
+    from rqbench.evaluate.benchmark_source import load_benchmark
 
     loaded = load_benchmark(tmp_path / "build")
     stores = SpaceStores.local(tmp_path / "store")
@@ -178,7 +178,7 @@ def test_worker_can_be_tried_safely_list_dry_run_limit_and_run_ids(tmp_path, mon
     import re
 
     from rqbench.cli import main
-    from rqbench.evaluate.dataset import load_benchmark
+    from rqbench.evaluate.benchmark_source import load_benchmark
 
     build = _build_folder(tmp_path, make_bench())
     stores = SpaceStores.local(tmp_path / "store")

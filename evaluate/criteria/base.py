@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.benchmark_source import Benchmark
 from rqbench.evaluate.metrics import MODEL_RQS, FailureAccounting, MetricSpec, ScoreOptions
 from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, PaperCut, Reply
 from rqbench.steps import Step

@@ -18,7 +18,7 @@ import operator
 from collections.abc import Sequence
 
 from rqbench.evaluate.background import background_block
-from rqbench.evaluate.dataset import Benchmark
+from rqbench.evaluate.benchmark_source import Benchmark
 from rqbench.evaluate.metrics import NarrownessAggregation, ScoreOptions, best_of_five, pass_rates
 from rqbench.records import (
     NARROWNESS_DIMENSIONS,

@@ -46,6 +46,7 @@ from tqdm import tqdm
 
 from rqbench.evaluate.accounting import GENERATION_FAILED, coverage_line, tally
 from rqbench.evaluate.background import BackgroundPolicy
+from rqbench.evaluate.benchmark_source import Benchmark
 from rqbench.evaluate.criteria import (
     CRITERIA,
     GT_ID,
@@ -56,10 +57,9 @@ from rqbench.evaluate.criteria import (
     candidate_id,
     criterion_for_step,
 )
-from rqbench.evaluate.dataset import Benchmark
 from rqbench.evaluate.protocol import ModelUse, RecordedGeneration, RunPlan, judge_use
 from rqbench.evaluate.schedule import InstanceScheduler
-from rqbench.evaluate.submission import Submission
+from rqbench.evaluate.submission_files import Submission
 from rqbench.io import read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec, spec_matches
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed, validate_reply
