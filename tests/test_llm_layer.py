@@ -565,6 +565,12 @@ def test_a_grammar_compiling_server_gets_small_integer_ranges_as_enums():
         "minimum": 0,
         "maximum": 100,
     }  # a wide range stays a range
+    from rqbench.llm.client import reply_schema
+    from rqbench.records import OverlapReply
+
+    overlap = grammar_schema(reply_schema(OverlapReply, {"n_candidates": 5}))["properties"]
+    assert overlap["covering_subset_indices"]["items"] == {"enum": [0, 1, 2, 3, 4]}
+    assert overlap["pairwise_scores"]["items"] == {"type": "integer"}
     local = ModelConfig(name="local/x", litellm_model="openai/local", json_mode="json_object_schema")
     hosted = ModelConfig(name="h", litellm_model="hosted_vllm/x", json_mode="json_schema")
     assert LLM._response_format(local, "s", schema)["schema"] == sent

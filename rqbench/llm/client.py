@@ -163,7 +163,8 @@ def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
     The embedded llama.cpp server compiles the schema into a grammar but ignores an integer's minimum and
     maximum: the embedded judge wrote 4, 237 and 489 on 0-3 scales, and every such reply was refused and
-    re-asked (12 of 12 standalone novelty calls in the offline run). An enum it keeps. The cache key and
+    re-asked (12 of 12 standalone novelty calls in the offline run). An enum it keeps; so does a covering
+    subset's index, which otherwise ran past the candidates ([5, 6, 7, 8, 9] for five). The cache key and
     the validation use the schema itself, so nothing is accepted that was refused before.
     """
 
@@ -172,6 +173,17 @@ def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return [walk(v) for v in node]
         if not isinstance(node, dict):
             return node
+        props = node.get("properties")
+        if isinstance(props, dict):  # a subset of n candidates (maxItems pinned by reply_schema) names 0..n-1
+            node = {**node, "properties": {**props}}
+            for name in CANDIDATE_SUBSET_ARRAYS:
+                arr = props.get(name)
+                if (
+                    isinstance(arr, dict)
+                    and isinstance(arr.get("maxItems"), int)
+                    and arr.get("items") == {"type": "integer"}
+                ):
+                    node["properties"][name] = {**arr, "items": {"enum": list(range(arr["maxItems"]))}}
         lo, hi = node.get("minimum"), node.get("maximum")
         if (
             node.get("type") == "integer"
