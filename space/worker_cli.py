@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     if args.once or args.limit is not None:
-        n = 0
+        n, failed = 0, 0
         while args.limit is None or n < args.limit:
             rep = worker.run_once()
             if rep is None:
@@ -268,11 +268,15 @@ def run(args: argparse.Namespace) -> int:
                     break
                 continue
             n += 1
+            failed += rep.status == "failed"
             tail = f": {rep.reason}" if rep.reason else ""
             print(f"request {rep.request_id}: {rep.status}{tail}", flush=True)
         left = len(queued_now(stores))
-        print(f"{n} request(s) handled; {left} still waiting" + (" (rqbench worker --list)" if left else ""))
-        return 0
+        print(
+            f"{n} request(s) handled, {failed} failed; {left} still waiting"
+            + (" (rqbench worker --list)" if left else "")
+        )
+        return 1 if failed else 0  # like judge and evaluate: a script sees that a request failed
     worker.run(interval_s=args.interval, stop=stop)
     return 0
 

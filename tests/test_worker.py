@@ -124,6 +124,29 @@ def test_secrets_in_a_failure_reason_are_hidden(tmp_path, stores, bench, monkeyp
     assert "<GEMINI_API_KEY hidden>" in stores.requests.get(req.request_id).reason
 
 
+def test_worker_cli_exits_1_when_a_request_it_ran_failed(tmp_path, monkeypatch, capsys):
+    """A judge whose every reply is refused fails the request; like judge and evaluate, the worker says so in
+    its exit status (the first-user run's full request failed and the worker exited 0)."""
+    from rqbench.cli import main
+    from rqbench.evaluate.benchmark_source import load_benchmark
+
+    bench = make_bench()
+    build = tmp_path / "build" / "records"
+    build.mkdir(parents=True)
+    (build / "instances.jsonl").write_text("".join(i.model_dump_json() + "\n" for i in bench.instances))
+    (build / "cited_papers.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in bench.papers.values()))
+    stores = SpaceStores.local(tmp_path / "store")
+    (req,) = queue(tmp_path, stores, load_benchmark(tmp_path / "build"), [("alice", "cli-model")])
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-for-loopback")
+    with ScriptedServer(lambda request: '{"scores": [{"relevance": 7}]}') as srv:
+        spec = f"openai/scripted@api_base={srv.api_base},json_mode=json_object_schema,max_retries=0"
+        args = ["worker", "--once", "--store", str(tmp_path / "store"), "--dataset", str(tmp_path / "build")]
+        rc = main([*args, "--judge", spec, "--setting", "standalone"])
+    out = capsys.readouterr().out
+    assert stores.requests.get(req.request_id).status == "failed"
+    assert rc == 1 and "1 request(s) handled, 1 failed" in out
+
+
 def test_worker_cli_once(tmp_path, monkeypatch, capsys):
     """``rqbench worker --once`` over a build folder, with the judge named as a hosted model on loopback."""
     from rqbench.cli import main
@@ -212,7 +235,7 @@ def test_worker_can_be_tried_safely_list_dry_run_limit_and_run_ids(tmp_path, mon
     assert 0 < sent <= calls[0]
     run_id = re.search(rf"request {r1.request_id} \(model-one\): judging, run id (\w+) \(rqbench calls --run", out)
     assert run_id, out
-    assert f"request {r1.request_id}: finished" in out and "1 request(s) handled; 1 still waiting" in out
+    assert f"request {r1.request_id}: finished" in out and "1 request(s) handled, 0 failed; 1 still waiting" in out
     assert stores.requests.get(r1.request_id).status == "finished"
     assert stores.requests.get(r2.request_id).status == "pending"
     assert main(["calls", "--run", run_id.group(1)]) == 0
