@@ -112,7 +112,7 @@ def app(tmp_path_factory):
     demo = build_app(config)
     port = _free_port()
     demo.queue().launch(
-        server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options(config)
+        server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options(config, demo)
     )
     try:
         yield {"url": f"http://127.0.0.1:{port}/", "stores": stores, "results": results, "pool": pool}
