@@ -821,12 +821,18 @@ def best_time(text: str, kind: Kind, tries: int) -> float:
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_the_gate_is_linear_in_the_text(name):
-    """4x the text costs about 4x the time, far from the 16x of a gate that backtracks quadratically. The
-    smaller text is 80 kB: at 40 kB a busy machine's timing jumps (dollars: 0.037 s at 40 kB, 0.19 s at 80 kB,
-    then linear to 0.81 s at 320 kB), which read as 32x for 8x."""
+    """4x the text costs about 4x the time, far from the 16x of a gate that backtracks quadratically.
+
+    The two sizes are timed in turn, five times, and each keeps its best: a burst of load on a shared machine
+    then cannot fall on one size only (CI read 11.5x once for digits, timed big-after-small; 4.3x quiet).
+    """
     make = ADVERSARIAL[name]
-    t_small = best_time(make(80_000), Kind.research_question, tries=3)
-    t_big = best_time(make(320_000), Kind.research_question, tries=3)
+    small, big = make(80_000), make(320_000)
+    times: dict[int, list[float]] = {80: [], 320: []}
+    for _ in range(5):
+        for size, text in ((80, small), (320, big)):
+            times[size].append(best_time(text, Kind.research_question, tries=1))
+    t_small, t_big = min(times[80]), min(times[320])
     assert t_big < 10 * max(t_small, 0.001), f"{name}: {t_small:.3f}s for 80 kB, {t_big:.3f}s for 320 kB"
 
 
