@@ -575,3 +575,52 @@ def test_a_grammar_compiling_server_gets_small_integer_ranges_as_enums():
     hosted = ModelConfig(name="h", litellm_model="hosted_vllm/x", json_mode="json_schema")
     assert LLM._response_format(local, "s", schema)["schema"] == sent
     assert LLM._response_format(hosted, "s", schema)["json_schema"]["schema"] == schema
+
+
+def test_a_grammar_compiling_server_gets_each_narrowness_scope_tied_to_its_score():
+    """A scope label that contradicts its score is refused; the grammar offers only the pairs that agree, so a
+    constrained decoder cannot write the contradiction, in a standalone reply or in each comparative score."""
+    import itertools
+
+    from rqbench.llm.client import grammar_schema, reply_schema
+    from rqbench.records import (
+        DIAGNOSTIC_SCOPES,
+        SOURCE_BOUND_SCOPES,
+        ComparativeNarrownessReply,
+        StandaloneNarrownessReply,
+    )
+
+    standalone = grammar_schema(reply_schema(StandaloneNarrownessReply, None))
+    comparative = grammar_schema(reply_schema(ComparativeNarrownessReply, {"n_candidates": 6}))
+    for variants in (standalone["anyOf"], comparative["$defs"]["NarrownessScore"]["anyOf"]):
+        pairs = {
+            (
+                v["properties"]["source_bound_score"]["enum"][0],
+                v["properties"]["source_bound_scope"]["enum"][0],
+                v["properties"]["diagnostic_test_score"]["enum"][0],
+                v["properties"]["diagnostic_scope"]["enum"][0],
+            )
+            for v in variants
+        }
+        assert pairs == {
+            (a, SOURCE_BOUND_SCOPES[a], b, DIAGNOSTIC_SCOPES[b]) for a, b in itertools.product(range(4), range(4))
+        }
+        assert all(v["required"] == variants[0]["required"] for v in variants)
+        assert all(len(v["properties"]) == 9 for v in variants)  # every field kept, the reasons included
+    assert comparative["properties"]["scores"]["items"] == {"$ref": "#/$defs/NarrownessScore"}
+    # what a reply is checked against is unchanged: a contradiction is still refused
+    with pytest.raises(ValueError, match="contradicts"):
+        StandaloneNarrownessReply.model_validate(
+            dict(
+                mentions_source_specific_name=0,
+                main_object_in_source=1,
+                introduces_new_mechanism=1,
+                source_bound_score=2,
+                diagnostic_test_score=3,
+                source_bound_scope="not_source_bound",
+                diagnostic_scope="strongly_diagnostic",
+            )
+        )
+    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
+    for sent in (standalone, comparative):  # llama.cpp compiles it (its fallback would silently drop the schema)
+        assert llama_grammar.LlamaGrammar.from_json_schema(json.dumps(sent), verbose=False)._grammar

@@ -25,6 +25,7 @@ What it guarantees:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import os
@@ -56,7 +57,7 @@ from rqbench.llm.provider_errors import (
 from rqbench.llm.ratelimit import RateLimiter, env_limits
 from rqbench.llm.store import CallStore
 from rqbench.llm.usage import usage_of
-from rqbench.records import reply_json_schema
+from rqbench.records import SCOPE_OF_SCORE, reply_json_schema
 
 log = logging.getLogger(__name__)
 
@@ -164,8 +165,11 @@ def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
     The embedded llama.cpp server compiles the schema into a grammar but ignores an integer's minimum and
     maximum: the embedded judge wrote 4, 237 and 489 on 0-3 scales, and every such reply was refused and
     re-asked (12 of 12 standalone novelty calls in the offline run). An enum it keeps; so does a covering
-    subset's index, which otherwise ran past the candidates ([5, 6, 7, 8, 9] for five). The cache key and
-    the validation use the schema itself, so nothing is accepted that was refused before.
+    subset's index, which otherwise ran past the candidates ([5, 6, 7, 8, 9] for five). A narrowness
+    score's scope label, which must name its score, becomes one alternative per pair of scores: a schema
+    cannot say "this string follows that number" otherwise, and a scope contradicting its score refused 15
+    of the offline run's 27 re-asked replies. The cache key and the validation use the schema itself, so
+    nothing is accepted that was refused before.
     """
 
     def walk(node: Any) -> Any:
@@ -193,9 +197,32 @@ def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
         ):
             rest = {k: v for k, v in node.items() if k not in ("type", "minimum", "maximum")}
             return {**rest, "enum": list(range(lo, hi + 1))}
-        return {k: walk(v) for k, v in node.items()}
+        return _scopes_tied({k: walk(v) for k, v in node.items()})
 
     return walk(schema)
+
+
+def _scopes_tied(node: dict[str, Any]) -> dict[str, Any]:
+    """An object with a score and its scope label (``SCOPE_OF_SCORE``) as one alternative per score combination."""
+    props = node.get("properties")
+    if not isinstance(props, dict):
+        return node
+    ties = [
+        (score, scope_key, labels, props[score]["enum"])
+        for score, (scope_key, labels) in SCOPE_OF_SCORE.items()
+        if score in props and scope_key in props and isinstance(props[score].get("enum"), list)
+    ]
+    if not ties:
+        return node
+    variants = []
+    for combo in itertools.product(*(scores for *_, scores in ties)):
+        fixed = dict(props)
+        for (score, scope_key, labels, _), value in zip(ties, combo):
+            fixed[score] = {**props[score], "enum": [value]}
+            fixed[scope_key] = {**props[scope_key], "enum": [labels[value]]}
+        variants.append({**node, "properties": fixed})
+    rest = {k: v for k, v in node.items() if k in ("title", "description")}
+    return {**rest, "anyOf": variants}
 
 
 def reply_schema(reply_model: type[BaseModel], context: dict[str, Any] | None) -> dict[str, Any]:

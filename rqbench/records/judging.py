@@ -131,6 +131,11 @@ class ComparativeNoveltyReply(Reply):
 
 SOURCE_BOUND_SCOPES = ("not_source_bound", "mildly_source_bound", "source_bound", "strongly_source_bound")
 DIAGNOSTIC_SCOPES = ("not_diagnostic", "mildly_diagnostic", "diagnostic", "strongly_diagnostic")
+# A narrowness score's scope label is its score in words: score field -> (scope field, label of each score).
+SCOPE_OF_SCORE = {
+    "source_bound_score": ("source_bound_scope", SOURCE_BOUND_SCOPES),
+    "diagnostic_test_score": ("diagnostic_scope", DIAGNOSTIC_SCOPES),
+}
 
 
 class NarrownessScore(Reply):
@@ -157,10 +162,7 @@ class NarrownessScore(Reply):
 
     @model_validator(mode="after")
     def _scopes_are_their_scores(self) -> "NarrownessScore":
-        for dim, scopes, scope_key in (
-            ("source_bound_score", SOURCE_BOUND_SCOPES, "source_bound_scope"),
-            ("diagnostic_test_score", DIAGNOSTIC_SCOPES, "diagnostic_scope"),
-        ):
+        for dim, (scope_key, scopes) in SCOPE_OF_SCORE.items():
             score, scope = getattr(self, dim), getattr(self, scope_key)
             if scope != scopes[score]:
                 raise ValueError(f"{scope_key}={scope!r} contradicts {dim}={score}, whose scope is {scopes[score]!r}")
