@@ -7,8 +7,8 @@ protocol: its judges, generator and inputs, and every departure from the
 paper's protocol with the flag that restores it. Then one progress bar per
 stage. With the paper judges' keys (``--protocol paper``) the judges are
 gemini/gemini-3.1-pro and deepseek/deepseek-v4-pro; offline (``custom``) the
-generator is the embedded model and the judges are ``local`` and
-``local@temperature=0.7``, two configurations of it. Results land in
+generator is the embedded model and the judge is ``local``, the embedded model
+at temperature 0 (``rqbench.llm.config.OFFLINE_JUDGES``). Results land in
 ``RQB_HOME/results`` unless ``--out`` says otherwise, where the Space finds them.
 """
 
@@ -28,10 +28,7 @@ from rqbench.evaluate.judge_cli import (
     unjudged_message,
 )
 from rqbench.llm.catalog import split_cutoff
-from rqbench.llm.config import default_model
-
-# ``rqbench evaluate``'s offline judges: the embedded model configured two ways, so a combined figure exists.
-OFFLINE_JUDGES = ["local", "local@temperature=0.7"]
+from rqbench.llm.config import OFFLINE_JUDGES, default_model
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -66,7 +63,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--report-dir", type=Path, default=None, help="report folder (default: RQB_HOME/reports/<submission>)"
     )
-    add_judge_options(p, offline_judges=OFFLINE_JUDGES)
+    add_judge_options(p, offline_judges=list(OFFLINE_JUDGES))
     add_dataset_options(p)
     add_llm_options(p)
 

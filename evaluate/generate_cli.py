@@ -55,7 +55,7 @@ def add_llm_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="a fixed token budget for the background block, instead of the model's context window "
-        "(a departure from the paper's protocol; default: papers whole up to the window, 3000 tokens "
+        "(a departure from the paper's protocol; default: papers whole up to the window, 2000 tokens "
         "for the embedded model)",
     )
     p.add_argument(

@@ -26,10 +26,9 @@ from pathlib import Path
 
 from rqbench import paths
 from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
+from rqbench.llm.config import OFFLINE_JUDGES
 
 SETTING_CHOICES = {"standalone": ["standalone"], "comparative": ["comparative"], "both": ["standalone", "comparative"]}
-# ``rqbench judge``'s offline default: one configuration of the embedded model.
-OFFLINE_JUDGES = ["local"]
 
 
 def add_judge_options(p: argparse.ArgumentParser, *, offline_judges: list[str]) -> None:
@@ -77,7 +76,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="extend this generator's earlier results in --out (same judge, setting, prompt set and run "
         "settings): judge only the instances they lack, e.g. those a new release added, and merge",
     )
-    add_judge_options(p, offline_judges=OFFLINE_JUDGES)
+    add_judge_options(p, offline_judges=list(OFFLINE_JUDGES))
     add_dataset_options(p)
     add_llm_options(p)
 
@@ -159,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     protocol = args.protocol or default_protocol()
-    choice = choose_judges(protocol, args.judge, OFFLINE_JUDGES)
+    choice = choose_judges(protocol, args.judge, list(OFFLINE_JUDGES))
     settings = SETTING_CHOICES[args.setting]
     criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
     try:

@@ -66,8 +66,6 @@ ORDERINGS = 1
 COMBINE_RULE = CombineRule.pooled
 # The paper's rates are over every instance of the release: a failed generation counts against the model.
 FAILURES = FailureAccounting.paper
-# The embedded model, configured two ways, judges offline (--protocol custom).
-OFFLINE_JUDGES = ("local", "local@temperature=0.7")
 PAPER_JUDGE_FLAGS = " ".join(f"--judge {j}" for j in PAPER_JUDGES)
 # §6.1: the models read the cited papers' texts, cut only by the model's own window.
 WHOLE_PAPERS = "background papers given whole, cut only where the context window requires it"

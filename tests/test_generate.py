@@ -255,7 +255,7 @@ def test_papers_go_whole_under_a_large_window_and_are_cut_only_past_a_small_one(
     assert all(c.truncated and c.tokens_cut > 0 for c in cut)
     assert sum(c.tokens + c.tokens_cut for c in cut) >= sum(c.tokens for c in cuts)  # kept + cut covers the whole
     local = input_policy("local", 1024)
-    assert (local.basis, local.budget_tokens) == ("embedded", 3000) and "small budget" in local.describe()
+    assert (local.basis, local.budget_tokens) == ("embedded", 2000) and "small budget" in local.describe()
     assert input_policy("gemini/gemini-3.1-pro", 1, fixed_tokens=900).basis == "fixed"
 
 

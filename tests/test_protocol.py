@@ -20,6 +20,7 @@ from rqbench.evaluate.judge_run import read_results
 from rqbench.evaluate.metrics import describe_combine_rule, describe_failures
 from rqbench.llm import LLM
 from rqbench.llm.catalog import PROMPT_ALLOWANCE_TOKENS, estimate_tokens
+from rqbench.llm.config import OFFLINE_JUDGES
 from rqbench.prompts import DEFAULT_PROMPT_SET, load_prompt_set
 from rqbench.records import MAX_RQ_CHARS, ResultsFile
 from rqbench.steps import STEPS
@@ -74,8 +75,8 @@ def test_with_both_keys_the_protocol_is_the_papers_and_so_are_the_judges():
 
 def test_offline_the_protocol_is_custom_and_the_judges_are_the_embedded_model():
     assert P.default_protocol({}) == "custom"
-    assert P.choose_judges("custom", None, P.OFFLINE_JUDGES, {}).judges == ["local", "local@temperature=0.7"]
-    assert P.choose_judges("paper", ["openai/gpt-5.5"], P.OFFLINE_JUDGES, {}).judges == ["openai/gpt-5.5"]
+    assert P.choose_judges("custom", None, OFFLINE_JUDGES, {}).judges == ["local"]
+    assert P.choose_judges("paper", ["openai/gpt-5.5"], OFFLINE_JUDGES, {}).judges == ["openai/gpt-5.5"]
 
 
 def test_with_one_key_the_run_says_plainly_it_has_one_judge_and_no_combined_figure():
@@ -189,7 +190,9 @@ def test_a_submission_generated_with_the_packaged_prompts_says_so_when_judged(bu
 def test_offline_dry_run_lists_every_departure_with_the_flag_that_restores_it(build, capsys):
     _, root = build
     out = dry_evaluate(root, capsys)
-    assert "protocol: custom" in out
+    assert "protocol: custom" in out and "  judge local/smollm2-135m: temperature 0" in out
+    assert "judge temperature" not in out  # the offline default is one judge at the paper's temperature
+    out = dry_evaluate(root, capsys, "--judge", "local", "--judge", "local@temperature=0.7")
     deps = [ln.strip()[2:] for ln in out.splitlines() if ln.startswith("  - ")]
     head = next(ln for ln in out.splitlines() if "departures from the paper's protocol" in ln)
     assert head == f"{len(deps)} departures from the paper's protocol:"
@@ -198,7 +201,7 @@ def test_offline_dry_run_lists_every_departure_with_the_flag_that_restores_it(bu
     assert "judge temperature (local/smollm2-135m@temperature=0.7)" in items
     assert "generation sampling" in items and "input truncation (generator local/smollm2-135m@temperature=0.8)" in items
     assert all("; restore: " in d for d in deps)
-    assert "the embedded model's small budget: 3,000 tokens" in out  # it says so
+    assert "the embedded model's small budget: 2,000 tokens" in out  # it says so
 
 
 @pytest.mark.parametrize(

@@ -94,6 +94,10 @@ def public_label(spec: str) -> str:
 # Offline defaults where plain ``local`` does not work: at temperature 0 the 135M model repeats one
 # question five times (measured on the sample: 0 of 3 replies valid), at 0.8 it gave 4 of 4.
 OFFLINE_ROLE_DEFAULTS: dict[str, str] = {"generator": "local@temperature=0.8"}
+# The judges of ``judge`` and ``evaluate`` under --protocol custom: the embedded model at temperature 0, once. On
+# 2 CPU cores each judge adds about ten minutes to the README's first command; a second configuration
+# (--judge local --judge local@temperature=0.7) gives a combined figure over two.
+OFFLINE_JUDGES = ("local",)
 
 
 def default_model(role: str) -> str:
