@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from rqbench.evaluate.benchmark_source import Benchmark
-from rqbench.evaluate.metrics import MODEL_RQS, FailureAccounting, MetricSpec, ScoreOptions
+from rqbench.evaluate.metrics import MODEL_RQS, FailureAccounting, MetricSpec, ScoreOptions, best_of_five, pass_rates
 from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, PaperCut, Reply
 from rqbench.steps import Step
 from rqbench.untrusted import candidate_values
@@ -59,6 +59,18 @@ class Column:
     percent: bool = False
     higher_is_better: bool | None = None
     headline: bool = False  # shown by the "headline" group whatever its own group
+
+
+def dimension_metrics(dimensions: Sequence[Dimension]) -> tuple[MetricSpec, ...]:
+    """Each dimension's figures, in dimension order: its Best@5, then its Pass@5 win/tie/lose rates."""
+    return tuple(
+        m
+        for d in dimensions
+        for m in (
+            best_of_five(d.name, d.label, d.higher_is_better, d.worst),
+            *pass_rates(d.name, d.label, d.higher_is_better),
+        )
+    )
 
 
 def figure_column(spec: MetricSpec, label: str, group: str, *, headline: bool = False) -> Column:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from rqbench.evaluate.background import background_block
 from rqbench.evaluate.benchmark_source import Benchmark
-from rqbench.evaluate.metrics import NarrownessAggregation, ScoreOptions, best_of_five, pass_rates
+from rqbench.evaluate.metrics import NarrownessAggregation, ScoreOptions
 from rqbench.records import (
     NARROWNESS_DIMENSIONS,
     CandidateScores,
@@ -33,7 +33,7 @@ from rqbench.records import (
 )
 from rqbench.steps import Step
 
-from .base import Column, Criterion, Dimension, ReportTable, figure_column
+from .base import Column, Criterion, Dimension, ReportTable, dimension_metrics, figure_column
 from .requests import JudgeConfig, JudgeRequest, candidate_map, group_candidates
 
 _DIMENSIONS = (
@@ -42,9 +42,7 @@ _DIMENSIONS = (
 )
 assert tuple(d.name for d in _DIMENSIONS) == NARROWNESS_DIMENSIONS
 _READ = operator.attrgetter(*(d.name for d in _DIMENSIONS))
-_METRICS = tuple(
-    m for d in _DIMENSIONS for m in (best_of_five(d.name, d.label, False, d.worst), *pass_rates(d.name, d.label, False))
-)
+_METRICS = dimension_metrics(_DIMENSIONS)
 _BY_NAME = {m.name: m for m in _METRICS}
 
 
