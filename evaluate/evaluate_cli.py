@@ -24,6 +24,7 @@ from rqbench.evaluate.judge_cli import (
     SETTING_CHOICES,
     add_judge_options,
     coverage_note,
+    judging_flags,
     print_results,
     unjudged_message,
 )
@@ -233,16 +234,12 @@ def run(args: argparse.Namespace) -> int:
         judges,
         settings,
         llm=llm,
-        seed=args.seed,
-        orderings=args.orderings,
         out_dir=out,
-        retry_failed=args.retry_failed,
         criteria=criteria,
         prompts=prompts,
         policy=policy,
-        context_tokens=args.context_tokens,
         protocol=plan.record(),
-        concurrency=args.concurrency,
+        **judging_flags(args),
     )
     unjudged = print_results(written, args.orderings)
     rc = 0

@@ -23,12 +23,24 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from rqbench import paths
 from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options
 from rqbench.llm.config import OFFLINE_JUDGES
 
 SETTING_CHOICES = {"standalone": ["standalone"], "comparative": ["comparative"], "both": ["standalone", "comparative"]}
+
+
+def judging_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """``judge_submission``'s options as the flags of ``add_judge_options`` and ``add_llm_options`` set them."""
+    return dict(
+        seed=args.seed,
+        orderings=args.orderings,
+        retry_failed=args.retry_failed,
+        context_tokens=args.context_tokens,
+        concurrency=args.concurrency,
+    )
 
 
 def add_judge_options(p: argparse.ArgumentParser, *, offline_judges: list[str]) -> None:
@@ -230,16 +242,12 @@ def run(args: argparse.Namespace) -> int:
             choice.judges,
             settings,
             llm=llm,
-            seed=args.seed,
-            orderings=args.orderings,
             out_dir=out,
-            retry_failed=args.retry_failed,
             criteria=criteria,
             prompts=prompts,
             policy=policy,
-            context_tokens=args.context_tokens,
             protocol=plan.record(),
-            concurrency=args.concurrency,
+            **judging_flags(args),
             only_new=args.only_new,
         )
     except (ValueError, FileNotFoundError) as exc:
