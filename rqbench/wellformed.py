@@ -151,6 +151,10 @@ BOUNDS: dict[Kind, Bounds] = {
 # Fewer letters than this share of the non-space characters ([MATH] counts as one symbol) is not
 # prose; nor is a text with more [MATH] placeholders than half its word count.
 MIN_LETTER_SHARE = 0.6
+# Prose is made of words: when over half the words of an extracted text are single letters, it is initials
+# ("A C Heusser, P C Fitzpatrick, J R Manning, 2021") or a word spelled out ("M N E T R A L I C E").
+MAX_SINGLE_LETTER_SHARE = 0.5
+MIN_WORDS_FOR_LETTER_SHARE = 4
 
 # No word of prose runs longer than this without a hyphen or a space ("electroencephalographically" has 27);
 # longer runs are hashes, base64, a key held down, or words glued together.
@@ -299,6 +303,7 @@ _HTML_TAGS = frozenset(
 )
 # A slot or a tag: "<" right before a letter ("<gap>", "<question 1?>", "</b>"); "x < y" is neither.
 _ANGLE = re.compile(r"<(/?)([A-Za-z][^<>\s/]{0,40})[^<>]{0,80}>")
+_UNCLOSED_ANGLE = re.compile(r"<[A-Za-z][\w-]{0,40}(?![^<>]{0,200}>)")
 _CHAT_TAG = re.compile(r"<\|[^<>|]{1,30}\|>|\[/?INST\]")
 _TEMPLATE_VAR = re.compile(r"\{\{[^{}]{0,80}\}\}|\{[a-z_]{1,40}\}|\$\{[^{}]{0,80}\}")
 _INSERT = re.compile(
@@ -409,6 +414,14 @@ def _letter_share(text: str) -> float:
     if not visible:
         return 0.0
     return (len(visible) - len(_LETTERS.sub("", visible))) / len(visible)
+
+
+def _single_letter_share(ws: Sequence[str]) -> float:
+    """The share of single-letter words among the words that hold a letter (0 below MIN_WORDS_FOR_LETTER_SHARE)."""
+    lettered = [w for w in ws if _LETTERS.search(w)]
+    if len(lettered) < MIN_WORDS_FOR_LETTER_SHARE:
+        return 0.0
+    return sum(len(w) == 1 for w in lettered) / len(lettered)
 
 
 def _bracket_problem(text: str) -> str | None:
@@ -609,6 +622,11 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
     # --- is it prose at all
     if _letter_share(t) < MIN_LETTER_SHARE or 2 * len(_MATH.findall(t)) > n:
         fail(Rule.few_letters, f"it is mostly symbols, digits or [MATH]: write the {what} in words")
+    elif not sub and _single_letter_share(ws) > MAX_SINGLE_LETTER_SHARE:
+        fail(
+            Rule.few_letters,
+            f"it is mostly single letters (initials, or a word spelled out): write the {what} in words",
+        )
     rp = _repeated_punctuation(own, sub)
     if rp:
         fail(
@@ -741,6 +759,9 @@ def _markup(t: str, is_rq: bool) -> str | None:
         m = rx.search(t)
         if m:
             return repr(m.group(0)[:40])
+    opened = _UNCLOSED_ANGLE.search(t)
+    if opened:  # a tag or template slot whose ">" never came: the reply was cut inside it, or echoed its shape
+        return f"the unclosed {opened.group(0)!r}"
     if is_rq:
         if "\\" in t:
             return "a backslash"
