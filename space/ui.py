@@ -263,8 +263,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
                 *base[:-1],
                 *pickers,
                 selected,
-                # the queue (500 rows in the load benchmark) goes to those who open the Submit tab (below)
-                tabs.submit.queue_rows(lambda: requests) if tab == "submit" else gr.skip(),
+                tabs.submit.queue_rows(lambda: requests),
                 tabs.about.unreadable_update(data.unreadable()),
             )
 
@@ -285,17 +284,6 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
                 return page_reply(view, rq_id, tab, [])
             key = (tuple(tuple(v) if isinstance(v, list) else v for v in view), rq_id, tab)
             return page_replies.get((version, read), key, lambda: page_reply(view, rq_id, tab, requests))
-
-        def show_queue():
-            try:
-                read, (requests, _) = data.requests.stamped()
-            except Exception as exc:  # an outage: the queue shows empty, the About tab says why (unreadable())
-                log.warning("the request queue cannot be read: %s", redact(str(exc)))
-                return tabs.submit.queue_rows(lambda: [])
-            return queues.get(read, "queue", lambda: tabs.submit.queue_rows(lambda: requests))
-
-        queues: ViewCache = ViewCache(max_entries=1)
-        queue.tab.select(show_queue, None, [queue.requests])
 
         demo.load(
             page_load,

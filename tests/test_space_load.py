@@ -468,9 +468,8 @@ def test_a_requests_store_outage_leaves_the_queue_empty_and_the_page_served(stor
     monkeypatch.setattr(stores.requests, "load", outage)
     load = page_fn(demo, "page_load")
     out = dict(zip((getattr(b, "elem_id", None) for b in load.outputs), load_page(demo)))
-    assert "model-a" in out["leaderboard-table"]
+    assert out["requests-table"].empty and "model-a" in out["leaderboard-table"]
     assert "the requests store cannot be listed" in out["about-unreadable"].value
-    assert page_fn(demo, "show_queue").fn().empty  # the Submit tab opens on an empty queue
 
 
 def test_the_page_carries_one_page_of_the_table_and_the_page_box_turns_pages(tmp_path):
@@ -506,21 +505,3 @@ def test_the_page_carries_one_page_of_the_table_and_the_page_box_turns_pages(tmp
     _, one, caption = lb.display(table, lb.View(), page=2, page_rows=10)
     assert one == every[10:20] and "Rows 11-20 of" in caption
     assert lb.display(table, lb.View(), page=0, page_rows=10)[1] == every[:10]  # below 1 is page 1
-
-
-def test_the_queue_goes_to_those_who_open_the_submit_tab(stores):
-    """500 finished requests were in every visit's first reply: the page load sends the queue only to a link that
-    opens on the Submit tab, and opening the tab fills it (the same table for everyone, per read of the store)."""
-    import gradio as gr
-
-    from rqbench.space.records import SubmissionRequest  # noqa: F401  (the store's record type)
-
-    demo = build_app(SpaceConfig(stores=stores, n_boot=20))
-    load = page_fn(demo, "page_load")
-    at = next(i for i, b in enumerate(load.outputs) if getattr(b, "elem_id", None) == "requests-table")
-    plain = load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={}))
-    assert plain[at] == gr.skip()
-    linked = load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={"tab": "submit"}))
-    assert list(linked[at].columns) == list(page_fn(demo, "show_queue").fn().columns)
-    opened = page_fn(demo, "show_queue")
-    assert opened.fn() is opened.fn()  # computed once per read of the store

@@ -45,10 +45,9 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class SubmitTab:
-    """The queue table, filled when the tab is opened (or the page opens on it), and the tab."""
+    """The queue table, which the page load fills."""
 
     requests: gr.Dataframe
-    tab: gr.Tab
 
 
 def identity_note(config: "SpaceConfig") -> str:
@@ -103,7 +102,7 @@ def build(config: "SpaceConfig") -> SubmitTab:
         if config.target is not None
         else None
     )
-    with gr.Tab("Submit", id="submit", elem_id="tab-submit") as tab:
+    with gr.Tab("Submit", id="submit", elem_id="tab-submit"):
         demo_banner("submit", config.worker_judges, lead="Submissions on this Space are judged by")
         if config.target is None:
             gr.Textbox(
@@ -187,4 +186,4 @@ def build(config: "SpaceConfig") -> SubmitTab:
         do_submit, [upload, sub_name, partial], [submit_out, req_table, outcome], concurrency_limit=1, api_name="submit"
     )
     req_refresh.click(requests_rows, None, req_table)
-    return SubmitTab(req_table, tab)
+    return SubmitTab(req_table)
