@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 CSV_PATH = "/leaderboard.csv"
 FILE_NAME = "rq-bench-leaderboard.csv"
-LINK_TEXT = "Download CSV (every row the filters keep, on every page; figures and CIs in separate columns)"
+LINK_TEXT = "Download CSV (the rows shown, figures and CIs in separate columns)"
 # A model search longer than this is cut (model names are capped at 100 characters when submitted).
 MAX_SEARCH_CHARS = 200
 # Longer lists in a query string are cut: no filter has this many values.

@@ -544,26 +544,10 @@ def _model_cell(rec: Mapping[str, object]) -> Cell:
     return Cell(str(rec["Model"]), note=" · ".join(note), title=title, kind="stacked")
 
 
-def display(
-    df: pd.DataFrame, view: View, *, page: int = 1, page_rows: int | None = None
-) -> tuple[list[Header], list[list[Cell]], str]:
-    """The page's table for ``view``: headers, cells (figures with their CIs, reasons for empty cells) and a caption.
-
-    With ``page_rows``, the cells are one page of the filtered and sorted rows (``page`` is clamped to the pages
-    there are) and the caption says which; filters and sorting always apply to every row.
-    """
+def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]], str]:
+    """The page's table for ``view``: headers, cells (figures with their CIs, reasons for empty cells) and a caption."""
     df = clean_frame(df) if view.clean_only else df
     shown = sort_table(filter_table(df, view), view.sort_by, view.ascending)
-    paging = ""
-    if page_rows and len(shown) > page_rows:
-        pages = -(-len(shown) // page_rows)
-        page = min(max(1, int(page)), pages)
-        first = (page - 1) * page_rows
-        paging = (
-            f"Rows {first + 1:,}-{min(first + page_rows, len(shown)):,} of {len(shown):,} (page {page} of {pages}): "
-            "the Page box turns pages; filters and sorting apply to every row, and the CSV holds them all."
-        )
-        shown = shown.iloc[first : first + page_rows]
     plan = _plan(view)
     headers = []
     for item in plan:
@@ -616,7 +600,7 @@ def display(
         if rec[_COMBINE]:
             rules[str(rec[_COMBINE])] = None
         rows.append(cells)
-    lines = [paging] + ([_CLEAN_CAPTION] if view.clean_only else []) + [f"{MISSING} {why}" for why in reasons]
+    lines = ([_CLEAN_CAPTION] if view.clean_only else []) + [f"{MISSING} {why}" for why in reasons]
     lines += [f"How 'combined' is made: {describe_combine_rule(rule)}." for rule in rules]
     if incomplete:
         lines.append(f"{UNJUDGED_MARK} Incomplete row: a judge's calls failed on some instances (hover the count).")

@@ -271,9 +271,9 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         # once, and the same objects for everyone (Gradio keeps a reference per session, not a copy).
         page_replies = ViewCache(max_entries=16)
 
-        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, pg, request: gr.Request):
+        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, request: gr.Request):
             data.refresh(max_age_s=config.reload_after_s)
-            view = (q, js, ss, vs, ts, gs, ci, by, asc, cl, run, pg)
+            view = (q, js, ss, vs, ts, gs, ci, by, asc, cl, run)
             params = request.query_params if request is not None else {}
             rq_id, tab = params.get("rq_id"), params.get("tab")
             version = data.version  # before the data (see the leaderboard tab)

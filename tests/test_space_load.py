@@ -148,9 +148,7 @@ def test_the_table_is_rendered_once_per_view_and_again_when_the_store_changes(st
     demo = build_app(config)
     drawn = []
     real = tab.table_html
-    monkeypatch.setattr(
-        tab, "table_html", lambda table, view, page=1: drawn.append(view.search) or real(table, view, page)
-    )
+    monkeypatch.setattr(tab, "table_html", lambda table, view: drawn.append(view.search) or real(table, view))
     first = load_page(demo)
     again = load_page(demo)
     assert drawn == [""]  # the second visitor gets the first one's table
@@ -470,38 +468,3 @@ def test_a_requests_store_outage_leaves_the_queue_empty_and_the_page_served(stor
     out = dict(zip((getattr(b, "elem_id", None) for b in load.outputs), load_page(demo)))
     assert out["requests-table"].empty and "model-a" in out["leaderboard-table"]
     assert "the requests store cannot be listed" in out["about-unreadable"].value
-
-
-def test_the_page_carries_one_page_of_the_table_and_the_page_box_turns_pages(tmp_path):
-    """Every visit's first reply held the whole table (1.3 MB of HTML at 1,000 rows): it holds one page; the Page
-    box reaches every row, a filter change goes back to page 1, and the caption says which rows are shown."""
-    from rqbench.space.tabs.leaderboard import PAGE_ROWS
-
-    stores = SpaceStores.local(tmp_path / "store")
-    n = PAGE_ROWS + 12
-    for i in range(n):
-        stores.results.put(make_results(f"model-{i:03d}", n_instances=2))
-    demo = build_app(SpaceConfig(stores=stores, n_boot=20, recheck_after_s=0))
-    first = load_page(demo)[0]
-    assert first.count("<tr") == PAGE_ROWS + 1  # the header row and one page
-    assert f"Rows 1-{PAGE_ROWS} of {n + 1}" in first  # the models and the author-anchored row
-    turn = page_fn(demo, "render_table")
-    values = [b.value for b in turn.inputs]
-    values[-1] = 2
-    second, _ = turn.fn(*values)
-    assert f"Rows {PAGE_ROWS + 1}-{n + 1} of {n + 1} (page 2 of 2)" in second
-    shown = {m for m in (f"model-{i:03d}" for i in range(n)) if m in first or m in second}
-    assert len(shown) == n  # every model is on one of the two pages
-    values[-1] = 99  # past the end: the last page
-    assert turn.fn(*values)[0] == second
-    refilter = page_fn(demo, "first_page")
-    values = [b.value for b in refilter.inputs]
-    values[0], values[-1] = "model-00", 2  # a search while on page 2: page 1 of what it keeps
-    html, _, page = refilter.fn(*values)
-    assert page == 1 and "model-001" in html and "Rows" not in html  # ten rows fit one page: no paging line
-
-    table = demo.space_data.table  # the pure function pages after filtering and sorting, clamped
-    _, every, _ = lb.display(table, lb.View())
-    _, one, caption = lb.display(table, lb.View(), page=2, page_rows=10)
-    assert one == every[10:20] and "Rows 11-20 of" in caption
-    assert lb.display(table, lb.View(), page=0, page_rows=10)[1] == every[:10]  # below 1 is page 1

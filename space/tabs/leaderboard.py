@@ -69,13 +69,9 @@ FULL_RUNS = "full runs"
 RUNS = {FULL_RUNS: False, "trial runs": True}
 
 
-# Rows per page of the table: the first reply of every visit carries one page (1,000 rows were 1.3 MB of HTML)
-PAGE_ROWS = 50
-
-
-def table_html(table: pd.DataFrame, view: lb.View, page: int = 1) -> str:
-    """One page of the table for a view, which rows it shows, empty-cell reasons and the combine rule in its caption."""
-    headers, rows, caption = lb.display(table, view, page=page, page_rows=PAGE_ROWS)
+def table_html(table: pd.DataFrame, view: lb.View) -> str:
+    """The page's table for a view, empty-cell reasons and the combine rule in its caption."""
+    headers, rows, caption = lb.display(table, view)
     empty = "No results match these filters." if len(table) else "No results yet."
     return html_table.render_table(headers, rows, caption=caption, empty=empty)
 
@@ -154,26 +150,17 @@ def build(data: "SpaceData") -> LeaderboardTab:
                     elem_id="lb-runs",
                     info="trial runs judged only the first N instances: never ranked beside full runs",
                 )
-        page = gr.Number(
-            label="Page",
-            value=1,
-            minimum=1,
-            precision=0,
-            step=1,
-            elem_id="lb-page",
-            info=f"{PAGE_ROWS} rows a page; the caption under the table says how many there are",
-        )
         table = html_block("leaderboard-table", max_height=640)
         download = gr.HTML(elem_id="lb-download", padding=False)
         problems = gr.Textbox(
             label="Results files that could not be read", visible=False, interactive=False, elem_id="lb-problems"
         )
 
-    controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs, page]
+    controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs]
 
     views: ViewCache[tuple[str, str]] = ViewCache(CACHED_VIEWS)
 
-    def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl, run=FULL_RUNS, pg=1):
+    def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl, run=FULL_RUNS):
         search, cut = downloads.capped_search(str(q or ""))
         if cut:
             gr.Warning(SEARCH_CUT)
@@ -194,18 +181,11 @@ def build(data: "SpaceData") -> LeaderboardTab:
         # cached (and is recomputed under the next key), never one older
         version = data.version
         table = data.table
-        number = max(1, int(pg or 1))
-        return views.get(version, (view, number), lambda: (table_html(table, view, number), downloads.link_html(view)))
-
-    def first_page(*view):
-        """A filter or sort changed: its first page, and the Page box back to 1."""
-        return (*render_table(*view[:-1], 1), 1)
+        return views.get(version, view, lambda: (table_html(table, view), downloads.link_html(view)))
 
     # .input, not .change: only a visitor's own edits redraw the table (the page load sets choices without it),
     # and while they type only the latest pending redraw runs
-    search.submit(first_page, controls, [table, download, page], trigger_mode="always_last")
+    search.submit(render_table, controls, [table, download], trigger_mode="always_last")
     for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs):
-        comp.input(first_page, controls, [table, download, page], trigger_mode="always_last")
-    page.submit(render_table, controls, [table, download], trigger_mode="always_last")
-    page.input(render_table, controls, [table, download], trigger_mode="always_last")
+        comp.input(render_table, controls, [table, download], trigger_mode="always_last")
     return LeaderboardTab(data, controls, judges, table, download, problems, banner, refresh, render_table)
