@@ -189,7 +189,7 @@ def build(data: "SpaceData") -> LeaderboardTab:
                     info="trial runs judged only the first N instances: never ranked beside full runs",
                 )
         table = html_block("leaderboard-table", max_height=640)
-        with gr.Row(equal_height=True, elem_id="lb-pager"):
+        with gr.Row(elem_id="lb-pager"):
             previous = gr.Button("Previous", size="sm", elem_id="lb-prev", scale=0, min_width=100)
             page = gr.Number(label="Page", value=1, precision=0, minimum=1, elem_id="lb-page", scale=0, min_width=100)
             following = gr.Button("Next", size="sm", elem_id="lb-next", scale=0, min_width=100)
