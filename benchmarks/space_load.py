@@ -530,13 +530,21 @@ async def hostile(
             f"{kept} file(s) left in the upload folder (uploaded, never submitted)"
         )
         before_files = folder_usage(uploads_dir)[0]
-        r = await client.post(
-            space.url + UPLOAD + "?upload_id=over",
-            files={"files": ("over.jsonl", os.urandom(cap_bytes + 20_000))},
-            timeout=timeout_s,
-        )
+        over = await upload_outcome(client, space.url + UPLOAD + "?upload_id=over", cap_bytes + 20_000, timeout_s)
         kept = folder_usage(uploads_dir)[0] - before_files
-        print(f"  one upload 20 KB over the {cap_bytes / 2**20:.0f} MB cap: HTTP {r.status_code}; {kept} file(s) left")
+        print(f"  one upload 20 KB over the {cap_bytes / 2**20:.0f} MB cap: {over}; {kept} file(s) left")
+
+
+async def upload_outcome(client: httpx.AsyncClient, url: str, size: int, timeout_s: float) -> str:
+    """What the Space did with an upload of ``size`` bytes: its status, or that it closed the connection (a server
+    refusing a body it will not read may answer and close while the body is still being sent)."""
+    try:
+        r = await client.post(url, files={"files": ("over.jsonl", os.urandom(size))}, timeout=timeout_s)
+    except httpx.TransportError as exc:
+        if not type(exc).__name__.startswith(CUT_OFF):
+            raise
+        return f"refused (connection closed: {type(exc).__name__})"
+    return f"HTTP {r.status_code}"
 
 
 def main() -> None:

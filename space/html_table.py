@@ -68,6 +68,7 @@ table.rqb td.ceiling { font-style: italic; border-top: 2px dashed var(--body-tex
 .rqb-block { font-weight: 600; font-size: 14px; margin: 14px 2px 6px 2px; }
 table.rqb td.text { min-width: 18em; }
 .rqb-caption { font-size: 12px; color: var(--body-text-color-subdued); margin: 6px 2px 0 2px; }
+.rqb-pager { font-size: 13px; color: var(--body-text-color-subdued); margin: 0 2px 6px 2px; }
 .rqb-empty { padding: 16px; color: var(--body-text-color-subdued); }
 """
 

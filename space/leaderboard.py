@@ -544,10 +544,21 @@ def _model_cell(rec: Mapping[str, object]) -> Cell:
     return Cell(str(rec["Model"]), note=" · ".join(note), title=title, kind="stacked")
 
 
-def display(df: pd.DataFrame, view: View) -> tuple[list[Header], list[list[Cell]], str]:
-    """The page's table for ``view``: headers, cells (figures with their CIs, reasons for empty cells) and a caption."""
+def shown_rows(df: pd.DataFrame, view: View) -> pd.DataFrame:
+    """Every row ``view`` selects, in its order (clean figures in the clean view): what the page's table pages through."""
     df = clean_frame(df) if view.clean_only else df
-    shown = sort_table(filter_table(df, view), view.sort_by, view.ascending)
+    return sort_table(filter_table(df, view), view.sort_by, view.ascending)
+
+
+def display(
+    df: pd.DataFrame, view: View, *, rows: slice = slice(None), shown: pd.DataFrame | None = None
+) -> tuple[list[Header], list[list[Cell]], str]:
+    """The page's table for ``view``: headers, cells (figures with their CIs, reasons for empty cells) and a caption.
+
+    ``rows`` picks a page of the selected rows (all by default); ``shown`` is ``shown_rows(df, view)`` when the
+    caller has it already. The caption speaks for the cells on that page."""
+    shown = shown_rows(df, view) if shown is None else shown
+    shown = shown.iloc[rows]
     plan = _plan(view)
     headers = []
     for item in plan:

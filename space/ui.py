@@ -222,7 +222,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             browser = tabs.browse.build(config, data)
             charts = tabs.plots.build(data)
             annotation = tabs.annotate.build(config, data)
-            queue = tabs.submit.build(config)
+            queue = tabs.submit.build(config, data)
             about = tabs.about.build(config, study_note)
 
         # -- the Refresh button: re-read the stores, then every tab's choices, tables and banners
@@ -250,20 +250,22 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         ]
         board.refresh.click(load_all, board.controls, load_outputs)
 
-        # -- page load: the Browse tab opens on the first RQ, or the ?rq_id= one (then Browse is selected);
-        # ?tab=<id> selects a tab
+        # -- page load: what a visitor sees first. The leaderboard's first page, not the whole table; the Browse
+        # pickers and the queue are filled when their tab is opened (``?rq_id=`` opens Browse on that RQ, ``?tab=``
+        # selects a tab, and a tab selected that way is filled here)
         def page_reply(view: tuple, rq_id: str | None, tab: str | None, requests: list) -> tuple:
             base = reload_all(*view)
             link = browser.deep_link(rq_id)
             tab = "browse" if link is not None else tab
-            link = link or browser.opening()
-            pickers = link if link is not None else (base[-1], gr.Dropdown(), gr.Dropdown())
+            if link is None and tab == "browse":
+                link = browser.opening()
+            pickers = link if link is not None else (gr.skip(), gr.skip(), gr.skip())
             selected = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
             return (
                 *base[:-1],
                 *pickers,
                 selected,
-                tabs.submit.queue_rows(lambda: requests),
+                tabs.submit.queue_rows(lambda: requests) if tab == "submit" else gr.skip(),
                 tabs.about.unreadable_update(data.unreadable()),
             )
 
@@ -271,9 +273,9 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         # once, and the same objects for everyone (Gradio keeps a reference per session, not a copy).
         page_replies = ViewCache(max_entries=16)
 
-        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, request: gr.Request):
+        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, page, request: gr.Request):
             data.refresh(max_age_s=config.reload_after_s)
-            view = (q, js, ss, vs, ts, gs, ci, by, asc, cl, run)
+            view = (q, js, ss, vs, ts, gs, ci, by, asc, cl, run, page)
             params = request.query_params if request is not None else {}
             rq_id, tab = params.get("rq_id"), params.get("tab")
             version = data.version  # before the data (see the leaderboard tab)

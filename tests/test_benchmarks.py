@@ -40,3 +40,48 @@ def test_benchmark_runs_at_its_smoke_size(script, tmp_path):
     )
     assert proc.returncode == 0, f"{script.name} --smoke failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     assert proc.stdout.strip(), f"{script.name} --smoke printed nothing"
+
+
+def _load_script(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_space_load_records_an_upload_refused_by_closing_the_connection():
+    """A Space refusing an upload over its cap may answer and close while the body is still being sent; httpx then
+    raises ReadError. The hostile phase died on that with a traceback: it must record the refusal and go on."""
+    import asyncio
+
+    import httpx
+
+    space_load = _load_script("space_load")
+
+    async def run() -> tuple[str, str]:
+        async def close_after_headers(reader, writer):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.close()  # no status line: the body is refused by closing
+
+        async def answer_413(reader, writer):  # reads the body, then answers
+            head = (await reader.readuntil(b"\r\n\r\n")).decode().lower()
+            await reader.readexactly(int(head.split("content-length:")[1].split("\r\n")[0]))
+            writer.write(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            await writer.drain()
+            writer.close()
+
+        outcomes = []
+        for handler in (close_after_headers, answer_413):
+            server = await asyncio.start_server(handler, "127.0.0.1", 0)
+            port = server.sockets[0].getsockname()[1]
+            async with server, httpx.AsyncClient() as client:
+                outcomes.append(
+                    await space_load.upload_outcome(client, f"http://127.0.0.1:{port}/upload", 4 * 1024 * 1024, 10)
+                )
+        return outcomes[0], outcomes[1]
+
+    closed, status = asyncio.run(run())
+    assert closed.startswith("refused (connection closed: ") and status == "HTTP 413"

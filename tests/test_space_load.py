@@ -37,8 +37,9 @@ def load_page(demo) -> tuple:
     return load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={}))
 
 
-def render(demo, search: str = "", **_) -> tuple[str, str]:
-    fn = page_fn(demo, "render_table")
+def render(demo, search: str = "", **_) -> tuple[str, str, int]:
+    """A search typed into the leaderboard: (its first page, the CSV link, the page number)."""
+    fn = page_fn(demo, "first_page")
     values = [b.value for b in fn.inputs]
     values[0] = search
     return fn.fn(*values)
@@ -148,7 +149,9 @@ def test_the_table_is_rendered_once_per_view_and_again_when_the_store_changes(st
     demo = build_app(config)
     drawn = []
     real = tab.table_html
-    monkeypatch.setattr(tab, "table_html", lambda table, view: drawn.append(view.search) or real(table, view))
+    monkeypatch.setattr(
+        tab, "table_html", lambda table, view, *page: drawn.append(view.search) or real(table, view, *page)
+    )
     first = load_page(demo)
     again = load_page(demo)
     assert drawn == [""]  # the second visitor gets the first one's table
@@ -211,6 +214,82 @@ def test_the_judges_plot_is_drawn_once_per_version_in_the_plots_lane(stores, mon
 
 
 # --------------------------------------------------------------------------
+# a small page load: the table paged, the queue and Browse filled when opened
+# --------------------------------------------------------------------------
+
+
+def model_cells(html: str) -> list[str]:
+    """The model names in a table page's rows, in order (the reference row's too)."""
+    import re
+
+    return [m.strip() for m in re.findall(r'<td class="[^"]*first[^"]*"[^>]*>(?:<div[^>]*>)?([^<]+)', html)]
+
+
+def test_the_page_load_carries_one_page_of_the_table_and_every_row_stays_reachable(tmp_path):
+    from rqbench.space.tabs import leaderboard as tab
+    from rqbench.testing.synthetic import fill_results_store
+
+    stores = fill_results_store(tmp_path / "store", 30, with_requests=True)  # 60 model rows and the reference
+    demo = build_app(SpaceConfig(stores=stores, n_boot=20, recheck_after_s=0))
+    load = page_fn(demo, "page_load")
+    out = dict(zip((getattr(b, "elem_id", None) for b in load.outputs), load_page(demo)))
+    first = out["leaderboard-table"]
+    assert len(model_cells(first)) == tab.PAGE_ROWS and "Rows 1-50 of 61 (page 1 of 2" in first
+    assert out["lb-page"] == 1
+    # the queue and the Browse pickers wait for their tab: the page load leaves them as they are
+    assert all(
+        isinstance(out[k], dict) and out[k].get("__type__") == "update" and len(out[k]) == 1
+        for k in ("requests-table", "br-subfield", "br-paper", "br-rq")
+    ), out["requests-table"]
+    # Next, then past the end: the last page, the 61st row on it
+    view = [b.value for b in page_fn(demo, "first_page").inputs]
+    nxt = page_fn(demo, "next_page")
+    html, _, at = nxt.fn(*view, 1)
+    assert at == 2 and len(model_cells(html)) == 11 and "Rows 51-61 of 61 (page 2 of 2" in html
+    assert nxt.fn(*view, 5)[2] == 2 and nxt.fn(*view, "")[2] == 2  # kept within the pages
+    everyone = set(model_cells(first)) | set(model_cells(html))
+    assert {f"model-{m:03d}" for m in range(30)} <= everyone
+    # sorting and searching cover every row, not the page shown: the search lands on page 1
+    last = [m for m in model_cells(html) if m.startswith("model-")][-1]
+    found, _, at = render(demo, last)
+    assert at == 1 and model_cells(found) == [last, last] and "2 row(s)." in found  # its two settings
+    sort_fn = page_fn(demo, "first_page")
+    values = [b.value for b in sort_fn.inputs]
+    values[7], values[8] = "Model", True  # sort by name, ascending
+    ordered = model_cells(sort_fn.fn(*values)[0])
+    assert [m for m in ordered if m.startswith("model-")][:3] == ["model-000", "model-000", "model-001"]
+    values[8] = False
+    assert [m for m in model_cells(sort_fn.fn(*values)[0]) if m.startswith("model-")][0] == "model-029"
+
+
+def test_the_browse_pickers_and_the_queue_are_filled_when_their_tab_opens(tmp_path):
+    from rqbench.testing.synthetic import fill_results_store
+
+    stores = fill_results_store(tmp_path / "store", 3, with_requests=True)
+    demo = build_app(SpaceConfig(stores=stores, n_boot=20, recheck_after_s=60))
+    load_page(demo)
+    queue = page_fn(demo, "queue_shown").fn()
+    assert len(queue) == 3 and page_fn(demo, "queue_shown").fn() is queue  # one table per read of the store
+    opening = page_fn(demo, "first_opening")
+    sub, paper, rq = opening.fn(None)
+    first = make_results("x", n_instances=2).instances[0].rq_id
+    assert rq.value == first and paper.value and sub.value
+    other = make_results("x", n_instances=2).instances[1].rq_id
+    assert all(u == {"__type__": "update"} for u in opening.fn(other))  # a pick already made is kept
+    # ?tab=submit and ?rq_id= are filled by the page load itself
+    load = page_fn(demo, "page_load")
+    ids = [getattr(b, "elem_id", None) for b in load.outputs]
+    linked = dict(
+        zip(ids, load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={"tab": "submit"})))
+    )
+    assert len(linked["requests-table"]) == 3
+    linked = dict(
+        zip(ids, load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={"rq_id": other})))
+    )
+    assert linked["br-rq"].value == other and linked["tabs"].selected == "browse"
+
+
+# --------------------------------------------------------------------------
 # long search strings
 # --------------------------------------------------------------------------
 
@@ -222,7 +301,7 @@ def test_a_search_of_700000_characters_is_cut_with_a_message_not_a_crash(stores,
     load_page(demo)
     warnings = []
     monkeypatch.setattr(gr, "Warning", lambda message, *a, **k: warnings.append(message))
-    html, link = render(demo, "model-" + "x" * 700_000)
+    html, link, _ = render(demo, "model-" + "x" * 700_000)
     assert warnings and f"first {downloads.MAX_SEARCH_CHARS} characters" in warnings[0]
     assert "No results match these filters." in html and len(link) < 2000
     assert render(demo, "MODEL-A")[0].count("model-a") >= 1 and len(warnings) == 1
@@ -259,7 +338,7 @@ def test_the_csv_link_carries_the_view_and_the_route_serves_its_rows_from_memory
         ascending=True,
     )
     assert downloads.view_from_query(_query(downloads.view_query(view))) == view
-    _, link = render(demo, "model-b")
+    _, link, _ = render(demo, "model-b")
     href = link.split('href="')[1].split('"')[0].replace("&amp;", "&")
     assert href.startswith("leaderboard.csv?")  # relative: it works wherever the Space is served
     client = TestClient(Starlette(routes=[downloads.csv_route(demo.space_data)]))
@@ -466,5 +545,7 @@ def test_a_requests_store_outage_leaves_the_queue_empty_and_the_page_served(stor
     monkeypatch.setattr(stores.requests, "load", outage)
     load = page_fn(demo, "page_load")
     out = dict(zip((getattr(b, "elem_id", None) for b in load.outputs), load_page(demo)))
-    assert out["requests-table"].empty and "model-a" in out["leaderboard-table"]
+    assert "model-a" in out["leaderboard-table"]
     assert "the requests store cannot be listed" in out["about-unreadable"].value
+    queue = page_fn(demo, "queue_shown")
+    assert queue.fn().empty  # the Submit tab, opened: an empty queue, not an error

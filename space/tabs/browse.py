@@ -1,6 +1,7 @@
 """The Browse tab: sub-field, paper and RQ pickers, the background papers, and every judge's scores.
 
-The tab opens on the first RQ; ``?rq_id=`` opens it on that one instead
+Its pickers are filled when the tab is first opened, on the first RQ (the page
+load does not carry them); ``?rq_id=`` opens it on that one instead
 (``deep_link``), and the link box shows that address. An RQ's models and score
 tables are computed once per version of the data (``ViewCache``).
 """
@@ -77,7 +78,7 @@ def candidates_html(data: "SpaceData", rq_id: str, models: list[str]) -> str:
 
 def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
     """The tab; picking a sub-field narrows the papers, a paper narrows the RQs, an RQ fills the rest."""
-    with gr.Tab("Browse", id="browse", elem_id="tab-browse"):
+    with gr.Tab("Browse", id="browse", elem_id="tab-browse") as tab:
         banner = demo_banner("browse")
         gr.Markdown(
             "One instance: the papers the models read, the question the real paper pursued (the "
@@ -164,6 +165,14 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
     def pick_models(rq_id, models):
         return scores_of(rq_id or "", list(models or []))
 
+    def first_opening(rq_id):
+        """The first opening fills the pickers on the first RQ (which draws its tables); later ones keep the pick."""
+        if rq_id and rq_id in data.index:
+            return gr.skip(), gr.skip(), gr.skip()
+        pickers = BrowseTab(data, b_sub, b_paper, b_rq, banner).opening()
+        return pickers if pickers is not None else (gr.skip(), gr.skip(), gr.skip())
+
+    tab.select(first_opening, b_rq, [b_sub, b_paper, b_rq])
     b_sub.input(pick_subfield, b_sub, b_paper).then(pick_paper, b_paper, b_rq)
     b_paper.input(pick_paper, b_paper, b_rq)
     b_rq.change(pick_rq, b_rq, [b_link, b_gt, b_models, b_scores])

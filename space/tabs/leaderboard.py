@@ -4,10 +4,14 @@ The table is one static HTML table (``rqbench.space.html_table``): the headline
 figures by default, each with its CI, more column groups on request, and hover
 text for headers, CIs, empty cells and the combine rule. "Clean only" switches
 every figure to its value over the papers newer than the model's knowledge cutoff.
-Each view is rendered once per version of the data (``ViewCache``) and handed to
-every visitor who asks for it; the CSV link under it is served from memory (``downloads``).
+The table is paged (``PAGE_ROWS`` rows a page, a pager under it): filters and sorting
+select and order every row on the server, and the page carries only the rows shown.
+Each view's rows are selected once per version of the data, each page rendered once
+(``ViewCache``), and handed to every visitor who asks for them; the CSV link under it
+(every row the view selects) is served from memory (``downloads``).
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +40,7 @@ class LeaderboardTab:
     judges: gr.Dropdown
     table: gr.HTML
     download: gr.HTML
+    page: gr.Number
     problems: gr.Textbox
     banner: gr.HTML
     refresh: gr.Button
@@ -43,13 +48,21 @@ class LeaderboardTab:
 
     @property
     def reload_outputs(self) -> list[Any]:
-        return [self.table, self.download, self.problems, self.judges, self.banner]
+        return [self.table, self.download, self.page, self.problems, self.judges, self.banner]
 
     def reloaded(self, *view: Any) -> tuple:
-        """After ``data.refresh()``: the table for the current view, the unreadable files, the judges present."""
-        tbl, link = self.render(*view)
+        """After ``data.refresh()``: the table's page for the current view (and page number), the unreadable
+        files, the judges present."""
+        tbl, link, page = self.render(*view)
         prob = gr.Textbox(value=redact("\n".join(self.data.problems)), visible=bool(self.data.problems))
-        return tbl, link, prob, gr.Dropdown(choices=self.data.judge_choices()), banner_update(self.data.model_names())
+        return (
+            tbl,
+            link,
+            page,
+            prob,
+            gr.Dropdown(choices=self.data.judge_choices()),
+            banner_update(self.data.model_names()),
+        )
 
 
 # The column groups a visitor can add to the headline view, with what each holds.
@@ -61,19 +74,44 @@ EXTRA_GROUPS = [
 ]
 
 
-# Views rendered per data version: the default view and the searches a crowd repeats (about 1 MB each at 1,000 rows)
+# Rows on one page of the table: the page load carries these, not the whole table (1,000 rows: 1.2 MB of HTML)
+PAGE_ROWS = 50
+# Views whose selected rows are kept per data version (the default view and the searches a crowd repeats), and
+# rendered pages (about 60 kB each)
 CACHED_VIEWS = 16
+CACHED_PAGES = 64
 SEARCH_CUT = f"The search was cut to its first {downloads.MAX_SEARCH_CHARS} characters (model names are shorter)."
 # Which runs the table ranks: full runs (the leaderboard), or trial runs apart (``View.trials``).
 FULL_RUNS = "full runs"
 RUNS = {FULL_RUNS: False, "trial runs": True}
 
 
-def table_html(table: pd.DataFrame, view: lb.View) -> str:
-    """The page's table for a view, empty-cell reasons and the combine rule in its caption."""
-    headers, rows, caption = lb.display(table, view)
+def page_count(n_rows: int) -> int:
+    return max(1, math.ceil(n_rows / PAGE_ROWS))
+
+
+def pager_line(page: int, n_rows: int) -> str:
+    """Where the page is in the rows the view selects (above the table)."""
+    if n_rows <= PAGE_ROWS:
+        return f"{n_rows:,} row(s)." if n_rows else ""
+    first, last = (page - 1) * PAGE_ROWS + 1, min(page * PAGE_ROWS, n_rows)
+    return (
+        f"Rows {first:,}-{last:,} of {n_rows:,} (page {page} of {page_count(n_rows)}; Previous, Next or a page "
+        "number under the table; search, filters and sorting cover every row)."
+    )
+
+
+def table_html(table: pd.DataFrame, view: lb.View, shown: pd.DataFrame | None = None, page: int = 1) -> str:
+    """One page of the table for a view (``shown``: the rows it selects, ``lb.shown_rows``), where that page is
+    above it, empty-cell reasons and the combine rule in its caption."""
+    shown = lb.shown_rows(table, view) if shown is None else shown
+    rows = slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS)
+    headers, cells, caption = lb.display(table, view, rows=rows, shown=shown)
     empty = "No results match these filters." if len(table) else "No results yet."
-    return html_table.render_table(headers, rows, caption=caption, empty=empty)
+    where = pager_line(page, len(shown))
+    return (f'<div class="rqb-pager" id="lb-where">{where}</div>' if where else "") + html_table.render_table(
+        headers, cells, caption=caption, empty=empty
+    )
 
 
 def build(data: "SpaceData") -> LeaderboardTab:
@@ -151,6 +189,10 @@ def build(data: "SpaceData") -> LeaderboardTab:
                     info="trial runs judged only the first N instances: never ranked beside full runs",
                 )
         table = html_block("leaderboard-table", max_height=640)
+        with gr.Row(elem_id="lb-pager"):
+            previous = gr.Button("Previous", size="sm", elem_id="lb-prev", scale=0, min_width=100)
+            page = gr.Number(label="Page", value=1, precision=0, minimum=1, elem_id="lb-page", scale=0, min_width=100)
+            following = gr.Button("Next", size="sm", elem_id="lb-next", scale=0, min_width=100)
         download = gr.HTML(elem_id="lb-download", padding=False)
         problems = gr.Textbox(
             label="Results files that could not be read", visible=False, interactive=False, elem_id="lb-problems"
@@ -158,9 +200,11 @@ def build(data: "SpaceData") -> LeaderboardTab:
 
     controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs]
 
-    views: ViewCache[tuple[str, str]] = ViewCache(CACHED_VIEWS)
+    selections: ViewCache[pd.DataFrame] = ViewCache(CACHED_VIEWS)
+    pages: ViewCache[str] = ViewCache(CACHED_PAGES)
 
-    def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl, run=FULL_RUNS):
+    def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl, run=FULL_RUNS, page_no=1):
+        """(the table's page, the CSV link, the page number shown): ``page_no`` kept within the view's pages."""
         search, cut = downloads.capped_search(str(q or ""))
         if cut:
             gr.Warning(SEARCH_CUT)
@@ -180,12 +224,39 @@ def build(data: "SpaceData") -> LeaderboardTab:
         # the version before the table: refresh() replaces the table first, so a table newer than its key can be
         # cached (and is recomputed under the next key), never one older
         version = data.version
-        table = data.table
-        return views.get(version, view, lambda: (table_html(table, view), downloads.link_html(view)))
+        frame = data.table
+        shown = selections.get(version, view, lambda: lb.shown_rows(frame, view))
+        try:
+            wanted = int(page_no or 1)
+        except (TypeError, ValueError, OverflowError):  # an empty box, or a value the page did not send
+            wanted = 1
+        at = min(max(wanted, 1), page_count(len(shown)))
+        html = pages.get(version, (view, at), lambda: table_html(frame, view, shown, at))
+        return html, downloads.link_html(view), at
 
+    def first_page(*view):
+        return render_table(*view, 1)
+
+    def turn(step: int, name: str):
+        def to(*view_and_page):
+            *view, page_no = view_and_page
+            try:
+                current = int(page_no or 1)
+            except (TypeError, ValueError, OverflowError):
+                current = 1
+            return render_table(*view, current + step)
+
+        to.__name__ = name  # the event's name in Gradio's list of functions
+        return to
+
+    shown_outputs = [table, download, page]
+    paged = [*controls, page]
     # .input, not .change: only a visitor's own edits redraw the table (the page load sets choices without it),
-    # and while they type only the latest pending redraw runs
-    search.submit(render_table, controls, [table, download], trigger_mode="always_last")
+    # and while they type only the latest pending redraw runs. A new view opens on its first page.
+    search.submit(first_page, controls, shown_outputs, trigger_mode="always_last")
     for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs):
-        comp.input(render_table, controls, [table, download], trigger_mode="always_last")
-    return LeaderboardTab(data, controls, judges, table, download, problems, banner, refresh, render_table)
+        comp.input(first_page, controls, shown_outputs, trigger_mode="always_last")
+    previous.click(turn(-1, "previous_page"), paged, shown_outputs, trigger_mode="always_last")
+    following.click(turn(+1, "next_page"), paged, shown_outputs, trigger_mode="always_last")
+    page.submit(turn(0, "this_page"), paged, shown_outputs, trigger_mode="always_last")
+    return LeaderboardTab(data, paged, judges, table, download, page, problems, banner, refresh, render_table)

@@ -22,6 +22,7 @@ import gradio as gr
 import pandas as pd
 from gradio.utils import get_upload_folder
 
+from rqbench.space.memo import ViewCache
 from rqbench.space.safety import printable, redact
 from rqbench.space.submit import (
     PARTIAL_BOX,
@@ -38,7 +39,7 @@ from rqbench.space.tabs.common import demo_banner, identity
 
 if TYPE_CHECKING:
     from rqbench.space.records import SubmissionRequest
-    from rqbench.space.ui import SpaceConfig
+    from rqbench.space.ui import SpaceConfig, SpaceData
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +94,10 @@ def discard_uploads(paths: Iterable[str] | None, upload_folder: str | Path | Non
             log.debug("upload %s not removed: %s", path, exc)
 
 
-def build(config: "SpaceConfig") -> SubmitTab:
-    """The tab; without a benchmark it says why submissions are closed and the button stays off."""
+def build(config: "SpaceConfig", data: "SpaceData") -> SubmitTab:
+    """The tab; without a benchmark it says why submissions are closed and the button stays off. The queue is
+    listed when the tab is opened (not with the page load), from the requests store as last read
+    (``SpaceData.requests``, a few seconds old at most), one table per read for every visitor."""
     flow = (
         SubmitFlow(
             config.stores, config.target, config.policy, **({"validator": config.validator} if config.validator else {})
@@ -102,7 +105,7 @@ def build(config: "SpaceConfig") -> SubmitTab:
         if config.target is not None
         else None
     )
-    with gr.Tab("Submit", id="submit", elem_id="tab-submit"):
+    with gr.Tab("Submit", id="submit", elem_id="tab-submit") as tab:
         demo_banner("submit", config.worker_judges, lead="Submissions on this Space are judged by")
         if config.target is None:
             gr.Textbox(
@@ -185,5 +188,16 @@ def build(config: "SpaceConfig") -> SubmitTab:
     submit_btn.click(
         do_submit, [upload, sub_name, partial], [submit_out, req_table, outcome], concurrency_limit=1, api_name="submit"
     )
+    listed: ViewCache[pd.DataFrame] = ViewCache(max_entries=1)
+
+    def queue_shown():
+        try:
+            read, (requests, _) = data.requests.stamped()
+        except Exception as exc:  # an outage: the queue shows empty, the About tab says why (SpaceData.unreadable)
+            log.warning("the request queue cannot be read: %s", redact(str(exc)))
+            return queue_rows(lambda: [])
+        return listed.get(read, "queue", lambda: queue_rows(lambda: requests))
+
+    tab.select(queue_shown, None, req_table)
     req_refresh.click(requests_rows, None, req_table)
     return SubmitTab(req_table)
