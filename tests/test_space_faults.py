@@ -55,8 +55,7 @@ def load_page(demo) -> dict[str, object]:
     load = page_fn(demo, "page_load")
     out = load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={}))
     about = next(o for o, b in zip(out, load.outputs) if getattr(b, "elem_id", None) == "about-unreadable")
-    queue_rows = next(o for o, b in zip(out, load.outputs) if getattr(b, "elem_id", None) == "requests-table")
-    return {"about": about, "queue": queue_rows}
+    return {"about": about, "queue": page_fn(demo, "queue_shown").fn()}  # the queue, as the Submit tab opens
 
 
 # --------------------------------------------------------------------------
