@@ -93,6 +93,22 @@ _SCORE_VERB = (
     r"|follow|obey|stop|start|begin|switch|change|select|choose|prefer|favou?r|upgrade|boost|increase|raise"
     r"|maximi[sz]e|recogni[sz]e|remember|list)"
 )
+# What "you" is told to do in an instruction (you must, you need to, you are required ...).
+_OBLIGED = (
+    r"(?:must|should|shall|will|need\s+to|have\s+to|ought\s+to|are\s+(?:now|hereby|to|required|instructed"
+    r"|expected|asked|allowed))"
+)
+# "you" as the subject of a statement, not of a question or a subordinate clause: a research question uses a
+# generic "you" inverted or subordinate ("How much data do you need to ...?", "If you must choose ..."), where an
+# instruction obliges the reader outright ("You must ..."). Either way, obliging "you" to a scoring act on the text
+# is an instruction (the branch after this one in the "addressed" rule).
+_DECLARATIVE = "".join(
+    rf"(?<!\b{w}\s)"
+    for w in (
+        "do does did can could will would shall should must might may "
+        "if when whenever whether unless once before after until where how why what which that"
+    ).split()
+)
 _SCORE_TARGET = (
     r"(?:this|it|me|us|these|the\s+(?:question|candidate|above|following|rq|submission|answer|output"
     r"|response|entry|reference)|every(?:thing)?|each|all|your|maximum|max|top|full|perfect|highest|best"
@@ -335,8 +351,8 @@ _ADDRESS: tuple[_Rule, ...] = (
             rf"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|llm|language\s+model|judge|reviewer|evaluator|grader|model|assistant)\b"
             r"|\b(?:whoever|anyone|any\s+(?:ai|model|llm|judge))\s+(?:is\s+)?(?:reading|grading|scoring|evaluating|judging"
             r"|reviewing)\s+this\b"
-            r"|\byou\s+(?:must|should|shall|will|need\s+to|have\s+to|ought\s+to|are\s+(?:now|hereby|to|required|instructed"
-            r"|expected|asked|allowed))\b"
+            rf"|{_DECLARATIVE}\byou\s+{_OBLIGED}\b"
+            rf"|\byou\s+{_OBLIGED}\s+(?:[\w'-]+\s+){{0,2}}?{_SCORE_VERB}\b(?:\s+[\w'-]+){{0,4}}?\s+{_SCORE_TARGET}\b"
             r"|\byour\s+(?:task|job|role|instructions?|goal|duty|scores?|scoring|ratings?|grade|output|answer|response"
             r"|reply|evaluation|assessment|judge?ment|verdict|ranking|decision)\b"
             r"|\bas\s+an\s+(?:ai|llm|language\s+model)\s*,?\s+you\b"
