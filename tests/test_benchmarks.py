@@ -17,16 +17,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from scripted_replies import reply
+from scripted_replies import REPLIES, reply
 
-from rqbench.testing.scripted_server import ScriptedServer
+from rqbench.testing.scripted_server import ScriptedRequest, ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
 # the scripts that start the embedded llama.cpp model
-WITH_LOCAL_MODEL = {"llm_layer", "local_model_choice", "prefix_cache"}
+WITH_LOCAL_MODEL = {"local_model_choice", "prefix_cache"}
 # the scripts whose smoke run is pointed at the scripted server instead (RQB_LOCAL_API_BASE)
-ON_SCRIPTED_SERVER = {"judging", "judge_manipulation"}
+ON_SCRIPTED_SERVER = {"judging", "judge_manipulation", "llm_layer"}
 
 
 def _params():
@@ -41,11 +41,19 @@ def test_every_benchmark_is_covered():
         assert "--smoke" in script.read_text(encoding="utf-8"), f"{script.name} has no --smoke size"
 
 
+# one standalone-novelty score: what the scripts' own warm-up steps and direct-HTTP baselines parse
+ONE_SCORE = '{"scores": [{"relevance": 1, "originality": 1, "gap_addressing": 1, "non_obviousness": 1}]}'
+
+
+def bench_reply(req: ScriptedRequest) -> str:
+    """The tests' scripted reply for every project step; one score for a script's own step or an untagged request."""
+    return reply(req) if req.step_tag and req.step in REPLIES else ONE_SCORE
+
+
 @pytest.fixture(scope="module")
 def judge_server():
-    """One scripted server for the module: a valid reply for every tagged LLM step, ``{}`` to a bare request
-    (the scripts' direct-HTTP baselines only time the round trip)."""
-    with ScriptedServer(lambda req: reply(req) if req.step_tag else "{}") as srv:
+    """One scripted server for the scripts in ON_SCRIPTED_SERVER."""
+    with ScriptedServer(bench_reply) as srv:
         yield srv
 
 
