@@ -57,7 +57,7 @@ def judge_server():
         yield srv
 
 
-@pytest.mark.parametrize("script", _params())
+@pytest.mark.parametrize("script", list(_params()))
 def test_benchmark_runs_at_its_smoke_size(script, tmp_path, request):
     env = {**os.environ, "RQB_HOME": str(tmp_path / "home")}
     if script.stem in ON_SCRIPTED_SERVER:
