@@ -9,6 +9,9 @@
    instance (GT + five), from the call log.
 
 Run: .venv/bin/python benchmarks/judging.py [--calls N] [--max-tokens T]
+
+With ``RQB_LOCAL_API_BASE`` set it measures the server there instead of starting
+one (the smoke test points it at the scripted server).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from rqbench.evaluate.criteria import CRITERIA, JudgeConfig
 from rqbench.evaluate.judge_run import judge_submission, read_results
 from rqbench.evaluate.submission_files import load_submission, write_submission
 from rqbench.llm.client import LLM
-from rqbench.llm.local_model import LocalModelServer
+from rqbench.llm.local_model import script_server
 from rqbench.llm.store import CallStore
 from rqbench.prompts import load_prompt_set
 from rqbench.records import (
@@ -163,7 +166,7 @@ def main() -> None:
         args.calls, args.max_tokens = 1, 48
     text, _ = background_block([PAPER], BackgroundPolicy(budget_tokens=600))
     print(f"background block: {len(text)} chars")
-    with LocalModelServer() as srv, tempfile.TemporaryDirectory() as tmp:
+    with script_server() as srv, tempfile.TemporaryDirectory() as tmp:
         cfg = srv.model_config(max_tokens=args.max_tokens, max_retries=0)
         asyncio.run(direct(cfg, requests_for(1), 1))  # warm-up: model load, prompt cache
         asyncio.run(via_layer(cfg, requests_for(201)[200:], 1))  # and litellm's seconds-long first import

@@ -8,6 +8,9 @@ Prints two figures, each as a ratio against a baseline measured in this run:
    uncached call took.
 
     .venv/bin/python benchmarks/llm_layer.py [--n 8] [--cached 10000]
+
+With ``RQB_LOCAL_API_BASE`` set it measures the server there instead of starting
+one (the smoke test points it at the scripted server).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import httpx
 from pydantic import BaseModel
 
 from rqbench.llm import LLM, CallStore
-from rqbench.llm.local_model import LocalModelServer
+from rqbench.llm.local_model import LocalModelServer, script_server
 from rqbench.llm.selfcheck import BACKGROUND
 from rqbench.prompts import load_prompt_set
 from rqbench.records import reply_json_schema
@@ -129,7 +132,7 @@ def main() -> None:
     if args.smoke:
         args.n, args.cached = 2, 200
     tmp = Path(tempfile.mkdtemp(prefix="rqbench-bench-"))
-    with LocalModelServer() as srv:
+    with script_server() as srv:
         cfg = srv.model_config(max_concurrency=args.n)
         llm = LLM(CallStore(tmp / "calls.db"))
         llm.register(cfg)
@@ -153,7 +156,7 @@ def main() -> None:
         key = llm.keys_for(cfg.name, "cached", [{"role": "user", "content": f"call {i}"}], ScoresShape, PROMPTS.hash)
         store.put(key, model=cfg.name, step="cached", request={}, text=body, tokens_in=1, tokens_out=1, cost_usd=0.0)
     rerun = LLM(store)
-    rerun.register(cfg)  # the server is stopped: any request would fail loudly
+    rerun.register(cfg)  # a started server is stopped by now (any request fails loudly); every request is counted
     t_cached = asyncio.run(cached_rerun(rerun, cfg.name, args.cached))
     sent = store.count_requests(run_id=rerun.run_id)
     hits = sum(r["cache_hits"] or 0 for r in store.summary(run_id=rerun.run_id))

@@ -142,7 +142,7 @@ def measured(args: argparse.Namespace) -> None:
     policy = BackgroundPolicy(budget_tokens=args.background_tokens)
     print(
         f"1. llama.cpp (smollm2-135m, one request at a time): {source}; judged: {len(bench.instances)} instance(s), "
-        f"{', '.join(CRITERIA)}, standalone; background {args.background_tokens} tokens a call, replies cut at "
+        f"{', '.join(args.criteria)}, standalone; background {args.background_tokens} tokens a call, replies cut at "
         f"{args.max_tokens} tokens"
     )
     with tempfile.TemporaryDirectory() as tmp, LocalModelServer("smollm2-135m") as srv:
@@ -175,7 +175,7 @@ def measured(args: argparse.Namespace) -> None:
                     ["standalone"],
                     llm=llm,
                     out_dir=Path(tmp) / name,
-                    criteria=CRITERIA,
+                    criteria=args.criteria,
                     policy=policy,
                     prompts=prompts,
                     progress=False,
@@ -282,14 +282,16 @@ def main() -> None:
     ap.add_argument("--sim-instances", type=int, default=200)
     ap.add_argument("--skip-model", action="store_true", help="only the simulation")
     ap.add_argument("--arms", default="old order,grouped,candidate-first", help="which llama.cpp runs, comma-separated")
+    ap.add_argument("--criteria", default=",".join(CRITERIA), help="criteria judged on llama.cpp, comma-separated")
     ap.add_argument(
         "--smoke",
         action="store_true",
         help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
     )
     args = ap.parse_args()
-    if args.smoke:
-        args.background_tokens, args.sim_instances, args.arms = 60, 4, "old order,grouped"
+    if args.smoke:  # both schedulers on one criterion's calls: a third of the llama.cpp calls of both criteria
+        args.background_tokens, args.sim_instances, args.arms, args.criteria = 60, 4, "old order,grouped", "novelty"
+    args.criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
     if not args.skip_model:
         measured(args)
     simulated(args)

@@ -2,7 +2,11 @@
 
 The figures come from full runs (docs/benchmarks.md); here each script only has
 to finish and print its lines. Scripts that start the embedded model carry the
-``local_model`` marker.
+``local_model`` marker. Those whose smoke run only needs some OpenAI-compatible
+server get the scripted one through ``RQB_LOCAL_API_BASE``: on two cores the
+embedded model spends minutes reading their prompts, and the script's path is the
+same (llama.cpp's start and replies are tested in tests/test_local_model.py and by
+the scripts kept on it).
 """
 
 from __future__ import annotations
@@ -13,11 +17,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from scripted_replies import REPLIES, reply
+
+from rqbench.testing.scripted_server import ScriptedRequest, ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
 # the scripts that start the embedded llama.cpp model
-WITH_LOCAL_MODEL = {"judging", "llm_layer", "local_model_choice", "prefix_cache", "judge_manipulation"}
+WITH_LOCAL_MODEL = {"local_model_choice", "prefix_cache"}
+# the scripts whose smoke run is pointed at the scripted server instead (RQB_LOCAL_API_BASE)
+ON_SCRIPTED_SERVER = {"judging", "judge_manipulation", "llm_layer"}
 
 
 def _params():
@@ -32,14 +41,36 @@ def test_every_benchmark_is_covered():
         assert "--smoke" in script.read_text(encoding="utf-8"), f"{script.name} has no --smoke size"
 
 
-@pytest.mark.parametrize("script", _params())
-def test_benchmark_runs_at_its_smoke_size(script, tmp_path):
+# one standalone-novelty score: what the scripts' own warm-up steps and direct-HTTP baselines parse
+ONE_SCORE = '{"scores": [{"relevance": 1, "originality": 1, "gap_addressing": 1, "non_obviousness": 1}]}'
+
+
+def bench_reply(req: ScriptedRequest) -> str:
+    """The tests' scripted reply for every project step; one score for a script's own step or an untagged request."""
+    return reply(req) if req.step_tag and req.step in REPLIES else ONE_SCORE
+
+
+@pytest.fixture(scope="module")
+def judge_server():
+    """One scripted server for the scripts in ON_SCRIPTED_SERVER."""
+    with ScriptedServer(bench_reply) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("script", list(_params()))
+def test_benchmark_runs_at_its_smoke_size(script, tmp_path, request):
     env = {**os.environ, "RQB_HOME": str(tmp_path / "home")}
+    if script.stem in ON_SCRIPTED_SERVER:
+        srv = request.getfixturevalue("judge_server")
+        sent = len(srv.requests)
+        env["RQB_LOCAL_API_BASE"] = srv.api_base
     proc = subprocess.run(
         [sys.executable, str(script), "--smoke"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=480
     )
     assert proc.returncode == 0, f"{script.name} --smoke failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     assert proc.stdout.strip(), f"{script.name} --smoke printed nothing"
+    if script.stem in ON_SCRIPTED_SERVER:
+        assert len(srv.requests) > sent, f"{script.name} --smoke sent nothing to RQB_LOCAL_API_BASE"
 
 
 def _load_script(name: str):

@@ -87,19 +87,28 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 class LocalModelServer:
     """A running llama.cpp server; use as a context manager or call ``stop()``."""
 
-    def __init__(self, model_id: str = DEFAULT_LOCAL_MODEL, *, n_ctx: int | None = None, threads: int | None = None):
+    def __init__(
+        self,
+        model_id: str = DEFAULT_LOCAL_MODEL,
+        *,
+        n_ctx: int | None = None,
+        threads: int | None = None,
+        external_api_base: str | None = None,
+    ):
         if model_id not in LOCAL_MODELS:
             raise LocalModelUnavailable(f"unknown local model {model_id!r}; known: {sorted(LOCAL_MODELS)}")
         self.spec = LOCAL_MODELS[model_id]
         self.n_ctx = n_ctx or self.spec.n_ctx
         self.threads = threads or max(1, min(os.cpu_count() or 1, 4))
         self.port: int | None = None
+        # a server someone else runs (RQB_LOCAL_API_BASE): used, never started or stopped here
+        self.external_api_base = external_api_base
         self.proc: subprocess.Popen[bytes] | None = None
         self._log_path = paths.home() / "logs" / f"llama-server-{model_id}.log"
 
     @property
     def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return self.external_api_base or f"http://127.0.0.1:{self.port}/v1"
 
     def start(self, timeout_s: float = 120.0) -> "LocalModelServer":
         if importlib.util.find_spec("llama_cpp") is None:
@@ -161,7 +170,7 @@ class LocalModelServer:
             proc.wait(timeout=5)
 
     def __enter__(self) -> "LocalModelServer":
-        return self.start() if self.proc is None else self
+        return self.start() if self.proc is None and self.external_api_base is None else self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -203,10 +212,12 @@ def local_config(spec: str) -> ModelConfig:
         raise LocalModelUnavailable(f"unknown local model {model_id!r}; known: {sorted(LOCAL_MODELS)}")
     label, overrides = local_settings(spec)
     external = os.environ.get("RQB_LOCAL_API_BASE")
-    if external:
-        srv = LocalModelServer(model_id)
-        base = external
-    else:
-        srv = shared_local_server(model_id)
-        base = srv.api_base
-    return srv.model_config(name=label, api_base=base, **overrides)
+    srv = LocalModelServer(model_id, external_api_base=external) if external else shared_local_server(model_id)
+    return srv.model_config(name=label, **overrides)
+
+
+def script_server(model_id: str = DEFAULT_LOCAL_MODEL) -> LocalModelServer:
+    """A benchmark script's server, for ``with``: the one at ``RQB_LOCAL_API_BASE`` if set (the smoke tests point
+    it at the scripted server), else a fresh llama.cpp server stopped when the block ends."""
+    external = os.environ.get("RQB_LOCAL_API_BASE")
+    return LocalModelServer(model_id, external_api_base=external or None)
