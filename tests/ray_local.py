@@ -2,7 +2,9 @@
 
 Ray's old ``local_mode`` is gone in current releases, so this starts a real single-node
 instance, as a laptop would. Its workers import the test modules' stage functions, so the
-tests folder is put on their PYTHONPATH. Started once per session, stopped at its end.
+tests folder is put on their PYTHONPATH. Started once per test module that asks for it, stopped
+at that module's end: a Ray driver left running (its gRPC threads) can deadlock a child that a
+later module forks from the test process (tests/test_queue_kills.py hung 600 s that way once).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_local():
     ray = pytest.importorskip("ray")
     if ray.is_initialized():
