@@ -17,14 +17,15 @@ import json
 import logging
 import os
 import random
+import stat
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, get_args
+from typing import Any, Generic, Protocol, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 RESULT_SETTINGS: tuple[str, ...] = get_args(JudgeSpec.model_fields["setting"].annotation)
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class StoreError(RuntimeError):
@@ -66,6 +68,10 @@ class FileRepo(Protocol):
     def write(self, path: str, data: bytes, message: str) -> None: ...
 
     def list(self, prefix: str = "") -> list[str]: ...
+
+    def stamps(self, prefix: str = "") -> dict[str, str]:
+        """``list``'s files, each with a token that changes whenever the file may have changed."""
+        ...
 
     def delete(self, paths: Iterable[str], message: str) -> int: ...
 
@@ -96,14 +102,26 @@ class LocalRepo:
         write_atomic(self._file(path), data)  # readers see the old or the new file, never half of one
 
     def list(self, prefix: str = "") -> list[str]:
+        return list(self.stamps(prefix))
+
+    def stamps(self, prefix: str = "") -> dict[str, str]:
+        """Every file under ``prefix`` (hidden ones aside), sorted, with its modification time, size and inode: a
+        write replaces the file (``write_atomic``), so a new inode too. One ``stat`` a file, no read."""
         base = self.root / prefix if prefix else self.root
-        if not base.exists():
-            return []
-        out = []
-        for f in base.rglob("*"):
-            if f.is_file() and not f.name.startswith("."):
-                out.append(f.relative_to(self.root).as_posix())
-        return sorted(out)
+        out = {}
+        for folder, _, names in os.walk(base):
+            rel = Path(folder).relative_to(self.root).as_posix()
+            for name in names:
+                if name.startswith("."):
+                    continue
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except FileNotFoundError:  # removed while listed
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                out[name if rel == "." else f"{rel}/{name}"] = f"{st.st_mtime_ns}-{st.st_size}-{st.st_ino}"
+        return dict(sorted(out.items()))
 
     def delete(self, paths: Iterable[str], message: str) -> int:
         n = 0
@@ -250,14 +268,19 @@ class GitRepo:
             self._commit_and_push(apply, message, path)
 
     def list(self, prefix: str = "") -> list[str]:
+        return list(self.stamps(prefix))
+
+    def stamps(self, prefix: str = "") -> dict[str, str]:
+        """The tracked files under ``prefix`` (hidden ones and the card aside), sorted, each with its blob id."""
         with self._locked():
             self._fresh()
-            files = self._git("ls-files", "-z").stdout.split("\0")
-        return sorted(
-            f
-            for f in files
-            if f and f.startswith(prefix) and not f.rsplit("/", 1)[-1].startswith(".") and f != "README.md"
-        )
+            lines = self._git("ls-files", "-s", "-z").stdout.split("\0")
+        out = {}
+        for line in lines:  # "<mode> <blob> <stage>\t<path>"
+            meta, _, f = line.partition("\t")
+            if f and f.startswith(prefix) and not f.rsplit("/", 1)[-1].startswith(".") and f != "README.md":
+                out[f] = meta.split(" ")[1]
+        return dict(sorted(out.items()))
 
     def delete(self, paths: Iterable[str], message: str) -> int:
         wanted = [_check_path(p) for p in paths]
@@ -325,6 +348,40 @@ def _parse(repo: FileRepo, path: str, data: bytes, model: type[M]) -> M:
         ) from exc
 
 
+class ParsedFiles(Generic[T]):
+    """What each stored file last parsed to, kept while the file's stamp (``FileRepo.stamps``) is unchanged.
+
+    A page load looks at a store of a thousand files often: listing them with their stamps is one ``stat`` a
+    file, reading and validating them all took seconds. So only new and changed files are read again; a file
+    whose read failed (``parse`` says not to keep it) is tried again on the next look. The values are shared
+    between callers, who copy a record before changing it (``model_copy``).
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[str, T]] = {}
+        self._lock = threading.Lock()
+
+    def each(self, stamps: dict[str, str], parse: Callable[[str], tuple[T, bool]]) -> list[T]:
+        """A value per path of ``stamps``, in its order: the kept one while its stamp is the same, else ``parse``'s
+        (value, whether to keep it)."""
+        with self._lock:
+            seen = self._seen
+        out, kept = [], {}
+        for path, stamp in stamps.items():
+            hit = seen.get(path)
+            if hit is not None and hit[0] == stamp:
+                kept[path] = hit
+                out.append(hit[1])
+                continue
+            value, keep = parse(path)
+            if keep:
+                kept[path] = (stamp, value)
+            out.append(value)
+        with self._lock:
+            self._seen = kept  # files gone from the listing are forgotten
+        return out
+
+
 def _safe_name(text: str) -> str:
     """A path component from a user or model name: letters, digits, '-', '_', '.' only.
 
@@ -343,6 +400,7 @@ class RequestsStore:
 
     def __init__(self, repo: FileRepo):
         self.repo = repo
+        self._parsed: ParsedFiles[SubmissionRequest | Unreadable | None] = ParsedFiles()
 
     @staticmethod
     def path_for(request_id: str) -> str:
@@ -357,21 +415,19 @@ class RequestsStore:
     def load(self) -> tuple[list[SubmissionRequest], list[Unreadable]]:
         """Every readable request, oldest first, and each request file that could not be read (never dropped
         silently: one damaged file must not take the queue, the page or the worker down with it)."""
-        out, problems = [], []
-        for p in self.repo.list("requests/"):
-            if not p.endswith(".json"):
-                continue
-            try:
-                req = _load(self.repo, p, SubmissionRequest)
-            except StoreError as exc:
-                problems.append(Unreadable(p, str(exc)))
-                continue
-            except OSError as exc:  # a file the disk cannot give back is named, like a damaged one
-                problems.append(Unreadable(p, f"{self.repo.name}/{p}: cannot be read ({exc.strerror or exc})"))
-                continue
-            if req is not None:
-                out.append(req)
+        stamps = {p: s for p, s in self.repo.stamps("requests/").items() if p.endswith(".json")}
+        found = self._parsed.each(stamps, self._read_one)
+        out = [r for r in found if isinstance(r, SubmissionRequest)]
+        problems = [r for r in found if isinstance(r, Unreadable)]
         return sorted(out, key=lambda r: (r.submitted_at, r.request_id)), problems
+
+    def _read_one(self, p: str) -> tuple[SubmissionRequest | Unreadable | None, bool]:
+        try:
+            return _load(self.repo, p, SubmissionRequest), True
+        except StoreError as exc:
+            return Unreadable(p, str(exc)), True
+        except OSError as exc:  # a file the disk cannot give back is named, like a damaged one, and read again
+            return Unreadable(p, f"{self.repo.name}/{p}: cannot be read ({exc.strerror or exc})"), False
 
     def all(self) -> list[SubmissionRequest]:
         """The readable requests, oldest first; ``load`` also names the unreadable ones."""
@@ -384,6 +440,7 @@ class ResultsStore:
     def __init__(self, repo: FileRepo, prefix: str = "results/"):
         self.repo = repo
         self.prefix = prefix
+        self._parsed: ParsedFiles[ResultsFile | str | None] = ParsedFiles()
 
     @staticmethod
     def path_for(results: ResultsFile) -> str:
@@ -402,7 +459,11 @@ class ResultsStore:
         return path
 
     def paths(self) -> list[str]:
-        return [p for p in self.repo.list(self.prefix) if p.endswith(".json")]
+        return list(self.stamps())
+
+    def stamps(self) -> dict[str, str]:
+        """The JSON files under the prefix, each with its stamp (``FileRepo.stamps``): what a look at the store sees."""
+        return {p: s for p, s in self.repo.stamps(self.prefix).items() if p.endswith(".json")}
 
     @staticmethod
     def named_as_results(path: str) -> bool:
@@ -417,33 +478,33 @@ class ResultsStore:
         emptied to ``{}``, truncated or hand-edited, it is listed with its path and field. JSON files of
         another kind (reports, manifests) beside them are passed over.
         """
-        good, problems = [], []
-        for p in self.paths():
-            where = f"{self.repo.name}/{p}"
-            try:
-                data = self.repo.read(p)
-            except OSError as exc:
-                problems.append(f"{where}: cannot be read ({exc.strerror or exc})")
-                continue
-            if data is None:
-                continue
-            named = self.named_as_results(p)
-            try:
-                decoded = json.loads(data)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                problems.append(f"{where}: not JSON: cut short or damaged ({exc})")
-                continue
-            kind = decoded.get("kind") if isinstance(decoded, dict) else None
-            if kind != "rqbench.results" and not named:
-                continue
-            if not isinstance(decoded, dict) or not decoded:
-                problems.append(f"{where}: empty or not a JSON object where a results file should be")
-                continue
-            try:
-                good.append(_parse(self.repo, p, data, ResultsFile))
-            except StoreError as exc:
-                problems.append(str(exc))
-        return good, problems
+        found = self._parsed.each(self.stamps(), self._read_one)  # unchanged files are not read again
+        return [r for r in found if isinstance(r, ResultsFile)], [r for r in found if isinstance(r, str)]
+
+    def _read_one(self, p: str) -> tuple[ResultsFile | str | None, bool]:
+        """A file's results, or the line that says why it cannot be read, or None for another kind of file; and
+        whether that outcome holds until the file changes (a failed read does not)."""
+        where = f"{self.repo.name}/{p}"
+        try:
+            data = self.repo.read(p)
+        except OSError as exc:
+            return f"{where}: cannot be read ({exc.strerror or exc})", False
+        if data is None:
+            return None, False
+        named = self.named_as_results(p)
+        try:
+            decoded = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return f"{where}: not JSON: cut short or damaged ({exc})", True
+        kind = decoded.get("kind") if isinstance(decoded, dict) else None
+        if kind != "rqbench.results" and not named:
+            return None, True
+        if not isinstance(decoded, dict) or not decoded:
+            return f"{where}: empty or not a JSON object where a results file should be", True
+        try:
+            return _parse(self.repo, p, data, ResultsFile), True
+        except StoreError as exc:
+            return str(exc), True
 
 
 class JudgeBoardStore:
@@ -512,6 +573,8 @@ class AnnotationsStore:
 
     def __init__(self, repo: FileRepo):
         self.repo = repo
+        # one cache per (prefix, record type) read: each look forgets the files its listing no longer holds
+        self._parsed_under: dict[tuple[str, type], ParsedFiles[Any]] = {}
 
     def append(self, judgment: HumanJudgment) -> str:
         path = f"annotations/{_safe_name(judgment.annotator)}/{judgment.judgment_id}.json"
@@ -525,13 +588,10 @@ class AnnotationsStore:
         return path
 
     def _read_all(self, prefix: str, model: type[M]) -> list[M]:
-        out = []
-        for p in self.repo.list(prefix):
-            if p.endswith(".json"):
-                r = _load(self.repo, p, model)
-                if r is not None:
-                    out.append(r)
-        return out
+        """Every record under ``prefix``; files unchanged since the last look under it are not read again."""
+        stamps = {p: s for p, s in self.repo.stamps(prefix).items() if p.endswith(".json")}
+        parsed = self._parsed_under.setdefault((prefix, model), ParsedFiles())
+        return [r for r in parsed.each(stamps, lambda p: (_load(self.repo, p, model), True)) if r is not None]
 
     def judgments(self, annotator: str | None = None) -> list[HumanJudgment]:
         prefix = f"annotations/{_safe_name(annotator)}/" if annotator else "annotations/"

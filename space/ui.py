@@ -67,11 +67,9 @@ class SpaceConfig:
     expert_study: Path | None = None
     # The judges a queued submission gets (the Submit tab's banner says when they are demo models).
     worker_judges: tuple[str, ...] = ()
-    # A page load re-reads the results store only when its file list changed or this many seconds passed;
-    # the Refresh button always re-reads it.
-    reload_after_s: float = 60.0
-    # A page load looks at the stores (lists results, annotations and requests) at most this often; under a
-    # crowd every other page load is served from what the last look found.
+    # A page load looks at the stores (lists results, annotations and requests with each file's stamp, and reads
+    # the new and changed files) at most this often; under a crowd every other page load is served from what the
+    # last look found. The Refresh button always looks.
     recheck_after_s: float = 5.0
 
 
@@ -97,42 +95,35 @@ class SpaceData:
         self.index: dict[str, browse.InstanceRef] = {}
         self.board: Board = make_board(make_pool([]), [])
         self.board_problems: list[str] = []
-        self._listing: tuple[str, ...] | None = None
-        self._read_at = 0.0
+        self._listing: dict[str, str] | None = None
         self._read: tuple[list[ResultsFile], list[str]] = ([], [])
 
-    def _results(self, max_age_s: float) -> tuple[list[ResultsFile], list[str]]:
-        """The stored results: re-read unless the file list is unchanged and the last read is recent."""
-        listing = tuple(self.config.stores.results.paths())
-        fresh = self.clock() - self._read_at < max_age_s
-        if listing != self._listing or not fresh:
+    def _results(self) -> tuple[list[ResultsFile], list[str]]:
+        """The stored results: read again (only the new and changed files: ``ResultsStore.load``) when a file was
+        added, removed or changed since the last look (its stamp: ``FileRepo.stamps``)."""
+        listing = self.config.stores.results.stamps()
+        if listing != self._listing:
             results, problems = self.config.stores.results.load()
             self._read = ([public_results(r) for r in results], problems)  # judges by their public labels only
-            self._listing, self._read_at = listing, self.clock()
+            self._listing = listing
         return self._read
 
-    def refresh(self, *, max_age_s: float = 0.0) -> "SpaceData":
-        """Re-read the stores and recompute what changed; ``max_age_s`` lets a recent read of an unchanged
-        results listing stand (page loads), and a look at the stores less than ``recheck_after_s`` ago, 0
-        always re-reads (the Refresh button)."""
+    def refresh(self, *, recent: bool = False) -> "SpaceData":
+        """Look at the stores and recompute what changed. ``recent``: a look less than ``recheck_after_s`` ago
+        stands (page loads, tabs opened); without it the stores are looked at now (the Refresh button)."""
         with self._lock:
             now = self.clock()
-            if max_age_s and self._checked_at is not None and now - self._checked_at < self.config.recheck_after_s:
+            if recent and self._checked_at is not None and now - self._checked_at < self.config.recheck_after_s:
                 return self
             self._checked_at = now
-            if not max_age_s:
+            if not recent:
                 self.requests.invalidate()
-            results, problems = self._results(max_age_s)
+            results, problems = self._results()
             judgments = self.config.stores.annotations.judgments()
             store = self.config.stores.judge_board
             boards, board_problems = store.load() if store is not None else ([], [])
             key = (
-                tuple(
-                    sorted(
-                        (r.submission_hash, r.judge.label, r.judge.setting, r.trial or 0, r.created_at.isoformat())
-                        for r in results
-                    )
-                ),
+                tuple((self._listing or {}).items()),  # every results file by its stamp: an edit in place counts
                 tuple(j.judgment_id for j in judgments),
                 tuple(sorted((f.judge.label, f.judge.prompt_set.hash, f.created_at.isoformat()) for f in boards)),
             )
@@ -274,7 +265,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         page_replies = ViewCache(max_entries=16)
 
         def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, page, request: gr.Request):
-            data.refresh(max_age_s=config.reload_after_s)
+            data.refresh(recent=True)
             view = (q, js, ss, vs, ts, gs, ci, by, asc, cl, run, page)
             params = request.query_params if request is not None else {}
             rq_id, tab = params.get("rq_id"), params.get("tab")

@@ -108,7 +108,7 @@ def app(tmp_path_factory):
         for inst in results.instances
         for pid in inst.background_paper_ids
     }
-    config = SpaceConfig(stores=stores, library=papers, n_boot=200, expert_study=study, reload_after_s=0.0)
+    config = SpaceConfig(stores=stores, library=papers, n_boot=200, expert_study=study, recheck_after_s=0.0)
     demo = build_app(config)
     port = _free_port()
     demo.queue().launch(

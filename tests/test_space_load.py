@@ -118,20 +118,20 @@ def test_a_page_load_looks_at_the_stores_at_most_every_few_seconds_and_refresh_a
     now = [100.0]
     data = SpaceData(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=5), clock=lambda: now[0])
     listings, request_reads = [], []
-    real_paths, real_requests = stores.results.paths, stores.requests.load
-    monkeypatch.setattr(stores.results, "paths", lambda: listings.append(1) or real_paths())
+    real_paths, real_requests = stores.results.stamps, stores.requests.load
+    monkeypatch.setattr(stores.results, "stamps", lambda: listings.append(1) or real_paths())
     monkeypatch.setattr(stores.requests, "load", lambda: request_reads.append(1) or real_requests())
-    data.refresh(max_age_s=60)
+    data.refresh(recent=True)
     data.unreadable()
     looks = len(listings)  # the listing, and the read that follows it
     assert looks >= 1 and data.version == 1 and len(request_reads) == 1
     stores.results.put(make_results("model-c", n_instances=2))
     for _ in range(20):  # a crowd within the same few seconds
-        data.refresh(max_age_s=60)
+        data.refresh(recent=True)
         data.unreadable()
     assert len(listings) == looks and len(request_reads) == 1 and data.version == 1
     now[0] += 5
-    data.refresh(max_age_s=60)
+    data.refresh(recent=True)
     assert len(listings) > looks and data.version == 2  # the new file is seen on the next look
     assert {r.submission.model for r in data.results} == {"model-a", "model-b", "model-c"}
     data.unreadable()

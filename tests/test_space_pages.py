@@ -391,21 +391,33 @@ def test_the_annotation_matrix_is_agreement_matrix_over_humans_and_judges():
 # -- the page load's cache -------------------------------------------------------------------------
 
 
-def test_a_page_load_rereads_results_only_when_the_listing_changes_or_they_are_old(tmp_path, monkeypatch):
+def test_a_look_at_the_store_reads_only_the_files_added_or_changed_since_the_last(tmp_path, monkeypatch):
+    import os
+
     from rqbench.space.stores import SpaceStores
     from rqbench.space.ui import SpaceConfig, SpaceData
 
     stores = SpaceStores.local(tmp_path / "store")
-    stores.results.put(make_results("model-a"))
+    path_a = stores.results.put(make_results("model-a"))
     data = SpaceData(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=0))  # a look at the store every load
     reads = []
-    real = stores.results.load
-    monkeypatch.setattr(stores.results, "load", lambda: reads.append(1) or real())
-    data.refresh(max_age_s=60)
-    data.refresh(max_age_s=60)
-    assert len(reads) == 1  # the same listing, read a moment ago
-    stores.results.put(make_results("model-b"))
-    data.refresh(max_age_s=60)
-    assert len(reads) == 2 and {r.submission.model for r in data.results} == {"model-a", "model-b"}
+    real = stores.results.repo.read
+    monkeypatch.setattr(stores.results.repo, "read", lambda p: reads.append(p) or real(p))
+    data.refresh(recent=True)
+    data.refresh()  # the Refresh button looks too; nothing changed, nothing is read again
+    assert reads == [path_a] and data.version == 1
+    path_b = stores.results.put(make_results("model-b"))
+    data.refresh(recent=True)
+    assert reads == [path_a, path_b] and {r.submission.model for r in data.results} == {"model-a", "model-b"}
+    assert data.version == 2
+    # edited in place (same listing, same size even): seen on the next look, and only that file is read
+    file_a = tmp_path / "store" / path_a
+    text = file_a.read_text().replace('"model-a"', '"model-z"')
+    file_a.write_text(text)
+    os.utime(file_a, ns=(1, 1))
+    data.refresh(recent=True)
+    assert reads == [path_a, path_b, path_a] and {r.submission.model for r in data.results} == {"model-z", "model-b"}
+    file_b = tmp_path / "store" / path_b
+    file_b.unlink()
     data.refresh()
-    assert len(reads) == 3  # the Refresh button always reads
+    assert {r.submission.model for r in data.results} == {"model-z"} and len(reads) == 3

@@ -118,6 +118,42 @@ def test_requests_round_trip_and_status_update(stores):
     assert stores.requests.get("missing") is None
 
 
+def test_a_look_at_a_store_reads_a_file_again_only_when_it_changed(stores, monkeypatch):
+    for rid in ("aaa", "bbb", "ccc"):
+        stores.requests.put(_request(rid))
+    reads, broken = [], set()
+    real = stores.requests.repo.read
+
+    def read(path):
+        reads.append(path)
+        if path in broken:
+            raise OSError(5, "Input/output error")
+        return real(path)
+
+    monkeypatch.setattr(stores.requests.repo, "read", read)
+    assert [r.request_id for r in stores.requests.all()] == ["aaa", "bbb", "ccc"] and len(reads) == 3
+    assert len(stores.requests.all()) == 3 and len(reads) == 3  # nothing changed: nothing read
+    stores.requests.put(_request("bbb").model_copy(update={"status": "failed", "reason": "judge x: timeout"}))
+    got = {r.request_id: r for r in stores.requests.all()}
+    assert reads[3:] == ["requests/bbb.json"] and got["bbb"].status == "failed"
+    # a read the disk refused is named, and tried again on the next look
+    stores.requests.put(_request("ddd"))
+    broken.add("requests/ddd.json")
+    good, bad = stores.requests.load()
+    assert len(good) == 3 and [u.path for u in bad] == ["requests/ddd.json"] and "cannot be read" in bad[0].problem
+    broken.clear()
+    good, bad = stores.requests.load()
+    assert len(good) == 4 and bad == [] and reads[-2:] == ["requests/ddd.json", "requests/ddd.json"]
+    # a damaged file stays named, without a read, until it changes; a file removed is gone from the next look
+    stores.requests.repo.write("requests/eee.json", b'{"request_id": ', "damaged")
+    assert [u.path for u in stores.requests.load()[1]] == ["requests/eee.json"]
+    n = len(reads)
+    assert [u.path for u in stores.requests.load()[1]] == ["requests/eee.json"] and len(reads) == n
+    stores.requests.repo.delete(["requests/eee.json", "requests/aaa.json"], "remove")
+    good, bad = stores.requests.load()
+    assert sorted(r.request_id for r in good) == ["bbb", "ccc", "ddd"] and bad == []
+
+
 def test_results_round_trip(stores):
     a = make_results("model-a", n_instances=3)
     b = make_results("model-b", judge="judge-b", setting="comparative", n_instances=3)

@@ -270,7 +270,7 @@ class _Handlers:
         return next((p for p in self.data.pairs if p.pair_id == pair_id), None)
 
     def next_for(self, annotator: str, fields):
-        self.data.refresh(max_age_s=self.config.reload_after_s)
+        self.data.refresh(recent=True)
         store = self.config.stores.annotations
         mine = store.judgments(annotator)
         pair = an.next_pair(

@@ -85,7 +85,7 @@ def build(data: "SpaceData") -> JudgesTab:
     drawn = ViewCache(max_entries=4)
 
     def opened():
-        data.refresh(max_age_s=data.config.reload_after_s)
+        data.refresh(recent=True)
         version, board = data.version, data.board  # the version first (see the leaderboard tab)
         shown = JudgesTab(data, banner, table, pool).reloaded()
         return (*shown, drawn.get(version, ("judge-board",), lambda: plot.postprocess(agreement_cost_figure(board))))
