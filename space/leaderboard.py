@@ -286,7 +286,11 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
         rec |= _clean_cells(r) | _clean_figures(r) | {_EMPTY_WHY: None}
         records.append(rec)
     columns = table_columns(GROUPS, show_ci=True, clean=True) + list(_HIDDEN) + _CLEAN_HIDDEN
-    return pd.DataFrame.from_records(records, columns=columns)
+    frame = pd.DataFrame.from_records(records, columns=columns)
+    # Text as plain Python objects, one block: pandas moves Arrow-backed text a column at a time, which made every
+    # filter, sort and page of a 1,000-row table cost ~150 column copies (benchmarks/space_load.py)
+    text = {c: object for c, t in frame.dtypes.items() if isinstance(t, pd.StringDtype)}
+    return frame.astype(text).copy()  # the copy joins the columns into blocks by type
 
 
 _CLEAN_HIDDEN = [
