@@ -18,7 +18,8 @@ stream ``GET /gradio_api/queue/data``); each visit is what a person does:
 The baseline is a static file server (starlette ``StaticFiles`` on uvicorn, the server Gradio runs on)
 holding, for each action, the very bytes the Space answered in a calibration visit; the same number of
 visitors fetch them with the same pauses. Ratios are Space over static, per action, at the same
-number of visitors, measured one right after the other.
+number of visitors, measured one right after the other. "queued" is how long an action's events
+waited in Gradio's queue before they started (from the join to the stream's ``process_starts``).
 
 Then, on the same Space: the soak (visits until 10,000 requests in all, the Space's RSS taken along
 the way), hostile requests (searches of 100,000, 700,000 and 4 Mi characters; a burst of 2 MB uploads
@@ -204,6 +205,8 @@ class Tally:
 
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    # of each answered action, the seconds its events waited in Gradio's queue (join to "process_starts")
+    waits: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     requests: int = 0
 
     def add(self, action: str, seconds: float, error: str | None) -> None:
@@ -242,6 +245,7 @@ class SpaceVisitor:
         self.client, self.base, self.plan, self.timeout_s = client, base, plan, timeout_s
         self.session = ""
         self.captured: dict[str, bytes] = {}
+        self.waited = 0.0
 
     def new_session(self) -> None:
         self.session = "".join(random.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=11))
@@ -254,8 +258,11 @@ class SpaceVisitor:
     async def events(
         self, action: str, overrides: dict[int, Any] | None = None, events: list[Event] | None = None
     ) -> bytes:
-        """Join the action's events, then read the session's stream until each has completed."""
+        """Join the action's events, then read the session's stream until each has completed (``self.waited``: the
+        seconds from the first join to the last event's start)."""
         pending: set[str] = set()
+        joined = time.perf_counter()
+        self.waited = 0.0
         for ev in events if events is not None else self.plan.events[action]:
             body = {
                 "data": self.plan.data(ev, overrides or {}),
@@ -280,6 +287,8 @@ class SpaceVisitor:
                 received += line.encode() + b"\n"
                 msg = json.loads(line[5:])
                 kind = msg.get("msg")
+                if kind == "process_starts":
+                    self.waited = time.perf_counter() - joined
                 if kind == "process_completed":
                     pending.discard(msg.get("event_id"))
                     if not msg.get("success"):
@@ -303,6 +312,8 @@ class SpaceVisitor:
             tally.add(action, time.perf_counter() - t, f"{type(exc).__name__}: {exc}"[:200] or type(exc).__name__)
             return None
         tally.add(action, time.perf_counter() - t, None)
+        if action != "page":
+            tally.waits[action].append(self.waited)
         return out
 
     async def _act(self, action: str, search: str = "", rq_id: str = "") -> bytes:
@@ -401,7 +412,7 @@ def print_phase(n: int, space: Tally, static: Tally, seconds: float) -> dict[str
     )
     print(
         f"  {'action':<10} {'n':>5} {'err':>4} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} | {'static p50':>10} "
-        f"{'p95':>6} | {'p50 ratio':>9} {'p95 ratio':>9}"
+        f"{'p95':>6} | {'p50 ratio':>9} {'p95 ratio':>9} | {'queued p50':>10} {'p95':>6}"
     )
     ratios = {}
     for action in ACTIONS:
@@ -414,9 +425,11 @@ def print_phase(n: int, space: Tally, static: Tally, seconds: float) -> dict[str
         r50 = p50 / b50 if base and lat else float("nan")
         r95 = p95 / b95 if base and lat else float("nan")
         ratios[action] = r50
+        waits = space.waits.get(action, [])
+        w50, w95 = percentile(waits, 50), percentile(waits, 95)
         print(
             f"  {action:<10} {len(lat):>5} {len(errs):>4} {ms(p50):>8} {ms(p95):>8} {ms(p99):>8} | {ms(b50):>10} "
-            f"{ms(b95):>6} | {r50:>8.1f}x {r95:>8.1f}x"
+            f"{ms(b95):>6} | {r50:>8.1f}x {r95:>8.1f}x | {ms(w50):>10} {ms(w95):>6}"
         )
     for action, errs in space.errors.items():
         print(f"  errors in {action}: {len(errs)}, e.g. {errs[0]}")

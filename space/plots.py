@@ -13,7 +13,9 @@ the page shows them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -24,6 +26,19 @@ from matplotlib.figure import Figure
 from rqbench.evaluate.plots import LABEL_CHARS, short_label  # noqa: F401 - LABEL_CHARS: the width labels keep
 from rqbench.evaluate.summary import COMBINED, SummaryRow
 from rqbench.space.leaderboard import headline_flags
+
+# pyplot keeps global state, so the Space draws one figure at a time whichever visitor's thread asks (concurrent
+# draws raised matplotlib's mathtext ParseException under 10 visitors, benchmarks/space_load.py). A lock, not a
+# one-event lane in Gradio's queue: a lane of one made every visitor opening Plots or Judges wait in line for
+# figures that were already drawn and cached (2.4 s p50 under 50 visitors; 0.3 s with the lock).
+DRAWING = threading.Lock()
+
+
+def drawn(draw: Callable[[], Figure], send: Callable[[Figure], Any]) -> Any:
+    """``send(draw())`` (a figure and what the page gets of it, e.g. ``gr.Plot.postprocess``) under ``DRAWING``."""
+    with DRAWING:
+        return send(draw())
+
 
 WIDTH_IN = 10.0
 SCATTER_LABELS = 12  # points labelled when there are more than this many: the GT and the highest ones

@@ -283,6 +283,12 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             board.controls,
             [*load_outputs, browser.paper, browser.rq, strip, queue.requests, about.unreadable],
         )
+        # The Space's API is the Submit button's event (docs/space.md, "The API"); every other event is the page's
+        # own plumbing, callable as the page calls it but left out of the API description, which every page view
+        # embeds (154 of its 337 kB, and most of the time Gradio took to serve it).
+        for fn in demo.fns.values():
+            if fn.api_name != tabs.submit.API_NAME:
+                fn.api_visibility = "undocumented"
     demo.space_data = data  # what the Space's own routes read (launch_options: the CSV download)
     return demo
 
@@ -296,8 +302,16 @@ DELETE_CACHE = (300, 1800)
 # Annotate tab's pair); past it the least recently active is dropped. Gradio's default (10,000) let memory grow
 # with every visitor; a dropped visitor's next event runs on the page's starting state.
 SESSION_CAPACITY = 400
-# Events running at once (threads; the GIL shares the cores between them). Drawing a plot has its own lane of one.
-EVENTS_AT_ONCE = 4
+# Events of one kind running at once: no limit of their own (Gradio runs at most 40 jobs at once, on threads that
+# share the GIL). Every event here is a few milliseconds of Python on data computed once per version; a limit of 4 or
+# 8 per kind made the busiest kind, a leaderboard search, wait in line while the others ran (at 100 visitors, 3.5 of
+# its 4.2 s p50 in the queue; without: 0.4 of 1.2 s, benchmarks/space_load.py). The Submit event runs one at a
+# time (its own ``concurrency_limit``); figures are drawn one at a time under a lock (``plots.DRAWING``).
+EVENTS_AT_ONCE = None
+# How often a waiting visitor is told their place in the queue. Gradio's default ("auto") tells every waiting visitor
+# each time any event starts: under 50 visitors that was hundreds of messages a second, each one serialised and
+# written by the Space and read by the page.
+QUEUE_STATUS_EVERY_S = 2.0
 # Gradio rebuilds a monitoring summary (a pandas frame of the last 10,000 events) after every event: under a crowd
 # that took a fifth of the Space's CPU, more as events pile up. Here: every 1,000 events, over the last 1,000.
 GRADIO_ANALYTICS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": "1000", "GRADIO_ANALYTICS_MAX_EVENTS": "1000"}
@@ -311,7 +325,7 @@ def with_queue(demo: gr.Blocks) -> gr.Blocks:
     otherwise."""
     for name, value in GRADIO_ANALYTICS.items():
         os.environ.setdefault(name, value)
-    return demo.queue(default_concurrency_limit=EVENTS_AT_ONCE)
+    return demo.queue(default_concurrency_limit=EVENTS_AT_ONCE, status_update_rate=QUEUE_STATUS_EVERY_S)
 
 
 def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:

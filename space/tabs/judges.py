@@ -16,6 +16,7 @@ from rqbench.evaluate.judge_board_plot import agreement_cost_figure
 from rqbench.evaluate.judge_board_report import COLUMNS, pool_line
 from rqbench.space import html_table, judges_view
 from rqbench.space.memo import ViewCache
+from rqbench.space.plots import drawn as drawn_figure
 from rqbench.space.safety import redact
 from rqbench.space.tabs.common import banner_update, demo_banner, html_block
 
@@ -88,9 +89,10 @@ def build(data: "SpaceData") -> JudgesTab:
         data.refresh(recent=True)
         version, board = data.version, data.board  # the version first (see the leaderboard tab)
         shown = JudgesTab(data, banner, table, pool).reloaded()
-        return (*shown, drawn.get(version, ("judge-board",), lambda: plot.postprocess(agreement_cost_figure(board))))
+        figure = drawn.get(
+            version, ("judge-board",), lambda: drawn_figure(lambda: agreement_cost_figure(board), plot.postprocess)
+        )
+        return (*shown, figure)
 
-    # drawn in the Plots tab's lane, one at a time: pyplot is not thread-safe (concurrent draws raised
-    # matplotlib's mathtext ParseException under 10 visitors, benchmarks/space_load.py)
-    tab.select(opened, None, [banner, table, pool, plot], concurrency_id="plots", concurrency_limit=1)
+    tab.select(opened, None, [banner, table, pool, plot])  # drawn one at a time (plots.DRAWING)
     return JudgesTab(data, banner, table, pool)

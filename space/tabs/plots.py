@@ -69,7 +69,7 @@ def build(data: "SpaceData") -> PlotsTab:
     def image(plot: gr.Plot, key: tuple, draw):
         """The figure as the image Gradio sends (``Plot.postprocess`` also closes it), drawn once per version."""
         version, rows = data.version, data.rows  # the version first (see the leaderboard tab)
-        return drawn.get(version, key, lambda: plot.postprocess(draw(rows)))
+        return drawn.get(version, key, lambda: plots.drawn(lambda: draw(rows), plot.postprocess))
 
     def draw_scatter(judge):
         judge = judge or COMBINED
@@ -87,10 +87,10 @@ def build(data: "SpaceData") -> PlotsTab:
         return draw_scatter(judge), draw_bars(judge, setting, dim)
 
     pickers = [p_judge, p_setting, p_dim]
-    one_at_a_time = {"concurrency_id": "plots", "concurrency_limit": 1}
-    tab.select(draw_both, pickers, [p_scatter, p_bars], **one_at_a_time)
+    # drawn one at a time (plots.DRAWING), whichever event asks; a figure already drawn is handed out at once
+    tab.select(draw_both, pickers, [p_scatter, p_bars])
     # .input: the page load's new judge choices draw nothing; only a visitor's pick does
-    p_judge.input(draw_both, pickers, [p_scatter, p_bars], trigger_mode="always_last", **one_at_a_time)
-    p_setting.input(draw_bars, pickers, p_bars, trigger_mode="always_last", **one_at_a_time)
-    p_dim.input(draw_bars, pickers, p_bars, trigger_mode="always_last", **one_at_a_time)
+    p_judge.input(draw_both, pickers, [p_scatter, p_bars], trigger_mode="always_last")
+    p_setting.input(draw_bars, pickers, p_bars, trigger_mode="always_last")
+    p_dim.input(draw_bars, pickers, p_bars, trigger_mode="always_last")
     return PlotsTab(data, p_judge, banner, p_scatter, p_bars)

@@ -35,6 +35,7 @@ from rqbench.space.submit import (
 from rqbench.space.submit import (
     requests_rows as public_rows,
 )
+from rqbench.space.submit_cli import SPACE_API_NAME
 from rqbench.space.tabs.common import demo_banner, identity
 
 if TYPE_CHECKING:
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
     from rqbench.space.ui import SpaceConfig, SpaceData
 
 log = logging.getLogger(__name__)
+
+# The Submit event's name: the Space's one public API endpoint, which ``rqbench submit --space`` calls
+API_NAME = SPACE_API_NAME.removeprefix("/")
 
 
 @dataclass
@@ -186,7 +190,7 @@ def build(config: "SpaceConfig", data: "SpaceData") -> SubmitTab:
         return queue_rows(config.stores.requests.all)
 
     submit_btn.click(
-        do_submit, [upload, sub_name, partial], [submit_out, req_table, outcome], concurrency_limit=1, api_name="submit"
+        do_submit, [upload, sub_name, partial], [submit_out, req_table, outcome], concurrency_limit=1, api_name=API_NAME
     )
     listed: ViewCache[pd.DataFrame] = ViewCache(max_entries=1)
 
