@@ -574,3 +574,11 @@ def test_a_requests_store_outage_leaves_the_queue_empty_and_the_page_served(stor
     assert "the requests store cannot be listed" in out["about-unreadable"].value
     queue = page_fn(demo, "queue_shown")
     assert queue.fn().empty  # the Submit tab, opened: an empty queue, not an error
+
+
+def test_the_api_page_lists_the_submit_event_only(stores):
+    """Every page view embeds the API description: the page's own events are callable as the page calls them, but
+    only Submit is the Space's API (docs/space.md)."""
+    demo = build_app(SpaceConfig(stores=stores, n_boot=20))
+    assert list(demo.get_api_info()["named_endpoints"]) == ["/submit"]
+    assert {f.api_visibility for f in demo.fns.values() if f.api_name != "submit"} == {"undocumented"}
