@@ -19,7 +19,9 @@ The baseline is a static file server (starlette ``StaticFiles`` on uvicorn, the 
 holding, for each action, the very bytes the Space answered in a calibration visit; the same number of
 visitors fetch them with the same pauses. Ratios are Space over static, per action, at the same
 number of visitors, measured one right after the other. "queued" is how long an action's events
-waited in Gradio's queue before they started (from the join to the stream's ``process_starts``).
+waited before they started: from sending the join to the stream's ``process_starts``. For the page
+load, the first event of a new session, that includes the join itself, during which Gradio builds
+the session's copy of the page's component configuration on its event loop.
 
 Then, on the same Space: the soak (visits until 10,000 requests in all, the Space's RSS taken along
 the way), hostile requests (searches of 100,000, 700,000 and 4 Mi characters; a burst of 2 MB uploads
@@ -28,7 +30,7 @@ the files its temporary and upload folders gained. One request is one action abo
 queue event and its stream). Every phase stops at its request budget or its time limit, whichever
 comes first, and the whole run at ``--max-seconds``.
 
-Run: ``.venv/bin/python benchmarks/space_load.py`` (about 15-30 minutes on a busy 2-core machine);
+Run: ``.venv/bin/python benchmarks/space_load.py`` (8 minutes on a quiet 2-core machine, more on a busy one);
 ``--smoke`` checks the script on a tiny store in a minute or two (its figures mean nothing).
 """
 
