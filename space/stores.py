@@ -348,6 +348,11 @@ def _parse(repo: FileRepo, path: str, data: bytes, model: type[M]) -> M:
         ) from exc
 
 
+def _json_stamps(repo: FileRepo, prefix: str) -> dict[str, str]:
+    """The JSON files under ``prefix``, each with its stamp (``FileRepo.stamps``): what a look at a store sees."""
+    return {p: s for p, s in repo.stamps(prefix).items() if p.endswith(".json")}
+
+
 class ParsedFiles(Generic[T]):
     """What each stored file last parsed to, kept while the file's stamp (``FileRepo.stamps``) is unchanged.
 
@@ -415,8 +420,7 @@ class RequestsStore:
     def load(self) -> tuple[list[SubmissionRequest], list[Unreadable]]:
         """Every readable request, oldest first, and each request file that could not be read (never dropped
         silently: one damaged file must not take the queue, the page or the worker down with it)."""
-        stamps = {p: s for p, s in self.repo.stamps("requests/").items() if p.endswith(".json")}
-        found = self._parsed.each(stamps, self._read_one)
+        found = self._parsed.each(_json_stamps(self.repo, "requests/"), self._read_one)
         out = [r for r in found if isinstance(r, SubmissionRequest)]
         problems = [r for r in found if isinstance(r, Unreadable)]
         return sorted(out, key=lambda r: (r.submitted_at, r.request_id)), problems
@@ -462,8 +466,7 @@ class ResultsStore:
         return list(self.stamps())
 
     def stamps(self) -> dict[str, str]:
-        """The JSON files under the prefix, each with its stamp (``FileRepo.stamps``): what a look at the store sees."""
-        return {p: s for p, s in self.repo.stamps(self.prefix).items() if p.endswith(".json")}
+        return _json_stamps(self.repo, self.prefix)
 
     @staticmethod
     def named_as_results(path: str) -> bool:
@@ -589,9 +592,9 @@ class AnnotationsStore:
 
     def _read_all(self, prefix: str, model: type[M]) -> list[M]:
         """Every record under ``prefix``; files unchanged since the last look under it are not read again."""
-        stamps = {p: s for p, s in self.repo.stamps(prefix).items() if p.endswith(".json")}
         parsed = self._parsed_under.setdefault((prefix, model), ParsedFiles())
-        return [r for r in parsed.each(stamps, lambda p: (_load(self.repo, p, model), True)) if r is not None]
+        found = parsed.each(_json_stamps(self.repo, prefix), lambda p: (_load(self.repo, p, model), True))
+        return [r for r in found if r is not None]
 
     def judgments(self, annotator: str | None = None) -> list[HumanJudgment]:
         prefix = f"annotations/{_safe_name(annotator)}/" if annotator else "annotations/"
