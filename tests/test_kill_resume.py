@@ -18,7 +18,6 @@ the kills (at most ``--concurrency`` per kill).
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import random
 import signal
@@ -29,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from builder_script import make_cited_sources, make_papers, reply_for
+from forked_cli import start
 
 from rqbench.testing.scripted_server import ScriptedServer
 
@@ -70,23 +70,6 @@ def env_for(home: Path, srv: ScriptedServer) -> dict[str, str]:
         PYTHONUNBUFFERED="1",
     )
     return env
-
-
-def _child(argv: list[str], env: dict[str, str]) -> None:
-    os.environ.clear()
-    os.environ.update(env)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    from rqbench.cli import main
-
-    os._exit(main(argv))
-
-
-def start(argv: list[str], env: dict[str, str]) -> multiprocessing.Process:
-    proc = multiprocessing.get_context("fork").Process(target=_child, args=(argv, env))
-    proc.start()
-    return proc
 
 
 def run_to_end(argv: list[str], env: dict[str, str], timeout: float = 300) -> int:

@@ -19,7 +19,6 @@ request is running: it waits for that request to finish before arming the next k
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import random
 import shutil
@@ -32,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from forked_cli import start
 from scripted_replies import reply as judge_reply
 from space_queue import make_bench, target_of, write_build, write_submission
 
@@ -89,23 +89,6 @@ def worker_argv(store: Path, build: Path, api_base: str) -> list[str]:
         "--setting",
         "standalone",
     ]
-
-
-def _child(argv: list[str], env: dict[str, str]) -> None:
-    os.environ.clear()
-    os.environ.update(env)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    from rqbench.cli import main
-
-    os._exit(main(argv))
-
-
-def start(argv: list[str], env: dict[str, str]) -> multiprocessing.Process:
-    proc = multiprocessing.get_context("fork").Process(target=_child, args=(argv, env))
-    proc.start()
-    return proc
 
 
 def run_to_end(argv: list[str], env: dict[str, str], timeout: float = 600) -> None:
