@@ -27,6 +27,7 @@ def test_a_child_forked_while_the_tqdm_lock_is_held_still_draws_its_progress_bar
 
     lock = tqdm.get_lock()
     lock.acquire()  # as tqdm's monitor thread holds it for a moment every few seconds
+    stuck = fresh = None
     try:
         stuck, fresh = _fork(False), _fork(True)
         fresh.join(30)
@@ -34,7 +35,12 @@ def test_a_child_forked_while_the_tqdm_lock_is_held_still_draws_its_progress_bar
         assert fresh.exitcode == 0
         assert stuck.is_alive()  # what the kill tests' workers did before: waited forever
     finally:
+        # the stuck child is killed while this process still holds the lock: released first, the child could take
+        # tqdm's process-shared semaphore and die holding it, and every later progress bar here would wait forever
+        for child in (stuck, fresh):
+            if child is not None and child.is_alive():
+                child.kill()
+                child.join(5)
         lock.release()
-        if stuck.is_alive():
-            stuck.kill()
-            stuck.join(5)
+    for _ in tqdm(range(2), file=open(os.devnull, "w")):  # this process's bars still draw
+        pass
