@@ -3,7 +3,7 @@
 The fault mix covers what APIs really do: 429 with Retry-After, 500, 503, timeouts,
 connection resets, truncated bodies, non-JSON bodies, empty replies, and a
 well-formed JSON reply of the wrong shape (which the layer re-asks, then records).
-``RQB_CI_FAULT_LOOPS`` bounds the number of calls (default 200).
+``RQB_FAULT_CALLS`` bounds the number of calls (default 200; ``RQB_CI_FAULT_LOOPS`` is the kill tests' count).
 """
 
 from __future__ import annotations
