@@ -184,7 +184,8 @@ def _layout(config: "SpaceConfig", data: "SpaceData") -> _Widgets:
         shown_state = gr.State(None)
         with gr.Row():
             with gr.Column(scale=1, elem_id="an-papers"):
-                gr.render(inputs=[pair_state])(lambda pair_id: _pair_papers(config, data, pair_id))
+                # on a new pair only, not on page load, when there is no pair yet (see tabs/browse.py)
+                gr.render(inputs=[pair_state], triggers=[pair_state.change])(lambda pair_id: _pair_papers(config, data, pair_id))
             with gr.Column(scale=1):
                 left = gr.Textbox(label="Research question A", interactive=False, lines=3, elem_id="an-left")
                 right = gr.Textbox(label="Research question B", interactive=False, lines=3, elem_id="an-right")

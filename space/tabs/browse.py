@@ -98,7 +98,10 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
             b_gt = gr.Textbox(label="Author-anchored RQ", interactive=False, elem_id="br-gt", scale=3)
             b_link = gr.Textbox(label="Link to this RQ", interactive=False, elem_id="br-link", scale=1)
 
-        @gr.render(inputs=[b_rq])
+        # Drawn when the RQ changes only: Gradio also re-renders on page load by default, and an empty render is
+        # still a queued event that resends the block's configuration (8-20 ms of the Space's CPU per page open).
+        # The page load sets the RQ, which fires this change.
+        @gr.render(inputs=[b_rq], triggers=[b_rq.change])
         def _papers(rq_id):
             ref = data.index.get(rq_id or "")
             if ref is None:
