@@ -8,7 +8,8 @@ API over plain HTTP, as the page does (``POST /gradio_api/queue/join``, then the
 stream ``GET /gradio_api/queue/data``); each visit is what a person does:
 
 - ``page``: ``GET /`` (the page and its config, the Expert study tab included: it has no event of its own);
-- ``page_load``: the page's load events (the page-load handler and the renders the page fires with it);
+- ``page_load``: the page's load events (one: the page-load handler; the Browse and Annotate renders fire on their
+  input's change, not on load);
 - ``browse``: an RQ picked on the Browse tab (the RQ picker's change events), the opening RQ then another
   of the same paper (the picker's choices);
 - ``filter``: two model searches typed into the leaderboard (the search box's input event);

@@ -30,7 +30,7 @@ from rqbench.space.leaderboard import headline_flags
 # pyplot keeps global state, so the Space draws one figure at a time whichever visitor's thread asks (concurrent
 # draws raised matplotlib's mathtext ParseException under 10 visitors, benchmarks/space_load.py). A lock, not a
 # one-event lane in Gradio's queue: a lane of one made every visitor opening Plots or Judges wait in line for
-# figures that were already drawn and cached (2.4 s p50 under 50 visitors; 0.3 s with the lock).
+# figures that were already drawn and cached (2.4 s p50 under 50 visitors; 0.15 s with the lock).
 DRAWING = threading.Lock()
 
 
