@@ -185,7 +185,9 @@ def _layout(config: "SpaceConfig", data: "SpaceData") -> _Widgets:
         with gr.Row():
             with gr.Column(scale=1, elem_id="an-papers"):
                 # on a new pair only, not on page load, when there is no pair yet (see tabs/browse.py)
-                gr.render(inputs=[pair_state], triggers=[pair_state.change])(lambda pair_id: _pair_papers(config, data, pair_id))
+                gr.render(inputs=[pair_state], triggers=[pair_state.change])(
+                    lambda pair_id: _pair_papers(config, data, pair_id)
+                )
             with gr.Column(scale=1):
                 left = gr.Textbox(label="Research question A", interactive=False, lines=3, elem_id="an-left")
                 right = gr.Textbox(label="Research question B", interactive=False, lines=3, elem_id="an-right")
