@@ -253,6 +253,30 @@ def test_a_broken_study_file_is_named_on_its_tab(tmp_path):
     assert f"{bad}:1:" in problem.value and "background_title" in problem.value  # file, line and field
 
 
+def _page_load_reply(demo) -> dict:
+    """What the page's load event answers, by the output's elem_id."""
+    load = next(f for f in demo.fns.values() if f.name == "page_load")
+    reply = load.fn(*[c.value for c in load.inputs], request=None)
+    return {getattr(b, "elem_id", None): v for b, v in zip(load.outputs, reply, strict=True)}
+
+
+def test_a_page_open_is_one_event_and_annotate_says_what_to_do_before_any_pair(tmp_path):
+    from rqbench.space.stores import SpaceStores
+    from rqbench.space.tabs.annotate import NO_PAIRS, PAIR_HINT
+    from rqbench.space.ui import SpaceConfig, build_app
+
+    stores = SpaceStores.local(tmp_path / "store")
+    demo = build_app(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=0))
+    on_load = [f.name for f in demo.fns.values() if any(event == "load" for _, event in f.targets)]
+    assert on_load == ["page_load"]  # the Browse and Annotate renders run when their input changes
+    hint = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "an-hint")
+    assert hint.value == PAIR_HINT  # on the page itself: no render has run yet
+    assert _page_load_reply(demo)["an-fields"].info == NO_PAIRS  # no results, no pair, and the box says so
+    stores.results.put(make_results("model-a"))
+    fields = _page_load_reply(demo)["an-fields"]
+    assert fields.choices and not fields.info
+
+
 # -- the plots at 1, 10, 100 and 1,000 rows ------------------------------------------------------
 
 

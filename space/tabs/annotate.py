@@ -38,6 +38,16 @@ def rubric_texts() -> tuple[str, str]:
     )
 
 
+# Above the pair's papers, and what the column shows before the first pair (a static text: the papers' render runs
+# only when a pair is chosen)
+PAIR_HINT = (
+    "Tick your field(s) and press **Start / next pair**: the background papers of "
+    "the pair appear below, and its two research questions on the right."
+)
+# Under "Your field(s)" when the stored results give no pair: a pair needs a model RQ that a judge scored
+NO_PAIRS = "No pairs to annotate yet: a pair needs a model's research question that a judge has scored."
+
+
 @dataclass
 class AnnotateTab:
     """The field choices, the banner and the agreement tables, all of which follow the stored results."""
@@ -56,8 +66,9 @@ class AnnotateTab:
     def reloaded(self) -> tuple:
         """After ``data.refresh()``: the sub-fields that have pairs, the agreement tables, the banner."""
         names = {p.model for p in self.data.pairs} | {r.judge.label for r in self.data.results}
+        fields = an.subfields(self.data.pairs)
         return (
-            gr.CheckboxGroup(choices=an.subfields(self.data.pairs)),
+            gr.CheckboxGroup(choices=fields, info="" if fields else NO_PAIRS),
             agreement_table(self.config, self.data),
             matrix_html(self.config, self.data),
             banner_update(names),
@@ -136,11 +147,7 @@ class _Widgets:
 def _pair_papers(config: "SpaceConfig", data: "SpaceData", pair_id: str | None) -> None:
     """The background papers of the pair being judged (title, abstract, outline, section text), or a hint."""
     pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
-    if pair is None:
-        gr.Markdown(
-            "Tick your field(s) and press **Start / next pair**: the background papers of "
-            "the pair appear here, and its two research questions on the right."
-        )
+    if pair is None:  # the column's hint (PAIR_HINT) says what to do
         return
     ref = browse.InstanceRef(pair.rq_id, pair.arxiv_id, pair.subfield, "", pair.background_paper_ids)
     views = browse.paper_views(ref, config.library)
@@ -184,6 +191,7 @@ def _layout(config: "SpaceConfig", data: "SpaceData") -> _Widgets:
         shown_state = gr.State(None)
         with gr.Row():
             with gr.Column(scale=1, elem_id="an-papers"):
+                gr.Markdown(PAIR_HINT, elem_id="an-hint")
                 # on a new pair only, not on page load, when there is no pair yet (see tabs/browse.py)
                 gr.render(inputs=[pair_state], triggers=[pair_state.change])(
                     lambda pair_id: _pair_papers(config, data, pair_id)
