@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from rqbench.evaluate.submission_files import ENTRIES_FILE, METADATA_FILE
-from rqbench.records import SubmissionMetadata
+from rqbench.records import SubmissionMetadata, dataset_label
 from rqbench.space.records import SubmissionRequest, utcnow
 from rqbench.space.safety import AttemptLimiter, confusable_key, name_problem, printable, redact
 from rqbench.space.stores import SpaceStores
@@ -87,9 +87,16 @@ class Submitter:
 class BenchmarkTarget:
     """The dataset revision submissions are checked against."""
 
-    repo: str
+    repo: str  # where the worker reads it again (a path or a Hub id): kept in the request, never shown on a page
     revision: str
     rq_ids: tuple[str, ...]
+    name: str = ""  # its public name (a Hub id, local/<folder>, build/<folder>); the repo when not given
+    version: str | None = None  # the release's tag, where it has one
+
+    @property
+    def label(self) -> str:
+        """How pages name it: ``local/rq-bench-sample@v0.1.0 (6460bbe8731c)``, never a path on the host's disk."""
+        return dataset_label(self.name or self.repo, self.revision, self.version)
 
 
 @dataclass(frozen=True)

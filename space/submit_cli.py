@@ -204,6 +204,8 @@ def _submit_locally(args: argparse.Namespace, bench, packed: Path, name: str) ->
     from rqbench.space.submit import BenchmarkTarget, SubmitFlow, Submitter
 
     stores = SpaceStores.from_env(args.store)
-    flow = SubmitFlow(stores, BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids)))
+    flow = SubmitFlow(
+        stores, BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids), bench.name, bench.version)
+    )
     result = flow.submit(packed, Submitter(username=name), allow_partial=args.allow_partial)
     return result.summary(), f"the local store ({stores.backend})"

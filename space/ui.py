@@ -387,7 +387,7 @@ def config_from_env(
     target, library, note = None, {}, ""
     try:
         bench = load_benchmark(ref, revision=os.environ.get("RQB_DATASET_REVISION"))
-        target = BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids))
+        target = BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids), bench.name, bench.version)
         library, note = (
             bench.papers,
             (

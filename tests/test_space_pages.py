@@ -277,6 +277,21 @@ def test_a_page_open_is_one_event_and_annotate_says_what_to_do_before_any_pair(t
     assert fields.choices and not fields.info
 
 
+def test_the_submit_tab_names_the_dataset_by_its_public_name_never_its_path(tmp_path):
+    from rqbench.space.stores import SpaceStores
+    from rqbench.space.submit import BenchmarkTarget
+    from rqbench.space.ui import SpaceConfig, build_app
+
+    folder = tmp_path / "datasets" / "rq-bench-sample"
+    target = BenchmarkTarget(str(folder), "6460bbe8731ce5d6", ("r1", "r2"), "local/rq-bench-sample", "v0.1.0")
+    demo = build_app(SpaceConfig(stores=SpaceStores.local(tmp_path / "store"), target=target))
+    intro = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "sub-intro")
+    assert "`local/rq-bench-sample@v0.1.0 (6460bbe8731c)` (2 instances)" in intro.value
+    assert str(tmp_path) not in intro.value
+    # without a public name (a caller that gives none), the repo stands in, as results files do
+    assert BenchmarkTarget("org/rq-bench", "abc", ()).label == "org/rq-bench@abc"
+
+
 # -- the plots at 1, 10, 100 and 1,000 rows ------------------------------------------------------
 
 

@@ -119,14 +119,15 @@ def build(config: "SpaceConfig", data: "SpaceData") -> SubmitTab:
             )
         else:
             gr.Markdown(
-                f"Upload a submission for `{config.target.repo}@{config.target.revision}` "
+                f"Upload a submission for `{config.target.label}` "
                 f"({len(config.target.rq_ids)} instances), in either form: the folder `rqbench generate` writes "
                 "(select its `metadata.json` and `submission.jsonl` together), or one JSON Lines file whose first "
                 'line is the metadata record (`"kind": "metadata"`) followed by one line per rq_id with five research '
                 "questions (`rqbench submit FOLDER --out FILE` packs a folder into it). "
                 f"Limit: {config.policy.max_bytes // (1024 * 1024)} MB, "
                 f"{config.policy.per_user_per_day} submission per user per day. Scores are always "
-                "recomputed by the worker. " + identity_note(config)
+                "recomputed by the worker. " + identity_note(config),
+                elem_id="sub-intro",
             )
         sub_name = gr.Textbox(
             label="Your name (offline: names are not verified)", visible=not config.on_hub, elem_id="sub-name"
