@@ -145,7 +145,7 @@ class _Widgets:
 
 
 def _pair_papers(config: "SpaceConfig", data: "SpaceData", pair_id: str | None) -> None:
-    """The background papers of the pair being judged (title, abstract, outline, section text), or a hint."""
+    """The background papers of the pair being judged (title, abstract, outline, section text); nothing without one."""
     pair = next((p for p in data.pairs if p.pair_id == pair_id), None)
     if pair is None:  # the column's hint (PAIR_HINT) says what to do
         return
