@@ -192,7 +192,8 @@ def test_plots_and_browse_tables_are_drawn_once_per_version(stores, monkeypatch)
 
 
 def test_figures_are_drawn_one_at_a_time_whichever_threads_ask():
-    """pyplot is not thread-safe: the figures' lane runs four events at once, so the drawing itself is locked."""
+    """pyplot is not thread-safe, and the Plots and Judges events run on many threads at once (no lane of one), so the
+    drawing itself is locked."""
     import threading
     import time
 
