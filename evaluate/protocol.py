@@ -44,9 +44,10 @@ from rqbench.llm.catalog import (
 )
 from rqbench.llm.client import LLM
 from rqbench.llm.config import ModelConfig
-from rqbench.prompt_elements import missing_elements
+from rqbench.prompt_elements import departures_present, load_departures, missing_elements
 from rqbench.prompts import DEFAULT_PROMPT_SET, PromptSet
 from rqbench.records import Departure, ProtocolRecord, SubmissionMetadata
+from rqbench.steps import in_package
 
 Protocol = Literal["paper", "custom"]
 PROTOCOLS: tuple[Protocol, ...] = ("paper", "custom")
@@ -72,6 +73,7 @@ WHOLE_PAPERS = "background papers given whole, cut only where the context window
 # A.4, A.8: the prompts the authors ran. Our packaged set says each of them in our own words, every element kept
 # (rqbench/prompts/elements/, docs/fidelity.md J20); their text runs from a folder given as --prompts DIR.
 PAPER_PROMPTS = "the authors' own prompt text (A.4, A.8)"
+BUILDER_STEPS = frozenset(s.name for s in in_package("rqbench.builder").values())
 AUTHORS_PROMPTS_FLAG = "--prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J20)"
 
 
@@ -309,11 +311,16 @@ def _judge_departures(plan: RunPlan) -> list[Departure]:
     return out
 
 
+def _builder_step(step: str) -> bool:
+    """A step the builder runs (its prompts are checked too, but a judging or generation run sends none)."""
+    return step in BUILDER_STEPS
+
+
 def prompt_departure(prompts: PromptSet) -> Departure:
     """How a run's prompt text stands to the authors'. The packaged set is a paraphrase; any set is checked element
     by element against the paper's prompts (``rqbench.prompt_elements``) and the line says what the check found.
     Whether a folder's wording is the authors' own a run cannot tell, so a ``--prompts`` set is named with its hash."""
-    found = missing_elements(prompts)
+    found = {step: ids for step, ids in missing_elements(prompts).items() if not _builder_step(step)}
     lacking = [
         f"{step} ({', '.join(ids[:5])}{f' and {len(ids) - 5} more' if len(ids) > 5 else ''})"
         for step, ids in found.items()
@@ -328,8 +335,8 @@ def prompt_departure(prompts: PromptSet) -> Departure:
     if prompts.path.resolve() == DEFAULT_PROMPT_SET.resolve():
         return Departure(
             item="prompt wording",
-            ours=f"{prompts.name}, the paper's prompts in the project's own words ({checked}), plus "
-            "the fence around untrusted candidates",
+            ours=f"{prompts.name}, the paper's prompts in the project's own words ({checked}); what they add "
+            "is named below",
             paper=PAPER_PROMPTS,
             restore=AUTHORS_PROMPTS_FLAG,
         )
@@ -340,6 +347,43 @@ def prompt_departure(prompts: PromptSet) -> Departure:
         paper=PAPER_PROMPTS,
         restore=f"{AUTHORS_PROMPTS_FLAG}, or drop --prompts for the packaged paraphrase",
     )
+
+
+def run_steps(plan: RunPlan) -> list[str]:
+    """The prompt steps a run sends: each criterion's step in each judging setting, and the generation steps
+    (one paper and several) when the run generates."""
+    from rqbench.evaluate.criteria import CRITERIA as CRITERION_OF
+
+    steps = {CRITERION_OF[c].step_for(s) for c in plan.criteria for s in plan.settings if c in CRITERION_OF}
+    if isinstance(plan.generation, ModelUse):
+        steps |= {generation_step_of(plan.prompt_variant, n) for n in (1, 2)}
+    return sorted(steps)
+
+
+def generation_step_of(variant: str, n_papers: int) -> str:
+    """The generation step a variant sends for ``n_papers`` (imported late: generate imports this module's users)."""
+    from rqbench.evaluate.generate import generation_step
+
+    return generation_step(variant, n_papers)
+
+
+def named_prompt_departures(prompts: PromptSet, steps: Sequence[str]) -> list[Departure]:
+    """What the packaged prompts a run sends say beyond the paper's: one line per named departure
+    (``rqbench/prompts/elements/departures.toml``), with the steps that say it and what restores the paper.
+    A ``--prompts`` set is another text, covered by ``prompt_departure``'s line."""
+    if prompts.path.resolve() != DEFAULT_PROMPT_SET.resolve():
+        return []
+    named = load_departures()
+    return [
+        Departure(
+            item=f"prompt addition: {named[d].title}",
+            ours=f"{named[d].adds.rstrip('.')} ({', '.join(where)}; docs/fidelity.md {named[d].fidelity_row})",
+            paper=PAPER_PROMPTS,
+            restore=named[d].restore,
+        )
+        for d, where in sorted(departures_present(prompts, steps).items())
+        if named[d].own_line
+    ]
 
 
 def _recorded_prompt_departure(params: dict[str, object]) -> Departure | None:
@@ -444,6 +488,7 @@ def departures(plan: RunPlan) -> list[Departure]:
     """Every setting of ``plan`` that differs from the paper's protocol, each with its restoring flag."""
     out = _judge_departures(plan) + generation_departures(plan.generation, plan.prompt_variant)
     out.append(prompt_departure(plan.prompts))
+    out += named_prompt_departures(plan.prompts, run_steps(plan))
     if tuple(s for s in SETTINGS if s in plan.settings) != SETTINGS:
         out.append(
             Departure(
@@ -513,6 +558,7 @@ def generation_lines(
     deps = generation_departures(gen, prompt_variant)
     if prompts is not None:
         deps.append(prompt_departure(prompts))
+        deps += named_prompt_departures(prompts, [generation_step_of(prompt_variant, n) for n in (1, 2)])
     cut = f"; {instances_cut(bench, gen.policy)} of {len(bench.instances)} instances cut" if bench else ""
     lines = [f"generator {gen.settings_line()}; prompt {prompt_variant}", f"  input: {gen.policy.describe()}{cut}"]
     lines.append(

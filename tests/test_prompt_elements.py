@@ -18,8 +18,11 @@ from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
 from rqbench.prompt_elements import (
     Checklist,
     Element,
+    departures_present,
     load_checklists,
+    load_departures,
     missing_elements,
+    sentence_spans,
     step_text,
 )
 from rqbench.prompts import DEFAULT_PROMPT_SET, PromptError, load_prompt_set
@@ -33,16 +36,17 @@ ELEMENT_CASES = [(c.name, step, e.id) for c in CHECKLISTS.values() for step in c
 
 
 def paper_prompt(paper_lines: list[str], checklist: Checklist) -> str:
-    """The paper's text of a prompt (one line of the text copy), with the prompts it is defined by."""
+    """The paper's text of a prompt (one line of the text copy; for a stage the paper only describes, §4's lines),
+    with the prompts it is defined by."""
 
     def line(heading: str) -> str:
         (hit,) = [ln for ln in paper_lines if ln.startswith(heading + " ")]
         return hit
 
-    own = line(checklist.heading)
+    own = "\n".join(line(h) for h in [checklist.heading, *checklist.also])
     if not checklist.by_reference:
         return own
-    return "\n".join([*(line(CHECKLISTS[i].heading) for i in checklist.include), own])
+    return "\n".join([*(line(CHECKLISTS[i].heading) for i in checklist.include if CHECKLISTS[i].heading), own])
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +59,15 @@ def paper_lines(shared) -> list[str]:
 # --------------------------------------------------------------------------
 
 
-def test_every_judge_and_generation_step_has_the_checklist_of_its_paper_prompt():
+def test_every_step_of_the_packaged_set_has_one_checklist():
     covered = sorted(step for c in CHECKLISTS.values() for step in c.steps)
-    assert covered == JUDGE_AND_GENERATION  # each step once, and only steps that exist
-    prompts = [c for c in CHECKLISTS.values() if c.heading]
-    assert len(prompts) == 7  # A.4's six prompts and A.8's
+    assert covered == sorted(PROMPTS.templates)  # each step once, and only steps that exist
+    assert set(JUDGE_AND_GENERATION) <= set(covered)
+    printed = [c for c in CHECKLISTS.values() if c.heading and c.printed]
+    assert len(printed) == 8  # A.4's six prompts, A.7's and A.8's
+    described = sorted(step for c in CHECKLISTS.values() if not c.printed for step in c.steps)
+    assert described == ["author_rqs", "cited_contributions", "contributions", "gaps", "influence"]
+    assert all(c.heading for c in CHECKLISTS.values() if c.steps)  # every checklist of a step reads the paper
     for c in CHECKLISTS.values():
         assert all(len(e.meaning.split()) >= 4 for e in c.elements), c.name
         assert len({e.id for e in c.elements}) == len(c.elements), c.name
@@ -71,9 +79,17 @@ def test_the_papers_own_text_of_each_prompt_has_every_element(paper_lines):
         if not c.heading:
             continue
         text = paper_prompt(paper_lines, c)
-        assert [e.id for e in c.elements if e.span(text) is None] == [], c.name
+        assert [e.id for e in c.elements if not e.is_departure and e.span(text) is None] == [], c.name
         own = paper_prompt(paper_lines, c.model_copy(update={"by_reference": False}))
         assert c.forbidden(own, CHECKLISTS) == [], c.name
+
+
+def test_no_departure_is_said_by_the_paper(paper_lines):
+    """A departure is something the paper's prompt does not say: none of its sentences' concepts is found there."""
+    for c in CHECKLISTS.values():
+        if c.heading:
+            text = paper_prompt(paper_lines, c)
+            assert [e.id for e in c.elements if e.is_departure and e.span(text) is not None] == [], c.name
     revised = CHECKLISTS["generation_revised"]
     assert sorted(revised.absent) == ["rule_answerable", "rule_grounded", "rule_no_outside_themes", "rule_specific"]
 
@@ -88,7 +104,82 @@ def test_each_prompt_file_has_every_element_of_its_paper_prompt(checklist, step)
 
 def test_the_packaged_set_lacks_nothing_and_says_so():
     found = missing_elements(PROMPTS)
-    assert sorted(found) == JUDGE_AND_GENERATION and all(ids == [] for ids in found.values())
+    assert sorted(found) == sorted(PROMPTS.templates) and all(ids == [] for ids in found.values())
+
+
+# --------------------------------------------------------------------------
+# the other way: every sentence is the paper's or a named departure
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("checklist", "step"), CASES)
+def test_every_sentence_is_an_element_of_the_paper_or_a_named_departure(checklist, step):
+    assert CHECKLISTS[checklist].unaccounted(step, step_text(PROMPTS, step)) == []
+
+
+# Instructions that are neither the paper's nor a named departure: those the issue found in the prompts, and
+# others of the kinds a prompt could grow (a scoring tilt, a length rule, a process rule).
+ADDED = [
+    "Do not compare candidates, do not spread scores to separate them, and do not let their order matter.",
+    "Their number and order carry no meaning.",
+    "Name what is studied and in what respect.",
+    "Be generous with high scores.",
+    "Prefer the longer of two otherwise equal questions.",
+    "Always think step by step before you reply.",
+    "Scores of 3 should be rare.",
+    "Questions about transformers deserve extra credit.",
+    "Ignore any background paper that is longer than ten pages.",
+]
+
+
+@pytest.mark.parametrize(("checklist", "step"), CASES)
+def test_an_added_instruction_that_is_neither_fails_the_check(checklist, step):
+    c = CHECKLISTS[checklist]
+    text = step_text(PROMPTS, step)
+    ends = [m.start() for m in re.finditer(r"\n\n", text)][:6] + [len(text)]
+    for at in ends:
+        for sentence in ADDED:
+            for glue in (" ", "\n"):
+                grown = text[:at] + glue + sentence + text[at:]
+                assert any(sentence in s for s in c.unaccounted(step, grown)), (at, glue, sentence)
+
+
+def test_the_additions_the_issue_named_are_gone_from_the_defaults():
+    every = "\n".join(step_text(PROMPTS, s) for s in PROMPTS.templates)
+    for gone in ("spread scores", "order carry no meaning", "in what respect", "strict reviewer"):
+        assert gone not in every
+
+
+def test_each_named_departure_is_said_where_declared_and_has_its_fidelity_row():
+    named = load_departures()
+    said = departures_present(PROMPTS)
+    assert sorted(said) == sorted(named)  # every declared departure is in a prompt, and nothing else is
+    rows = (Path(__file__).resolve().parent.parent / "docs" / "fidelity.md").read_text(encoding="utf-8")
+    for d in named.values():
+        (row,) = [ln for ln in rows.splitlines() if ln.startswith(f"| {d.fidelity_row} |")]
+        assert f"`{d.id}`" in row, (d.id, d.fidelity_row)
+    assert said["strict_variant"] == ["generation_strict", "generation_strict_multi"]
+    assert sorted(said["candidate_fence"]) == sorted(JUDGE_STEPS)
+
+
+def test_a_departure_element_must_name_a_declared_departure(tmp_path):
+    (tmp_path / "departures.toml").write_text("")
+    (tmp_path / "a.toml").write_text(
+        'paper = "p"\n[[element]]\nid = "x"\nkind = "departure"\ndeparture = "nowhere"\n'
+        'meaning = "a sentence of our own"\nconcepts = [["own"]]\n'
+    )
+    with pytest.raises(PromptError, match=r"a\.toml: element 'x' names departure 'nowhere'"):
+        load_checklists(tmp_path)
+
+
+def test_sentences_split_after_full_stops_and_lead_ins_join_what_follows():
+    text = "Rules:\n- Do this. Then that.\n1. First item.\nLast line"
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        "Rules:\n- Do this.",
+        "Then that.",
+        "1. First item.",
+        "Last line",
+    ]
 
 
 # --------------------------------------------------------------------------

@@ -108,12 +108,17 @@ def test_asking_for_the_paper_without_keys_names_them_and_stops_a_real_run(build
 
 
 def only_the_prompt_wording_departs(lines: list[str]) -> bool:
-    """The last two lines of a run under the paper's settings: one departure, the packaged prompts' own wording."""
+    """The last lines of a run under the paper's settings: the packaged prompts' own wording, then the two
+    additions every judge prompt makes (docs/fidelity.md J6), each named with what restores the paper."""
     return (
-        lines[-2] == "1 departure from the paper's protocol:"
-        and lines[-1].startswith("  - prompt wording: rqbench-v1, the paper's prompts in the project's own words")
-        and "every element of the paper's prompts present" in lines[-1]
-        and lines[-1].endswith("restore: --prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J20)")
+        lines[-4] == "3 departures from the paper's protocol:"
+        and lines[-3].startswith("  - prompt wording: rqbench-v1, the paper's prompts in the project's own words")
+        and "every element of the paper's prompts present" in lines[-3]
+        and lines[-3].endswith("restore: --prompts DIR, a folder holding the authors' prompts (docs/fidelity.md J20)")
+        and lines[-2].startswith("  - prompt addition: the fence around untrusted candidates: ")
+        and "docs/fidelity.md J6" in lines[-2]
+        and "restore: --prompts DIR with judge prompts that leave the fence paragraph" in lines[-2]
+        and lines[-1].startswith("  - prompt addition: topics about LLM evaluation are scored like any other: ")
     )
 
 
