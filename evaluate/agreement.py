@@ -7,7 +7,11 @@ annotation records its candidate id and text hash). Human picks come from
 annotation CSV files (columns ``rq_id, evaluator, winner``, optionally
 ``candidate_id, candidate_hash``) or the Space's judgments. An LLM judge's pick
 is derived from its stored scores on that same pair: the GT's score against the
-shown RQ's score on one dimension; for source-boundedness lower wins.
+shown RQ's score on one dimension; for source-boundedness lower wins. The
+non-obviousness picks (Tables 5, 11) and the source-boundedness picks (Tables
+9, 12) each come from one judging setting, named apart: the paper does not say
+which setting its Table 9 used, so it is a choice (``source_bound_setting``,
+``--source-bound-setting``; comparative by default).
 Agreement between two evaluators is the share of their shared pairs with the
 same pick, with a cluster-bootstrap CI over source papers.
 """
@@ -34,6 +38,7 @@ WINNERS: tuple[str, ...] = ("gt", "model", "tie")
 REQUIRED_COLUMNS = ("rq_id", "evaluator", "winner")
 OPTIONAL_COLUMNS = ("group", "dimension", "notes", "candidate_id", "candidate_hash")
 AGREEMENT_BOOT = 1000
+SOURCE_BOUND_FLAG = "--source-bound-setting"
 
 
 class Annotation(Record):
@@ -492,7 +497,11 @@ class AgreementReport(BaseModel):
 
     model: str
     prompt_variant: str
-    setting: str
+    setting: str = Field(description="The judging the LLM non-obviousness picks (Tables 5, 11) come from.")
+    source_bound_setting: str = Field(
+        description="The judging the LLM source-boundedness picks (Tables 9, 12) come from (--source-bound-setting); "
+        "the paper does not say which."
+    )
     selection_rule: str
     instances: int
     matrix: AgreementMatrix
@@ -506,6 +515,7 @@ def agreement_report(
     results: Sequence[ResultsFile],
     *,
     setting: str = "comparative",
+    source_bound_setting: str = "comparative",
     options: ScoreOptions = ScoreOptions(),
     n_boot: int = AGREEMENT_BOOT,
     seed: int = 0,
@@ -513,14 +523,29 @@ def agreement_report(
     """Agreement among humans and LLM judges on the pairs the annotators saw, for one submission.
 
     ``results`` are the submission's files (both settings may be given: the
-    shown-pair rule reads the comparative ones); LLM picks come from the
-    ``setting`` files, on exactly the pairs annotated, so every win rate is over
-    the same sample. Human non-obviousness picks are also compared with the LLM
-    judges' source-boundedness picks on the same pairs (the paper's Table 9).
+    shown-pair rule reads the comparative ones); LLM non-obviousness picks come
+    from the ``setting`` files, on exactly the pairs annotated, so every win rate
+    is over the same sample. Human non-obviousness picks are also compared with
+    the LLM judges' source-boundedness picks on the same pairs (the paper's
+    Table 9); those picks come from the ``source_bound_setting`` files (the
+    paper does not say which setting; ``--source-bound-setting`` in the CLIs).
+    A setting whose results are missing is a ``ValueError`` naming it.
     """
+    for name, value in (("setting", setting), ("source_bound_setting", source_bound_setting)):
+        if value not in criteria.SETTINGS:
+            raise ValueError(
+                f"{name} {value!r} is not a judging setting; expected one of {', '.join(criteria.SETTINGS)}"
+            )
     used = [r for r in results if r.judge.setting == setting]
     if not used:
         raise ValueError(f"no {setting} results among the {len(results)} given; agreement uses {setting} judging")
+    sb_used = [r for r in results if r.judge.setting == source_bound_setting]
+    if not sb_used:
+        raise ValueError(
+            f"no {source_bound_setting} results among the {len(results)} given; the source-boundedness picks "
+            f"(Tables 9 and 12) use {source_bound_setting} judging ({SOURCE_BOUND_FLAG} {source_bound_setting}): "
+            f"give the submission's {source_bound_setting} results or choose another {SOURCE_BOUND_FLAG}"
+        )
     if not annotations:
         raise ValueError("no annotations given")
     annotated = {a.rq_id for a in annotations}
@@ -529,15 +554,21 @@ def agreement_report(
         raise ValueError(
             "no annotated rq_id appears in the results; are these the results of the annotated submission?"
         )
+    if not annotated & {i.rq_id for r in sb_used for i in r.instances}:
+        raise ValueError(
+            f"no annotated rq_id appears in the {source_bound_setting} results the source-boundedness picks use "
+            f"({SOURCE_BOUND_FLAG} {source_bound_setting})"
+        )
     pinned = pin_to_shown(annotations, results, options)
     human = [a for a in pinned if a.group == "human" and a.dimension == "non_obviousness"]
     llm_nonobv = llm_picks(used, pinned, dimension="non_obviousness", options=options)
-    llm_sb = llm_picks(used, pinned, dimension="source_bound_score", options=options)
+    llm_sb = llm_picks(sb_used, pinned, dimension="source_bound_score", options=options)
     picks = [*human, *[a for a in pinned if a.group == "llm" and a.dimension == "non_obviousness"], *llm_nonobv]
     return AgreementReport(
         model=used[0].submission.model,
         prompt_variant=used[0].submission.prompt_variant,
         setting=setting,
+        source_bound_setting=source_bound_setting,
         selection_rule=RULE_NAME,
         instances=len({p.rq_id for p in picks}),
         matrix=agreement_matrix(picks, n_boot=n_boot, seed=seed),

@@ -2,10 +2,12 @@
 
 Reads annotation files (rq_id, evaluator, winner, optionally candidate_id and
 candidate_hash: the model RQ the annotator saw), derives each LLM judge's pick
-from its stored comparative scores on that same pair, and writes the pairwise agreement
-matrix, the win rates per evaluator, the judges' source-boundedness picks and
-the human non-obviousness vs LLM source-boundedness agreement, each with
-cluster-bootstrap CIs, as Markdown/CSV/LaTeX tables plus ``agreement.json``.
+from its stored scores on that same pair (``--setting``, comparative by default), and writes the pairwise
+agreement matrix, the win rates per evaluator, the judges' source-boundedness picks
+(from ``--source-bound-setting``, by default the ``--setting`` above: the paper does not say
+which setting its Table 9 used) and the human non-obviousness vs LLM
+source-boundedness agreement, each with cluster-bootstrap CIs, as
+Markdown/CSV/LaTeX tables plus ``agreement.json`` (which records both settings).
 
 ``--examples FILE`` reads an expert-study file instead (the format of the
 paper's appendix A.6 samples, ``../shared/fixtures/paper_examples/expert_vs_llm.jsonl``),
@@ -19,7 +21,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from rqbench.evaluate.report_cli import add_score_options, demo_text, pick_submission, provenance_lines, score_options
+from rqbench.evaluate.report_cli import (
+    add_score_options,
+    add_source_bound_setting,
+    demo_text,
+    pick_submission,
+    provenance_lines,
+    score_options,
+)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -43,8 +52,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--setting",
         choices=["comparative", "standalone"],
         default="comparative",
-        help="which judging the LLM picks come from (default: comparative, as in the paper)",
+        help="which judging the LLM non-obviousness picks come from (default: comparative, as in the paper)",
     )
+    add_source_bound_setting(p)
     add_score_options(p)
 
 
@@ -69,7 +79,13 @@ def run(args: argparse.Namespace) -> int:
         results = load_results(args.results)
         files = pick_submission(results, args.model, args.variant)
         rep = agreement_report(
-            anns, files, setting=args.setting, options=score_options(args), n_boot=args.n_boot, seed=args.seed
+            anns,
+            files,
+            setting=args.setting,
+            source_bound_setting=args.source_bound_setting or args.setting,
+            options=score_options(args),
+            n_boot=args.n_boot,
+            seed=args.seed,
         )
     except (FileNotFoundError, ValueError) as exc:
         print(f"rqbench agreement: {exc}", file=sys.stderr)

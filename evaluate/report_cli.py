@@ -6,7 +6,9 @@ dataset revision the results name; the judge meta-evaluation, paired model-vs-mo
 the leaderboard reads), the clean-subset table (each model's figures over the papers after its
 knowledge cutoff), ``report.md`` (all tables in one page) and two PNGs.
 Semantic similarity (Table 6) needs the background papers' text
-(``--cited-papers``); agreement (Tables 5, 9, 11, 12) needs ``--annotations``.
+(``--cited-papers``); agreement (Tables 5, 9, 11, 12) needs ``--annotations``, and
+writes ``agreement.json`` too (``--source-bound-setting`` names the judging the
+Table 9 source-boundedness picks come from; the paper does not say).
 Where ``rqbench judge-board`` has run (``--judge-board DIR``, by default
 ``RQB_HOME/judge-board``), report.md ends with the judge board, its plot
 (``judge_board.png``) and ``judge_board.json``. Nothing here calls an LLM.
@@ -64,6 +66,18 @@ def add_score_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
+def add_source_bound_setting(p: argparse.ArgumentParser) -> None:
+    """The judging the Table 9 (12) source-boundedness picks come from, shared by ``report`` and ``agreement``."""
+    p.add_argument(
+        "--source-bound-setting",
+        choices=["comparative", "standalone"],
+        default=None,
+        help="which judging the LLM source-boundedness picks of the agreement tables (Tables 9, 12) come from; "
+        "the paper does not say (default: the setting of the non-obviousness picks, comparative unless "
+        "rqbench agreement is given --setting standalone)",
+    )
+
+
 def score_options(args: argparse.Namespace) -> ScoreOptions:
     return ScoreOptions(
         narrowness=NarrownessAggregation(args.narrowness),
@@ -91,6 +105,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--annotated-model", help="the submission the annotators compared with (needed if several)")
     p.add_argument("--annotated-variant", default=None, help="its prompt variant (original, revised, custom)")
+    add_source_bound_setting(p)
     p.add_argument("--cited-papers", type=Path, help="JSONL of CitedPaper records, for semantic similarity")
     p.add_argument(
         "--embedder",
@@ -374,7 +389,14 @@ def run(args: argparse.Namespace) -> int:
         files = pick_submission(each, args.annotated_model, args.annotated_variant)
         try:
             anns = read_annotation_files(args.annotations)
-            rep = agreement_report(anns, files, options=opts, n_boot=args.n_boot, seed=args.seed)
+            rep = agreement_report(
+                anns,
+                files,
+                source_bound_setting=args.source_bound_setting or "comparative",
+                options=opts,
+                n_boot=args.n_boot,
+                seed=args.seed,
+            )
         except (FileNotFoundError, ValueError) as exc:
             print(f"rqbench report: {exc}", file=sys.stderr)
             return 2
@@ -382,6 +404,8 @@ def run(args: argparse.Namespace) -> int:
         all_tables += tables.agreement_tables(
             rep, suffix=f"_{rep.prompt_variant}" if revised else "", paper=("11", "12") if revised else ("5", "9")
         )
+        # the structured record of the agreement tables, with the settings their picks come from
+        (out / "agreement.json").write_text(rep.model_dump_json(indent=1), encoding="utf-8")
     if args.cited_papers:
         sim = _similarity(each, args, opts)
         if sim is not None:

@@ -6,7 +6,8 @@ Markdown and LaTeX, in the paper's shape: "mean ± std", "win (tie)",
 CSV). Builders read ``SummaryRow``s and agreement/similarity/meta-eval records;
 they compute nothing new. A figure that lacks instances a judge's calls failed on
 carries ``UNJUDGED_MARK`` in its cell, and the table's caption says whose and how
-many; generation failures, counted as the paper counts them, are named too.
+many; generation failures, counted by the project's rule (the paper is silent on
+failures), are named too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, summary_rows
-from rqbench.evaluate.agreement import AgreementMatrix, AgreementReport, WinRateRow
+from rqbench.evaluate.agreement import SOURCE_BOUND_FLAG, AgreementMatrix, AgreementReport, WinRateRow
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, ReportTable, dimension
 from rqbench.evaluate.meta_eval import MetaEvalRow
@@ -415,8 +416,14 @@ def win_rate_table(rows: Sequence[WinRateRow], *, name: str, caption: str, paper
 
 
 def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str, str] = ("5", "9")) -> list[Table]:
-    """Tables 5(a,b) and 9(a,b) (or 11 and 12 for the revised prompt) for one annotated submission."""
-    who = f"{rep.model} ({rep.prompt_variant} prompt), {rep.instances} instances, {rep.setting} judging"
+    """Tables 5(a,b) and 9(a,b) (or 11 and 12 for the revised prompt) for one annotated submission.
+
+    The Table 9 (12) captions name the judging setting its source-boundedness picks come from
+    (``rep.source_bound_setting``, ``--source-bound-setting``), which the paper does not give.
+    """
+    base = f"{rep.model} ({rep.prompt_variant} prompt), {rep.instances} instances"
+    who = f"{base}, {rep.setting} judging"
+    sb = f"source-boundedness from {rep.source_bound_setting} judging ({SOURCE_BOUND_FLAG} {rep.source_bound_setting})"
     out = [
         agreement_matrix_table(
             rep.matrix,
@@ -436,7 +443,7 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
             rep.source_bound_win_rates,
             name=f"source_bound_win_rates{suffix}",
             paper_table=f"Table {paper[1]}(a)",
-            caption=f"Source-boundedness picks per LLM judge (the less source-bound RQ wins), %; {who}.",
+            caption=f"Source-boundedness picks per LLM judge (the less source-bound RQ wins), %; {base}, {sb}.",
         ),
     ]
     if rep.nonobv_vs_source_bound is not None:
@@ -446,7 +453,7 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
                 name=f"nonobv_vs_source_bound{suffix}",
                 paper_table=f"Table {paper[1]}(b)",
                 caption=f"Agreement % between human non-obviousness picks (rows) and LLM source-boundedness picks "
-                f"(columns); {who}.",
+                f"(columns); {base}, {sb}.",
             )
         )
     return out

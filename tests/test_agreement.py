@@ -198,3 +198,85 @@ def test_agreement_report_needs_matching_results(tmp_path):
         agreement_report(anns, [gem])
     with pytest.raises(ValueError, match="no standalone results"):
         agreement_report(anns, [gem], setting="standalone")
+
+
+# Table 9's source-boundedness picks come from a named setting (--source-bound-setting): the paper does not say
+# which. Per instance, (GT, m0) source-boundedness in each setting; m0 is the RQ shown (the highest
+# non-obviousness, 3 against the GT's 1 in both settings), and m1..m4 are the least source-bound (0), so a pick
+# made on any other RQ than the shown one would differ. Lower wins.
+SB_BY_SETTING = {
+    "comparative": [(0, 1), (1, 0), (1, 1), (2, 3)],  # gt, model, tie, gt
+    "standalone": [(1, 0), (1, 1), (2, 0), (3, 1)],  # model, tie, model, model
+}
+SB_PICKS = {"comparative": ["gt", "model", "tie", "gt"], "standalone": ["model", "tie", "model", "model"]}
+
+
+def _setting_results(setting, label="gem"):
+    insts = []
+    for rq, (gs, ms) in zip(IDS, SB_BY_SETTING[setting]):
+        model = [cand("m0", (1, 1, 3), sb=ms)] + [cand(f"m{i}", (1, 1, 0), sb=0) for i in range(1, 5)]
+        insts.append(instance(rq, cand("gt", (1, 1, 1), sb=gs), model))
+    return results(insts, label=label, setting=setting)
+
+
+def _sb_annotations():
+    """expert-1 picks GT, model, model, GT; two mirrors pick exactly the hand-computed picks of one setting."""
+    anns = [Annotation(rq_id=rq, evaluator="expert-1", winner=w) for rq, w in zip(IDS, ["gt", "model", "model", "gt"])]
+    for setting, picks in SB_PICKS.items():
+        anns += [Annotation(rq_id=rq, evaluator=f"mirror-{setting}", winner=w) for rq, w in zip(IDS, picks)]
+    return anns
+
+
+@pytest.mark.parametrize("setting", ["comparative", "standalone"])
+def test_source_bound_picks_come_from_the_named_setting(setting):
+    made = [_setting_results("comparative"), _setting_results("standalone")]
+    # the picks themselves, by hand: each setting's (GT, m0) pair, lower wins
+    shown = pin_to_shown(_sb_annotations(), made)
+    assert {a.candidate_id for a in shown} == {"m0"}
+    (one,) = [r for r in made if r.judge.setting == setting]
+    picks = llm_picks([one], shown, dimension="source_bound_score")
+    assert {p.rq_id: p.winner for p in picks} == dict(zip(IDS, SB_PICKS[setting]))
+    # the report takes them from the setting named, and records it
+    rep = agreement_report(_sb_annotations(), made, source_bound_setting=setting, n_boot=50)
+    assert rep.setting == "comparative" and rep.source_bound_setting == setting
+    assert '"source_bound_setting":"' + setting + '"' in rep.model_dump_json()
+    (gem,) = rep.source_bound_win_rates
+    want = SB_PICKS[setting]
+    assert (gem.gt.value, gem.model.value, gem.tie.value) == tuple(want.count(w) / 4 for w in ("gt", "model", "tie"))
+    cross = rep.nonobv_vs_source_bound
+    other = "standalone" if setting == "comparative" else "comparative"
+    assert cross.get(f"mirror-{setting}", "gem").value == 1.0  # every pick is the hand-computed one
+    assert cross.get(f"mirror-{other}", "gem").value < 1.0
+    # expert-1 (gt, model, model, gt) against comparative (gt, model, tie, gt): 3 of 4; standalone: 1 of 4
+    assert cross.get("expert-1", "gem").value == {"comparative": 0.75, "standalone": 0.25}[setting]
+    # the non-obviousness picks keep their own setting (comparative): the model wins everywhere, in both reports
+    assert {r.evaluator: r.model.value for r in rep.win_rates if r.group == "llm"} == {"gem": 1.0}
+
+
+def test_the_source_bound_setting_defaults_to_comparative_and_a_missing_one_is_named():
+    made = [_setting_results("comparative"), _setting_results("standalone")]
+    default = agreement_report(_sb_annotations(), made, n_boot=50)
+    named = agreement_report(_sb_annotations(), made, source_bound_setting="comparative", n_boot=50)
+    assert default.source_bound_setting == "comparative"
+    assert default.model_dump() == named.model_dump()
+    only_comparative = [_setting_results("comparative")]
+    with pytest.raises(ValueError, match=r"no standalone results .*--source-bound-setting standalone"):
+        agreement_report(_sb_annotations(), only_comparative, source_bound_setting="standalone")
+    with pytest.raises(ValueError, match=r"source_bound_setting 'both' is not a judging setting"):
+        agreement_report(_sb_annotations(), made, source_bound_setting="both")
+
+
+def test_table_9_captions_name_the_source_bound_setting():
+    from rqbench.evaluate.tables import agreement_tables
+
+    made = [_setting_results("comparative"), _setting_results("standalone")]
+    for setting in ("comparative", "standalone"):
+        rep = agreement_report(_sb_annotations(), made, source_bound_setting=setting, n_boot=20)
+        tables = {t.paper_table: t for t in agreement_tables(rep)}
+        named = f"source-boundedness from {setting} judging (--source-bound-setting {setting})"
+        assert named in tables["Table 9(a)"].caption and named in tables["Table 9(b)"].caption
+        # Table 5 names the setting of its own picks, and not the source-boundedness one
+        assert "comparative judging" in tables["Table 5(a)"].caption
+        assert "source-bound-setting" not in tables["Table 5(a)"].caption + tables["Table 5(b)"].caption
+        (row,) = [r for r in tables["Table 9(a)"].data.itertuples() if r.column == "model"]
+        assert row.value == SB_PICKS[setting].count("model") / 4

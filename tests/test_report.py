@@ -495,3 +495,77 @@ def test_the_clean_subset_table(tmp_path, capsys):
     assert (got[(key, "clean_instances")], got[(key, "instances_covered")], got[(key, "undated")]) == (2, 4, 1)
     assert "Post-cutoff (clean) figures" in (out / "report.md").read_text()
     assert "\\begin{tabular}" in (out / "clean_subset.tex").read_text()
+
+
+# --source-bound-setting: which judging Table 9's source-boundedness picks come from (the paper does not say).
+# One submission, one judge, both settings; m0 is the RQ shown (non-obviousness 3 against the GT's 1), m1..m4 are
+# the least source-bound. Per instance (GT, m0) source-boundedness, lower wins.
+SB_IDS = RQ_IDS[:4]
+SB_BY_SETTING = {"comparative": [(0, 1), (1, 0), (1, 1), (2, 3)], "standalone": [(1, 0), (1, 1), (2, 0), (3, 1)]}
+SB_PICKS = {"comparative": ["gt", "model", "tie", "gt"], "standalone": ["model", "tie", "model", "model"]}
+
+
+def _write_sb_results(folder, settings=("comparative", "standalone")):
+    folder.mkdir(parents=True, exist_ok=True)
+    for setting in settings:
+        insts = []
+        for rq, (gs, ms) in zip(SB_IDS, SB_BY_SETTING[setting]):
+            model = [cand("m0", (1, 1, 3), sb=ms)] + [cand(f"m{i}", (1, 1, 0), sb=0) for i in range(1, 5)]
+            insts.append(instance(rq, cand("gt", (1, 1, 1), sb=gs), model))
+        r = results(insts, judge_model=JUDGES[0][0], label=JUDGES[0][1], setting=setting, expected=4)
+        (folder / f"gpt-{setting}.json").write_text(r.model_dump_json())
+
+
+def _sb_annotations(path):
+    path.write_text(
+        "rq_id,evaluator,winner\n"
+        + "".join(f"{rq},expert-1,{w}\n" for rq, w in zip(SB_IDS, ["gt", "model", "model", "gt"]))
+    )
+    return path
+
+
+@pytest.mark.parametrize("command", ["agreement", "report"])
+@pytest.mark.parametrize("setting", [None, "comparative", "standalone"])
+def test_the_source_bound_setting_is_chosen_recorded_and_named_in_the_table_9_captions(
+    tmp_path, capsys, command, setting
+):
+    res = tmp_path / "results"
+    _write_sb_results(res)
+    ann = _sb_annotations(tmp_path / "ann.csv")
+    out = tmp_path / "out"
+    if command == "agreement":
+        argv = ["agreement", "--annotations", str(ann), "--results", str(res), "--out", str(out)]
+    else:
+        argv = ["report", str(res), "--out", str(out), "--annotations", str(ann)]
+    flag = [] if setting is None else ["--source-bound-setting", setting]
+    assert main([*argv, *flag, "--n-boot", "50"]) == 0, capsys.readouterr().err
+    used = setting or "comparative"  # the default keeps today's tables
+    rep = json.loads((out / "agreement.json").read_text())
+    assert rep["setting"] == "comparative" and rep["source_bound_setting"] == used
+    (row,) = rep["source_bound_win_rates"]
+    assert [row[w]["value"] for w in ("gt", "model", "tie")] == [
+        SB_PICKS[used].count(w) / 4 for w in ("gt", "model", "tie")
+    ]
+    # expert-1 (gt, model, model, gt) against the judge's picks: comparative 3 of 4 the same, standalone 1 of 4
+    (cell,) = rep["nonobv_vs_source_bound"]["cells"]
+    assert cell["estimate"]["value"] == {"comparative": 0.75, "standalone": 0.25}[used]
+    named = f"source-boundedness from {used} judging (--source-bound-setting {used})"
+    for stem in ("source_bound_win_rates", "nonobv_vs_source_bound"):
+        assert named in (out / f"{stem}.md").read_text(), stem
+        assert named in (out / f"{stem}.tex").read_text(), stem
+
+
+@pytest.mark.parametrize("command", ["agreement", "report"])
+def test_a_source_bound_setting_without_results_is_named_with_its_flag(tmp_path, capsys, command):
+    res = tmp_path / "results"
+    _write_sb_results(res, settings=("comparative",))
+    ann = _sb_annotations(tmp_path / "ann.csv")
+    out = tmp_path / "out"
+    if command == "agreement":
+        argv = ["agreement", "--annotations", str(ann), "--results", str(res), "--out", str(out)]
+    else:
+        argv = ["report", str(res), "--out", str(out), "--annotations", str(ann)]
+    assert main([*argv, "--source-bound-setting", "standalone", "--n-boot", "20"]) == 2
+    err = capsys.readouterr().err
+    assert f"rqbench {command}: no standalone results among the 1 given" in err
+    assert "use standalone judging (--source-bound-setting standalone)" in err
