@@ -6,7 +6,7 @@ to be charged to someone:
 - the **model's** failure: no valid generation for an instance (the results hold
   the GT only, with ``generation_failed: ...``; an rq_id missing from a partial
   submission is written that way too), or fewer than five RQs in an instance.
-  Under the paper's accounting such an instance is a loss with the scale's worst
+  Under the default accounting (`paper`: every instance counted, the paper's denominator; what a failure scores is the project's rule, the paper being silent) such an instance is a loss with the scale's worst
   Best@5, and a missing RQ scores the worst (``metrics.FailureAccounting``);
 - the **judge's** failure: a call of a criterion that failed after its re-ask (its
   raw reply kept with the error), or a candidate left without the criterion's

@@ -97,8 +97,8 @@ def describe_combine_rule(rule: CombineRule | str, judges: Sequence[str] = ()) -
 class FailureAccounting(str, enum.Enum):
     """Whose failure a missing score is, and what it does to a figure (docs/metrics.md, "Failure accounting").
 
-    paper (default): every instance of the release counts, as the paper's rates do. A model's failure counts
-        against the model: an instance with no valid generation is a loss with the scale's worst Best@5, and a
+    paper (default): every instance of the release counts, as the paper's rates do. The rest is the project's rule
+        (the paper says nothing about failures): a model's failure counts against the model: an instance with no valid generation is a loss with the scale's worst Best@5, and a
         candidate missing from an instance scores the scale's worst on each dimension. A judge's failure (a call
         that failed after its re-ask, a candidate left without its score) leaves the instance unjudged for that
         criterion: out of the criterion's model figures, and counted on the row, which is marked incomplete.
@@ -112,9 +112,9 @@ class FailureAccounting(str, enum.Enum):
 
 _FAILURES_TEXT = {
     FailureAccounting.paper: (
-        "failures counted as the paper counts them: an instance with no valid generation is a loss with the "
-        "scale's worst Best@5, a missing RQ scores the worst, and an instance a judge's call failed on is left out "
-        "and counted"
+        "failures counted by the project's rule (the paper is silent): an instance with no valid generation is a "
+        "loss with the scale's worst Best@5, a missing RQ scores the worst, and an instance a judge's call failed "
+        "on is left out and counted"
     ),
     FailureAccounting.conditional: (
         "conditional figures: over the instances and RQs that were scored; instances with no valid generation "
@@ -212,7 +212,7 @@ class MetricSpec:
     ) -> np.ndarray:
         """The per-instance values (NaN = none): ``fn``'s, or the GT's own for the reference row.
 
-        ``no_generation`` (one bool per instance, given under the paper's accounting) marks the instances with
+        ``no_generation`` (one bool per instance, given under the default ``paper`` accounting) marks the instances with
         no valid generation; they take the figure's ``no_generation`` value.
         """
         if reference:
@@ -250,7 +250,7 @@ def best_of_five(dimension: str, label: str, higher_is_better: bool, worst: floa
 def pass_rates(dimension: str, label: str, higher_is_better: bool) -> tuple[MetricSpec, ...]:
     """Pass@5 win, tie and lose rates on one dimension: Best@5 against the GT, one verdict per instance.
 
-    An instance with no valid generation is a loss (paper accounting): win 0, tie 0, lose 1.
+    An instance with no valid generation is a loss (the project's rule under the default ``paper`` accounting): win 0, tie 0, lose 1.
     """
 
     def rate(outcome: Verdict) -> MetricSpec:

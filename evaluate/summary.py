@@ -6,7 +6,7 @@ judges scored it, a ``combined`` row per (submission, setting) under the combine
 rule (``metrics.describe_combine_rule``), optionally split by sub-field, plus author-anchored
 reference rows (the GT's own standalone means). Each figure carries a cluster
 bootstrap CI over source papers, and failures enter it as ``ScoreOptions.failures``
-says (the paper's accounting by default: docs/metrics.md); each figure counts the
+says (by default every instance of the release, with the project's rule for failures: docs/metrics.md); each figure counts the
 instances a judge left unjudged, and each row's provenance says how many of the
 revision's instances were scored, which failed generation, which a judge left
 unjudged, and the paper's rules each judge had applied. Reading files lives at the edge

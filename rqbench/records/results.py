@@ -100,7 +100,8 @@ class InstanceResult(Record):
 
 
 class Coverage(Record):
-    """What a results file scored, counted as the paper counts (``rqbench.evaluate.accounting``).
+    """What a results file scored, failures counted by the project's rule (the paper is silent on failures;
+    ``rqbench.evaluate.accounting``).
 
     Derived from the instances and written with the file, so a reader sees the count without recomputing it.
     """
