@@ -150,9 +150,17 @@ _INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u
 )
 
 
+# What a public name (a model's, a user's) may hold besides letters, combining marks and digits of any script and the
+# plain space: the punctuation model ids and settings use (``org/model-3.1``, ``local@temperature=0.8``,
+# ``name (revised)``). Markup and quoting characters (< > & " ` { } | \ and the rest) are refused: a name is shown on
+# every page, and a name that looks like markup is a probe, never a model (docs/space.md, "Names").
+NAME_PUNCTUATION = frozenset("-_.,:;/@+=#()[]'~!")
+
+
 def name_problem(text: str, *, what: str, max_chars: int) -> str | None:
     """Why ``text`` cannot be a public name (a model's or a user's): empty, longer than ``max_chars``, an
-    invisible, bidirectional-control, control or unassigned character, or a space other than U+0020; or None.
+    invisible, bidirectional-control, control or unassigned character, a space other than U+0020, or a character
+    outside letters, marks, digits, the space and ``NAME_PUNCTUATION``; or None.
     """
     if not text.strip():
         return f"the {what} is empty"
@@ -170,6 +178,13 @@ def name_problem(text: str, *, what: str, max_chars: int) -> str | None:
             if why:
                 break
     if why is None:
+        for i, c in enumerate(text):
+            if c != " " and c not in NAME_PUNCTUATION and unicodedata.category(c)[0] not in "LMN":
+                allowed = " ".join(sorted(NAME_PUNCTUATION))
+                return (
+                    f"the {what} contains {c!r} at position {i + 1}; a name holds letters, digits, spaces and "
+                    f"{allowed} only"
+                )
         return None
     return f"the {what} contains {why}; use visible letters, digits and punctuation only"
 

@@ -205,7 +205,9 @@ def test_the_daily_limit_says_whose_it_is(tmp_path, stores, clock):
     assert "per Hugging Face account" in out.errors[0]
 
 
-@pytest.mark.parametrize("name", ["bob\ud800", "bob\x00", "bob\u200b", "\u202eevil", "   ", "x" * 81])
+@pytest.mark.parametrize(
+    "name", ["bob\ud800", "bob\x00", "bob\u200b", "\u202eevil", "   ", "x" * 81, "x<img src=x onerror=alert(1)>", "a&b"]
+)
 def test_a_name_that_cannot_be_stored_gets_a_message(tmp_path, flow, stores, name):
     out = flow.submit(write_submission(tmp_path / "a.jsonl"), Submitter(name))
     assert not out.accepted and stores.requests.all() == [] and stores.submissions.repo.list() == []
@@ -494,6 +496,16 @@ def test_a_look_alike_model_name_belongs_to_the_first_account(tmp_path, flow, cl
     assert not taken.accepted and "belongs to another account" in taken.errors[0], taken.errors
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["openai/gpt-5.5", "local@temperature=0.8", "gemini-3.1-pro (revised)", "Jürgen's Model", "张伟/模型-2", "m_v2#3"],
+)
+def test_honest_names_in_any_script_pass_the_name_rule(name):
+    from rqbench.space.safety import name_problem
+
+    assert name_problem(name, what="model name", max_chars=100) is None
+
+
 def test_distinct_model_names_stay_distinct():
     from rqbench.space.submit import model_key
 
@@ -513,6 +525,9 @@ def test_distinct_model_names_stay_distinct():
         (" Acme/Model-X", "starts or ends with a space"),
         ("A" * 101, "101 characters long; at most 100"),
         ("A" * 10_000, "10,000 characters long"),
+        ("x<img src=x onerror=alert(1)>", "contains '<' at position 2"),
+        ('Acme/"Model"', "contains '\"' at position 6"),
+        ("Acme/{{model}}", "contains '{' at position 6"),
     ],
 )
 def test_a_model_name_that_could_deceive_or_overflow_the_page_is_refused(tmp_path, flow, stores, name, why):
