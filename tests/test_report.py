@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+from pathlib import Path
 
 import pytest
 from results_factory import cand, instance, results
@@ -524,19 +525,22 @@ def _sb_annotations(path):
     return path
 
 
+def _sb_argv(tmp_path, command: str, **results_kw) -> tuple[list[str], Path]:
+    """The command line of ``rqbench agreement`` or ``rqbench report --annotations`` over the Table 9 fixtures."""
+    res, out = tmp_path / "results", tmp_path / "out"
+    _write_sb_results(res, **results_kw)
+    ann = _sb_annotations(tmp_path / "ann.csv")
+    if command == "agreement":
+        return ["agreement", "--annotations", str(ann), "--results", str(res), "--out", str(out)], out
+    return ["report", str(res), "--out", str(out), "--annotations", str(ann)], out
+
+
 @pytest.mark.parametrize("command", ["agreement", "report"])
 @pytest.mark.parametrize("setting", [None, "comparative", "standalone"])
 def test_the_source_bound_setting_is_chosen_recorded_and_named_in_the_table_9_captions(
     tmp_path, capsys, command, setting
 ):
-    res = tmp_path / "results"
-    _write_sb_results(res)
-    ann = _sb_annotations(tmp_path / "ann.csv")
-    out = tmp_path / "out"
-    if command == "agreement":
-        argv = ["agreement", "--annotations", str(ann), "--results", str(res), "--out", str(out)]
-    else:
-        argv = ["report", str(res), "--out", str(out), "--annotations", str(ann)]
+    argv, out = _sb_argv(tmp_path, command)
     flag = [] if setting is None else ["--source-bound-setting", setting]
     assert main([*argv, *flag, "--n-boot", "50"]) == 0, capsys.readouterr().err
     used = setting or "comparative"  # the default keeps today's tables
@@ -557,14 +561,7 @@ def test_the_source_bound_setting_is_chosen_recorded_and_named_in_the_table_9_ca
 
 @pytest.mark.parametrize("command", ["agreement", "report"])
 def test_a_source_bound_setting_without_results_is_named_with_its_flag(tmp_path, capsys, command):
-    res = tmp_path / "results"
-    _write_sb_results(res, settings=("comparative",))
-    ann = _sb_annotations(tmp_path / "ann.csv")
-    out = tmp_path / "out"
-    if command == "agreement":
-        argv = ["agreement", "--annotations", str(ann), "--results", str(res), "--out", str(out)]
-    else:
-        argv = ["report", str(res), "--out", str(out), "--annotations", str(ann)]
+    argv, _ = _sb_argv(tmp_path, command, settings=("comparative",))
     assert main([*argv, "--source-bound-setting", "standalone", "--n-boot", "20"]) == 2
     err = capsys.readouterr().err
     assert f"rqbench {command}: no standalone results among the 1 given" in err
