@@ -224,9 +224,19 @@ def test_b2_the_online_filter_ranks_before_it_knows_which_papers_have_latex(monk
         assert seen == {"2501.00001": assumed}  # online: assumed to have LaTeX before it is known (the deviation)
 
 
-def test_b12_author_rqs_one_to_four_asked_six_allowed_linked_only_to_keys_with_gaps(shared):
+def test_b12_author_rqs_one_to_four_asked_six_allowed_linked_only_to_keys_with_gaps(shared, monkeypatch):
+    import asyncio
+
+    from pydantic import ValidationError
+
+    from rqbench.builder import author_rqs
     from rqbench.builder.author_rqs import reply_model_for
+    from rqbench.builder.contributions import ContributionsResult
+    from rqbench.builder.gaps import CitationGaps, GapsResult
+    from rqbench.builder.input_stages import SourcedPaper
+    from rqbench.builder.llm_stage import LLMStageSettings
     from rqbench.prompts import load_prompt_set
+    from rqbench.records import AuthorRQsReply, ParsedPaper, SourcePaper
 
     prompt = load_prompt_set()["author_rqs"].system
     assert "between one and four questions" in prompt
@@ -239,12 +249,63 @@ def test_b12_author_rqs_one_to_four_asked_six_allowed_linked_only_to_keys_with_g
     paper = (shared / "reference" / "rq-bench-paper.txt").read_text(encoding="utf-8")
     assert "1,434 research questions grounded in 746" in paper
     assert round(1434 / 746, 1) == 1.9
+    # write_rqs offers only the keys that have gaps, and drops a link to any other key
+    pid = "2501.00001"
+    asked = {}
+    question = "How does block routing change accuracy on inputs longer than the training length?"
+
+    async def ask_gated(llm, settings, reply_model, variables):
+        asked["model"], asked["keys"] = reply_model, variables["keys"]
+        return AuthorRQsReply.model_validate(
+            {"research_questions": [{"question": question, "cited_keys": ["a", "z"]}]}
+        ), "m"
+
+    monkeypatch.setattr(author_rqs, "ask_gated", ask_gated)
+    gap = "The cited model is evaluated only on inputs of its training length."
+    item = {
+        "filter": SourcedPaper(arxiv_id=pid, paper=SourcePaper(arxiv_id=pid, title="P", primary_category="cs.CL")),
+        "parse": ParsedPaper(arxiv_id=pid, sections=[], bibliography=[], cited_works=[], main_file="main.tex"),
+        "contributions": ContributionsResult(
+            arxiv_id=pid,
+            problem_statement="Sparse attention models lose accuracy on inputs longer than those seen in training.",
+            main_idea_headline="Length-robust sparse attention.",
+            novelty_type="new_method",
+            ideas=["Route tokens by learned block scores."],
+            contributions=["A routing rule that keeps accuracy at eight times the training length."],
+            model="m",
+        ),
+        "gaps": GapsResult(
+            arxiv_id=pid, per_citation=[CitationGaps(key="a", gaps=[gap]), CitationGaps(key="z", gaps=[])]
+        ),
+    }
+    settings = LLMStageSettings(step="author_rqs", model="gemini/gemini-3.1-pro", max_tokens=None)
+    (out,) = asyncio.run(author_rqs.write_rqs(item, None, settings=settings))
+    assert asked["keys"] == "a"  # "z" has no gap, so it is neither listed in the prompt nor allowed by the schema
+    one = {"question": question, "cited_keys": ["a"]}
+    asked["model"].model_validate({"research_questions": [one]})
+    with pytest.raises(ValidationError):
+        asked["model"].model_validate({"research_questions": [{**one, "cited_keys": ["z"]}]})
+    assert [rq.cited_keys for rq in out.rqs] == [["a"]] and out.dropped_keys == ["z"]
 
 
-def test_b13_full_text_means_at_least_200_characters_of_body():
-    from rqbench.builder.cited_text import CitedTextSettings
+def test_b13_full_text_means_at_least_200_characters_of_body(tmp_path, monkeypatch):
+    from rqbench.builder import cited_text, parse
+    from rqbench.builder.cited_lookup import LocalMatch
+    from rqbench.builder.cited_text import CitedTextSettings, text_for
+    from rqbench.records import BibEntry, SectionText, TextLevel
 
     assert CitedTextSettings.model_fields["min_section_chars"].default == 200
+    # a cited work whose LaTeX parses to a body of n characters: full text from 200 on, not at 199
+    match = LocalMatch(folder=tmp_path, arxiv_id=None, title="Cited", how="local_title_exact", matched=tmp_path.name)
+    monkeypatch.setattr(cited_text, "_local", lambda *a, **kw: match)
+    bib = BibEntry(key="k", title="Cited")
+    levels = {}
+    for n in (199, 200):
+        monkeypatch.setattr(
+            parse, "parse_sections", lambda folder, n=n, **kw: [SectionText(section="Intro", text="x" * n)]
+        )
+        levels[n] = text_for("k", bib, "2501.00001", CitedTextSettings()).paper.text_level
+    assert levels == {199: TextLevel.title, 200: TextLevel.full}
 
 
 def test_b14_an_rq_is_dropped_only_when_none_of_its_linked_papers_has_text():
@@ -678,7 +739,9 @@ def test_j11_narrowness_extras_are_three_flags_two_scopes_two_reasons():
         "short_reason_diagnostic": "It asks for a method.",
     }
     NarrownessScore.model_validate(ok)
-    for bad in ({"main_object_in_source": 2}, {"source_bound_scope": "strongly_source_bound"}):
+    flags = ("mentions_source_specific_name", "main_object_in_source", "introduces_new_mechanism")
+    scopes = ({"source_bound_scope": "strongly_source_bound"}, {"diagnostic_scope": "diagnostic"})
+    for bad in (*({f: 2} for f in flags), *scopes):
         with pytest.raises(ValidationError):
             NarrownessScore.model_validate({**ok, **bad})
 
