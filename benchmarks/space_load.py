@@ -12,7 +12,7 @@ stream ``GET /gradio_api/queue/data``); each visit is what a person does:
   input's change, not on load);
 - ``browse``: an RQ picked on the Browse tab (the RQ picker's change events), the opening RQ then another
   of the same paper (the picker's choices);
-- ``filter``: two model searches typed into the leaderboard (the search box's input event);
+- ``filter``: two model searches typed into the leaderboard (the search box's change event);
 - ``plots``: the Plots tab opened (its select event draws both figures for the combined judge);
 - ``judges``: the Judges tab opened, where the page has one.
 
@@ -184,7 +184,7 @@ class Plan:
         events = {
             "page_load": triggered(None, "load"),
             "browse": triggered("br-rq", "change"),
-            "filter": triggered("lb-search", "input"),
+            "filter": triggered("lb-search", "change"),
             "plots": triggered("tab-plots", "select"),
             "judges": triggered("tab-judges", "select"),
         }

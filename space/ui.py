@@ -198,6 +198,9 @@ HEADER = (
 )
 
 
+UNKNOWN_RQ = "This benchmark has no RQ {rq_id!r}: the link may be from another release. Browse shows its first RQ."
+
+
 def build_app(config: SpaceConfig) -> gr.Blocks:
     """The whole Space as one Blocks object: the tabs (``rqbench.space.tabs``), then the events that span them."""
     data = SpaceData(config)
@@ -206,9 +209,9 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         gr.Markdown(f"# {config.title}\n{HEADER}")
         if config.on_hub:
             gr.LoginButton()
-        with gr.Tabs(elem_id="tabs") as strip:  # the first tab opens: the expert study when its file is found
-            study_note = tabs.expert_study.build(config)
+        with gr.Tabs(elem_id="tabs") as strip:  # the first tab opens: the leaderboard, what most visitors came for
             board = tabs.leaderboard.build(data)
+            study_note = tabs.expert_study.build(config)
             judges = tabs.judges.build(data)
             browser = tabs.browse.build(config, data)
             charts = tabs.plots.build(data)
@@ -247,8 +250,8 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         def page_reply(view: tuple, rq_id: str | None, tab: str | None, requests: list) -> tuple:
             base = reload_all(*view)
             link = browser.deep_link(rq_id)
-            tab = "browse" if link is not None else tab
-            if link is None and tab == "browse":
+            tab = "browse" if link is not None or rq_id else tab
+            if link is None and tab == "browse":  # an unknown ?rq_id= opens Browse on its first RQ, and says so
                 link = browser.opening()
             pickers = link if link is not None else (gr.skip(), gr.skip(), gr.skip())
             selected = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
@@ -269,6 +272,8 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             view = (q, js, ss, vs, ts, gs, ci, by, asc, cl, run, page)
             params = request.query_params if request is not None else {}
             rq_id, tab = params.get("rq_id"), params.get("tab")
+            if rq_id and browser.deep_link(rq_id) is None:
+                gr.Warning(UNKNOWN_RQ.format(rq_id=rq_id[:80]))
             version = data.version  # before the data (see the leaderboard tab)
             try:
                 read, (requests, _) = data.requests.stamped()

@@ -258,17 +258,19 @@ def no_horizontal_scroll(pg, elem_id: str) -> bool:
                                   return w !== null && w.scrollWidth <= w.clientWidth + 1; }}""")
 
 
-def test_the_page_opens_on_the_expert_study(space, page, test_output_dir):
-    """Item 2: the paper's ten samples, side by side with four verdicts, and the agreement matrix."""
+def test_the_page_opens_on_the_leaderboard_and_the_expert_study_is_one_tab_away(space, page, test_output_dir):
+    """Item 2: the paper's ten samples, side by side with four verdicts, and the agreement matrix; the page itself
+    opens on the leaderboard, what most visitors came for."""
     if space.study is None:
         pytest.skip("../shared/fixtures/paper_examples/expert_vs_llm.jsonl is not beside this checkout")
     from rqbench.evaluate.agreement import agreement_matrix, expert_sample_picks, read_expert_samples
 
     page.goto(space.url)
+    assert page.get_by_role("tab").first.inner_text().strip() == "Leaderboard"  # the first tab
+    assert page.get_by_role("tab", name="Leaderboard").get_attribute("aria-selected") == "true"
+    open_tab(page, "Expert study")
     samples = page.locator("#es-samples")
     samples.locator("tbody tr").first.wait_for()
-    assert page.get_by_role("tab", name="Expert study").get_attribute("aria-selected") == "true"
-    assert page.get_by_role("tab").first.inner_text().strip() == "Expert study"  # the first tab
     assert "RQ-Bench" in page.locator("#tab-expert-study").inner_text()  # the paragraph of context
     study = read_expert_samples(space.study)
     assert samples.locator("tbody tr").count() == len(study) == 10
@@ -317,6 +319,42 @@ def test_leaderboard_shows_rows_filters_and_sorts(space, page, test_output_dir):
     while set(column_values(page, "leaderboard-table", 0)) != {"model-a"} and time.monotonic() < deadline:
         time.sleep(0.3)
     assert set(column_values(page, "leaderboard-table", 0)) == {"model-a"}
+    assert page.errors == []
+
+
+def _models_become(pg, want: set[str], timeout_s: float = 20) -> set[str]:
+    deadline = time.monotonic() + timeout_s
+    while (shown := set(column_values(pg, "leaderboard-table", 0))) != want and time.monotonic() < deadline:
+        time.sleep(0.3)
+    return shown
+
+
+def test_the_search_box_redraws_on_every_edit_and_cuts_a_long_paste(space, page, test_output_dir):
+    """Issue 36: deleting, clearing and pasting redraw the table (the box's input event missed them)."""
+    open_board(page, space.url)
+    every = set(column_values(page, "leaderboard-table", 0))
+    box = page.locator("#lb-search textarea, #lb-search input").first
+    box.click()
+    box.type("model-a")
+    assert _models_become(page, {"model-a"}) == {"model-a"}
+    box.press("Control+a")
+    box.press("Delete")  # a cleared box shows every row again
+    assert _models_become(page, every) == every
+    box.type("zzz")
+    page.get_by_text("No results match these filters").first.wait_for()
+    for _ in range(3):
+        box.press("Backspace")
+    assert _models_become(page, every) == every
+    # a paste: set the text as a clipboard paste would, with the input event a paste fires
+    box.evaluate("(e, t) => { e.value = t; e.dispatchEvent(new Event('input', {bubbles: true})); }", "model-a")
+    assert _models_become(page, {"model-a"}) == {"model-a"}
+    # the box takes at most the cap, so a huge paste is cut in the browser, in one line
+    assert box.get_attribute("maxlength") == "200"
+    height = box.bounding_box()["height"]
+    box.fill("m" * 199)
+    assert box.bounding_box()["height"] <= height + 1
+    assert page.get_by_text("The search was cut").count() == 0
+    page.screenshot(path=str(test_output_dir / "leaderboard-search.png"))
     assert page.errors == []
 
 
@@ -581,6 +619,11 @@ def test_deep_link_opens_an_example(space, page, test_output_dir):
     assert HOSTILE_MODEL in scores.inner_text() and scores.locator("img").count() == 0
     page.screenshot(path=str(test_output_dir / "browse-deep-link.png"), full_page=True)
     assert page.errors == []
+    # a link to an RQ this release lacks says so, and Browse opens on its first RQ
+    page.goto(f"{space.url}?rq_id=2401.99999_rq7")
+    page.get_by_text("This benchmark has no RQ '2401.99999_rq7'").first.wait_for(timeout=30_000)
+    assert page.get_by_role("tab", name="Browse").get_attribute("aria-selected") == "true"
+    wait_text(page.locator("#br-gt textarea"), r"\?")  # an RQ is shown
 
 
 def test_plots_are_drawn_when_opened_and_fit_the_page(space, page, test_output_dir):
@@ -659,7 +702,7 @@ def test_every_tab_screenshot_and_the_demo_banner(space, page, test_output_dir):
     page.get_by_role("tab", name="About").wait_for()
     time.sleep(2)  # the page load fills the banners
     names = [t.strip() for t in page.get_by_role("tab").all_inner_texts()]
-    expected = (["Expert study"] if space.study is not None else []) + list(TABS)
+    expected = [TABS[0], *(["Expert study"] if space.study is not None else []), *TABS[1:]]
     assert names == expected
     for name in names:
         open_tab(page, name)

@@ -520,7 +520,7 @@ def test_page_loads_and_filter_changes_write_no_file_and_sessions_stay_bounded(l
     for k in range(8):
         v = Visitor(launched.url, config, f"visitor-{k}")
         assert all(m["success"] for m in v.fire(v.events(None, "load")))
-        done = v.fire(v.events("lb-search", "input"), {v.by_elem["lb-search"]: f"model-{'ab'[k % 2]}"})
+        done = v.fire(v.events("lb-search", "change"), {v.by_elem["lb-search"]: f"model-{'ab'[k % 2]}"})
         assert done and all(m["success"] for m in done)
         html = done[0]["output"]["data"][0]
         assert f"model-{'ab'[k % 2]}" in html
@@ -541,7 +541,7 @@ def test_page_loads_and_filter_changes_write_no_file_and_sessions_stay_bounded(l
 def test_a_4_mb_search_is_refused_before_it_is_read_and_an_upload_burst_is_limited(launched):
     config = httpx.get(launched.url + "/config", timeout=60).json()
     v = Visitor(launched.url, config, "hostile")
-    (dep,) = v.events("lb-search", "input")
+    (dep,) = v.events("lb-search", "change")
     data = [v.values.get(i) for i in dep["inputs"]]
     data[0] = "x" * (4 * 1024 * 1024)
     r = httpx.post(

@@ -132,7 +132,15 @@ def build(data: "SpaceData") -> LeaderboardTab:
             "knowledge cutoff, which it cannot have read (the Clean column counts them)."
         )
         with gr.Row(equal_height=True):
-            search = gr.Textbox(label="Search model", placeholder="model name", elem_id="lb-search", scale=2)
+            search = gr.Textbox(
+                label="Search model",
+                placeholder="model name",
+                elem_id="lb-search",
+                scale=2,
+                lines=1,
+                max_lines=1,  # a long paste scrolls in one line instead of growing the box
+                max_length=downloads.MAX_SEARCH_CHARS,  # the browser cuts a paste; the server cuts API callers
+            )
             judges = gr.Dropdown(
                 label="Judge",
                 multiselect=True,
@@ -251,10 +259,13 @@ def build(data: "SpaceData") -> LeaderboardTab:
 
     shown_outputs = [table, download, page]
     paged = [*controls, page]
-    # .input, not .change: only a visitor's own edits redraw the table (the page load sets choices without it),
-    # and while they type only the latest pending redraw runs. A new view opens on its first page.
+    # .input, not .change, for the pickers: only a visitor's own edits redraw the table (the page load sets their
+    # choices). The search box's .input missed deletions, a cleared box and pastes in Chromium (the table kept its
+    # old filter), so the box redraws on .change: no code sets its value, so every change is a visitor's. While
+    # they type only the latest pending redraw runs. A new view opens on its first page.
     search.submit(first_page, controls, shown_outputs, trigger_mode="always_last")
-    for comp in (search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs):
+    search.change(first_page, controls, shown_outputs, trigger_mode="always_last")
+    for comp in (judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs):
         comp.input(first_page, controls, shown_outputs, trigger_mode="always_last")
     previous.click(turn(-1, "previous_page"), paged, shown_outputs, trigger_mode="always_last")
     following.click(turn(+1, "next_page"), paged, shown_outputs, trigger_mode="always_last")
