@@ -116,3 +116,51 @@ def test_space_load_records_an_upload_refused_by_closing_the_connection():
 
     closed, status = asyncio.run(run())
     assert closed.startswith("refused (connection closed: ") and status == "HTTP 413"
+
+
+def _free_text(node, path="$") -> list[str]:
+    """Where a JSON schema lets a model write without bound: a string, key or number not fixed by an enum or const,
+    an array with no maxItems, an object open to extra keys."""
+    if not isinstance(node, dict):
+        return []
+    defs = node.get("$defs", {})
+
+    def walk(n, at):
+        if "$ref" in n:
+            return walk(defs[n["$ref"].rsplit("/", 1)[1]], at)
+        if "enum" in n or "const" in n:
+            return []
+        kind = n.get("type")
+        if kind == "object":
+            extra = n.get("additionalProperties", False)
+            found = [f"{at}: open keys"] if "properties" not in n or extra not in (False, None) else []
+            return found + [x for k, v in n.get("properties", {}).items() for x in walk(v, f"{at}.{k}")]
+        if kind == "array":
+            found = [] if "maxItems" in n else [f"{at}: no maxItems"]
+            return found + walk(n.get("items", {}), f"{at}[]")
+        return [f"{at}: free {kind}"]
+
+    return walk(node, path)
+
+
+def test_the_llm_layer_benchmark_asks_for_a_reply_its_grammar_bounds():
+    """The transport benchmark must not depend on a 135M model writing valid JSON: on a fresh clone the embedded model
+    rambled inside the old shape's free keys until max_tokens cut the reply (JSONDecodeError in the warm-up). Every
+    token but the scores' digits is fixed by the schema, so the server's grammar ends the reply in about 40 tokens."""
+    from rqbench.records import reply_json_schema
+
+    llm_layer = _load_script("llm_layer")
+    assert _free_text(reply_json_schema(llm_layer.ScoresShape)) == []
+    assert llm_layer.ScoresShape.model_validate_json(ONE_SCORE)  # what the scripted server answers still parses
+    # the check itself finds the old shape's free keys and unbounded list
+    assert _free_text(
+        {
+            "type": "object",
+            "properties": {
+                "scores": {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "integer"}}}
+            },
+        }
+    ) == [
+        "$.scores: no maxItems",
+        "$.scores[]: open keys",
+    ]
