@@ -63,6 +63,13 @@ def _resample_weights(k: int, n_boot: int, seed: int) -> np.ndarray:
     return w
 
 
+def cluster_weights(clusters: Sequence[Hashable], n_boot: int = DEFAULT_BOOT, seed: int = 0) -> np.ndarray:
+    """How often each item is drawn in each replicate (n_boot x items): its cluster's draws, the same resamples
+    ``cluster_bootstrap_mean`` uses. For a statistic refitted per replicate with weights (a regression)."""
+    idx, k = _cluster_index(clusters)
+    return _resample_weights(k, n_boot, seed)[:, idx]
+
+
 def _check(values: Sequence[float], clusters: Sequence[Hashable], level: float, n_boot: int) -> None:
     if len(values) != len(clusters):
         raise ValueError(f"{len(values)} values but {len(clusters)} cluster labels")

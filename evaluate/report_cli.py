@@ -4,7 +4,7 @@ Writes Markdown, CSV and LaTeX tables shaped like the paper's Tables 1-13: the
 dataset's summary statistics (1) and sub-field breakdown (13), read from the
 dataset revision the results name; the judge meta-evaluation, paired model-vs-model tests, ``summary.json`` (the rows
 the leaderboard reads), the clean-subset table (each model's figures over the papers after its
-knowledge cutoff), judge stability (Kendall's tau between the judges' model rankings, leave-one-judge-out, the
+knowledge cutoff), length-controlled win rates with each judge's length preference, judge stability (Kendall's tau between the judges' model rankings, leave-one-judge-out, the
 models a judge moves beyond their interval), ``report.md`` (all tables in one page) and two PNGs.
 Semantic similarity (Table 6) needs the background papers' text
 (``--cited-papers``); agreement (Tables 5, 9, 11, 12) needs ``--annotations``, and
@@ -345,6 +345,7 @@ def coverage_section(results, failures: FailureAccounting) -> str:  # type: igno
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate import plots, tables
     from rqbench.evaluate.judge_stability import judge_stability_tables
+    from rqbench.evaluate.length_control import length_tables
     from rqbench.evaluate.meta_eval import meta_evaluate
     from rqbench.evaluate.summary import load_results, summarize
     from rqbench.evaluate.trial import one_run_each
@@ -381,6 +382,7 @@ def run(args: argparse.Namespace) -> int:
     all_tables += judge_stability_tables(rows)
     each = one_run_each(results)  # a trial beside its full run is read once (evaluate/trial.py)
     all_tables.append(tables.meta_eval_table(meta_evaluate(each, opts)))
+    all_tables += length_tables(each, n_boot=args.n_boot, seed=args.seed)
     paired = _paired(results, args)
     if paired:
         labels = sorted({r.judge.label for r in results})
