@@ -1,0 +1,146 @@
+"""Expert-corrected win rates (prediction-powered inference), checked against numbers worked out by hand.
+
+Every expected number below is arithmetic written out in a comment, never a second call of the function: a
+formula that drops the rectifier, a variance term or the mean of two experts fails here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rqbench.evaluate.expert_corrected import (
+    MIN_EXPERT_LABELS,
+    expert_corrected_win_rate,
+    judge_instance_picks,
+)
+from rqbench.testing.synthetic import make_results
+
+Z = 1.959963984540054  # the standard normal's 97.5% quantile
+
+
+def _labels(n: int, pick: str = "gt") -> dict[str, dict[str, str]]:
+    return {f"i{k}": {"e1": pick} for k in range(n)}
+
+
+def test_a_hand_computed_case_with_ties_two_experts_and_unlabelled_instances():
+    judge = {"a": "model", "b": "model", "c": "gt", "d": "tie", "e": "model"}
+    experts = {"a": {"x": "gt"}, "b": {"x": "model", "y": "gt"}, "c": {"x": "tie"}}
+    got = expert_corrected_win_rate(judge, experts, min_labels=3)
+    # judge win indicators f = a 1, b 1, c 0, d 0 (a tie is not a win), e 1: rate 3/5 = 0.6
+    # experts' indicators Y = a 0, b (1 + 0)/2 = 0.5 (two experts: the mean), c 0 (a tie)
+    # rectifier d = Y - f = a -1, b -0.5, c 0: mean -0.5, so theta = 0.6 - 0.5 = 0.1
+    # s_f^2 = (3 * 0.4^2 + 2 * 0.6^2) / 4 = 1.2 / 4 = 0.3; s_d^2 = (0.5^2 + 0 + 0.5^2) / 2 = 0.25
+    # se^2 = 0.3 / 5 + 0.25 / 3 = 0.06 + 0.083333 = 0.143333, se = 0.378594
+    se = math.sqrt(0.3 / 5 + 0.25 / 3)
+    assert got.judged == 5 and got.labelled == 3 and got.labels == 4 and not got.too_few_labels
+    assert got.judge_rate == pytest.approx(0.6)
+    assert got.rectifier == pytest.approx(-0.5)
+    assert got.value == pytest.approx(0.1)
+    assert got.std_error == pytest.approx(0.378594, abs=1e-6)
+    assert (got.ci_low, got.ci_high) == pytest.approx((0.1 - Z * se, 0.1 + Z * se))
+    assert (got.ci_low, got.ci_high) == pytest.approx((-0.642031, 0.842031), abs=1e-6)
+    # the raw rate's interval: 0.6 +- 1.96 * sqrt(0.3 / 5)
+    assert (got.judge_ci_low, got.judge_ci_high) == pytest.approx(
+        (0.6 - Z * math.sqrt(0.06), 0.6 + Z * math.sqrt(0.06))
+    )
+
+
+def test_no_labels_gives_the_raw_rate_and_no_corrected_figure():
+    got = expert_corrected_win_rate({"a": "model", "b": "gt"}, {})
+    assert got.judge_rate == pytest.approx(0.5) and got.labelled == 0 and got.labels == 0
+    assert got.too_few_labels and got.value is None and got.ci_low is None and got.rectifier is None
+
+
+def test_too_few_labels_below_the_threshold_and_a_figure_at_it():
+    judge = {f"i{k}": "model" for k in range(20)}
+    below = expert_corrected_win_rate(judge, _labels(MIN_EXPERT_LABELS - 1))
+    assert below.too_few_labels and below.value is None and below.labelled == MIN_EXPERT_LABELS - 1
+    at = expert_corrected_win_rate(judge, _labels(MIN_EXPERT_LABELS))
+    # f = 1 on all 20 (rate 1.0); Y = 0 on the 10 labelled: d = -1 each, so theta = 1 - 1 = 0 with se 0
+    assert not at.too_few_labels and at.value == pytest.approx(0.0) and at.std_error == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="at least 2"):
+        expert_corrected_win_rate(judge, {}, min_labels=1)
+
+
+def test_every_instance_labelled_gives_the_experts_own_rate():
+    judge = {"a": "model", "b": "model", "c": "tie", "d": "gt"}
+    experts = {"a": {"x": "gt"}, "b": {"x": "model"}, "c": {"x": "model", "y": "model"}, "d": {"x": "tie"}}
+    got = expert_corrected_win_rate(judge, experts, min_labels=2)
+    # Y = a 0, b 1, c 1, d 0: the experts' rate 2/4 = 0.5; f = 1, 1, 0, 0 (rate 0.5); d = -1, 0, 1, 0 (mean 0)
+    # theta = 0.5 + 0 = 0.5; s_f^2 = 4 * 0.25 / 3 = 1/3; s_d^2 = (1 + 0 + 1 + 0) / 3 = 2/3; se^2 = (1/3 + 2/3) / 4
+    assert got.value == pytest.approx(0.5) and got.rectifier == pytest.approx(0.0)
+    assert got.std_error == pytest.approx(0.5)
+
+
+def test_a_labelled_instance_the_judge_did_not_score_is_left_out_and_counted():
+    judge = {"a": "model", "b": "gt"}
+    experts = {"a": {"x": "gt"}, "b": {"x": "gt"}, "z": {"x": "model"}, "empty": {}}
+    got = expert_corrected_win_rate(judge, experts, min_labels=2)
+    # z has no judge pick: out of the rectifier; "empty" holds no pick: unlabelled. d = a -1, b 0: mean -0.5
+    assert got.labelled == 2 and got.labelled_unjudged == 1 and got.value == pytest.approx(0.5 - 0.5)
+
+
+def test_no_judge_picks():
+    got = expert_corrected_win_rate({}, _labels(12))
+    assert got.judged == 0 and got.judge_rate is None and got.value is None and got.labelled_unjudged == 12
+
+
+# The paper's A.6 study: ten gpt-5.5 samples, each with both experts' picks and both paper judges' picks.
+#
+#   sample          1     2   3   4      5   6    7      8   9     10
+#   expert_1        model gt  gt  gt     gt  gt   gt     gt  model gt
+#   expert_2        model gt  gt  model  gt  gt   model  gt  model model
+#   Y (mean)        1     0   0   0.5    0   0    0.5    0   1     0.5     sum 3.5, experts' rate 0.35
+#   gemini-3.1-pro  model model model model model gt gt model model model  f: 1 1 1 1 1 0 0 1 1 1, rate 0.8
+#   deepseek-v4-pro model model model model model tie model model tie model f: 1 1 1 1 1 0 1 1 0 1, rate 0.8
+#
+# Every sample is labelled (N = n = 10), so theta_PP is the experts' own rate, 0.8 + (0.35 - 0.8) = 0.35, for both.
+# gemini:   d = 0 -1 -1 -0.5 -1 0 0.5 -1 0 -0.5 (sum -4.5, mean -0.45); squared deviations from -0.45:
+#           0.2025 0.3025 0.3025 0.0025 0.3025 0.2025 0.9025 0.3025 0.2025 0.0025 = 2.725, s_d^2 = 2.725/9
+# deepseek: d = 0 -1 -1 -0.5 -1 0 -0.5 -1 1 -0.5 (sum -4.5, mean -0.45); squared deviations:
+#           0.2025 0.3025 0.3025 0.0025 0.3025 0.2025 0.0025 0.3025 2.1025 0.0025 = 3.725, s_d^2 = 3.725/9
+# both:     f has eight 1s and two 0s: s_f^2 = (8 * 0.2^2 + 2 * 0.8^2) / 9 = 1.6/9
+# se^2 = (1.6/9)/10 + s_d^2/10: gemini 4.325/90 = 0.048056 (se 0.219216), deepseek 5.325/90 = 0.059167 (se 0.243242)
+# 95% CI = 0.35 +- 1.959964 se: gemini [-0.0797, 0.7797], deepseek [-0.1267, 0.8267]
+A6_EXPECTED = {
+    "gemini-3.1-pro": (2.725, (-0.0797, 0.7797)),
+    "deepseek-v4-pro": (3.725, (-0.1267, 0.8267)),
+}
+
+
+@pytest.mark.parametrize("judge", sorted(A6_EXPECTED))
+def test_the_paper_a6_study_corrected_gpt55_win_rate(shared, judge):
+    from rqbench.evaluate.expert_pool import a6_pairs
+
+    pairs = a6_pairs(shared / "fixtures" / "paper_examples" / "expert_vs_llm.jsonl")
+    assert {p.model for p in pairs} == {"gpt-5.5"} and len(pairs) == 10
+    got = expert_corrected_win_rate(
+        {p.pair_id: p.reference_picks[judge] for p in pairs}, {p.pair_id: p.expert_picks for p in pairs}
+    )
+    squares, interval = A6_EXPECTED[judge]
+    assert got.judged == 10 and got.labelled == 10 and got.labels == 20 and not got.too_few_labels
+    assert got.judge_rate == pytest.approx(0.8)
+    assert got.rectifier == pytest.approx(-0.45)
+    assert got.value == pytest.approx(0.35)
+    assert got.std_error == pytest.approx(math.sqrt((1.6 / 9) / 10 + (squares / 9) / 10))
+    assert (got.ci_low, got.ci_high) == pytest.approx(interval, abs=1e-4)
+
+
+# --------------------------------------------------------------------------
+# The judge term is the row's raw win rate; the board and the report show the figure
+# --------------------------------------------------------------------------
+
+
+def test_the_judge_term_is_the_summary_rows_raw_win_rate():
+    from rqbench.evaluate.summary import summarize
+
+    files = [make_results("model-a", judge=j, setting="comparative", n_instances=24, seed=7, bias=0.3) for j in "ab"]
+    rows = summarize(files, n_boot=20)
+    for f in files:
+        picks = judge_instance_picks(f)
+        row = next(r for r in rows if r.judge == f.judge.label and r.row_kind == "model")
+        assert len(picks) == 24
+        assert sum(p == "model" for p in picks.values()) / 24 == pytest.approx(row.figure("win_non_obviousness").value)
+        assert sum(p == "tie" for p in picks.values()) / 24 == pytest.approx(row.figure("tie_non_obviousness").value)
