@@ -7,11 +7,13 @@ formula that drops the rectifier, a variance term or the mean of two experts fai
 from __future__ import annotations
 
 import math
+from datetime import datetime, timezone
 
 import pytest
 
 from rqbench.evaluate.expert_corrected import (
     MIN_EXPERT_LABELS,
+    TOO_FEW_LABELS,
     expert_corrected_win_rate,
     judge_instance_picks,
 )
@@ -144,3 +146,76 @@ def test_the_judge_term_is_the_summary_rows_raw_win_rate():
         assert len(picks) == 24
         assert sum(p == "model" for p in picks.values()) / 24 == pytest.approx(row.figure("win_non_obviousness").value)
         assert sum(p == "tie" for p in picks.values()) / 24 == pytest.approx(row.figure("tie_non_obviousness").value)
+
+
+def _annotated(n_labelled: int):
+    """Two comparative judges and a standalone one on 24 instances; two annotators on the first ``n_labelled``."""
+    from rqbench.space import annotate as an
+
+    res = [
+        make_results("model-a", judge=j, setting=s, n_instances=24, seed=7, bias=0.3)
+        for j in ("judge-a", "judge-b")
+        for s in ("comparative", "standalone")
+    ]
+    t0 = datetime(2026, 5, 1, 9, 0, tzinfo=timezone.utc)
+    pairs = an.build_pairs(res)
+    judgments = [
+        an.make_judgment(who, p, ("left", "right", "tie")[(k + len(who)) % 3], shown_at=t0)
+        for k, p in enumerate(pairs[:n_labelled])
+        for who in ("h1", "h22")
+    ]
+    return res, judgments
+
+
+def test_the_leaderboard_shows_the_corrected_figure_its_interval_and_labels():
+    from rqbench.evaluate.summary import summarize
+    from rqbench.space import annotate as an
+    from rqbench.space import leaderboard as lb
+
+    res, judgments = _annotated(12)
+    cells = an.expert_corrected_cells(judgments, res)
+    assert set(cells) == {("model-a", "comparative", "judge-a"), ("model-a", "comparative", "judge-b")}
+    # by hand from the stored picks: f over 24 instances, the annotators' mean indicator over the 12 labelled
+    experts: dict[str, list[float]] = {}
+    for j in judgments:
+        experts.setdefault(j.rq_id, []).append(float(j.winner == "model"))
+    table = lb.build_table(summarize(res, n_boot=20), corrected=cells)
+    for f in res[::2]:
+        f_win = {rq: float(p == "model") for rq, p in judge_instance_picks(f).items()}
+        rate = sum(f_win.values()) / 24
+        rect = sum(sum(v) / len(v) - f_win[rq] for rq, v in experts.items()) / 12
+        c = cells[("model-a", "comparative", f.judge.label)]
+        assert c.labelled == 12 and c.labels == 24 and c.value == pytest.approx(rate + rect)
+        row = table[(table.Judge == f.judge.label) & (table.Setting == "comparative")].iloc[0]
+        assert row["Expert-corrected win % (non-obviousness)"] == round(100 * (rate + rect), 1)
+        assert row["Expert-corrected win % (non-obviousness) 95% CI"] == (
+            f"[{100 * c.ci_low:.1f}, {100 * c.ci_high:.1f}]"
+        )
+        assert row["Expert labels"] == "12 (24 picks)"
+    out = lb.render(table, lb.View(judges=(), groups=lb.GROUPS))
+    for label in ("Expert-corrected win % (non-obviousness)", "Expert labels"):
+        assert label in out.columns
+    headers, rows, _ = lb.display(table, lb.View(judges=(), groups=lb.GROUPS, settings=("comparative",)))
+    labels = [h.label for h in headers]
+    k, judge = labels.index("Expert-corrected win % (non-obviousness)"), labels.index("Judge")
+    shown = {r[judge].text: r[k] for r in rows}  # judge -> the corrected cell
+    assert shown["judge-a"].kind == "num" and "raw" in shown["judge-a"].title
+    assert shown["combined"].kind == "missing" and "per judge" in shown["combined"].title
+    assert "prediction-powered" in headers[k].title
+
+
+def test_the_leaderboard_says_too_few_labels_below_the_threshold():
+    from rqbench.evaluate.summary import summarize
+    from rqbench.space import annotate as an
+    from rqbench.space import leaderboard as lb
+
+    res, judgments = _annotated(MIN_EXPERT_LABELS - 1)
+    table = lb.build_table(summarize(res, n_boot=20), corrected=an.expert_corrected_cells(judgments, res))
+    row = table[(table.Judge == "judge-a") & (table.Setting == "comparative")].iloc[0]
+    assert row["Expert-corrected win % (non-obviousness)"] is None
+    assert row["Expert labels"] == f"{MIN_EXPERT_LABELS - 1} (18 picks): {TOO_FEW_LABELS}"
+    headers, rows, _ = lb.display(table, lb.View(judges=("judge-a",), groups=lb.GROUPS, settings=("comparative",)))
+    labels = [h.label for h in headers]
+    k, judge = labels.index("Expert-corrected win % (non-obviousness)"), labels.index("Judge")
+    (cell,) = [r[k] for r in rows if r[judge].text == "judge-a"]
+    assert cell.text == TOO_FEW_LABELS and f"at least {MIN_EXPERT_LABELS}" in cell.title
