@@ -6,6 +6,7 @@ formula that drops the rectifier, a variance term or the mean of two experts fai
 
 from __future__ import annotations
 
+import csv
 import math
 from datetime import datetime, timezone
 
@@ -219,3 +220,49 @@ def test_the_leaderboard_says_too_few_labels_below_the_threshold():
     k, judge = labels.index("Expert-corrected win % (non-obviousness)"), labels.index("Judge")
     (cell,) = [r[k] for r in rows if r[judge].text == "judge-a"]
     assert cell.text == TOO_FEW_LABELS and f"at least {MIN_EXPERT_LABELS}" in cell.title
+
+
+def _report(tmp_path, n_labelled: int):
+    from rqbench.cli import main
+
+    res = [
+        make_results("model-a", judge=j, setting=s, n_instances=24, seed=7, bias=0.3)
+        for j in ("judge-a", "judge-b")
+        for s in ("comparative", "standalone")
+    ]
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for k, r in enumerate(res):
+        (folder / f"r{k}.json").write_text(r.model_dump_json(), encoding="utf-8")
+    ann = tmp_path / "ann.csv"
+    with ann.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["rq_id", "evaluator", "winner"])
+        for k, inst in enumerate(res[0].instances[:n_labelled]):
+            w.writerow([inst.rq_id, "expert-1", "gt"])
+            w.writerow([inst.rq_id, "expert-2", "gt" if k % 2 else "model"])
+    out = tmp_path / "report"
+    assert main(["report", str(folder), "--out", str(out), "--annotations", str(ann), "--n-boot", "20"]) == 0
+    return res, out
+
+
+def test_the_report_table_shows_raw_and_corrected_figures(tmp_path, capsys):
+    res, out = _report(tmp_path, 12)
+    md = (out / "expert_corrected.md").read_text(encoding="utf-8")
+    assert md.splitlines()[0] in (out / "report.md").read_text(encoding="utf-8")  # report.md holds the table
+    for f in res[::2]:
+        picks = judge_instance_picks(f)
+        rate = sum(p == "model" for p in picks.values()) / 24
+        # the annotators' indicators: expert-1 always 0, expert-2 1 on even k: Y = 0.5 on the 6 even, 0 on the 6 odd
+        labelled = [inst.rq_id for inst in res[0].instances[:12]]
+        rect = sum((0.5 if k % 2 == 0 else 0.0) - float(picks[rq] == "model") for k, rq in enumerate(labelled)) / 12
+        line = next(x for x in md.splitlines() if x.startswith(f"| {f.judge.label} |"))
+        assert f"| 24 | {100 * rate:.1f} [" in line and "| 12 (24) |" in line
+        assert f"| {100 * rect:+.1f} | {100 * (rate + rect):.1f} [" in line
+    assert "prediction-powered inference" in md and "Angelopoulos" in md
+
+
+def test_the_report_table_says_too_few_labels(tmp_path, capsys):
+    _, out = _report(tmp_path, MIN_EXPERT_LABELS - 1)
+    md = (out / "expert_corrected.md").read_text(encoding="utf-8")
+    assert md.count(f"{TOO_FEW_LABELS} (fewer than {MIN_EXPERT_LABELS})") == 2  # one row per comparative judge
