@@ -58,6 +58,7 @@ class ExpertCorrectedRate(BaseModel):
     judge_rate: float | None = Field(description="The judge's win rate over the N instances it scored (raw).")
     judge_ci_low: float | None = None
     judge_ci_high: float | None = None
+    judge_std_error: float | None = Field(default=None, description="sqrt(s_f^2 / N), the raw rate's standard error.")
     judged: int = Field(description="N: the instances the judge scored.")
     labelled: int = Field(description="n: expert-labelled instances the judge scored (the rectifier's instances).")
     labels: int = Field(description="The expert picks behind those n instances.")
@@ -113,8 +114,8 @@ def expert_corrected_win_rate(
     if len(f) == 0:
         return ExpertCorrectedRate(judge_rate=None, **counts)
     rate = float(f.mean())
-    raw_ci = _normal_interval(rate, float(f.var(ddof=1)) / len(f), level)[:2] if len(f) > 1 else (None, None)
-    raw = {"judge_rate": rate, "judge_ci_low": raw_ci[0], "judge_ci_high": raw_ci[1]}
+    raw_ci = _normal_interval(rate, float(f.var(ddof=1)) / len(f), level) if len(f) > 1 else (None, None, None)
+    raw = {"judge_rate": rate, "judge_ci_low": raw_ci[0], "judge_ci_high": raw_ci[1], "judge_std_error": raw_ci[2]}
     if len(labelled) < min_labels:
         return ExpertCorrectedRate(**raw, **counts)
     d = np.array([np.mean([_win(p) for p in expert_picks[k].values()]) - _win(judge_picks[k]) for k in labelled])

@@ -493,7 +493,14 @@ def expert_corrected_table(
             too_few if c.too_few_labels else _pct_interval(c.value, c.ci_low, c.ci_high),
         ]
         if c.judge_rate is not None and c.judge_ci_low is not None and c.judge_ci_high is not None:
-            raw = Estimate(value=c.judge_rate, ci_low=c.judge_ci_low, ci_high=c.judge_ci_high, n=c.judged, n_clusters=0)
+            raw = Estimate(
+                value=c.judge_rate,
+                ci_low=c.judge_ci_low,
+                ci_high=c.judge_ci_high,
+                std=c.judge_std_error or 0.0,
+                n=c.judged,
+                n_clusters=0,
+            )
             tidy.append((judge, "raw_win_rate", raw))
         if c.value is not None and c.ci_low is not None and c.ci_high is not None:
             est = Estimate(
@@ -504,7 +511,7 @@ def expert_corrected_table(
         f"expert_corrected{suffix}",
         f"Expert-corrected Pass@5 non-obviousness win rate against the author-anchored RQ, % [95% CI], per "
         f"comparative judge; {model} ({prompt_variant} prompt). Corrected by {CORRECTED_METHOD}. The raw rate's "
-        f"interval is the normal one too (s_judge^2/N). Fewer than {MIN_EXPERT_LABELS} expert-labelled instances: "
+        f"interval is the normal one too (s_judge^2/N); the CSV's std is each figure's standard error. Fewer than {MIN_EXPERT_LABELS} expert-labelled instances: "
         f"{TOO_FEW_LABELS}.",
         "beyond the paper",
         display,

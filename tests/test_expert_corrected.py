@@ -45,6 +45,7 @@ def test_a_hand_computed_case_with_ties_two_experts_and_unlabelled_instances():
     assert (got.ci_low, got.ci_high) == pytest.approx((0.1 - Z * se, 0.1 + Z * se))
     assert (got.ci_low, got.ci_high) == pytest.approx((-0.642031, 0.842031), abs=1e-6)
     # the raw rate's interval: 0.6 +- 1.96 * sqrt(0.3 / 5)
+    assert got.judge_std_error == pytest.approx(math.sqrt(0.06))
     assert (got.judge_ci_low, got.judge_ci_high) == pytest.approx(
         (0.6 - Z * math.sqrt(0.06), 0.6 + Z * math.sqrt(0.06))
     )
