@@ -9,7 +9,9 @@ models a judge moves beyond their interval), ``report.md`` (all tables in one pa
 Semantic similarity (Table 6) needs the background papers' text
 (``--cited-papers``); agreement (Tables 5, 9, 11, 12) needs ``--annotations``, and
 writes ``agreement.json`` too (``--source-bound-setting`` names the judging the
-Table 9 source-boundedness picks come from; the paper does not say).
+Table 9 source-boundedness picks come from; the paper does not say), and the
+``expert_corrected`` table: each comparative judge's win rate corrected with the
+annotations (``evaluate/expert_corrected.py``).
 Where ``rqbench judge-board`` has run (``--judge-board DIR``, by default
 ``RQB_HOME/judge-board``), report.md ends with the judge board, its plot
 (``judge_board.png``) and ``judge_board.json``. Nothing here calls an LLM.
@@ -390,6 +392,7 @@ def run(args: argparse.Namespace) -> int:
         all_tables.append(tables.paired_table(paired, combined))
     if args.annotations:
         from rqbench.evaluate.agreement import agreement_report, read_annotation_files
+        from rqbench.evaluate.expert_corrected import corrected_by_judge
 
         files = pick_submission(each, args.annotated_model, args.annotated_variant)
         try:
@@ -411,6 +414,16 @@ def run(args: argparse.Namespace) -> int:
         )
         # the structured record of the agreement tables, with the settings their picks come from
         (out / "agreement.json").write_text(rep.model_dump_json(indent=1), encoding="utf-8")
+        corrected = corrected_by_judge(anns, files, opts)
+        if corrected:
+            all_tables.append(
+                tables.expert_corrected_table(
+                    corrected,
+                    model=rep.model,
+                    prompt_variant=rep.prompt_variant,
+                    suffix=f"_{rep.prompt_variant}" if revised else "",
+                )
+            )
     if args.cited_papers:
         sim = _similarity(each, args, opts)
         if sim is not None:

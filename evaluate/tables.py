@@ -22,6 +22,8 @@ from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, summary_rows
 from rqbench.evaluate.agreement import SOURCE_BOUND_FLAG, AgreementMatrix, AgreementReport, WinRateRow
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, ReportTable, dimension
+from rqbench.evaluate.expert_corrected import METHOD as CORRECTED_METHOD
+from rqbench.evaluate.expert_corrected import MIN_EXPERT_LABELS, TOO_FEW_LABELS, ExpertCorrectedRate
 from rqbench.evaluate.meta_eval import MetaEvalRow
 from rqbench.evaluate.metrics import FailureAccounting, describe_combine_rule
 from rqbench.evaluate.shown_pair import RULE
@@ -457,6 +459,64 @@ def agreement_tables(rep: AgreementReport, *, suffix: str = "", paper: tuple[str
             )
         )
     return out
+
+
+def _pct_interval(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
+        return "–"
+    ci = "" if low is None or high is None else f" [{100 * low:.1f}, {100 * high:.1f}]"
+    return f"{100 * value:.1f}{ci}"
+
+
+def expert_corrected_table(
+    rates: Sequence[tuple[str, ExpertCorrectedRate]], *, model: str, prompt_variant: str, suffix: str = ""
+) -> Table:
+    """Per comparative judge: its raw Pass@5 non-obviousness win rate and the rate corrected with the expert
+    labels (``evaluate.expert_corrected``), each with its 95% normal interval, and the labels behind it."""
+    cols = [
+        "instances judged (N)",
+        "raw win % [95% CI]",
+        "expert-labelled instances (picks)",
+        "rectifier (points)",
+        "expert-corrected win % [95% CI]",
+    ]
+    display = pd.DataFrame(columns=cols, dtype=object)
+    display.index.name = "judge"
+    tidy: list[tuple[str, str, Estimate | None]] = []
+    for judge, c in rates:
+        too_few = f"{TOO_FEW_LABELS} (fewer than {c.min_labels})"
+        display.loc[judge] = [
+            str(c.judged),
+            _pct_interval(c.judge_rate, c.judge_ci_low, c.judge_ci_high),
+            f"{c.labelled} ({c.labels})",
+            "–" if c.rectifier is None else f"{100 * c.rectifier:+.1f}",
+            too_few if c.too_few_labels else _pct_interval(c.value, c.ci_low, c.ci_high),
+        ]
+        if c.judge_rate is not None and c.judge_ci_low is not None and c.judge_ci_high is not None:
+            raw = Estimate(
+                value=c.judge_rate,
+                ci_low=c.judge_ci_low,
+                ci_high=c.judge_ci_high,
+                std=c.judge_std_error or 0.0,
+                n=c.judged,
+                n_clusters=0,
+            )
+            tidy.append((judge, "raw_win_rate", raw))
+        if c.value is not None and c.ci_low is not None and c.ci_high is not None:
+            est = Estimate(
+                value=c.value, ci_low=c.ci_low, ci_high=c.ci_high, std=c.std_error or 0.0, n=c.labelled, n_clusters=0
+            )
+            tidy.append((judge, "expert_corrected_win_rate", est))
+    return Table(
+        f"expert_corrected{suffix}",
+        f"Expert-corrected Pass@5 non-obviousness win rate against the author-anchored RQ, % [95% CI], per "
+        f"comparative judge; {model} ({prompt_variant} prompt). Corrected by {CORRECTED_METHOD}. The raw rate's "
+        f"interval is the normal one too (s_judge^2/N); the CSV's std is each figure's standard error. Fewer than {MIN_EXPERT_LABELS} expert-labelled instances: "
+        f"{TOO_FEW_LABELS}.",
+        "beyond the paper",
+        display,
+        _tidy(tidy),
+    )
 
 
 def _sources(counts: dict[str, int]) -> str:

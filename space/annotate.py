@@ -358,6 +358,35 @@ def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[Result
     return out
 
 
+def expert_corrected_cells(judgments: Sequence[HumanJudgment], results: Sequence[ResultsFile]):
+    """(model, "comparative", judge) -> the judge's win rate corrected with the annotators' picks
+    (``evaluate.expert_corrected``), for the leaderboard's expert-corrected columns.
+
+    The picks are the agreement column's (``annotated_picks``: each annotator's pick pinned to the RQ they were
+    shown; an annotator who judged an instance twice counts with their last pick); the judge term is the judge's
+    Pass@5 pick on every instance it scored, so its raw rate is the row's own win rate. Only comparative rows: the
+    annotators compared the two RQs side by side, as the comparative judge does. Per judge only: ``combined``
+    pools several judges' picks, and the rectifier corrects one judge's.
+    """
+    from rqbench.evaluate.expert_corrected import (
+        ExpertCorrectedRate,
+        expert_corrected_win_rate,
+        expert_picks_by_instance,
+        judge_instance_picks,
+    )
+
+    out: dict[tuple[str, str, str], ExpertCorrectedRate] = {}
+    for files, setting, humans, _ in annotated_picks(judgments, results):
+        if setting != "comparative":
+            continue
+        experts = expert_picks_by_instance(humans)
+        for f in files:
+            out[(f.submission.model, setting, f.judge.label)] = expert_corrected_win_rate(
+                judge_instance_picks(f), experts
+            )
+    return out
+
+
 AGREEMENT_COLUMNS = ["Model", "Setting", "Judge", "Agreement %", "95% CI", "Picks"]
 
 

@@ -32,6 +32,7 @@ import pandas as pd
 
 from rqbench.demo import is_demo_model
 from rqbench.evaluate.criteria import CRITERIA, METRICS, Column
+from rqbench.evaluate.expert_corrected import MIN_EXPERT_LABELS, TOO_FEW_LABELS, ExpertCorrectedRate
 from rqbench.evaluate.metrics import describe_combine_rule, describe_failures
 from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
 from rqbench.records import dataset_label
@@ -54,6 +55,12 @@ ID_COLUMNS: tuple[Column, ...] = (
 FIGURE_COLUMNS: tuple[Column, ...] = tuple(col for c in CRITERIA.values() for col in c.columns)
 
 AGREEMENT_COLUMN = Column("Human agreement % (non-obviousness)", "human agreement", percent=True, higher_is_better=True)
+# The judge's comparative win rate corrected with the annotators' picks (evaluate/expert_corrected.py), and how many
+# labelled instances (and picks) are behind it, or "too few labels".
+CORRECTED_COLUMN = Column(
+    "Expert-corrected win % (non-obviousness)", "human agreement", percent=True, higher_is_better=True
+)
+LABELS_COLUMN = Column("Expert labels", "human agreement")
 
 PROVENANCE_COLUMNS: tuple[Column, ...] = (
     Column("Judges", "provenance"),
@@ -66,7 +73,16 @@ PROVENANCE_COLUMNS: tuple[Column, ...] = (
     Column("Contamination", "provenance"),
 )
 
-ALL_COLUMNS: tuple[Column, ...] = (*ID_COLUMNS, *FIGURE_COLUMNS, AGREEMENT_COLUMN, *PROVENANCE_COLUMNS)
+ALL_COLUMNS: tuple[Column, ...] = (
+    *ID_COLUMNS,
+    *FIGURE_COLUMNS,
+    AGREEMENT_COLUMN,
+    CORRECTED_COLUMN,
+    LABELS_COLUMN,
+    *PROVENANCE_COLUMNS,
+)
+# The figure columns that come with a CI column (the criteria's, and the two from human labels).
+_WITH_CI: tuple[Column, ...] = (*FIGURE_COLUMNS, AGREEMENT_COLUMN, CORRECTED_COLUMN)
 CI_SUFFIX = " 95% CI"
 # Hidden helper columns that filters read; never shown.
 _KIND = "_row_kind"
@@ -81,7 +97,9 @@ _FAILURES = "_failures"
 # A trial row's limit N (it judged the revision's first N instances; 0 on a full run's row): trials are their
 # own view, never ranked beside full runs (``View.trials``).
 _TRIAL = "_trial"
-_HIDDEN = (_KIND, _HEADLINE, _COMBINE, _UNJUDGED, _FAILURES, _TRIAL)
+# The expert-corrected cell's hover text: the raw rate and the rectifier behind the figure, or why there is none.
+_CORRECTED_TITLE = "_corrected_title"
+_HIDDEN = (_KIND, _HEADLINE, _COMBINE, _UNJUDGED, _FAILURES, _TRIAL, _CORRECTED_TITLE)
 # Beside the count of scored instances on an incomplete row (the report's tables use the same mark).
 UNJUDGED_MARK = "†"
 # Beside the count of scored instances on a trial's row.
@@ -123,6 +141,49 @@ class AgreementCell:
 
 
 AgreementMap = Mapping[tuple[str, str, str], AgreementCell]
+# (model, setting, judge) -> the judge's expert-corrected win rate (space/annotate.py: expert_corrected_cells)
+CorrectedMap = Mapping[tuple[str, str, str], ExpertCorrectedRate]
+
+_WHY_CORRECTED_STANDALONE = (
+    "Expert-corrected figures are for comparative rows: the annotators compared the two RQs side by side, as the "
+    "comparative judge does."
+)
+_WHY_CORRECTED_COMBINED = (
+    "Corrected per judge: the rectifier corrects one judge's picks, and 'combined' pools several; see each judge's row."
+)
+_WHY_NO_LABELS = "No expert label covers this row yet (see the Annotate tab)."
+
+
+def _too_few(c: ExpertCorrectedRate) -> str:
+    return (
+        f"{TOO_FEW_LABELS}: {c.labelled} expert-labelled instance(s) ({c.labels} pick(s)); a corrected figure needs "
+        f"at least {c.min_labels}"
+    )
+
+
+def _corrected_cells(row: SummaryRow, c: ExpertCorrectedRate | None) -> dict[str, object]:
+    """The expert-corrected figure, its normal interval, the labels behind it, and its hover text (the raw rate
+    and the rectifier, or why the cell is empty)."""
+    empty: dict[str, object] = {CORRECTED_COLUMN.label: None, ci_label(CORRECTED_COLUMN): "", LABELS_COLUMN.label: ""}
+    if row.row_kind == "reference":
+        return empty | {_CORRECTED_TITLE: _WHY_REFERENCE}
+    if row.setting != "comparative":
+        return empty | {_CORRECTED_TITLE: _WHY_CORRECTED_STANDALONE}
+    if row.judge == COMBINED:
+        return empty | {_CORRECTED_TITLE: _WHY_CORRECTED_COMBINED}
+    if c is None or c.labelled == 0:
+        return empty | {_CORRECTED_TITLE: _WHY_NO_LABELS}
+    labels = f"{c.labelled} ({c.labels} picks)"
+    if c.value is None or c.ci_low is None or c.ci_high is None:
+        return empty | {LABELS_COLUMN.label: f"{labels}: {TOO_FEW_LABELS}", _CORRECTED_TITLE: _too_few(c) + "."}
+    raw = "" if c.judge_rate is None else f"raw {100 * c.judge_rate:.1f}% over {c.judged} instances"
+    return {
+        CORRECTED_COLUMN.label: _value(c.value, True),
+        ci_label(CORRECTED_COLUMN): _fmt_ci(c.ci_low, c.ci_high, True),
+        LABELS_COLUMN.label: labels,
+        _CORRECTED_TITLE: f"{raw}, {100 * (c.rectifier or 0.0):+.1f} points from {c.labelled} expert-labelled "
+        f"instance(s); 95% normal interval {_fmt_ci(c.ci_low, c.ci_high, True)} (prediction-powered inference).",
+    }
 
 
 def _contamination(row: SummaryRow) -> str:
@@ -240,13 +301,16 @@ def clean_frame(df: pd.DataFrame) -> pd.DataFrame:
     for col in FIGURE_COLUMNS:
         for label in (col.label, ci_label(col)):
             out[label] = out[CLEAN_PREFIX + label]
-    out[AGREEMENT_COLUMN.label] = None
-    out[ci_label(AGREEMENT_COLUMN)] = ""
+    for col in (AGREEMENT_COLUMN, CORRECTED_COLUMN):
+        out[col.label] = None
+        out[ci_label(col)] = ""
     out[_EMPTY_WHY] = out[_CLEAN_WHY]
     return out
 
 
-def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = None) -> pd.DataFrame:
+def build_table(
+    rows: Iterable[SummaryRow], agreement: AgreementMap | None = None, corrected: CorrectedMap | None = None
+) -> pd.DataFrame:
     """Every row and every column (values and their CI columns); filters and choices come after."""
     main = [r for r in rows if r.subfield is None]  # sub-field splits belong to reports, not the main board
     records = []
@@ -273,6 +337,7 @@ def build_table(rows: Iterable[SummaryRow], agreement: AgreementMap | None = Non
         cell = (agreement or {}).get((r.model, r.setting, r.judge))
         rec[AGREEMENT_COLUMN.label] = _value(cell.value, True) if cell else None
         rec[ci_label(AGREEMENT_COLUMN)] = _fmt_ci(cell.ci_low, cell.ci_high, True) + f" n={cell.n}" if cell else ""
+        rec |= _corrected_cells(r, (corrected or {}).get((r.model, r.setting, r.judge)))
         rec["Judges"] = ", ".join(p.judge_labels)
         rec["Prompt set"] = ", ".join(f"{ps.name} ({ps.hash[:11]})" for ps in p.prompt_sets)
         rec["Dataset"] = dataset_label(p.dataset_repo, p.dataset_revision, p.dataset_version)
@@ -309,7 +374,7 @@ def table_columns(groups: Sequence[str], *, show_ci: bool, clean: bool = False) 
         if col.group not in groups and col.group != "model" and not (col.headline and "headline" in groups):
             continue
         out.append(col.label)
-        if show_ci and col in (*FIGURE_COLUMNS, AGREEMENT_COLUMN):
+        if show_ci and col in _WITH_CI:
             out.append(ci_label(col))
     if clean:
         ids = {c.label for c in ID_COLUMNS}
@@ -402,6 +467,10 @@ _WHY_UNSCORED = "No instance had this figure scored for this row (the judge's re
 _WHY_NO_CLEAN_AGREEMENT = (
     "Clean only: human agreement has no clean value (the annotated pairs are not chosen by publication date)."
 )
+_WHY_NO_CLEAN_CORRECTED = (
+    "Clean only: the expert-corrected figure has no clean value (the annotated pairs are not chosen by publication "
+    "date)."
+)
 
 
 def missing_reason(col: Column, row_kind: str, setting: str, clean_why: str | None = None) -> str:
@@ -416,12 +485,26 @@ def missing_reason(col: Column, row_kind: str, setting: str, clean_why: str | No
         return _WHY_REFERENCE
     if col is AGREEMENT_COLUMN:
         return _WHY_NO_ANNOTATION if clean_why is None else _WHY_NO_CLEAN_AGREEMENT
+    if col is CORRECTED_COLUMN:
+        return _WHY_NO_LABELS if clean_why is None else _WHY_NO_CLEAN_CORRECTED
     if clean_why:
         return f"No clean figures for this row: {clean_why}."
     return _WHY_UNSCORED
 
 
+_CORRECTED_HEADER = (
+    "The judge's Pass@5 win rate against the author-anchored RQ (comparative non-obviousness), corrected with the "
+    "annotators' picks by prediction-powered inference (Angelopoulos et al., 2023): the judge's rate on every "
+    "instance plus the mean annotator-minus-judge difference on the annotated ones; higher is better. Grey: the 95% "
+    f"normal interval. Fewer than {MIN_EXPERT_LABELS} annotated instances: {TOO_FEW_LABELS}."
+)
+
+
 def _header_title(col: Column) -> str:
+    if col is CORRECTED_COLUMN:
+        return _CORRECTED_HEADER
+    if col is LABELS_COLUMN:
+        return "Annotated instances behind the expert-corrected figure (and the annotators' picks on them)."
     spec = METRICS.get(col.metric or "")
     what = spec.label if spec is not None else col.label
     if col.higher_is_better is None:
@@ -433,6 +516,18 @@ def _header_title(col: Column) -> str:
 
 def _number(v: float, percent: bool) -> str:
     return f"{v:.1f}" if percent else f"{v:.2f}"
+
+
+def _corrected_cell(rec: Mapping[str, object], show_ci: bool) -> Cell:
+    """The expert-corrected figure with its interval, the raw rate and the rectifier on hover; "too few labels"
+    (greyed, the threshold on hover) where the annotated instances are too few."""
+    title = str(rec.get(_CORRECTED_TITLE) or "")
+    if str(rec[LABELS_COLUMN.label]).endswith(TOO_FEW_LABELS) and rec.get(_EMPTY_WHY) is None:
+        return Cell(TOO_FEW_LABELS, title=title, kind="missing")
+    cell = _figure_cell(CORRECTED_COLUMN, rec, show_ci)
+    if cell.kind == "missing" and rec.get(_EMPTY_WHY) is None:
+        return Cell(MISSING, title=title or cell.title, kind="missing")
+    return cell if cell.kind == "missing" else Cell(cell.text, note=cell.note, title=title, kind="num")
 
 
 def _figure_cell(col: Column, rec: Mapping[str, object], show_ci: bool) -> Cell:
@@ -568,7 +663,7 @@ def display(
     for item in plan:
         if isinstance(item, tuple):
             headers.append(_rates_header(item))
-        elif item.metric or item is AGREEMENT_COLUMN:
+        elif item.metric or item in (AGREEMENT_COLUMN, CORRECTED_COLUMN, LABELS_COLUMN):
             headers.append(Header(item.label, title=_header_title(item), kind="num"))
         else:
             headers.append(Header(item.label, title=_ID_TITLES.get(item.label, "")))
@@ -584,6 +679,8 @@ def display(
         for item in plan:
             if isinstance(item, tuple):
                 cell = _rates_cell(item, rec)
+            elif item is CORRECTED_COLUMN:
+                cell = _corrected_cell(rec, view.show_ci)
             elif item.metric or item is AGREEMENT_COLUMN:
                 cell = _figure_cell(item, rec, view.show_ci)
             elif item is CLEAN_COLUMN:
@@ -664,7 +761,7 @@ def choices(df: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def numeric_columns() -> list[str]:
-    return [c.label for c in (*FIGURE_COLUMNS, AGREEMENT_COLUMN)]
+    return [c.label for c in _WITH_CI]
 
 
 __all__ = [

@@ -138,7 +138,8 @@ class SpaceData:
                 self.problems = [*problems, f"results could not be summarised: {exc}"]
                 self.rows = []
             cells = an.agreement_cells(judgments, self.results) if judgments else {}
-            self.table = lb.build_table(self.rows, cells)
+            corrected = an.expert_corrected_cells(judgments, self.results) if judgments else {}
+            self.table = lb.build_table(self.rows, cells, corrected)
             self.pairs = an.build_pairs(self.results, judgments)
             self.index = browse.index_instances(self.results)
             self.board, self.board_problems = self._board(self.results, judgments, boards, board_problems)
