@@ -8,7 +8,7 @@ inference", Science 382, 2023) keeps the judge's precision and removes its
 bias by adding the mean expert-minus-judge difference on the labelled instances:
 
     theta_PP = mean_{i in N} f_i + mean_{j in n} (Y_j - f_j)
-    se^2     = s_f^2 / N + s_d^2 / n
+    se^2     = lam^2 s_f^2 / (N - n) + s_r^2 / n,   lam = (N - n) / N,   r_j = Y_j - lam f_j
     95% CI   = theta_PP +- z_0.975 * se
 
 ``f_i`` is the judge's win indicator on instance i (1 when it picked the model's
@@ -19,6 +19,12 @@ judge and the experts alike, as in the Pass@5 win rate (``metrics.Verdict``).
 Two or more experts on one instance give the mean of their indicators (two who
 disagree give 0.5), so an instance counts once however many labelled it.
 
+The labelled instances are among the N the judge scored, so the estimate is
+mean_n(Y) + lam (mean_u(f) - mean_n(f)) over the disjoint unlabelled (u) and
+labelled sets, whose variance is the se^2 above (``_variance``): PPI's
+s_f^2 / N + s_d^2 / n when the labels are few among many, and the experts' own
+s_Y^2 / n when every instance is labelled (adding the two terms as if the sets
+were independent would count the labelled instances' judge picks twice).
 The variances are sample variances (denominator count - 1) and the interval is
 the normal one, neither clipped to [0, 1]: an interval past 0 or 100% says the
 labels are too few to pin the figure. Under ``MIN_EXPERT_LABELS`` labelled
@@ -47,7 +53,8 @@ WIN: Winner = "model"  # the pick that counts as the model's win against the aut
 METHOD = (
     "prediction-powered inference (Angelopoulos et al., 2023): the judge's win rate over every instance it scored "
     "plus the mean expert-minus-judge difference over the expert-labelled ones; 95% normal interval with "
-    "se^2 = s_judge^2/N + s_rectifier^2/n (sample variances, n - 1 denominator); a tie is not a win; two experts "
+    "se^2 = lam^2 s_judge^2/(N - n) + s_r^2/n with lam = (N - n)/N and r = expert - lam * judge (the labelled "
+    "instances are among the N; sample variances, n - 1 denominator); a tie is not a win; two experts "
     "on one instance count as the mean of their indicators"
 )
 
@@ -87,6 +94,27 @@ def _normal_interval(mean: float, variance_of_mean: float, level: float) -> tupl
     return mean - z * se, mean + z * se, se
 
 
+def _variance(
+    f: np.ndarray,
+    labelled: Sequence[str],
+    judge_picks: Mapping[str, Winner],
+    expert_picks: Mapping[str, Mapping[str, Winner]],
+) -> float:
+    """The variance of theta_PP when the n labelled instances are among the judge's N (the module's docstring).
+
+    theta_PP = mean_n(Y) + lam * (mean_u(f) - mean_n(f)) with lam = (N - n) / N and u the N - n unlabelled
+    instances; the two means are over disjoint instances, so the variance is lam^2 Var(f) / (N - n) +
+    Var(Y - lam f) / n, Var(f) estimated over all N. With every instance labelled it is the experts' own
+    Var(Y) / n; with few labels among many it is PPI's Var(f) / N + Var(Y - f) / n."""
+    big_n, n = len(f), len(labelled)
+    lam = (big_n - n) / big_n
+    judge_term = (big_n - n) * float(f.var(ddof=1)) / big_n**2 if big_n > 1 else 0.0
+    rest = np.array(
+        [np.mean([_win(p) for p in expert_picks[k].values()]) - lam * _win(judge_picks[k]) for k in labelled]
+    )
+    return judge_term + float(rest.var(ddof=1)) / n
+
+
 def expert_corrected_win_rate(
     judge_picks: Mapping[str, Winner],
     expert_picks: Mapping[str, Mapping[str, Winner]],
@@ -121,7 +149,7 @@ def expert_corrected_win_rate(
     d = np.array([np.mean([_win(p) for p in expert_picks[k].values()]) - _win(judge_picks[k]) for k in labelled])
     rectifier = float(d.mean())
     value = rate + rectifier
-    low, high, se = _normal_interval(value, float(f.var(ddof=1)) / len(f) + float(d.var(ddof=1)) / len(d), level)
+    low, high, se = _normal_interval(value, _variance(f, labelled, judge_picks, expert_picks), level)
     return ExpertCorrectedRate(
         **raw, **counts, rectifier=rectifier, value=value, ci_low=low, ci_high=high, std_error=se
     )

@@ -35,15 +35,17 @@ def test_a_hand_computed_case_with_ties_two_experts_and_unlabelled_instances():
     # experts' indicators Y = a 0, b (1 + 0)/2 = 0.5 (two experts: the mean), c 0 (a tie)
     # rectifier d = Y - f = a -1, b -0.5, c 0: mean -0.5, so theta = 0.6 - 0.5 = 0.1
     # s_f^2 = (3 * 0.4^2 + 2 * 0.6^2) / 4 = 1.2 / 4 = 0.3; s_d^2 = (0.5^2 + 0 + 0.5^2) / 2 = 0.25
-    # se^2 = 0.3 / 5 + 0.25 / 3 = 0.06 + 0.083333 = 0.143333, se = 0.378594
-    se = math.sqrt(0.3 / 5 + 0.25 / 3)
+    # the 3 labelled are among the 5 judged: lam = (5 - 3) / 5 = 0.4, r = Y - lam f = a -0.4, b 0.1, c 0 (mean -0.1)
+    # s_r^2 = (0.3^2 + 0.2^2 + 0.1^2) / 2 = 0.07; se^2 = lam^2 s_f^2 / (N - n) + s_r^2 / n
+    #       = 0.16 * 0.3 / 2 + 0.07 / 3 = 0.024 + 0.023333 = 0.047333, se = 0.217562
+    se = math.sqrt(0.16 * 0.3 / 2 + 0.07 / 3)
     assert got.judged == 5 and got.labelled == 3 and got.labels == 4 and not got.too_few_labels
     assert got.judge_rate == pytest.approx(0.6)
     assert got.rectifier == pytest.approx(-0.5)
     assert got.value == pytest.approx(0.1)
-    assert got.std_error == pytest.approx(0.378594, abs=1e-6)
+    assert got.std_error == pytest.approx(0.217562, abs=1e-6)
     assert (got.ci_low, got.ci_high) == pytest.approx((0.1 - Z * se, 0.1 + Z * se))
-    assert (got.ci_low, got.ci_high) == pytest.approx((-0.642031, 0.842031), abs=1e-6)
+    assert (got.ci_low, got.ci_high) == pytest.approx((-0.326414, 0.526414), abs=1e-6)
     # the raw rate's interval: 0.6 +- 1.96 * sqrt(0.3 / 5)
     assert got.judge_std_error == pytest.approx(math.sqrt(0.06))
     assert (got.judge_ci_low, got.judge_ci_high) == pytest.approx(
@@ -62,7 +64,8 @@ def test_too_few_labels_below_the_threshold_and_a_figure_at_it():
     below = expert_corrected_win_rate(judge, _labels(MIN_EXPERT_LABELS - 1))
     assert below.too_few_labels and below.value is None and below.labelled == MIN_EXPERT_LABELS - 1
     at = expert_corrected_win_rate(judge, _labels(MIN_EXPERT_LABELS))
-    # f = 1 on all 20 (rate 1.0); Y = 0 on the 10 labelled: d = -1 each, so theta = 1 - 1 = 0 with se 0
+    # f = 1 on all 20 (rate 1.0); Y = 0 on the 10 labelled: d = -1 each, so theta = 1 - 1 = 0; s_f = 0 and
+    # r = Y - lam f = -0.5 on every labelled instance: se 0
     assert not at.too_few_labels and at.value == pytest.approx(0.0) and at.std_error == pytest.approx(0.0)
     with pytest.raises(ValueError, match="at least 2"):
         expert_corrected_win_rate(judge, {}, min_labels=1)
@@ -73,9 +76,10 @@ def test_every_instance_labelled_gives_the_experts_own_rate():
     experts = {"a": {"x": "gt"}, "b": {"x": "model"}, "c": {"x": "model", "y": "model"}, "d": {"x": "tie"}}
     got = expert_corrected_win_rate(judge, experts, min_labels=2)
     # Y = a 0, b 1, c 1, d 0: the experts' rate 2/4 = 0.5; f = 1, 1, 0, 0 (rate 0.5); d = -1, 0, 1, 0 (mean 0)
-    # theta = 0.5 + 0 = 0.5; s_f^2 = 4 * 0.25 / 3 = 1/3; s_d^2 = (1 + 0 + 1 + 0) / 3 = 2/3; se^2 = (1/3 + 2/3) / 4
+    # theta = 0.5 + 0 = 0.5. Every instance labelled: lam = 0, so se^2 = s_Y^2 / n, the experts' own:
+    # s_Y^2 = 4 * 0.25 / 3 = 1/3, se^2 = 1/12, se = 0.288675 (adding s_f^2/N + s_d^2/n would give 0.5)
     assert got.value == pytest.approx(0.5) and got.rectifier == pytest.approx(0.0)
-    assert got.std_error == pytest.approx(0.5)
+    assert got.std_error == pytest.approx(0.288675, abs=1e-6)
 
 
 def test_a_labelled_instance_the_judge_did_not_score_is_left_out_and_counted():
@@ -105,12 +109,15 @@ def test_no_judge_picks():
 #           0.2025 0.3025 0.3025 0.0025 0.3025 0.2025 0.9025 0.3025 0.2025 0.0025 = 2.725, s_d^2 = 2.725/9
 # deepseek: d = 0 -1 -1 -0.5 -1 0 -0.5 -1 1 -0.5 (sum -4.5, mean -0.45); squared deviations:
 #           0.2025 0.3025 0.3025 0.0025 0.3025 0.2025 0.0025 0.3025 2.1025 0.0025 = 3.725, s_d^2 = 3.725/9
-# both:     f has eight 1s and two 0s: s_f^2 = (8 * 0.2^2 + 2 * 0.8^2) / 9 = 1.6/9
-# se^2 = (1.6/9)/10 + s_d^2/10: gemini 4.325/90 = 0.048056 (se 0.219216), deepseek 5.325/90 = 0.059167 (se 0.243242)
-# 95% CI = 0.35 +- 1.959964 se: gemini [-0.0797, 0.7797], deepseek [-0.1267, 0.8267]
+# The judges' rectifiers differ (their squared deviations: gemini 2.725, deepseek 3.725), but with every sample
+# labelled lam = 0 and the judge term drops out: se^2 = s_Y^2 / 10 for both. Y's deviations from 0.35:
+#           0.65 -0.35 -0.35 0.15 -0.35 -0.35 0.15 -0.35 0.65 0.15; squares sum 2 * 0.4225 + 5 * 0.1225 + 3 * 0.0225
+#           = 1.525, s_Y^2 = 1.525/9 = 0.169444, se^2 = 0.0169444, se = 0.130171
+# 95% CI = 0.35 +- 1.959964 * 0.130171 = [0.0949, 0.6051] for both (adding s_f^2/N + s_d^2/n, as if the judge's
+# picks were a second sample, gave gemini [-0.0797, 0.7797] and deepseek [-0.1267, 0.8267])
 A6_EXPECTED = {
-    "gemini-3.1-pro": (2.725, (-0.0797, 0.7797)),
-    "deepseek-v4-pro": (3.725, (-0.1267, 0.8267)),
+    "gemini-3.1-pro": (1.525, (0.0949, 0.6051)),
+    "deepseek-v4-pro": (1.525, (0.0949, 0.6051)),
 }
 
 
@@ -128,7 +135,7 @@ def test_the_paper_a6_study_corrected_gpt55_win_rate(shared, judge):
     assert got.judge_rate == pytest.approx(0.8)
     assert got.rectifier == pytest.approx(-0.45)
     assert got.value == pytest.approx(0.35)
-    assert got.std_error == pytest.approx(math.sqrt((1.6 / 9) / 10 + (squares / 9) / 10))
+    assert got.std_error == pytest.approx(math.sqrt((squares / 9) / 10))
     assert (got.ci_low, got.ci_high) == pytest.approx(interval, abs=1e-4)
 
 
