@@ -36,13 +36,13 @@ from rqbench import paths
 from rqbench.builder.arxiv_api import ArxivClient, date_window_clause, parse_arxiv_id, split_window
 from rqbench.io import RecordError, UnreadableInput, read_capped, read_jsonl, write_jsonl
 from rqbench.paths import slug
-from rqbench.records import SourcePaper, SourceWindow
+from rqbench.records import UNKNOWN_CATEGORY, SourcePaper, SourceWindow
 
 log = logging.getLogger(__name__)
 
 METADATA_FILE = "metadata.json"
 TEX_SUFFIXES = (".tex", ".ltx", ".latex")
-DEFAULT_CATEGORY = "unknown"
+DEFAULT_CATEGORY = UNKNOWN_CATEGORY
 MAX_IDS_FILE_BYTES = 16 * 1024 * 1024  # ~1M ids; arXiv's whole CS listing of a year is far less
 MAX_LISTED_BAD_IDS = 10
 MAX_METADATA_BYTES = 1024 * 1024

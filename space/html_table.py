@@ -16,13 +16,26 @@ from html import escape
 
 
 @dataclass(frozen=True)
+class Quote:
+    """Words quoted under a cell's text: a lead that says whose words they are and about what, then the words.
+
+    ``folded``: the words wait behind the lead (a ``<details>`` element) until the reader opens it.
+    """
+
+    lead: str
+    text: str = ""
+    folded: bool = False
+
+
+@dataclass(frozen=True)
 class Cell:
-    """One table cell: its text, an optional smaller second line, hover text, and a style."""
+    """One table cell: its text, an optional smaller second line, hover text, a style, and quoted words."""
 
     text: str
     note: str = ""
     title: str = ""
     kind: str = ""  # CSS classes: "num" (a figure), "missing" (greyed, explained on hover), "long" (wrapped prose)
+    quotes: tuple[Quote, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,11 +83,21 @@ table.rqb td.text { min-width: 18em; }
 .rqb-caption { font-size: 12px; color: var(--body-text-color-subdued); margin: 6px 2px 0 2px; }
 .rqb-pager { font-size: 13px; color: var(--body-text-color-subdued); margin: 0 2px 6px 2px; }
 .rqb-empty { padding: 16px; color: var(--body-text-color-subdued); }
+table.rqb .quote { display: block; margin-top: 4px; font-size: 12px; }
+table.rqb .quote .lead, table.rqb details.quote summary { font-style: italic; color: var(--body-text-color-subdued); }
+table.rqb details.quote summary { cursor: pointer; }
 """
 
 
 def _attr(name: str, value: str) -> str:
     return f' {name}="{escape(value, quote=True)}"' if value else ""
+
+
+def _quote(q: Quote) -> str:
+    words = f"“{escape(q.text)}”" if q.text else ""
+    if q.folded:
+        return f'<details class="quote"><summary>{escape(q.lead)}</summary>{words}</details>'
+    return f'<span class="quote"><span class="lead">{escape(q.lead)}</span>{" " + words if words else ""}</span>'
 
 
 def render_table(
@@ -103,9 +126,10 @@ def render_table(
         for c, cell in enumerate(row):
             cls = (cell.kind or "short") + (first if c == 0 else "")
             note = f' <span class="note">{escape(cell.note)}</span>' if cell.note else ""
+            quotes = "".join(_quote(q) for q in cell.quotes)
             cells.append(
                 f'<td class="{cls}" data-testid="cell-{r}-{c}"{_attr("title", cell.title)}>'
-                f"{escape(cell.text)}{note}</td>"
+                f"{escape(cell.text)}{note}{quotes}</td>"
             )
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (

@@ -7,8 +7,12 @@ combined row, or a lone judge's own). Each stays readable from one model to a
 thousand: the width is fixed, labels are cut to one short line, the bar chart
 grows with its bars up to ``max_bars`` (the highest win rates; the title says
 how many were left out), and the scatter labels and draws intervals only while
-there is room for them. Matplotlib with the Agg backend; figures are returned,
-the page shows them.
+there is room for them. Each axis spans its figure's whole scale, as the
+criteria declare it (``rqbench.evaluate.criteria``): two points on one value
+still sit on a 0-3 axis, never on a range matplotlib made up around them.
+When a figure has nothing to show, ``scatter_empty`` and ``bars_empty`` say so
+in a sentence, which the page shows instead of the figure. Matplotlib with the
+Agg backend; figures are returned, the page shows them.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from rqbench.evaluate.criteria import DIMENSIONS, METRICS
 from rqbench.evaluate.plots import LABEL_CHARS, short_label  # noqa: F401 - LABEL_CHARS: the width labels keep
 from rqbench.evaluate.summary import COMBINED, SummaryRow
 from rqbench.space.leaderboard import headline_flags
@@ -45,6 +50,28 @@ SCATTER_LABELS = 12  # points labelled when there are more than this many: the G
 SCATTER_CI_UP_TO = 40  # intervals are drawn up to this many points; beyond, they hide the points
 BAR_IN = 0.32  # height of one bar's slot, in inches
 COLORS = {"win": "#2a9d8f", "tie": "#c9c9c9", "lose": "#e76f51"}
+AXIS_PAD = 0.05  # share of a scale left blank at each end, so points on its ends are drawn whole
+
+# What the page shows instead of a figure with nothing on it: which results are missing, and what gives them
+NO_SCATTER = (
+    "Novelty against narrowness, judge {judge}: no standalone results give Best@5 {novelty} and {narrowness} "
+    "yet, so there is nothing to plot. A model's submission judged in the standalone setting places a point here."
+)
+NO_BARS = (
+    "Win / tie / lose, judge {judge}: no {setting} results give win / tie / lose rates on {dimension} yet, so "
+    "there is nothing to plot. A model's submission judged in the {setting} setting adds its bar."
+)
+
+
+def scale_range(metric: str) -> tuple[float, float]:
+    """The axis range of a figure: its dimension's scale as the criterion declares it, padded by ``AXIS_PAD``."""
+    lo, hi = DIMENSIONS[METRICS[metric].dimension][1].scale
+    pad = AXIS_PAD * (hi - lo)
+    return lo - pad, hi + pad
+
+
+def _dimension_label(metric: str) -> str:
+    return DIMENSIONS[METRICS[metric].dimension][1].label
 
 
 def judge_rows(rows: Sequence[SummaryRow], judge: str, setting: str) -> list[SummaryRow]:
@@ -85,19 +112,39 @@ def _labelled(candidates: Sequence[tuple]) -> set[int]:
     return out
 
 
-def novelty_vs_narrowness(
-    rows: Sequence[SummaryRow],
-    *,
-    judge: str = COMBINED,
-    novelty: str = "best5_non_obviousness",
-    narrowness: str = "best5_source_bound_score",
-) -> Figure:
-    """One point per model (and the GT reference) for one judge, standalone, with 95% CI bars while they fit."""
+NOVELTY = "best5_non_obviousness"
+NARROWNESS = "best5_source_bound_score"
+
+
+def scatter_points(rows: Sequence[SummaryRow], judge: str, novelty: str, narrowness: str) -> list[tuple]:
+    """(row, narrowness figure, novelty figure) for each standalone row of the judge that has both."""
     points = []
     for r in judge_rows(rows, judge, "standalone"):
         x, y = r.figures.get(narrowness), r.figures.get(novelty)
         if x is not None and y is not None:
             points.append((r, x, y))
+    return points
+
+
+def scatter_empty(
+    rows: Sequence[SummaryRow], *, judge: str = COMBINED, novelty: str = NOVELTY, narrowness: str = NARROWNESS
+) -> str:
+    """The sentence shown instead of the scatter when it would have no point; "" when it has one."""
+    if scatter_points(rows, judge, novelty, narrowness):
+        return ""
+    return NO_SCATTER.format(judge=judge, novelty=_dimension_label(novelty), narrowness=_dimension_label(narrowness))
+
+
+def novelty_vs_narrowness(
+    rows: Sequence[SummaryRow],
+    *,
+    judge: str = COMBINED,
+    novelty: str = NOVELTY,
+    narrowness: str = NARROWNESS,
+) -> Figure:
+    """One point per model (and the GT reference) for one judge, standalone, with 95% CI bars while they fit;
+    both axes span their scales."""
+    points = scatter_points(rows, judge, novelty, narrowness)
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 5.0), dpi=100)
     with_ci = len(points) <= SCATTER_CI_UP_TO
     models = sorted((p for p in points if p[0].row_kind == "model"), key=lambda p: -p[2].value)
@@ -127,11 +174,38 @@ def novelty_vs_narrowness(
     if not with_ci:
         notes.append(f"95% CIs drawn up to {SCATTER_CI_UP_TO} points; see the leaderboard")
     ax.set_title(title + ("\n" + "; ".join(notes) if notes else ""), fontsize=10)
-    if not points:
+    ax.set_xlim(*scale_range(narrowness))
+    ax.set_ylim(*scale_range(novelty))
+    if not points:  # the page shows scatter_empty's sentence instead; a saved figure still says it
         ax.text(0.5, 0.5, "no standalone results for this judge yet", ha="center", va="center", transform=ax.transAxes)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def bar_items(rows: Sequence[SummaryRow], judge: str, setting: str, dimension: str) -> list[tuple[str, list[float]]]:
+    """(model name, [win, tie, lose] in %) for each model row of the judge and setting that has all three."""
+    items = []
+    for r in judge_rows(rows, judge, setting):
+        if r.row_kind != "model":
+            continue
+        vals = [r.figures.get(f"{v}_{dimension}") for v in ("win", "tie", "lose")]
+        if all(v is not None for v in vals):
+            items.append((_name(r), [100 * v.value for v in vals]))  # type: ignore[union-attr]
+    return items
+
+
+def bars_empty(
+    rows: Sequence[SummaryRow],
+    *,
+    judge: str = COMBINED,
+    setting: str = "standalone",
+    dimension: str = "non_obviousness",
+) -> str:
+    """The sentence shown instead of the bars when no model has them; "" when one has."""
+    if bar_items(rows, judge, setting, dimension):
+        return ""
+    return NO_BARS.format(judge=judge, setting=setting, dimension=_dimension_label(f"win_{dimension}"))
 
 
 def verdict_bars(
@@ -143,13 +217,7 @@ def verdict_bars(
     max_bars: int = 30,
 ) -> Figure:
     """Stacked win/tie/lose shares per model for one judge; the ``max_bars`` highest win rates when there are more."""
-    items = []
-    for r in judge_rows(rows, judge, setting):
-        if r.row_kind != "model":
-            continue
-        vals = [r.figures.get(f"{v}_{dimension}") for v in ("win", "tie", "lose")]
-        if all(v is not None for v in vals):
-            items.append((_name(r), [100 * v.value for v in vals]))  # type: ignore[union-attr]
+    items = bar_items(rows, judge, setting, dimension)
     total = len(items)
     items = sorted(items, key=lambda it: (-it[1][0], it[0]))[:max_bars]
     height = 1.8 + BAR_IN * max(len(items), 1)

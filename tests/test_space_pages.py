@@ -188,7 +188,7 @@ def test_browse_opens_on_the_first_rq_and_lists_each_models_rqs_with_every_judge
     scores = a.rows[1][2].text
     assert "non-obv" in scores and "source-bound" in scores and "diagnostic" in scores and "overlap" in scores
     reason = next(iter(res[0].instances[0].candidates[1].narrowness.values())).short_reason_source_bound
-    assert reason in scores
+    assert reason in [q.text for row in a.rows for q in row[2].quotes]  # quoted under the scores, once per column
     labels = browse.rq_labels(index, res[0].instances[0].arxiv_id)
     assert labels[0][1] == res[0].instances[0].rq_id and labels[0][0].startswith(res[0].instances[0].rq_id + ": ")
 
@@ -271,10 +271,10 @@ def test_a_page_open_is_one_event_and_annotate_says_what_to_do_before_any_pair(t
     assert on_load == ["page_load"]  # the Browse and Annotate renders run when their input changes
     hint = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "an-hint")
     assert hint.value == PAIR_HINT  # on the page itself: no render has run yet
-    assert _page_load_reply(demo)["an-fields"].info == NO_PAIRS  # no results, no pair, and the box says so
+    empty = _page_load_reply(demo)["an-empty"]  # no results, no pair: the tab says so in place of its boxes
+    assert empty["visible"] and NO_PAIRS.split(":")[0] in empty["value"]
     stores.results.put(make_results("model-a"))
-    fields = _page_load_reply(demo)["an-fields"]
-    assert fields.choices and not fields.info
+    assert _page_load_reply(demo)["an-fields"].choices
 
 
 def test_the_submit_tab_names_the_dataset_by_its_public_name_never_its_path(tmp_path):

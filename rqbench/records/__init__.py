@@ -80,6 +80,7 @@ from rqbench.records.judging import (
     scale_of,
 )
 from rqbench.records.papers import (
+    UNKNOWN_CATEGORY,
     BibEntry,
     CitationContext,
     CitedPaper,
@@ -191,6 +192,7 @@ __all__ = [
     "SubmissionEntry",
     "SubmissionMetadata",
     "TextLevel",
+    "UNKNOWN_CATEGORY",
     "Verification",
     "VerificationReply",
     "check_distinct",

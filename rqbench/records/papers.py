@@ -16,6 +16,11 @@ from rqbench.records.common import Record, paper_id_from_arxiv_id
 DateBasis = Literal["arxiv_api", "metadata_file"]
 
 
+# The sub-field recorded for a paper whose arXiv category is not known (a local folder with no arXiv metadata):
+# what the builder writes to ``primary_category``, and so to every row's ``subfield``
+UNKNOWN_CATEGORY = "unknown"
+
+
 class SourcePaper(Record):
     """A target paper M: arXiv metadata, plus Semantic Scholar's facts once filtered."""
 

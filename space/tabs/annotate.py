@@ -44,8 +44,16 @@ PAIR_HINT = (
     "Tick your field(s) and press **Start / next pair**: the background papers of "
     "the pair appear below, and its two research questions on the right."
 )
-# Under "Your field(s)" when the stored results give no pair: a pair needs a model RQ that a judge scored
-NO_PAIRS = "No pairs to annotate yet: a pair needs a model's research question that a judge has scored."
+# In place of the whole annotating area when the stored results give no pair: what is missing, what would fill it
+NO_PAIRS = (
+    "Nothing to annotate yet: no stored results give a pair. A pair is the author-anchored research question "
+    "beside a model's research question that a judge has scored, so pairs appear here once a submission has been "
+    "judged (the worker judges the queue on the Submit tab, or rqbench evaluate writes results into this Space's "
+    "store)."
+)
+# In the boxes a pair fills, before the first one is shown
+BEFORE_START = "Tick your field(s) and press Start / next pair."
+RQ_PLACEHOLDER = "A research question of the pair appears here once you press Start / next pair."
 
 
 @dataclass
@@ -58,21 +66,31 @@ class AnnotateTab:
     agreement: gr.HTML
     matrix: gr.HTML
     banner: gr.HTML
+    work: gr.Column
+    empty: gr.HTML
 
     @property
     def reload_outputs(self) -> list[Any]:
-        return [self.fields, self.agreement, self.matrix, self.banner]
+        return [self.fields, self.agreement, self.matrix, self.banner, self.work, self.empty]
 
     def reloaded(self) -> tuple:
-        """After ``data.refresh()``: the sub-fields that have pairs, the agreement tables, the banner."""
+        """After ``data.refresh()``: the sub-fields that have pairs, the agreement tables, the banner; with no pair,
+        the sentence saying so in place of the annotating area."""
         names = {p.model for p in self.data.pairs} | {r.judge.label for r in self.data.results}
         fields = an.subfields(self.data.pairs)
         return (
-            gr.CheckboxGroup(choices=fields, info="" if fields else NO_PAIRS),
+            gr.CheckboxGroup(choices=[(browse.subfield_label(f), f) for f in fields]),
             agreement_table(self.config, self.data),
             matrix_html(self.config, self.data),
             banner_update(names),
+            gr.update(visible=bool(fields)),
+            gr.update(value="" if fields else empty_html(), visible=not fields),
         )
+
+
+def empty_html() -> str:
+    """``NO_PAIRS`` in the tables' empty style."""
+    return html_table.render_table([], [], empty=NO_PAIRS)
 
 
 def agreement_table(config: "SpaceConfig", data: "SpaceData") -> str:
@@ -138,6 +156,8 @@ class _Widgets:
     skip: gr.Button
     agreement: gr.HTML
     matrix: gr.HTML
+    work: gr.Column
+    empty: gr.HTML
     export: gr.Button
     export_file: gr.File
     confirm: gr.Checkbox
@@ -182,52 +202,75 @@ def _layout(config: "SpaceConfig", data: "SpaceData") -> _Widgets:
             "the real paper that cites them, one written by a model; which is which is not shown. Read the "
             "papers on the left, then say which question is more non-obvious, using the judges' own rubric."
         )
-        with gr.Row(equal_height=True):
-            name = gr.Textbox(label="Your name (offline only)", visible=not config.on_hub, elem_id="an-name")
-            fields = gr.CheckboxGroup(label="Your field(s)", choices=[], elem_id="an-fields")
-            start = gr.Button("Start / next pair", elem_id="an-start", scale=0, min_width=160)
-        status = gr.Textbox(label="Status", interactive=False, elem_id="an-status")
+        # with no pair to annotate, the page load hides the whole area and shows NO_PAIRS instead
+        empty = html_block("an-empty", visible=False)
         pair_state = gr.State(None)
         shown_state = gr.State(None)
-        with gr.Row():
-            with gr.Column(scale=1, elem_id="an-papers"):
-                gr.Markdown(PAIR_HINT, elem_id="an-hint")
-                # on a new pair only, not on page load, when there is no pair yet (see tabs/browse.py)
-                gr.render(inputs=[pair_state], triggers=[pair_state.change])(
-                    lambda pair_id: _pair_papers(config, data, pair_id)
-                )
-            with gr.Column(scale=1):
-                left = gr.Textbox(label="Research question A", interactive=False, lines=3, elem_id="an-left")
-                right = gr.Textbox(label="Research question B", interactive=False, lines=3, elem_id="an-right")
-                choice = gr.Radio(label="Which is more non-obvious?", choices=list(CHOICE_LABELS), elem_id="an-choice")
-                gr.Textbox(
-                    value=non_obvious_rubric,
-                    label="Non-obviousness: the judges' rubric",
-                    interactive=False,
-                    lines=5,
-                    elem_id="an-rubric-nonobv",
-                )
-                with gr.Row():
-                    sb_left = gr.Radio(
-                        label="Source-boundedness of A (optional)",
-                        choices=SOURCE_BOUND_CHOICES,
-                        value="not rated",
-                        elem_id="an-sb-left",
+        with gr.Column(elem_id="an-work") as work:
+            with gr.Row(equal_height=True):
+                name = gr.Textbox(label="Your name (offline only)", visible=not config.on_hub, elem_id="an-name")
+                fields = gr.CheckboxGroup(label="Your field(s)", choices=[], elem_id="an-fields")
+                start = gr.Button("Start / next pair", elem_id="an-start", scale=0, min_width=160)
+            status = gr.Textbox(label="Status", interactive=False, placeholder=BEFORE_START, elem_id="an-status")
+            with gr.Row():
+                with gr.Column(scale=1, elem_id="an-papers"):
+                    gr.Markdown(PAIR_HINT, elem_id="an-hint")
+                    # on a new pair only, not on page load, when there is no pair yet (see tabs/browse.py)
+                    gr.render(inputs=[pair_state], triggers=[pair_state.change])(
+                        lambda pair_id: _pair_papers(config, data, pair_id)
                     )
-                    sb_right = gr.Radio(
-                        label="Source-boundedness of B (optional)",
-                        choices=SOURCE_BOUND_CHOICES,
-                        value="not rated",
-                        elem_id="an-sb-right",
+                with gr.Column(scale=1):
+                    left = gr.Textbox(
+                        label="Research question A",
+                        interactive=False,
+                        lines=3,
+                        placeholder=RQ_PLACEHOLDER,
+                        elem_id="an-left",
                     )
-                with gr.Accordion("Source-boundedness: the judges' rubric (0 broad, 3 bound to one paper)", open=False):
+                    right = gr.Textbox(
+                        label="Research question B",
+                        interactive=False,
+                        lines=3,
+                        placeholder=RQ_PLACEHOLDER,
+                        elem_id="an-right",
+                    )
+                    choice = gr.Radio(
+                        label="Which is more non-obvious?", choices=list(CHOICE_LABELS), elem_id="an-choice"
+                    )
                     gr.Textbox(
-                        value=source_bound_rubric, show_label=False, interactive=False, lines=5, elem_id="an-rubric-sb"
+                        value=non_obvious_rubric,
+                        label="Non-obviousness: the judges' rubric",
+                        interactive=False,
+                        lines=5,
+                        elem_id="an-rubric-nonobv",
                     )
-                comment = gr.Textbox(label="Comment (optional)", elem_id="an-comment")
-                with gr.Row():
-                    save = gr.Button("Save judgment", variant="primary", elem_id="an-save")
-                    skip = gr.Button("Skip this pair", elem_id="an-skip")
+                    with gr.Row():
+                        sb_left = gr.Radio(
+                            label="Source-boundedness of A (optional)",
+                            choices=SOURCE_BOUND_CHOICES,
+                            value="not rated",
+                            elem_id="an-sb-left",
+                        )
+                        sb_right = gr.Radio(
+                            label="Source-boundedness of B (optional)",
+                            choices=SOURCE_BOUND_CHOICES,
+                            value="not rated",
+                            elem_id="an-sb-right",
+                        )
+                    with gr.Accordion(
+                        "Source-boundedness: the judges' rubric (0 broad, 3 bound to one paper)", open=False
+                    ):
+                        gr.Textbox(
+                            value=source_bound_rubric,
+                            show_label=False,
+                            interactive=False,
+                            lines=5,
+                            elem_id="an-rubric-sb",
+                        )
+                    comment = gr.Textbox(label="Comment (optional)", elem_id="an-comment")
+                    with gr.Row():
+                        save = gr.Button("Save judgment", variant="primary", elem_id="an-save")
+                        skip = gr.Button("Skip this pair", elem_id="an-skip")
         gr.Markdown(
             "**Agreement.** How often each judge picks what the annotators picked (the leaderboard's human "
             "agreement column); then who agrees with whom, computed as in the expert study."
@@ -257,6 +300,8 @@ def _layout(config: "SpaceConfig", data: "SpaceData") -> _Widgets:
         skip,
         agreement,
         matrix,
+        work,
+        empty,
         export,
         export_file,
         confirm,
@@ -292,10 +337,13 @@ class _Handlers:
             skips=store.skips(annotator),
         )
         if pair is None:
-            done = f"No more pairs in {', '.join(fields)} for you. You have made {len(mine)} judgment(s). Thank you!"
+            named = ", ".join(map(browse.subfield_label, fields))
+            done = f"No more pairs in {named} for you. You have made {len(mine)} judgment(s). Thank you!"
             return None, None, "", "", done
         left, right = an.shown_texts(annotator, pair)
-        status = f"Pair {len(mine) + 1} ({pair.subfield}). You have made {len(mine)} judgment(s)."
+        status = (
+            f"Pair {len(mine) + 1} ({browse.subfield_label(pair.subfield)}). You have made {len(mine)} judgment(s)."
+        )
         return pair.pair_id, datetime.now(timezone.utc).isoformat(), left, right, status
 
     def start(self, name, fields, profile: gr.OAuthProfile | None):
@@ -379,4 +427,4 @@ def build(config: "SpaceConfig", data: "SpaceData") -> AnnotateTab:
     w.skip.click(h.skip, [w.name, w.fields, w.pair], pair_outputs)
     w.export.click(h.export, [w.name], [w.export_file, w.status])
     w.delete.click(h.delete, [w.name, w.confirm], [w.status, w.agreement, w.matrix, w.confirm])
-    return AnnotateTab(config, data, w.fields, w.agreement, w.matrix, w.banner)
+    return AnnotateTab(config, data, w.fields, w.agreement, w.matrix, w.banner, w.work, w.empty)

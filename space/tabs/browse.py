@@ -3,7 +3,9 @@
 Its pickers are filled when the tab is first opened, on the first RQ (the page
 load does not carry them); ``?rq_id=`` opens it on that one instead
 (``deep_link``), and the link box shows that address. An RQ's models and score
-tables are computed once per version of the data (``ViewCache``).
+tables are computed once per version of the data (``ViewCache``). With no
+stored instance the pickers and tables are hidden and ``NO_INSTANCES`` says
+what is missing.
 """
 
 from dataclasses import dataclass
@@ -20,6 +22,22 @@ from rqbench.space.tabs.common import banner_update, demo_banner, html_block, se
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceConfig, SpaceData
 
+# In place of the pickers and tables when no stored results hold an instance
+NO_INSTANCES = (
+    "Nothing to browse yet: no stored results hold an instance. An instance (its background papers, the "
+    "author-anchored RQ and each model's five RQs with every judge's scores) appears here once a model's "
+    "submission has been judged: the worker judges the queue on the Submit tab, or rqbench evaluate writes "
+    "results into this Space's store."
+)
+
+
+def subfield_picker(index, value: str | None = None) -> gr.Dropdown:
+    """The sub-field picker's update: each sub-field by its label, and under it why one is not recorded."""
+    choices = [(browse.subfield_label(s), s) for s in browse.subfield_choices(index)]
+    if value is None:
+        return gr.Dropdown(choices=choices)
+    return gr.Dropdown(choices=choices, value=value, info=browse.subfield_note(value))
+
 
 @dataclass
 class BrowseTab:
@@ -30,14 +48,23 @@ class BrowseTab:
     paper: gr.Dropdown
     rq: gr.Dropdown
     banner: gr.HTML
+    work: gr.Column
+    empty: gr.HTML
 
     @property
     def reload_outputs(self) -> list[Any]:
-        return [self.banner, self.subfield]
+        return [self.banner, self.work, self.empty, self.subfield]
 
     def reloaded(self) -> tuple:
-        """After ``data.refresh()``: the banner and the sub-fields present (the sub-field last: a link replaces it)."""
-        return banner_update(self.data.model_names()), gr.Dropdown(choices=browse.subfield_choices(self.data.index))
+        """After ``data.refresh()``: the banner, ``NO_INSTANCES`` in place of the rest when nothing is stored, and
+        the sub-fields present (the sub-field last: a link replaces it)."""
+        some = bool(self.data.index)
+        return (
+            banner_update(self.data.model_names()),
+            gr.update(visible=some),
+            gr.update(value="" if some else html_table.render_table([], [], empty=NO_INSTANCES), visible=not some),
+            subfield_picker(self.data.index),
+        )
 
     def deep_link(self, rq_id: str | None) -> tuple | None:
         """The pickers set to ``rq_id`` (sub-field, paper, RQ), or None when no such RQ is stored."""
@@ -47,7 +74,7 @@ class BrowseTab:
             return None
         papers = browse.paper_choices(data.index, ref.subfield)
         return (
-            gr.Dropdown(choices=browse.subfield_choices(data.index), value=ref.subfield),
+            subfield_picker(data.index, ref.subfield),
             gr.Dropdown(choices=papers, value=ref.arxiv_id),
             gr.Dropdown(choices=browse.rq_labels(data.index, ref.arxiv_id), value=ref.rq_id),
         )
@@ -84,47 +111,60 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
             "One instance: the papers the models read, the question the real paper pursued (the "
             "author-anchored RQ), and each model's five RQs with every judge's scores and reasons."
         )
-        # The pickers' choices come with the page load and live in the visitor's session, which Gradio may drop
-        # under a crowd (ui.SESSION_CAPACITY); a value from the page is then still taken (the handlers look it up).
-        with gr.Row():
-            b_sub = gr.Dropdown(label="Sub-field", choices=[], elem_id="br-subfield", scale=1, allow_custom_value=True)
-            b_paper = gr.Dropdown(
-                label="Source paper (arXiv id)", choices=[], elem_id="br-paper", scale=1, allow_custom_value=True
-            )
-            b_rq = gr.Dropdown(
-                label="Instance (its author-anchored RQ)", choices=[], elem_id="br-rq", scale=3, allow_custom_value=True
-            )
-        with gr.Row():
-            b_gt = gr.Textbox(label="Author-anchored RQ", interactive=False, elem_id="br-gt", scale=3)
-            b_link = gr.Textbox(label="Link to this RQ", interactive=False, elem_id="br-link", scale=1)
+        empty = html_block("br-empty", visible=False)  # NO_INSTANCES, when nothing is stored
+        with gr.Column(elem_id="br-work") as work:
+            # The pickers' choices come with the page load and live in the visitor's session, which Gradio may drop
+            # under a crowd (ui.SESSION_CAPACITY); a value from the page is then still taken (the handlers look it up).
+            with gr.Row():
+                b_sub = gr.Dropdown(
+                    label="Sub-field", choices=[], elem_id="br-subfield", scale=1, allow_custom_value=True
+                )
+                b_paper = gr.Dropdown(
+                    label="Source paper (arXiv id)", choices=[], elem_id="br-paper", scale=1, allow_custom_value=True
+                )
+                b_rq = gr.Dropdown(
+                    label="Instance (its author-anchored RQ)",
+                    choices=[],
+                    elem_id="br-rq",
+                    scale=3,
+                    allow_custom_value=True,
+                )
+            with gr.Row():
+                b_gt = gr.Textbox(label="Author-anchored RQ", interactive=False, elem_id="br-gt", scale=3)
+                b_link = gr.Textbox(label="Link to this RQ", interactive=False, elem_id="br-link", scale=1)
 
-        # Drawn when the RQ changes only: Gradio also re-renders on page load by default, and an empty render is
-        # still a queued event that resends the block's configuration (8-20 ms of the Space's CPU per page open).
-        # The page load sets the RQ, which fires this change.
-        @gr.render(inputs=[b_rq], triggers=[b_rq.change])
-        def _papers(rq_id):
-            ref = data.index.get(rq_id or "")
-            if ref is None:
-                return
-            views = browse.paper_views(ref, config.library)
-            with gr.Accordion(f"The {len(views)} background paper(s) the models read", open=True):
-                for k, pv in enumerate(views):
-                    with gr.Group():
-                        gr.Textbox(
-                            value=f"{pv.title}\n\n{pv.abstract}".strip(),
-                            label=f"Background paper {k + 1}: {pv.paper_id} (title and abstract; text level: "
-                            f"{pv.text_level})",
-                            interactive=False,
-                            max_lines=6,
-                            elem_classes=["br-title"],
-                        )
-                        section_reader(pv.sections, key=f"br-{rq_id}-{k}")
+            # Drawn when the RQ changes only: Gradio also re-renders on page load by default, and an empty render is
+            # still a queued event that resends the block's configuration (8-20 ms of the Space's CPU per page open).
+            # The page load sets the RQ, which fires this change.
+            @gr.render(inputs=[b_rq], triggers=[b_rq.change])
+            def _papers(rq_id):
+                ref = data.index.get(rq_id or "")
+                if ref is None:
+                    return
+                views = browse.paper_views(ref, config.library)
+                with gr.Accordion(f"The {len(views)} background paper(s) the models read", open=True):
+                    for k, pv in enumerate(views):
+                        with gr.Group():
+                            gr.Textbox(
+                                value=f"{pv.title}\n\n{pv.abstract}".strip(),
+                                label=f"Background paper {k + 1}: {pv.paper_id} (title and abstract; text level: "
+                                f"{pv.text_level})",
+                                interactive=False,
+                                max_lines=6,
+                                elem_classes=["br-title"],
+                            )
+                            section_reader(pv.sections, key=f"br-{rq_id}-{k}")
 
-        gr.Markdown("**Each model's RQs**, the author-anchored RQ (GT) first, with every judge's scores:")
-        b_models = gr.Dropdown(
-            label="Models shown", multiselect=True, choices=[], value=[], elem_id="br-models", allow_custom_value=True
-        )
-        b_scores = html_block("br-scores", max_height=100_000)
+            gr.Markdown("**Each model's RQs**, the author-anchored RQ (GT) first, with every judge's scores:")
+            b_models = gr.Dropdown(
+                label="Models shown",
+                multiselect=True,
+                choices=[],
+                value=[],
+                elem_id="br-models",
+                allow_custom_value=True,
+            )
+            b_scores = html_block("br-scores", max_height=100_000)
 
     per_rq = ViewCache(max_entries=64)
 
@@ -138,7 +178,9 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
 
     def pick_subfield(sub):
         papers = browse.paper_choices(data.index, sub)
-        return gr.Dropdown(choices=papers, value=papers[0] if papers else None)
+        return gr.Dropdown(choices=papers, value=papers[0] if papers else None), gr.Dropdown(
+            info=browse.subfield_note(sub)
+        )
 
     def pick_paper(arxiv_id):
         rqs = browse.rq_labels(data.index, arxiv_id) if arxiv_id else []
@@ -172,12 +214,12 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
         """The first opening fills the pickers on the first RQ (which draws its tables); later ones keep the pick."""
         if rq_id and rq_id in data.index:
             return gr.skip(), gr.skip(), gr.skip()
-        pickers = BrowseTab(data, b_sub, b_paper, b_rq, banner).opening()
+        pickers = BrowseTab(data, b_sub, b_paper, b_rq, banner, work, empty).opening()
         return pickers if pickers is not None else (gr.skip(), gr.skip(), gr.skip())
 
     tab.select(first_opening, b_rq, [b_sub, b_paper, b_rq])
-    b_sub.input(pick_subfield, b_sub, b_paper).then(pick_paper, b_paper, b_rq)
+    b_sub.input(pick_subfield, b_sub, [b_paper, b_sub]).then(pick_paper, b_paper, b_rq)
     b_paper.input(pick_paper, b_paper, b_rq)
     b_rq.change(pick_rq, b_rq, [b_link, b_gt, b_models, b_scores])
     b_models.input(pick_models, [b_rq, b_models], b_scores)
-    return BrowseTab(data, b_sub, b_paper, b_rq, banner)
+    return BrowseTab(data, b_sub, b_paper, b_rq, banner, work, empty)

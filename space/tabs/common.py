@@ -74,7 +74,9 @@ def banner_update(names: Iterable[str]) -> gr.HTML:
     return gr.HTML(value=value, visible=bool(value))
 
 
-def html_block(elem_id: str, value: str = "", *, max_height: int = 720) -> gr.HTML:
+def html_block(elem_id: str, value: str = "", *, max_height: int = 720, visible: bool = True) -> gr.HTML:
     """An HTML component styled for ``rqbench.space.html_table`` tables, scrolling past ``max_height`` pixels."""
     css = TABLE_CSS.replace("var(--rqb-max-height, 720px)", f"{max_height}px")
-    return gr.HTML(value=value, elem_id=elem_id, css_template=css, js_on_load=None, apply_default_css=False)
+    return gr.HTML(
+        value=value, elem_id=elem_id, css_template=css, js_on_load=None, apply_default_css=False, visible=visible
+    )

@@ -5,6 +5,8 @@ The board is ``SpaceData.board``: the judge-board results files in the store
 pairs and every pair annotated in this Space, so it follows new annotations.
 It is drawn on page load and refresh, and again whenever the tab is opened
 (after annotating, say). A demo judge (the embedded model) brings the banner.
+When the plot would place no judge, a sentence (``nothing_placed``) says why
+in its place.
 """
 
 from dataclasses import dataclass
@@ -12,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
-from rqbench.evaluate.judge_board_plot import agreement_cost_figure
+from rqbench.evaluate.judge_board_plot import agreement_cost_figure, nothing_placed
 from rqbench.evaluate.judge_board_report import COLUMNS, pool_line
 from rqbench.space import html_table, judges_view
 from rqbench.space.memo import ViewCache
@@ -33,14 +35,18 @@ INTRO = (
 )
 
 
+NO_EXPERT_PAIRS = "No expert pairs yet: the paper's study file is missing and nothing is annotated."
+
+
 def table_html(data: "SpaceData") -> str:
+    """The ranked board; with no row, the sentence alone (the caption explains figures there are none of)."""
     headers, rows = judges_view.table(data.board)
     return html_table.render_table(
         headers,
         rows,
-        caption=judges_view.CAPTION,
+        caption=judges_view.CAPTION if rows else "",
         sticky_first=False,
-        empty="No expert pairs yet: the paper's study file is missing and nothing is annotated.",
+        empty=NO_EXPERT_PAIRS,
     )
 
 
@@ -79,20 +85,31 @@ def build(data: "SpaceData") -> JudgesTab:
         gr.Markdown(INTRO)
         table = html_block("judges-table", max_height=640)
         plot = gr.Plot(label="Agreement with the experts' majority against cost per 1,000 pairs", elem_id="jb-plot")
+        unplotted = html_block("jb-plot-empty", visible=False)
         pool = gr.Textbox(label="The expert pool", interactive=False, lines=2, elem_id="jb-pool")
         with gr.Accordion("What each column means", open=False):
             gr.Markdown("\n".join(f"- **{name}**: {what}." for name, what in COLUMNS.items()))
 
     drawn = ViewCache(max_entries=4)
 
+    def figure(board) -> tuple:
+        """(the plot as the image Gradio sends, or None; the sentence shown instead, or "")."""
+        why = nothing_placed(board)
+        if why:
+            return None, why
+        return drawn_figure(lambda: agreement_cost_figure(board), plot.postprocess), ""
+
     def opened():
         data.refresh(recent=True)
         version, board = data.version, data.board  # the version first (see the leaderboard tab)
         shown = JudgesTab(data, banner, table, pool).reloaded()
-        figure = drawn.get(
-            version, ("judge-board",), lambda: drawn_figure(lambda: agreement_cost_figure(board), plot.postprocess)
+        img, why = drawn.get(version, ("judge-board",), lambda: figure(board))
+        note = html_table.render_table([], [], empty=why) if why else ""
+        return (
+            *shown,
+            gr.update(value=img, visible=img is not None),
+            gr.update(value=note, visible=bool(why)),
         )
-        return (*shown, figure)
 
-    tab.select(opened, None, [banner, table, pool, plot])  # drawn one at a time (plots.DRAWING)
+    tab.select(opened, None, [banner, table, pool, plot, unplotted])  # drawn one at a time (plots.DRAWING)
     return JudgesTab(data, banner, table, pool)
