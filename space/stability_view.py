@@ -10,12 +10,15 @@ Pure functions of the stored results; the tab draws them when opened.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 
 from rqbench.evaluate.bootstrap import Estimate
-from rqbench.evaluate.criteria import METRICS
-from rqbench.evaluate.judge_stability import MOVED_MARK, RANKING_METRIC, StabilityReport
-from rqbench.evaluate.length_control import LENGTH_METRIC, JudgeLength
-from rqbench.space.html_table import Cell, Header
+from rqbench.evaluate.criteria import METRICS, SETTINGS
+from rqbench.evaluate.judge_stability import MOVED_MARK, RANKING_METRIC, StabilityReport, judge_stability
+from rqbench.evaluate.length_control import LENGTH_METRIC, JudgeLength, judge_length
+from rqbench.evaluate.summary import SummaryRow
+from rqbench.records import ResultsFile
+from rqbench.space.html_table import Cell, Header, render_table
 
 NO_STABILITY = (
     "Rank stability needs two judges that scored the same two models or more in one setting; "
@@ -107,3 +110,27 @@ def length_table(fits: Sequence[JudgeLength]) -> tuple[list[Header], list[list[C
                 ]
             )
     return headers, rows
+
+
+def stability_html(rows: Sequence[SummaryRow]) -> str:
+    """Per setting with two judges and two models: the ranks table and the tau table; else the sentence why not."""
+    parts = []
+    for setting in SETTINGS:
+        rep = judge_stability(rows, setting)
+        if rep is None:
+            continue
+        parts.append(f'<div class="rqb-caption"><b>{escape(setting.capitalize())} judging</b></div>')
+        parts.append(render_table(*stability_table(rep), caption=STABILITY_CAPTION))
+        parts.append(render_table(*tau_table(rep), sticky_first=False))
+    return "".join(parts) or render_table([], [], empty=NO_STABILITY)
+
+
+def length_html(results: Sequence[ResultsFile], *, n_boot: int) -> str:
+    """Per setting: each judge's length preference and every model's raw and controlled win rate."""
+    parts = []
+    for setting in SETTINGS:
+        fits = judge_length(results, setting, n_boot=n_boot)
+        if fits:
+            parts.append(f'<div class="rqb-caption"><b>{escape(setting.capitalize())} judging</b></div>')
+            parts.append(render_table(*length_table(fits), caption=LENGTH_CAPTION, sticky_first=False))
+    return "".join(parts) or render_table([], [], empty=NO_LENGTH)

@@ -4,6 +4,7 @@ the judge reasons and sub-fields a tiny demo model's run leaves in Browse."""
 
 from __future__ import annotations
 
+import html
 from types import SimpleNamespace
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from rqbench.evaluate.criteria import DIMENSIONS, METRICS
 from rqbench.evaluate.summary import summarize
 from rqbench.records import UNKNOWN_CATEGORY
-from rqbench.space import browse, plots
+from rqbench.space import browse, plots, stability_view
 from rqbench.testing.synthetic import make_results
 
 JUNK = "2-SrGh " * 30  # one long reason, the same for every score, as a judge that cannot judge writes
@@ -123,10 +124,27 @@ def test_the_judges_tab_on_an_empty_store_shows_sentences_not_an_empty_plot(empt
 
     demo, _ = empty_app
     _page_load(demo)
-    banner, table, pool, plot, note = _fn(demo, "opened").fn()
+    banner, table, pool, plot, note, stability, length = _fn(demo, "opened").fn()
     assert plot["visible"] is False and plot["value"] is None
     assert note["visible"] and NO_JUDGE_RUN.split(",")[0] in note["value"]
     assert NO_EXPERT_PAIRS.split(":")[0] in table and CAPTION.split(".")[0] not in table  # no caption of no figures
+    assert stability_view.NO_STABILITY.split(";")[0] in stability
+    assert html.escape(stability_view.NO_LENGTH) in length
+
+
+def test_the_judges_tab_ranks_the_models_per_judge_and_shows_each_judges_length_preference(empty_app):
+    demo, stores = empty_app
+    for k, (model, judge) in enumerate([("m1", "A"), ("m2", "A"), ("m1", "B"), ("m2", "B")]):
+        r = make_results(model, judge=judge, setting="comparative", n_instances=6, seed=k)
+        for i, inst in enumerate(r.instances):  # RQ lengths that vary, so a preference can be measured
+            for c in inst.candidates[1:]:
+                c.text += " more" * (i % 2)
+        stores.results.put(r)
+    _page_load(demo)
+    *_, stability, length = _fn(demo, "opened").fn()
+    assert "Comparative judging" in stability and "A vs B" in stability and "without A" in stability
+    assert stability_view.NO_STABILITY.split(";")[0] not in stability
+    assert "Length-controlled win %" in length and " pts" in length
 
 
 # -- Annotate ------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import gradio as gr
 
 from rqbench.evaluate.judge_board_plot import agreement_cost_figure, nothing_placed
 from rqbench.evaluate.judge_board_report import COLUMNS, pool_line
-from rqbench.space import html_table, judges_view
+from rqbench.space import html_table, judges_view, stability_view
 from rqbench.space.memo import ViewCache
 from rqbench.space.plots import drawn as drawn_figure
 from rqbench.space.safety import redact
@@ -35,6 +35,16 @@ INTRO = (
 )
 
 
+STABILITY_INTRO = (
+    "### Do the judges rank the models alike?\n"
+    "A ranking one judge gives and another reverses is not a finding. Each model's rank under each judge, the ranks "
+    "its interval allows, and Kendall's tau between the judges' rankings, from the stored results."
+)
+LENGTH_INTRO = (
+    "### How much does each judge prefer length?\n"
+    "A longer research question says more, and a judge can take detail for novelty. Each model's win rate before and "
+    "after holding its questions' length equal to the author-anchored one's."
+)
 NO_EXPERT_PAIRS = "No expert pairs yet: the paper's study file is missing and nothing is annotated."
 
 
@@ -89,8 +99,12 @@ def build(data: "SpaceData") -> JudgesTab:
         pool = gr.Textbox(label="The expert pool", interactive=False, lines=2, elem_id="jb-pool")
         with gr.Accordion("What each column means", open=False):
             gr.Markdown("\n".join(f"- **{name}**: {what}." for name, what in COLUMNS.items()))
+        gr.Markdown(STABILITY_INTRO)
+        stability = html_block("judges-stability", max_height=640)
+        gr.Markdown(LENGTH_INTRO)
+        length = html_block("judges-length", max_height=640)
 
-    drawn = ViewCache(max_entries=4)
+    drawn = ViewCache(max_entries=6)  # the plot and the two tables of the current version and the last
 
     def figure(board) -> tuple:
         """(the plot as the image Gradio sends, or None; the sentence shown instead, or "")."""
@@ -105,11 +119,19 @@ def build(data: "SpaceData") -> JudgesTab:
         shown = JudgesTab(data, banner, table, pool).reloaded()
         img, why = drawn.get(version, ("judge-board",), lambda: figure(board))
         note = html_table.render_table([], [], empty=why) if why else ""
+        rows, results = data.rows, data.results
+        ranks = drawn.get(version, ("stability",), lambda: stability_view.stability_html(rows))
+        lengths = drawn.get(
+            version, ("length",), lambda: stability_view.length_html(results, n_boot=data.config.n_boot)
+        )
         return (
             *shown,
             gr.update(value=img, visible=img is not None),
             gr.update(value=note, visible=bool(why)),
+            ranks,
+            lengths,
         )
 
-    tab.select(opened, None, [banner, table, pool, plot, unplotted])  # drawn one at a time (plots.DRAWING)
+    # drawn one at a time (plots.DRAWING)
+    tab.select(opened, None, [banner, table, pool, plot, unplotted, stability, length])
     return JudgesTab(data, banner, table, pool)
