@@ -28,13 +28,13 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from rqbench.evaluate import criteria
 from rqbench.evaluate.bootstrap import Estimate, cluster_bootstrap_mean
-from rqbench.evaluate.metrics import ScoreOptions, Verdict, split_candidates, verdicts
+from rqbench.evaluate.metrics import ScoreOptions, split_candidates, verdicts
 from rqbench.evaluate.shown_pair import RULE_NAME, shown_rqs, text_hash
 from rqbench.io import RecordError, id_label, read_jsonl
-from rqbench.records import Record, ResultsFile, parse_rq_id
+from rqbench.records import PICKS, Pick, Record, ResultsFile, parse_rq_id, pick_of
 
-Winner = Literal["gt", "model", "tie"]
-WINNERS: tuple[str, ...] = ("gt", "model", "tie")
+Winner = Pick  # an annotation's winner is a pick (rqbench.records.outcomes)
+WINNERS: tuple[str, ...] = PICKS
 REQUIRED_COLUMNS = ("rq_id", "evaluator", "winner")
 OPTIONAL_COLUMNS = ("group", "dimension", "notes", "candidate_id", "candidate_hash")
 AGREEMENT_BOOT = 1000
@@ -241,8 +241,6 @@ def expert_sample_picks(samples: Sequence[ExpertSample]) -> list[Annotation]:
 # LLM judges' picks
 # --------------------------------------------------------------------------
 
-_WINNER_OF = {Verdict.win: "model", Verdict.lose: "gt", Verdict.tie: "tie"}
-
 
 def _one_submission(results: Sequence[ResultsFile]) -> None:
     subs = {(r.submission.model, r.submission_hash) for r in results}
@@ -374,7 +372,7 @@ def llm_picks(
             Annotation(
                 rq_id=rq_id,
                 evaluator=label,
-                winner=_WINNER_OF[v],
+                winner=pick_of(v),
                 group="llm",
                 dimension=dimension,
                 candidate_id=cid,

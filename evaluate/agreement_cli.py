@@ -29,6 +29,7 @@ from rqbench.evaluate.report_cli import (
     provenance_lines,
     score_options,
 )
+from rqbench.records import PICKS
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -128,10 +129,7 @@ def run_examples(args: argparse.Namespace) -> int:
             )
         )
     )
-    counts = {
-        r: {w: sum(p.winner == w for p in picks if p.evaluator == r) for w in ("gt", "model", "tie")}
-        for r in matrix.rows
-    }
+    counts = {r: {w: sum(p.winner == w for p in picks if p.evaluator == r) for w in PICKS} for r in matrix.rows}
     print("winner counts:")
     for rater, c in counts.items():
         print(f"  {rater}: gt {c['gt']}, model {c['model']}, tie {c['tie']}")

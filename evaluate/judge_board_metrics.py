@@ -22,10 +22,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, Estimate, cluster_bootstrap_mean
-from rqbench.records import NoveltyScore, Pick
+from rqbench.records import PICKS, NoveltyScore, Pick
 
 BOARD_BOOT = 1000
-PICKS: tuple[Pick, ...] = ("gt", "model", "tie")
 
 
 def order_pick(gt: NoveltyScore, model: NoveltyScore) -> Pick:

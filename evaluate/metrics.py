@@ -22,19 +22,11 @@ from typing import Literal
 
 import numpy as np
 
-from rqbench.records import CandidateScores, InstanceResult
+from rqbench.records import CandidateScores, InstanceResult, Verdict
 
 GT_ID = "gt"  # the candidate id of the ground-truth (author) RQ in every results instance
 MODEL_RQS = 5  # the research questions a model gives per instance (the paper's "five")
 _TIE_TOL = 1e-9
-
-
-class Verdict(str, enum.Enum):
-    """The Pass@5 outcome of the model's best RQ against the GT."""
-
-    win = "win"
-    tie = "tie"
-    lose = "lose"
 
 
 class NarrownessAggregation(str, enum.Enum):

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rqbench.records import SCHEMA_VERSION, Record, SubmissionMetadata
+from rqbench.records import SCHEMA_VERSION, Pick, Record, SubmissionMetadata
 
 # "review": the manipulation screen flagged some RQs; the worker leaves it until a maintainer approves
 # (back to "pending") or rejects it ("failed"), so nothing of it is judged or published before then.
@@ -83,7 +83,7 @@ class HumanJudgment(Record):
     )
     left: Side = Field(description="Which RQ was shown on the left; the other was on the right.")
     choice: Literal["left", "right", "tie"]
-    winner: Literal["gt", "model", "tie"] = Field(description="The choice mapped back to the sides.")
+    winner: Pick = Field(description="The choice mapped back to the sides.")
     source_bound_left: int | None = Field(default=None, ge=0, le=3)
     source_bound_right: int | None = Field(default=None, ge=0, le=3)
     comment: str = Field(default="", max_length=2000)

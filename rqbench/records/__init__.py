@@ -45,7 +45,7 @@ from rqbench.records.common import (
     rq_id_for,
 )
 from rqbench.records.dataset import EvaluationInstance, Gap, PaperRecord, RQRecord, Verification
-from rqbench.records.expert_pool import ExpertPair, ExpertPool, Pick, PoolSource, pool_version
+from rqbench.records.expert_pool import ExpertPair, ExpertPool, PoolSource, pool_version
 from rqbench.records.extraction import (
     AuthorRQ,
     AuthorRQsReply,
@@ -79,6 +79,7 @@ from rqbench.records.judging import (
     rule_of,
     scale_of,
 )
+from rqbench.records.outcomes import PICKS, Pick, Verdict, pick_of, verdict_of
 from rqbench.records.papers import (
     UNKNOWN_CATEGORY,
     BibEntry,
@@ -170,7 +171,11 @@ __all__ = [
     "PaperCut",
     "PaperRecord",
     "ParsedPaper",
+    "PICKS",
     "Pick",
+    "Verdict",
+    "pick_of",
+    "verdict_of",
     "PoolSource",
     "PromptSetRef",
     "ProtocolRecord",

@@ -17,9 +17,9 @@ from pydantic import Field, model_validator
 
 from rqbench.hashing import content_hash
 from rqbench.records.common import SCHEMA_VERSION, Record
+from rqbench.records.outcomes import Pick
 from rqbench.records.papers import CitedPaper
 
-Pick = Literal["gt", "model", "tie"]
 PoolSource = Literal["paper_a6", "annotate"]
 
 
