@@ -94,25 +94,18 @@ def _normal_interval(mean: float, variance_of_mean: float, level: float) -> tupl
     return mean - z * se, mean + z * se, se
 
 
-def _variance(
-    f: np.ndarray,
-    labelled: Sequence[str],
-    judge_picks: Mapping[str, Winner],
-    expert_picks: Mapping[str, Mapping[str, Winner]],
-) -> float:
+def _variance(f: np.ndarray, y: np.ndarray, f_labelled: np.ndarray) -> float:
     """The variance of theta_PP when the n labelled instances are among the judge's N (the module's docstring).
 
+    ``f``: the judge's indicators on all N; ``y`` and ``f_labelled``: the experts' and the judge's on the n labelled.
     theta_PP = mean_n(Y) + lam * (mean_u(f) - mean_n(f)) with lam = (N - n) / N and u the N - n unlabelled
     instances; the two means are over disjoint instances, so the variance is lam^2 Var(f) / (N - n) +
     Var(Y - lam f) / n, Var(f) estimated over all N. With every instance labelled it is the experts' own
     Var(Y) / n; with few labels among many it is PPI's Var(f) / N + Var(Y - f) / n."""
-    big_n, n = len(f), len(labelled)
+    big_n, n = len(f), len(y)
     lam = (big_n - n) / big_n
     judge_term = (big_n - n) * float(f.var(ddof=1)) / big_n**2 if big_n > 1 else 0.0
-    rest = np.array(
-        [np.mean([_win(p) for p in expert_picks[k].values()]) - lam * _win(judge_picks[k]) for k in labelled]
-    )
-    return judge_term + float(rest.var(ddof=1)) / n
+    return judge_term + float((y - lam * f_labelled).var(ddof=1)) / n
 
 
 def expert_corrected_win_rate(
@@ -146,10 +139,11 @@ def expert_corrected_win_rate(
     raw = {"judge_rate": rate, "judge_ci_low": raw_ci[0], "judge_ci_high": raw_ci[1], "judge_std_error": raw_ci[2]}
     if len(labelled) < min_labels:
         return ExpertCorrectedRate(**raw, **counts)
-    d = np.array([np.mean([_win(p) for p in expert_picks[k].values()]) - _win(judge_picks[k]) for k in labelled])
-    rectifier = float(d.mean())
+    y = np.array([np.mean([_win(p) for p in expert_picks[k].values()]) for k in labelled])
+    f_labelled = np.array([_win(judge_picks[k]) for k in labelled])
+    rectifier = float((y - f_labelled).mean())
     value = rate + rectifier
-    low, high, se = _normal_interval(value, _variance(f, labelled, judge_picks, expert_picks), level)
+    low, high, se = _normal_interval(value, _variance(f, y, f_labelled), level)
     return ExpertCorrectedRate(
         **raw, **counts, rectifier=rectifier, value=value, ci_low=low, ci_high=high, std_error=se
     )

@@ -359,31 +359,23 @@ def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[Result
 
 
 def expert_corrected_cells(judgments: Sequence[HumanJudgment], results: Sequence[ResultsFile]):
-    """(model, "comparative", judge) -> the judge's win rate corrected with the annotators' picks
-    (``evaluate.expert_corrected``), for the leaderboard's expert-corrected columns.
-
-    The picks are the agreement column's (``annotated_picks``: each annotator's pick pinned to the RQ they were
-    shown; an annotator who judged an instance twice counts with their last pick); the judge term is the judge's
-    Pass@5 pick on every instance it scored, so its raw rate is the row's own win rate. Only comparative rows: the
-    annotators compared the two RQs side by side, as the comparative judge does. Per judge only: ``combined``
-    pools several judges' picks, and the rectifier corrects one judge's.
+    """(model, "comparative", judge) -> the judge's win rate corrected with the annotators' picks, for the
+    leaderboard's expert-corrected columns: ``evaluate.expert_corrected.corrected_by_judge`` per annotated
+    submission, as ``rqbench report --annotations`` computes it (each annotator's pick pinned to the RQ they were
+    shown; an annotator who judged an instance twice counts with their last pick). Only comparative rows, per judge:
+    ``combined`` pools several judges' picks, and the rectifier corrects one judge's.
     """
-    from rqbench.evaluate.expert_corrected import (
-        ExpertCorrectedRate,
-        expert_corrected_win_rate,
-        expert_picks_by_instance,
-        judge_instance_picks,
-    )
+    from rqbench.evaluate.expert_corrected import ExpertCorrectedRate, corrected_by_judge
 
+    by_sub: dict[str, list[ResultsFile]] = {}
+    for r in results:
+        by_sub.setdefault(r.submission_hash, []).append(r)
     out: dict[tuple[str, str, str], ExpertCorrectedRate] = {}
-    for files, setting, humans, _ in annotated_picks(judgments, results):
-        if setting != "comparative":
-            continue
-        experts = expert_picks_by_instance(humans)
-        for f in files:
-            out[(f.submission.model, setting, f.judge.label)] = expert_corrected_win_rate(
-                judge_instance_picks(f), experts
-            )
+    for digest, files in sorted(by_sub.items()):
+        humans = human_picks(judgments, digest)
+        if humans:
+            for judge, rate in corrected_by_judge(humans, files):
+                out[(files[0].submission.model, "comparative", judge)] = rate
     return out
 
 
