@@ -26,8 +26,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from rqbench.evaluate import criteria
-from rqbench.evaluate.bootstrap import Estimate, cluster_bootstrap_mean
+from rqbench.evaluate import criteria, outcomes
+from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.metrics import ScoreOptions, split_candidates, verdicts
 from rqbench.evaluate.shown_pair import RULE_NAME, shown_rqs, text_hash
 from rqbench.io import RecordError, id_label, read_jsonl
@@ -455,12 +455,15 @@ def agreement_matrix(
     cells = []
     for a in rows:
         for b in cols:
-            shared = sorted(set(rmap[a]) & set(cmap[b]))
-            values = [float(rmap[a][k].winner == cmap[b][k].winner) for k in shared]
-            clusters = [rmap[a][k].arxiv_id for k in shared]
-            cells.append(
-                AgreementCell(row=a, col=b, estimate=cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=seed))
+            mine, theirs = rmap[a], cmap[b]
+            estimate = outcomes.agreement(
+                {k: mine[k].winner for k in sorted(mine)},
+                {k: p.winner for k, p in theirs.items()},
+                cluster_of=lambda k, mine=mine: mine[k].arxiv_id,
+                n_boot=n_boot,
+                seed=seed,
             )
+            cells.append(AgreementCell(row=a, col=b, estimate=estimate))
     dims = lambda ps: ",".join(sorted({p.dimension for p in ps}))  # noqa: E731
     return AgreementMatrix(
         rows=rows, cols=cols, row_dimension=dims(row_picks), col_dimension=dims(col_picks), cells=cells
@@ -472,9 +475,14 @@ def win_rates(picks: Sequence[Annotation], *, n_boot: int = AGREEMENT_BOOT, seed
     out = []
     for ev in evaluators(picks):
         mine = [p for p in picks if p.evaluator == ev]
-        clusters = [p.arxiv_id for p in mine]
         est = {
-            w: cluster_bootstrap_mean([float(p.winner == w) for p in mine], clusters, n_boot=n_boot, seed=seed)
+            w: outcomes.pick_rate(
+                dict(enumerate(p.winner for p in mine)),  # every pick, in the order given
+                w,
+                cluster_of=lambda i, mine=mine: mine[i].arxiv_id,
+                n_boot=n_boot,
+                seed=seed,
+            )
             for w in WINNERS
         }
         out.append(

@@ -21,17 +21,17 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from rqbench.evaluate import outcomes
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, Estimate, cluster_bootstrap_mean
+from rqbench.evaluate.outcomes import pick_between
 from rqbench.records import PICKS, NoveltyScore, Pick
 
 BOARD_BOOT = 1000
 
 
 def order_pick(gt: NoveltyScore, model: NoveltyScore) -> Pick:
-    """One call's pick: the RQ with the higher non-obviousness score; equal scores are a tie."""
-    if gt.non_obviousness == model.non_obviousness:
-        return "tie"
-    return "gt" if gt.non_obviousness > model.non_obviousness else "model"
+    """One call's pick: the RQ with the higher non-obviousness score; equal scores are a tie (``outcomes``)."""
+    return pick_between(gt.non_obviousness, model.non_obviousness)
 
 
 def pair_pick(scores: Sequence[tuple[NoveltyScore, NoveltyScore]]) -> Pick | None:
@@ -40,7 +40,7 @@ def pair_pick(scores: Sequence[tuple[NoveltyScore, NoveltyScore]]) -> Pick | Non
         return None
     gt = sum(g.non_obviousness for g, _ in scores) / len(scores)
     model = sum(m.non_obviousness for _, m in scores) / len(scores)
-    return "tie" if gt == model else "gt" if gt > model else "model"
+    return pick_between(gt, model)
 
 
 def majority(picks: Mapping[str, Pick]) -> Pick | None:
@@ -54,9 +54,9 @@ def majority(picks: Mapping[str, Pick]) -> Pick | None:
 def agreement(
     judge: Mapping[str, Pick], reference: Mapping[str, Pick], *, n_boot: int = BOARD_BOOT, seed: int = 0
 ) -> Estimate | None:
-    """Share of the pairs both picked on where the picks are the same; None when they share no pair."""
-    shared = sorted(set(judge) & set(reference))
-    return cluster_bootstrap_mean([float(judge[k] == reference[k]) for k in shared], shared, n_boot=n_boot, seed=seed)
+    """Share of the pairs both picked on where the picks are the same (``outcomes.agreement``, each pair its own
+    cluster); None when they share no pair."""
+    return outcomes.agreement({k: judge[k] for k in sorted(judge)}, reference, n_boot=n_boot, seed=seed)
 
 
 def cohen_kappa(a: Sequence[Pick], b: Sequence[Pick]) -> float | None:
@@ -114,9 +114,8 @@ def position_consistency(
 
 
 def pick_rate(picks: Mapping[str, Pick], pick: Pick, *, n_boot: int = BOARD_BOOT, seed: int = 0) -> Estimate | None:
-    """Share of pairs with ``pick`` (``tie``: the tie rate)."""
-    keys = sorted(picks)
-    return cluster_bootstrap_mean([float(picks[k] == pick) for k in keys], keys, n_boot=n_boot, seed=seed)
+    """Share of pairs with ``pick`` (``tie``: the tie rate), pairs in sorted order."""
+    return outcomes.pick_rate({k: picks[k] for k in sorted(picks)}, pick, n_boot=n_boot, seed=seed)
 
 
 def expert_agreement(

@@ -22,11 +22,11 @@ from typing import Literal
 
 import numpy as np
 
+from rqbench.evaluate.outcomes import TIE_TOLERANCE
 from rqbench.records import CandidateScores, InstanceResult, Verdict
 
 GT_ID = "gt"  # the candidate id of the ground-truth (author) RQ in every results instance
 MODEL_RQS = 5  # the research questions a model gives per instance (the paper's "five")
-_TIE_TOL = 1e-9
 
 
 class NarrownessAggregation(str, enum.Enum):
@@ -156,10 +156,10 @@ def best(model: np.ndarray, higher_is_better: bool) -> np.ndarray:
 
 def verdicts(a: np.ndarray, b: np.ndarray, higher_is_better: bool) -> dict[Verdict, np.ndarray]:
     """Per row, whether ``a`` wins against, ties with or loses to ``b`` (each a 0/1 float; NaN where either is
-    missing). Equal within 1e-9 is a tie; a win is the higher value, or the lower one when lower is better."""
+    missing). Equal within ``outcomes.TIE_TOLERANCE`` is a tie (the tie rule of every pick); a win is the higher value, or the lower one when lower is better."""
     valid = ~np.isnan(a) & ~np.isnan(b)
     with np.errstate(invalid="ignore"):
-        tie = np.abs(a - b) <= _TIE_TOL
+        tie = np.abs(a - b) <= TIE_TOLERANCE
         better = a > b if higher_is_better else a < b
     hits = {Verdict.tie: tie, Verdict.win: ~tie & better, Verdict.lose: ~tie & ~better}
     return {v: np.where(valid, hit.astype(float), np.nan) for v, hit in hits.items()}

@@ -328,7 +328,7 @@ def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[Result
     Each annotator's pick is one observation, as the pooled rule treats judges;
     ``combined`` pools every judge of the setting.
     """
-    from rqbench.evaluate.bootstrap import cluster_bootstrap_mean
+    from rqbench.evaluate import outcomes
     from rqbench.evaluate.summary import COMBINED
     from rqbench.space.leaderboard import AgreementCell
 
@@ -337,24 +337,27 @@ def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[Result
         per_judge: dict[str, dict[str, str]] = {}
         for p in picks:
             per_judge.setdefault(p.evaluator, {})[p.pair] = p.winner
-        pooled_v: list[float] = []
-        pooled_c: list[str] = []
+        # one item per (judge, annotator's pick): the pick of the human, and the judge's on the same pair
+        human_picks: dict[tuple[str, int], str] = {}
+        judge_picks: dict[tuple[str, int], str] = {}
         for judge, mine in sorted(per_judge.items()):
-            shared = [h for h in humans if h.pair in mine]
-            values = [float(h.winner == mine[h.pair]) for h in shared]
-            clusters = [h.arxiv_id for h in shared]
-            pooled_v += values
-            pooled_c += clusters
-            est = cluster_bootstrap_mean(values, clusters, n_boot=n_boot, seed=0)
-            if est is not None:
-                out[(files[0].submission.model, setting, judge)] = AgreementCell(
-                    est.value, est.ci_low, est.ci_high, est.n
-                )
-        est = cluster_bootstrap_mean(pooled_v, pooled_c, n_boot=n_boot, seed=0)
-        if est is not None and len(per_judge) > 0:
-            out[(files[0].submission.model, setting, COMBINED)] = AgreementCell(
-                est.value, est.ci_low, est.ci_high, est.n
+            for i, h in enumerate(humans):
+                if h.pair in mine:
+                    human_picks[(judge, i)], judge_picks[(judge, i)] = h.winner, mine[h.pair]
+
+        def paper(item: tuple[str, int], humans=humans) -> str:
+            return humans[item[1]].arxiv_id
+
+        model = files[0].submission.model
+        for judge in sorted(per_judge):
+            est = outcomes.agreement(
+                {k: v for k, v in human_picks.items() if k[0] == judge}, judge_picks, cluster_of=paper, n_boot=n_boot
             )
+            if est is not None:
+                out[(model, setting, judge)] = AgreementCell(est.value, est.ci_low, est.ci_high, est.n)
+        est = outcomes.agreement(human_picks, judge_picks, cluster_of=paper, n_boot=n_boot)
+        if est is not None and len(per_judge) > 0:
+            out[(model, setting, COMBINED)] = AgreementCell(est.value, est.ci_low, est.ci_high, est.n)
     return out
 
 
