@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from rqbench.evaluate import outcomes
 from rqbench.evaluate.bootstrap import Estimate, cluster_bootstrap, cluster_bootstrap_mean
 from rqbench.evaluate.criteria import CRITERIA, METRICS
 from rqbench.evaluate.metrics import ScoreOptions, Verdict, split_candidates
 from rqbench.evaluate.score_table import score_table
-from rqbench.records import InstanceResult, ResultsFile, Rule, rule_of
+from rqbench.records import InstanceResult, ResultsFile, Rule, parse_rq_id, rule_of
 
 META_BOOT = 500
 
@@ -90,10 +91,13 @@ class MetaEvalRow(BaseModel):
     position_top_consistency: Estimate | None = Field(
         description="Instances where the same candidate ranks first under every ordering (K >= 2 only)."
     )
-    agreement_with_judges: float | None = Field(
-        description="Mean share of shared instances on which another judge gives the same non-obviousness verdict."
+    agreement_with_judges: Estimate | None = Field(
+        description="Share of (other judge, shared instance) comparisons in which the other judge of the same "
+        "setting gives the same non-obviousness verdict on the same submission, clustered by paper."
     )
-    agreement_by_judge: dict[str, float] = Field(default_factory=dict)
+    agreement_by_judge: dict[str, Estimate] = Field(
+        default_factory=dict, description="The same share with each other judge alone."
+    )
     length_preference: Estimate | None = Field(
         description="Spearman correlation of an RQ's word count with its novelty total (positive = longer scores higher)."
     )
@@ -125,6 +129,11 @@ def _nonobv_verdicts(r: ResultsFile, opts: ScoreOptions) -> dict[str, Verdict]:
         if v is not None:
             out[rq_id] = v
     return out
+
+
+def _paper_of_item(item: tuple[str, str, str]) -> str:
+    """The paper of an (other judge, submission, rq_id) comparison: what the agreement's bootstrap resamples."""
+    return parse_rq_id(item[2])[0]
 
 
 def _position(inst: InstanceResult) -> tuple[list[float], float | None]:
@@ -211,15 +220,28 @@ def meta_evaluate(results: Sequence[ResultsFile], options: ScoreOptions = ScoreO
         if length_pref is not None and length_pref.value != length_pref.value:
             length_pref = None
 
-        # agreement with the other judges on the same submissions and setting
-        agree: dict[str, list[float]] = defaultdict(list)
+        # agreement with the other judges on the same submissions and setting: one item per (other judge,
+        # submission, instance), each clustered by its paper (evaluate/outcomes.py: the one agreement figure)
+        mine_items: dict[tuple[str, str, str], Verdict] = {}
+        theirs_items: dict[tuple[str, str, str], Verdict] = {}
         for f in files:
             mine = verdicts[(label, setting, f.submission_hash)]
-            for (other, s2, h), theirs in verdicts.items():
+            for (other, s2, h), theirs in sorted(verdicts.items()):
                 if other == label or s2 != setting or h != f.submission_hash:
                     continue
-                agree[other] += [float(mine[k] == theirs[k]) for k in mine if k in theirs]
-        agreement_by = {o: float(np.mean(v)) for o, v in agree.items() if v}
+                for k in mine:
+                    if k in theirs:
+                        mine_items[(other, h, k)], theirs_items[(other, h, k)] = mine[k], theirs[k]
+        agreement_by = {
+            other: outcomes.agreement(
+                {k: v for k, v in mine_items.items() if k[0] == other},
+                theirs_items,
+                cluster_of=_paper_of_item,
+                n_boot=META_BOOT,
+            )
+            for other in sorted({k[0] for k in mine_items})
+        }
+        pooled = outcomes.agreement(mine_items, theirs_items, cluster_of=_paper_of_item, n_boot=META_BOOT)
 
         fam = model_family(files[0].judge.model)
         same_family = sorted({f.submission.model for f in files if model_family(f.submission.model) == fam})
@@ -252,8 +274,8 @@ def meta_evaluate(results: Sequence[ResultsFile], options: ScoreOptions = ScoreO
                 orderings=max(f.judge.orderings for f in files),
                 position_score_consistency=_est(same, same_cl),
                 position_top_consistency=_est(top, top_cl),
-                agreement_with_judges=float(np.mean(list(agreement_by.values()))) if agreement_by else None,
-                agreement_by_judge=agreement_by,
+                agreement_with_judges=pooled,
+                agreement_by_judge={o: e for o, e in agreement_by.items() if e is not None},
                 length_preference=length_pref,
                 self_preference_flag=bool(same_family),
                 same_family_submissions=same_family,

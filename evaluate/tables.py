@@ -683,7 +683,7 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
             str(r.orderings),
             fmt_pct(r.position_score_consistency),
             fmt_pct(r.position_top_consistency),
-            "–" if r.agreement_with_judges is None else f"{100 * r.agreement_with_judges:.1f}",
+            fmt_pct(r.agreement_with_judges),
             "–" if lp is None else f"{lp.value:+.2f} [{lp.ci_low:+.2f}, {lp.ci_high:+.2f}]",
             ", ".join(r.same_family_submissions) if r.self_preference_flag else "no",
             f"{r.cost_usd:.2f}",
@@ -700,8 +700,7 @@ def meta_eval_table(rows: Sequence[MetaEvalRow]) -> Table:
             (key, "position_top_consistency", r.position_top_consistency),
             (key, "length_preference", lp),
         ]
-        for other, v in r.agreement_by_judge.items():
-            tidy.append((key, f"agreement_with:{other}", Estimate(value=v, ci_low=v, ci_high=v, n=0, n_clusters=0)))
+        tidy += [(key, f"agreement_with:{other}", est) for other, est in r.agreement_by_judge.items()]
         tidy.append(
             (
                 key,

@@ -94,12 +94,16 @@ def test_meta_eval_by_hand():
     assert g.position_top_consistency.value == 0.0
     # non-obviousness verdicts: gem's call failed on i1 (m2 unscored), so under the paper's accounting i1 is
     # unjudged and has no verdict; i2 m0 mean 2 vs 2 tie. ds: win, win
-    assert g.agreement_with_judges == 0.0 and g.agreement_by_judge == {"ds": 0.0}
+    assert g.agreement_with_judges.value == 0.0 and {o: e.value for o, e in g.agreement_by_judge.items()} == {"ds": 0.0}
     assert g.self_preference_flag is True and g.same_family_submissions == ["google/gemini-3.1-pro"]
     assert g.win_rate_same_family == 0.0 and g.win_rate_other_families is None
     # conditional figures: i1 is best of four, model 2.5 vs 1, a win
     cond = {r.judge: r for r in meta_evaluate([gem, other], ScoreOptions(failures=FailureAccounting.conditional))}
-    assert cond["gem"].agreement_by_judge == {"ds": 0.5} and cond["gem"].win_rate_same_family == 0.5
+    assert {o: e.value for o, e in cond["gem"].agreement_by_judge.items()} == {"ds": 0.5}
+    assert cond["gem"].win_rate_same_family == 0.5
+    # the interval is the shared agreement figure's, over papers: i1 and i2 are two comparisons (one agrees)
+    pooled = cond["gem"].agreement_with_judges
+    assert (pooled.value, pooled.n) == (0.5, 2) and 0.0 <= pooled.ci_low <= 0.5 <= pooled.ci_high <= 1.0
     assert rows["ds"].self_preference_flag is False
     assert g.cost_usd == 0.5 and g.cost_per_instance == 0.25 and g.calls == 8
     assert g.length_preference is not None and g.length_preference.value > 0
