@@ -59,10 +59,15 @@ class ShownRQ:
     text_hash: str
 
 
-def shown_candidate(per_judge: Sequence[InstanceResult], options: ScoreOptions = ScoreOptions()) -> str | None:
-    """The candidate id (m0..m4) of the model RQ shown for one instance, from its results under each judge.
+def best_candidate(
+    per_judge: Sequence[InstanceResult], options: ScoreOptions = ScoreOptions(), *, mean_first: bool = False
+) -> str | None:
+    """The best of a model's RQs for one instance, from its results under each judge: the one best-RQ rule.
 
-    None when no model RQ has all three novelty scores under any judge.
+    Each of the three novelty dimensions is the mean over the judges that scored the candidate on all three; the
+    highest (non-obviousness, originality, gap addressing) wins, preceded by the mean of the three when
+    ``mean_first`` (Table 6's "highest mean novelty"); equal keys go to the lowest index. None when no model RQ has
+    all three scores under any judge.
     """
     keys: dict[str, list[tuple[float, ...]]] = defaultdict(list)
     order: list[str] = []
@@ -77,8 +82,21 @@ def shown_candidate(per_judge: Sequence[InstanceResult], options: ScoreOptions =
     if not keys:
         return None
     means = {cid: tuple(sum(k[d] for k in ks) / len(ks) for d in range(len(ORDER))) for cid, ks in keys.items()}
+
+    def key(cid: str) -> tuple[float, ...]:
+        m = means[cid]
+        return ((sum(m) / len(m),) if mean_first else ()) + m
+
     # max keeps the first of equal keys: candidates in their stored order, so the lowest index wins a tie
-    return max((cid for cid in order if cid in means), key=lambda cid: means[cid])
+    return max((cid for cid in order if cid in means), key=key)
+
+
+def shown_candidate(per_judge: Sequence[InstanceResult], options: ScoreOptions = ScoreOptions()) -> str | None:
+    """The candidate id (m0..m4) of the model RQ shown for one instance: ``best_candidate`` in the A.5 order.
+
+    None when no model RQ has all three novelty scores under any judge.
+    """
+    return best_candidate(per_judge, options)
 
 
 def selection_files(files: Sequence[ResultsFile]) -> list[ResultsFile]:

@@ -47,8 +47,8 @@ from pydantic import BaseModel, Field
 
 from rqbench import paths
 from rqbench.evaluate.bootstrap import cluster_bootstrap_mean
-from rqbench.evaluate.criteria import CRITERIA
 from rqbench.evaluate.metrics import ScoreOptions, split_candidates
+from rqbench.evaluate.shown_pair import best_candidate
 from rqbench.io import atomic_open, read_jsonl
 from rqbench.records import CitedPaper, InstanceResult, ResultsFile
 
@@ -287,25 +287,20 @@ def contribution_text(paper: CitedPaper) -> tuple[str, str]:
     return paper.title, "title"
 
 
-_MEAN_DIMS = ("non_obviousness", "originality", "gap_addressing")
-
-
 def select_by_mean_novelty(per_judge: Sequence[InstanceResult], options: ScoreOptions = ScoreOptions()) -> int | None:
-    """The model RQ with the highest mean standalone novelty, averaged over the judges that scored it.
+    """The model RQ with the highest mean standalone novelty, averaged over the judges that scored it, as its index
+    among the model RQs: ``shown_pair.best_candidate`` with the mean first.
 
     Ties go to non-obviousness, then originality, then gap addressing, then the lowest index.
     """
-    sums: dict[int, list[list[float]]] = defaultdict(list)
-    for inst in per_judge:
-        _, model = split_candidates(inst)
-        for i, c in enumerate(model):
-            vals = [CRITERIA["novelty"].candidate_value(c, d, options) for d in _MEAN_DIMS]
-            if all(v is not None for v in vals):
-                sums[i].append([sum(vals) / 3, *vals])  # type: ignore[arg-type]
-    if not sums:
+    cid = best_candidate(per_judge, options, mean_first=True)
+    if cid is None:
         return None
-    keyed = [(tuple(np.mean(v, axis=0)), -i) for i, v in sums.items()]
-    return -max(keyed)[1]
+    _, model = split_candidates(per_judge[0])
+    for i, c in enumerate(model):
+        if c.candidate_id == cid:
+            return i
+    raise ValueError(f"instance {per_judge[0].rq_id}: candidate {cid} is scored by a judge but absent from the first")
 
 
 class SimilarityRow(BaseModel):

@@ -1239,3 +1239,9 @@ def test_m8_similarity_picks_the_highest_mean_standalone_novelty_with_the_ties_i
     assert select_by_mean_novelty([inst((2, 2, 2), (2, 2, 2))]) == 0  # then the lowest index
     # the mean over judges: one judge prefers m0 by 1, the other m1 by 3
     assert select_by_mean_novelty([inst((3, 3, 3), (2, 2, 2)), inst((0, 0, 0), (3, 3, 3))]) == 1
+    # the mean comes before non-obviousness: m0 (3, 3, 1) has mean 7/3, m1 (1, 1, 2) 4/3; the shown-pair rule,
+    # the same function without the mean, picks m1 for its non-obviousness of 2
+    from rqbench.evaluate.shown_pair import shown_candidate
+
+    assert select_by_mean_novelty([inst((3, 3, 1), (1, 1, 2))]) == 0
+    assert shown_candidate([inst((3, 3, 1), (1, 1, 2))]) == "m1"
