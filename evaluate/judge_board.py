@@ -32,6 +32,7 @@ from rqbench.evaluate.judge_board_metrics import (
     pick_rate,
     position_consistency,
 )
+from rqbench.evaluate.judge_board_susceptibility import CueShift, cue_shifts
 from rqbench.records import ExpertPool, JudgeBoardFile, OrderVerdict, Pick
 
 PAPER_NOTE = "the paper's published verdicts (appendix A.6)"
@@ -60,6 +61,9 @@ class BoardRow(BaseModel):
     rule_repairs: int | None = Field(default=None, description="Rubric rules broken and repaired, over all replies.")
     cost_per_pair: float | None = Field(default=None, description="Dollars per pair (both calls); None: unknown.")
     latency_per_pair: float | None = Field(default=None, description="Seconds of requests per pair; None: unknown.")
+    susceptibility: list[CueShift] = Field(
+        default_factory=list, description="How far each cue added to the model RQ moved the judge (run rows only)."
+    )
 
     @property
     def cost_per_1000(self) -> float | None:
@@ -137,6 +141,11 @@ def judge_row(f: JudgeBoardFile, pool: ExpertPool, *, n_boot: int = BOARD_BOOT, 
         rule_repairs=sum(len(v.rule_corrections) for v in calls),
         cost_per_pair=per_pair_mean({pv.pair_id: _total([v.cost_usd for v in pv.verdicts]) for pv in counted}),
         latency_per_pair=per_pair_mean({pv.pair_id: _total([v.latency_s for v in pv.verdicts]) for pv in counted}),
+        susceptibility=(
+            cue_shifts(f.pairs, f.cued, {k: p.content_key() for k, p in by_id.items()}, n_boot=n_boot, seed=seed)
+            if f.cued
+            else []
+        ),
     )
     return _against_experts(row, picks, pool, n_boot, seed)
 

@@ -43,6 +43,36 @@ def kappa_text(e: Estimate | None) -> str:
     return "—" if e is None else f"{e.value:.2f} [{e.ci_low:.2f}, {e.ci_high:.2f}] n={e.n}"
 
 
+def shift_text(e: Estimate | None) -> str:
+    """A margin shift in score points, signed, with its interval and n."""
+    return "—" if e is None else f"{e.value:+.2f} [{e.ci_low:+.2f}, {e.ci_high:+.2f}] n={e.n}"
+
+
+SUSCEPTIBILITY_HEADERS = ("Judge", "Cue", "Pairs", "Margin shift (points)", "Moved toward the RQ", "Moved away")
+SUSCEPTIBILITY_NOTE = (
+    "Each pair judged again with words added to the model RQ (the cue), in both orders. Margin shift: the model "
+    "RQ's non-obviousness minus the author-anchored RQ's, with the cue minus without, mean over pairs (positive: "
+    "the words helped). Moved toward the RQ / away: share of pairs whose pick moved toward the model RQ, or away "
+    "from it. 95% bootstrap intervals over pairs."
+)
+
+
+def susceptibility_rows(board: Board) -> list[list[str]]:
+    """One row per (judge, cue) measured: the cells both report.md and the Judges tab show."""
+    return [
+        [
+            r.judge,
+            c.what,
+            str(c.pairs),
+            shift_text(c.margin_shift),
+            pct(c.toward_model),
+            pct(c.away_from_model),
+        ]
+        for r in board.rows
+        for c in r.susceptibility
+    ]
+
+
 def money(v: float | None) -> str:
     return "—" if v is None else f"${v:,.2f}"
 
@@ -177,6 +207,11 @@ def markdown(board: Board, *, plot: str | None = None) -> str:
             )
         else:
             lines.append(f"- {r.judge}: prompt set {r.prompt_set}, last run on pool {r.run_pool_version}")
+    cued = susceptibility_rows(board)
+    if cued:
+        lines += ["", "### Susceptibility to words added to the RQ", "", SUSCEPTIBILITY_NOTE, ""]
+        lines += ["| " + " | ".join(SUSCEPTIBILITY_HEADERS) + " |", "|" + "---|" * len(SUSCEPTIBILITY_HEADERS)]
+        lines += ["| " + " | ".join(row) + " |" for row in cued]
     if board.notes:
         lines += ["", "Notes:", "", *[f"- {n}" for n in board.notes]]
     if plot:

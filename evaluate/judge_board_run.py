@@ -21,9 +21,10 @@ the run used is written beside the files (``pool.json``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
 from tqdm import tqdm
 
@@ -39,6 +40,7 @@ from rqbench.evaluate.judge_board_requests import (
     pair_requests,
     reply_scores,
 )
+from rqbench.evaluate.judge_board_susceptibility import Cue, cued_pair
 from rqbench.evaluate.protocol import judge_use
 from rqbench.io import RecordError, read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec
@@ -46,6 +48,7 @@ from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
 from rqbench.paths import slug
 from rqbench.prompts import PromptSet
 from rqbench.records import (
+    CuedPairVerdicts,
     ExpertPair,
     ExpertPool,
     JudgeBoardFile,
@@ -59,6 +62,7 @@ from rqbench.records import (
 )
 
 BOARD_KIND = "judge-board results file"
+T = TypeVar("T")
 
 
 def board_path(out_dir: Path, label: str, prompts: PromptSet) -> Path:
@@ -154,17 +158,31 @@ async def _judge_pair(llm: LLM, judge: BoardJudge, pair: ExpertPair) -> PairVerd
     return PairVerdicts(pair_id=pair.pair_id, content_key=pair.content_key(), verdicts=list(verdicts))  # type: ignore[arg-type]
 
 
-async def _judge_pool(
-    llm: LLM, judge: BoardJudge, pairs: Sequence[ExpertPair], progress: bool, concurrency: int
-) -> list[PairVerdicts | None]:
-    bar = tqdm(total=len(pairs), desc=f"judge-board {judge.label}", unit="pair", disable=not progress)
+async def _judge_cued_pair(llm: LLM, judge: BoardJudge, pair: ExpertPair, cue: Cue) -> CuedPairVerdicts | None:
+    """The pair judged again, both orders, with ``cue`` appended to the model RQ; keyed to the clean pair."""
+    calls = pair_requests(judge, cued_pair(pair, cue))
+    verdicts = await asyncio.gather(*(_verdict(llm, judge, order, req) for order, req in calls))
+    if any(v is None for v in verdicts):
+        return None
+    return CuedPairVerdicts(
+        pair_id=pair.pair_id,
+        content_key=pair.content_key(),
+        cue=cue.kind,
+        cue_text=cue.text,
+        verdicts=list(verdicts),  # type: ignore[arg-type]
+    )
+
+
+async def _bounded(jobs: Sequence[Callable[[], Awaitable[T]]], desc: str, progress: bool, concurrency: int) -> list[T]:
+    """Run ``jobs`` with at most ``concurrency`` in flight, a progress bar counting them; results in order."""
+    bar = tqdm(total=len(jobs), desc=desc, unit="pair", disable=not progress)
     slots = asyncio.Semaphore(max(1, concurrency))  # pairs in flight; the LLM layer bounds each model's calls too
 
-    async def one(pair: ExpertPair) -> PairVerdicts | None:
+    async def one(job: Callable[[], Awaitable[T]]) -> T:
         async with slots:
-            return await _judge_pair(llm, judge, pair)
+            return await job()
 
-    tasks = [asyncio.ensure_future(one(p)) for p in pairs]
+    tasks = [asyncio.ensure_future(one(j)) for j in jobs]
     for t in tasks:
         t.add_done_callback(lambda _t: bar.update(1))
     try:
@@ -173,16 +191,44 @@ async def _judge_pool(
         bar.close()
 
 
-def _merged(path: Path, judged: list[PairVerdicts]) -> list[PairVerdicts]:
-    """This run's verdicts, plus the file's verdicts on pairs this run did not judge (left out of the pool)."""
+async def _judge_pool(
+    llm: LLM, judge: BoardJudge, pairs: Sequence[ExpertPair], progress: bool, concurrency: int
+) -> list[PairVerdicts | None]:
+    jobs = [lambda p=p: _judge_pair(llm, judge, p) for p in pairs]
+    return await _bounded(jobs, f"judge-board {judge.label}", progress, concurrency)
+
+
+async def _judge_cued(
+    llm: LLM, judge: BoardJudge, pairs: Sequence[ExpertPair], cues: Sequence[Cue], progress: bool, concurrency: int
+) -> list[CuedPairVerdicts | None]:
+    jobs = [lambda p=p, c=c: _judge_cued_pair(llm, judge, p, c) for p in pairs for c in cues]
+    return await _bounded(jobs, f"judge-board {judge.label} with cues", progress, concurrency)
+
+
+def _before(path: Path) -> JudgeBoardFile | None:
+    """The judge's file as the last run left it; None when there is none."""
     if not path.is_file():
-        return judged
+        return None
     try:
-        before = read_board_file(path).pairs
+        return read_board_file(path)
     except RecordError as exc:
         raise ValueError(f"{exc}; move the file away to start this judge's row afresh") from exc
+
+
+def _merged(before: JudgeBoardFile | None, judged: list[PairVerdicts]) -> list[PairVerdicts]:
+    """This run's verdicts, plus the file's verdicts on pairs this run did not judge (left out of the pool)."""
+    if before is None:
+        return judged
     now = {pv.pair_id for pv in judged}
-    return judged + [pv for pv in before if pv.pair_id not in now]
+    return judged + [pv for pv in before.pairs if pv.pair_id not in now]
+
+
+def _merged_cued(before: JudgeBoardFile | None, judged: list[CuedPairVerdicts]) -> list[CuedPairVerdicts]:
+    """This run's cued verdicts, plus the file's on (pair, cue) this run did not judge."""
+    if before is None:
+        return judged
+    now = {(c.pair_id, c.cue) for c in judged}
+    return judged + [c for c in before.cued if (c.pair_id, c.cue) not in now]
 
 
 def run_board(*args: object, **kwargs: object) -> list[Path]:
@@ -203,8 +249,10 @@ async def arun_board(
     limit: int | None = None,
     concurrency: int = 8,
     progress: bool = True,
+    cues: Sequence[Cue] = (),
 ) -> list[Path]:
-    """Judge every pool pair (the first ``limit``) with every judge; the files written (none in a dry run)."""
+    """Judge every pool pair (the first ``limit``) with every judge, and again with each of ``cues`` added to the
+    model RQ (``judge_board_susceptibility``); the files written (none in a dry run)."""
     if not pool.pairs:
         raise ValueError("the expert pool is empty: there is nothing to judge")
     if limit is not None and limit < 1:
@@ -220,19 +268,22 @@ async def arun_board(
         async def every_judge() -> None:
             for judge in judges:
                 await _judge_pool(llm, judge, pairs, False, concurrency)
+                await _judge_cued(llm, judge, pairs, cues, False, concurrency)
 
         await llm.fill_by_batches(every_judge)
     written: list[Path] = []
     for use, judge in zip(uses, judges, strict=True):
         judged = await _judge_pool(llm, judge, pairs, progress and not llm.dry_run, concurrency)
+        cued = await _judge_cued(llm, judge, pairs, cues, progress and not llm.dry_run, concurrency)
         if llm.dry_run:
             continue
-        if any(pv is None for pv in judged):
+        if any(pv is None for pv in judged) or any(c is None for c in cued):
             raise RuntimeError(
                 f"{judge.label}: some calls are still waiting for their batch; run again to collect them"
             )
         cfg = use.config
         path = board_path(out_dir, judge.label, prompts)
+        before = _before(path)
         spec = JudgeSpec(
             model=parse_model_spec(cfg.name)[0],
             label=judge.label,
@@ -249,8 +300,9 @@ async def arun_board(
             pool_version=pool.version,
             pool_pairs=len(pool.pairs),
             created_at=datetime.now(timezone.utc),
-            pairs=_merged(path, judged),  # type: ignore[arg-type]
+            pairs=_merged(before, judged),  # type: ignore[arg-type]
             settings={"background": judge.policy.model_dump(), "orders": list(SHOWN)},
+            cued=_merged_cued(before, cued),  # type: ignore[arg-type]
         )
         written.append(write_atomic(path, board.model_dump_json(indent=1)))
     if not llm.dry_run:

@@ -59,6 +59,16 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="the Space's benchmark, for the annotated pairs' background papers (default: the sample)",
     )
     p.add_argument("--revision", default=None, help="its version tag (default: the latest)")
+    p.add_argument(
+        "--susceptibility",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="CUES",
+        help="also judge every pair with words added to the model RQ, to measure how far they move the judge: "
+        "all cues of evaluate/judge_board_cues.toml, or a comma-separated list of their kinds (two more calls a "
+        "pair per cue)",
+    )
     add_llm_options(p)
 
 
@@ -67,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.judge_board import make_board
     from rqbench.evaluate.judge_board_report import markdown, pool_line
     from rqbench.evaluate.judge_board_run import load_board_files, run_board
+    from rqbench.evaluate.judge_board_susceptibility import choose_cues
     from rqbench.evaluate.protocol import JudgeChoice, judge_use
     from rqbench.io import RecordError
     from rqbench.llm.client import LLM
@@ -78,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         prompts = load_prompt_set(args.prompts)
         pool = _pool(args, expert_study.study_path(args.examples))
+        cues = choose_cues(args.susceptibility.split(",")) if args.susceptibility else []
     except (PromptError, RecordError, ValueError, FileNotFoundError) as exc:
         print(f"rqbench judge-board: {exc}", file=sys.stderr)
         return 2
@@ -102,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
             use = judge_use(spec, counter, context_tokens=args.context_tokens, fixed=policy)
             print(
                 f"judge {use.settings_line()}; input: {use.policy.describe()}; prompt set {prompts.name} "
-                f"({prompts.hash}); {2 * min(len(pool.pairs), args.limit or len(pool.pairs))} calls "
-                "(every pair in both orders)"
+                f"({prompts.hash}); {2 * (1 + len(cues)) * min(len(pool.pairs), args.limit or len(pool.pairs))} "
+                "calls (every pair in both orders" + (f", clean and with each of {len(cues)} cue(s))" if cues else ")")
             )
             if args.dry_run:
                 run_board(
@@ -116,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
                     context_tokens=args.context_tokens,
                     policy=policy,
                     limit=args.limit,
+                    cues=cues,
                 )
                 print(f"  {counter.estimate.line()}")
                 n = min(len(pool.pairs), args.limit or len(pool.pairs))
@@ -136,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             policy=policy,
             limit=args.limit,
             concurrency=args.concurrency,
+            cues=cues,
         )
     except (ValueError, RecordError) as exc:
         print(f"rqbench judge-board: {exc}", file=sys.stderr)

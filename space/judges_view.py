@@ -14,11 +14,14 @@ from rqbench.evaluate.judge_board import Board, BoardRow
 from rqbench.evaluate.judge_board_report import (
     CEILING_LABEL,
     COLUMNS,
+    SUSCEPTIBILITY_HEADERS,
+    SUSCEPTIBILITY_NOTE,
     expert_columns,
     expert_names,
     invalid_text,
     money,
     seconds,
+    susceptibility_rows,
 )
 from rqbench.space.html_table import Cell, Header
 
@@ -147,3 +150,21 @@ def table(board: Board) -> tuple[list[Header], list[list[Cell]]]:
     if not ceiling_done:
         rows.append(_ceiling(board, len(head)))
     return head, rows
+
+
+NO_SUSCEPTIBILITY = (
+    "No judge has been measured with added words yet: `rqbench judge-board --judge MODEL --susceptibility` judges "
+    "every pair again with each cue added to the model RQ."
+)
+
+
+def susceptibility_html() -> tuple[list[Header], str]:
+    """The susceptibility table's headers (text columns first, figures right-aligned) and its caption."""
+    kinds = ["", "", "num", "num", "num", "num"]
+    return [Header(h, kind=k) for h, k in zip(SUSCEPTIBILITY_HEADERS, kinds, strict=True)], SUSCEPTIBILITY_NOTE
+
+
+def susceptibility_cells(board: Board) -> list[list[Cell]]:
+    """Each (judge, cue) measured, as cells: the report's texts."""
+    kinds = ["", "", "num", "num", "num", "num"]
+    return [[Cell(text, kind=k) for text, k in zip(row, kinds, strict=True)] for row in susceptibility_rows(board)]

@@ -124,12 +124,13 @@ def test_the_judges_tab_on_an_empty_store_shows_sentences_not_an_empty_plot(empt
 
     demo, _ = empty_app
     _page_load(demo)
-    banner, table, pool, plot, note, stability, length = _fn(demo, "opened").fn()
+    banner, table, pool, plot, note, stability, length, cued = _fn(demo, "opened").fn()
     assert plot["visible"] is False and plot["value"] is None
     assert note["visible"] and NO_JUDGE_RUN.split(",")[0] in note["value"]
     assert NO_EXPERT_PAIRS.split(":")[0] in table and CAPTION.split(".")[0] not in table  # no caption of no figures
     assert stability_view.NO_STABILITY.split(";")[0] in stability
     assert html.escape(stability_view.NO_LENGTH) in length
+    assert "No judge has been measured with added words yet" in cued and "<table" not in cued
 
 
 def test_the_judges_tab_ranks_the_models_per_judge_and_shows_each_judges_length_preference(empty_app):
@@ -141,7 +142,7 @@ def test_the_judges_tab_ranks_the_models_per_judge_and_shows_each_judges_length_
                 c.text += " more" * (i % 2)
         stores.results.put(r)
     _page_load(demo)
-    *_, stability, length = _fn(demo, "opened").fn()
+    *_, stability, length, _cued = _fn(demo, "opened").fn()
     assert "Comparative judging" in stability and "A vs B" in stability and "without A" in stability
     assert stability_view.NO_STABILITY.split(";")[0] not in stability
     assert "Length-controlled win %" in length and " pts" in length

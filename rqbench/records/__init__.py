@@ -57,7 +57,7 @@ from rqbench.records.extraction import (
     NoveltyType,
     VerificationReply,
 )
-from rqbench.records.judge_board import ORDERS, JudgeBoardFile, Order, OrderVerdict, PairVerdicts
+from rqbench.records.judge_board import ORDERS, CuedPairVerdicts, JudgeBoardFile, Order, OrderVerdict, PairVerdicts
 from rqbench.records.judging import (
     DIAGNOSTIC_SCOPES,
     NARROWNESS_DIMENSIONS,
@@ -158,6 +158,7 @@ __all__ = [
     "InfluenceLabel",
     "InfluenceReply",
     "InstanceResult",
+    "CuedPairVerdicts",
     "JudgeBoardFile",
     "JudgeSpec",
     "MalformedCount",

@@ -55,6 +55,17 @@ class PairVerdicts(Record):
     verdicts: list[OrderVerdict] = Field(min_length=1)
 
 
+class CuedPairVerdicts(Record):
+    """A judge's two calls on one pair with words added to the model RQ (a cue: self-praise, a claimed consensus,
+    a claimed score), to measure how far such words move the judge (``evaluate/judge_board_susceptibility.py``)."""
+
+    pair_id: str
+    content_key: str = Field(description="ExpertPair.content_key() of the pair without the cue: its clean verdicts.")
+    cue: str = Field(min_length=1, description="The cue's kind, from evaluate/judge_board_cues.toml.")
+    cue_text: str = Field(min_length=1, description="The words appended to the model RQ, as sent.")
+    verdicts: list[OrderVerdict] = Field(min_length=1)
+
+
 class JudgeBoardFile(Record):
     """One judge configuration on the expert pool: the file a board row is computed from."""
 
@@ -70,4 +81,8 @@ class JudgeBoardFile(Record):
     )
     settings: dict[str, object] = Field(
         default_factory=dict, description="What shaped the prompts (background policy)."
+    )
+    cued: list[CuedPairVerdicts] = Field(
+        default_factory=list,
+        description="Pairs judged again with a cue added to the model RQ (rqbench judge-board --susceptibility).",
     )

@@ -45,6 +45,12 @@ LENGTH_INTRO = (
     "A longer research question says more, and a judge can take detail for novelty. Each model's win rate before and "
     "after holding its questions' length equal to the author-anchored one's."
 )
+SUSCEPTIBILITY_INTRO = (
+    "### How far do words added to a research question move each judge?\n"
+    "A submitter can append praise, a claimed consensus or a claimed score to a question. The submission screen "
+    "catches many such words; what it misses reaches the judge. Each measured judge scored every pair again with "
+    "such words added to the model's question."
+)
 NO_EXPERT_PAIRS = "No expert pairs yet: the paper's study file is missing and nothing is annotated."
 
 
@@ -57,6 +63,15 @@ def table_html(data: "SpaceData") -> str:
         caption=judges_view.CAPTION if rows else "",
         sticky_first=False,
         empty=NO_EXPERT_PAIRS,
+    )
+
+
+def susceptibility_table(board) -> str:
+    """Each measured judge under each cue; with none measured, the sentence saying how to measure one."""
+    headers, caption = judges_view.susceptibility_html()
+    rows = judges_view.susceptibility_cells(board)
+    return html_table.render_table(
+        headers, rows, caption=caption if rows else "", sticky_first=False, empty=judges_view.NO_SUSCEPTIBILITY
     )
 
 
@@ -103,6 +118,8 @@ def build(data: "SpaceData") -> JudgesTab:
         stability = html_block("judges-stability", max_height=640)
         gr.Markdown(LENGTH_INTRO)
         length = html_block("judges-length", max_height=640)
+        gr.Markdown(SUSCEPTIBILITY_INTRO)
+        cued = html_block("judges-susceptibility", max_height=640)
 
     drawn = ViewCache(max_entries=6)  # the plot and the two tables of the current version and the last
 
@@ -130,8 +147,9 @@ def build(data: "SpaceData") -> JudgesTab:
             gr.update(value=note, visible=bool(why)),
             ranks,
             lengths,
+            drawn.get(version, ("susceptibility",), lambda: susceptibility_table(board)),
         )
 
     # drawn one at a time (plots.DRAWING)
-    tab.select(opened, None, [banner, table, pool, plot, unplotted, stability, length])
+    tab.select(opened, None, [banner, table, pool, plot, unplotted, stability, length, cued])
     return JudgesTab(data, banner, table, pool)
