@@ -7,7 +7,8 @@ module fits one logistic regression over every model it judged, on the instances
 
     P(win on instance i of model m) = sigmoid(theta_m + phi * tanh(d_i / s))
 
-where win is the Pass@5 non-obviousness win (the best of five beats the author-anchored RQ), d_i is the mean word
+where win is a Pass@5 win (the best of five beats the author-anchored RQ): on non-obviousness (novelty's headline) and
+on source-boundedness (narrowness's: a best RQ less narrow than the author-anchored one), each fitted apart. d_i is the mean word
 count of the model's RQs on instance i minus the author-anchored RQ's, and s is the standard deviation of d over
 the judge's instances (so phi is on one scale per judge). phi is the judge's length preference, shared by the models;
 theta_m is the model's own strength. The **length-controlled win rate** is the win rate predicted at d = 0,
@@ -41,6 +42,8 @@ from rqbench.evaluate.trial import one_run_each
 from rqbench.records import ResultsFile
 
 LENGTH_METRIC = "win_non_obviousness"
+# The figures controlled for length: novelty's headline win and narrowness's.
+LENGTH_METRICS: tuple[str, ...] = (LENGTH_METRIC, "win_source_bound_score")
 # The L2 penalty on theta and phi: enough to keep a model that wins (or loses) every instance finite, far below what
 # a few dozen instances say.
 RIDGE = 0.01
@@ -74,6 +77,7 @@ class LengthControlled(BaseModel):
 class JudgeLength(BaseModel):
     judge: str
     setting: str
+    metric: str = Field(default=LENGTH_METRIC, description="The win whose rate is controlled (criteria.METRICS).")
     phi: float = Field(description="The judge's length preference (log-odds per unit of tanh(d / s)).")
     scale_words: float = Field(description="s: the standard deviation of the word difference (1 where it is 0).")
     measurable: bool = Field(description="The word difference varies, so a preference can be measured.")
@@ -83,9 +87,9 @@ class JudgeLength(BaseModel):
     models: list[LengthControlled]
 
 
-def length_data(r: ResultsFile, opts: ScoreOptions = ScoreOptions()) -> LengthData:
+def length_data(r: ResultsFile, opts: ScoreOptions = ScoreOptions(), metric: str = LENGTH_METRIC) -> LengthData:
     table = score_table(r, opts)
-    win = table.values(METRICS[LENGTH_METRIC], np.arange(len(table)))
+    win = table.values(METRICS[metric], np.arange(len(table)))
     by_id = {inst.rq_id: inst for inst in r.instances}  # the last of a repeated rq_id, as the table keeps
     name = (
         r.submission.model
@@ -183,16 +187,17 @@ def _controlled(d: LengthData, phi: float, s: float, n_boot: int, seed: int) -> 
 
 
 def judge_length(
-    results: Sequence[ResultsFile], setting: str, *, n_boot: int = LC_BOOT, seed: int = 0
+    results: Sequence[ResultsFile], setting: str, *, metric: str = LENGTH_METRIC, n_boot: int = LC_BOOT, seed: int = 0
 ) -> list[JudgeLength]:
-    """Per judge of ``setting``: its length preference and each model's length-controlled win rate."""
+    """Per judge of ``setting``: its length preference and each model's length-controlled rate of ``metric``."""
     by_judge: dict[str, list[ResultsFile]] = defaultdict(list)
     for r in one_run_each(results):
         if r.judge.setting == setting and r.trial is None:
             by_judge[r.judge.label].append(r)
     out = []
     for judge, files in sorted(by_judge.items()):
-        data = [d for d in (length_data(r) for r in sorted(files, key=lambda r: r.submission_hash)) if d.win]
+        ordered = sorted(files, key=lambda r: r.submission_hash)
+        data = [d for d in (length_data(r, metric=metric) for r in ordered) if d.win]
         if not data or not any(any(d.generated) for d in data):
             continue
         phi, thetas, s = fit(data)
@@ -219,6 +224,7 @@ def judge_length(
             JudgeLength(
                 judge=judge,
                 setting=setting,
+                metric=metric,
                 phi=phi,
                 scale_words=s,
                 measurable=_varies(data),
@@ -234,50 +240,61 @@ def judge_length(
 # --------------------------------------------------------------------------
 
 
+def length_table_name(setting: str, metric: str) -> str:
+    """``length_controlled_<setting>`` for novelty's headline win, ``..._<dimension>`` for another."""
+    base = f"length_controlled_{setting}"
+    return base if metric == LENGTH_METRIC else f"{base}_{METRICS[metric].dimension}"
+
+
 def length_tables(results: Sequence[ResultsFile], *, n_boot: int = LC_BOOT, seed: int = 0) -> list[Table]:
-    """Per setting: each model's raw and length-controlled win rate per judge, and each judge's length preference."""
-    out: list[Table] = []
-    label = METRICS[LENGTH_METRIC].label
-    for setting in SETTINGS:
-        fits = judge_length(results, setting, n_boot=n_boot, seed=seed)
-        if not fits:
-            continue
-        rows, data = [], []
-        for f in fits:
-            for m in f.models:
-                rows.append(
-                    {
-                        "model": m.model,
-                        "judge": f.judge,
-                        "win % [95% CI]": fmt_pct(m.raw),
-                        "length-controlled win % [95% CI]": fmt_pct(m.controlled),
-                        "longest-of-five rule win %": f"{100 * m.longest_rule:.1f}",
-                        "judge agrees with the rule %": f"{100 * m.agreement_with_rule:.1f}",
-                        "mean word difference": f"{m.mean_delta_words:+.1f}",
-                    }
-                )
-                for name, est in (("raw", m.raw), ("length_controlled", m.controlled)):
-                    data.append(
-                        {"model": m.model, "judge": f.judge, "figure": name, "value": est.value}
-                        | {"ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n}
-                    )
-                data.append({"model": m.model, "judge": f.judge, "figure": "longest_rule", "value": m.longest_rule})
-        prefs = "; ".join(
-            f"{f.judge}: phi {f.phi:+.2f}, {100 * f.shift_at_one_sd:+.1f} points of win rate for RQs "
-            f"{f.scale_words:.1f} words longer"
-            if f.measurable
-            else f"{f.judge}: not measurable (the word difference never varies)"
-            for f in fits
-        )
-        out.append(
-            Table(
-                f"length_controlled_{setting}",
-                f"{setting.capitalize()} {label}, raw and length-controlled (the win rate predicted if the model's RQs "
-                f"were as long as the author-anchored RQ), beside what the longest-of-five rule would give and how "
-                f"often the judge's verdict matches it. Length preference per judge: {prefs}.",
-                "not in the paper (length control, docs/metrics.md)",
-                pd.DataFrame(rows).set_index(["model", "judge"]),
-                pd.DataFrame(data),
+    """Per setting and controlled figure: each model's raw and length-controlled win rate per judge, and each judge's
+    length preference."""
+    return [
+        t
+        for setting in SETTINGS
+        for metric in LENGTH_METRICS
+        if (t := _length_table(results, setting, metric, n_boot, seed))
+    ]
+
+
+def _length_table(results: Sequence[ResultsFile], setting: str, metric: str, n_boot: int, seed: int) -> Table | None:
+    label = METRICS[metric].label
+    fits = judge_length(results, setting, metric=metric, n_boot=n_boot, seed=seed)
+    if not fits:
+        return None
+    rows, data = [], []
+    for f in fits:
+        for m in f.models:
+            rows.append(
+                {
+                    "model": m.model,
+                    "judge": f.judge,
+                    "win % [95% CI]": fmt_pct(m.raw),
+                    "length-controlled win % [95% CI]": fmt_pct(m.controlled),
+                    "longest-of-five rule win %": f"{100 * m.longest_rule:.1f}",
+                    "judge agrees with the rule %": f"{100 * m.agreement_with_rule:.1f}",
+                    "mean word difference": f"{m.mean_delta_words:+.1f}",
+                }
             )
-        )
-    return out
+            for name, est in (("raw", m.raw), ("length_controlled", m.controlled)):
+                data.append(
+                    {"model": m.model, "judge": f.judge, "figure": name, "value": est.value}
+                    | {"ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n}
+                )
+            data.append({"model": m.model, "judge": f.judge, "figure": "longest_rule", "value": m.longest_rule})
+    prefs = "; ".join(
+        f"{f.judge}: phi {f.phi:+.2f}, {100 * f.shift_at_one_sd:+.1f} points of win rate for RQs "
+        f"{f.scale_words:.1f} words longer"
+        if f.measurable
+        else f"{f.judge}: not measurable (the word difference never varies)"
+        for f in fits
+    )
+    return Table(
+        length_table_name(setting, metric),
+        f"{setting.capitalize()} {label}, raw and length-controlled (the win rate predicted if the model's RQs "
+        f"were as long as the author-anchored RQ), beside what the longest-of-five rule would give and how "
+        f"often the judge's verdict matches it. Length preference per judge: {prefs}.",
+        "not in the paper (length control, docs/metrics.md)",
+        pd.DataFrame(rows).set_index(["model", "judge"]),
+        pd.DataFrame(data),
+    )

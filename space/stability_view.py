@@ -15,7 +15,7 @@ from html import escape
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.criteria import METRICS, SETTINGS
 from rqbench.evaluate.judge_stability import MOVED_MARK, RANKING_METRIC, StabilityReport, judge_stability
-from rqbench.evaluate.length_control import LENGTH_METRIC, JudgeLength, judge_length
+from rqbench.evaluate.length_control import LENGTH_METRIC, LENGTH_METRICS, JudgeLength, judge_length
 from rqbench.evaluate.summary import SummaryRow
 from rqbench.records import ResultsFile
 from rqbench.space.html_table import Cell, Header, render_table
@@ -30,11 +30,16 @@ STABILITY_CAPTION = (
     f"allows. {MOVED_MARK}: a judge ranks the model outside the interval another judge gives it. Kendall's tau-b: 1 "
     "the same order, -1 reversed; 'all but J' ranks by the mean of the other judges against the mean of all."
 )
-LENGTH_CAPTION = (
-    f"The {METRICS[LENGTH_METRIC].label.lower()} before and after holding the RQs' length equal to the "
-    "author-anchored RQ's (a logistic fit per judge, docs/metrics.md). Length preference: the change in win rate when "
-    "a model's RQs are one standard deviation of the word difference longer."
-)
+
+
+def length_caption(metric: str = LENGTH_METRIC) -> str:
+    return (
+        f"The {METRICS[metric].label.lower()} before and after holding the RQs' length equal to the "
+        "author-anchored RQ's (a logistic fit per judge, docs/metrics.md). Length preference: the change in win rate "
+        "when a model's RQs are one standard deviation of the word difference longer."
+    )
+
+
 
 
 def _pct(e: Estimate) -> Cell:
@@ -126,11 +131,14 @@ def stability_html(rows: Sequence[SummaryRow]) -> str:
 
 
 def length_html(results: Sequence[ResultsFile], *, n_boot: int) -> str:
-    """Per setting: each judge's length preference and every model's raw and controlled win rate."""
+    """Per setting and controlled figure (novelty's and narrowness's win): each judge's length preference and every
+    model's raw and controlled win rate."""
     parts = []
     for setting in SETTINGS:
-        fits = judge_length(results, setting, n_boot=n_boot)
-        if fits:
-            parts.append(f'<div class="rqb-caption"><b>{escape(setting.capitalize())} judging</b></div>')
-            parts.append(render_table(*length_table(fits), caption=LENGTH_CAPTION, sticky_first=False))
+        for metric in LENGTH_METRICS:
+            fits = judge_length(results, setting, metric=metric, n_boot=n_boot)
+            if fits:
+                title = f"{setting.capitalize()} judging: {METRICS[metric].dimension.replace('_', ' ')}"
+                parts.append(f'<div class="rqb-caption"><b>{escape(title)}</b></div>')
+                parts.append(render_table(*length_table(fits), caption=length_caption(metric), sticky_first=False))
     return "".join(parts) or render_table([], [], empty=NO_LENGTH)

@@ -16,6 +16,7 @@ from rqbench.evaluate.length_control import (
     length_tables,
     words,
 )
+from rqbench.records import SOURCE_BOUND_SCOPES
 from rqbench.testing.synthetic import make_results
 
 
@@ -111,7 +112,28 @@ def test_the_report_table_has_raw_controlled_rule_and_each_judges_preference():
         for m in f.models:
             assert m.controlled.ci_low <= m.controlled.value <= m.controlled.ci_high
             assert 0 <= m.longest_rule <= 1 and 0 <= m.agreement_with_rule <= 1
-    (table,) = length_tables(results, n_boot=50)
-    assert table.name == "length_controlled_comparative"
+    tables = {t.name: t for t in length_tables(results, n_boot=50)}
+    # novelty's win and narrowness's, each fitted apart
+    assert set(tables) == {"length_controlled_comparative", "length_controlled_comparative_source_bound_score"}
+    assert "source-boundedness" in tables["length_controlled_comparative_source_bound_score"].caption
+    table = tables["length_controlled_comparative"]
     assert {"length-controlled win % [95% CI]", "longest-of-five rule win %"} <= set(table.display.columns)
     assert "A: phi" in table.caption and "B: phi" in table.caption
+
+
+def test_narrowness_is_controlled_on_its_own_win():
+    # instance 0: the author-anchored RQ source-bound 3 on every paper, every model RQ 0 (broader): a win;
+    # instance 1: the reverse, a loss. Non-obviousness is left as the synthetic results have it.
+    r = make_results("m", judge="A", setting="standalone", n_instances=2, seed=3)
+    for inst, (gt_v, model_v) in zip(r.instances, ((3, 0), (0, 3))):
+        for c in inst.candidates:
+            v = gt_v if c.candidate_id == "gt" else model_v
+            scope = SOURCE_BOUND_SCOPES[v]
+            c.narrowness = {
+                k: n.model_copy(update={"source_bound_score": v, "source_bound_scope": scope})
+                for k, n in c.narrowness.items()
+            }
+    d = length_data(r, metric="win_source_bound_score")
+    assert d.win == [1.0, 0.0]
+    (f,) = judge_length([r], "standalone", metric="win_source_bound_score", n_boot=20)
+    assert f.metric == "win_source_bound_score" and f.models[0].raw.value == 0.5
