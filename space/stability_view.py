@@ -40,8 +40,6 @@ def length_caption(metric: str = LENGTH_METRIC) -> str:
     )
 
 
-
-
 def _pct(e: Estimate) -> Cell:
     return Cell(
         f"{100 * e.value:.1f}%",
@@ -138,7 +136,7 @@ def length_html(results: Sequence[ResultsFile], *, n_boot: int) -> str:
         for metric in LENGTH_METRICS:
             fits = judge_length(results, setting, metric=metric, n_boot=n_boot)
             if fits:
-                title = f"{setting.capitalize()} judging: {METRICS[metric].dimension.replace('_', ' ')}"
+                title = f"{setting.capitalize()} judging: {METRICS[metric].label.split(', ', 1)[-1]}"
                 parts.append(f'<div class="rqb-caption"><b>{escape(title)}</b></div>')
                 parts.append(render_table(*length_table(fits), caption=length_caption(metric), sticky_first=False))
     return "".join(parts) or render_table([], [], empty=NO_LENGTH)
