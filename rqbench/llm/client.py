@@ -25,6 +25,7 @@ What it guarantees:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import logging
@@ -126,6 +127,13 @@ class Deferred(Exception):
 
 
 MAX_BATCH_ROUNDS = 4  # first asks, re-asks of invalid replies, and the --retry-failed variants of both
+
+
+def request_seed(key: str) -> int:
+    """The embedded model's sampling seed for one request: from its cache key, so a sampled reply (the offline
+    generator samples at temperature 0.8) is the same whatever was asked before it, whether earlier calls were
+    served from the cache, and on every machine."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4).digest(), "big")
 
 
 @dataclass
@@ -602,6 +610,8 @@ class LLM:
             kwargs["api_key"] = cfg.api_key
         if cfg.reasoning_effort:
             kwargs["reasoning_effort"] = cfg.reasoning_effort
+        if cfg.local:  # the embedded server's sampler: seeded by the request itself, not by the requests before it
+            kwargs["seed"] = request_seed(key)
         fmt = self._response_format(cfg, step, schema)
         if fmt is not None:
             kwargs["response_format"] = fmt

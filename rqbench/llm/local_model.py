@@ -40,6 +40,12 @@ from rqbench.llm.config import ModelConfig
 
 log = logging.getLogger(__name__)
 
+# What decides the embedded model's replies besides the prompt, fixed so that a newcomer's sample (and every figure
+# built on it) does not depend on the machine's core count: the thread count (how the CPU work is split) and the
+# sampler's seed (only read at a temperature above 0; the builder's and judges' defaults are greedy).
+LOCAL_THREADS = 2
+LOCAL_SEED = 0
+
 
 def model_path(spec: LocalModelSpec) -> Path:
     """The GGUF file of an embedded model, from its PyPI package (assembled once where it comes in parts)."""
@@ -99,7 +105,7 @@ class LocalModelServer:
             raise LocalModelUnavailable(f"unknown local model {model_id!r}; known: {sorted(LOCAL_MODELS)}")
         self.spec = LOCAL_MODELS[model_id]
         self.n_ctx = n_ctx or self.spec.n_ctx
-        self.threads = threads or max(1, min(os.cpu_count() or 1, 4))
+        self.threads = threads or LOCAL_THREADS
         self.port: int | None = None
         # a server someone else runs (RQB_LOCAL_API_BASE): used, never started or stopped here
         self.external_api_base = external_api_base
@@ -115,26 +121,9 @@ class LocalModelServer:
             raise LocalModelUnavailable(
                 "llama-cpp-python is not installed; run the README's set-up (pip install 'llama-cpp-python[server]')"
             )
-        model_path_ = model_path(self.spec)
         self.port = _free_port()
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model_path_),
-            "--model_alias",
-            self.spec.id,
-            "--n_ctx",
-            str(self.n_ctx),
-            "--n_threads",
-            str(self.threads),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-        ]
+        cmd = self.command(model_path(self.spec), self.port)
         logfile = open(self._log_path, "ab")
         self.proc = subprocess.Popen(
             cmd, stdout=logfile, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent, close_fds=True
@@ -157,6 +146,28 @@ class LocalModelServer:
             time.sleep(0.25)
         self.stop()
         raise LocalModelUnavailable(f"llama.cpp server not ready after {timeout_s:.0f}s; see {self._log_path}")
+
+    def command(self, model: Path, port: int) -> list[str]:
+        """The server's command line: the model, its context, and the pinned threads and seed."""
+        return [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--model_alias",
+            self.spec.id,
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.threads),
+            "--seed",
+            str(LOCAL_SEED),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ]
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None

@@ -1,0 +1,58 @@
+"""What decides the embedded model's replies is pinned, whatever machine runs it (issue 32: a newcomer's sample
+must not depend on the core count)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rqbench.llm.local_model import LOCAL_SEED, LOCAL_THREADS, LocalModelServer
+
+
+def _flag(cmd: list[str], name: str) -> str:
+    return cmd[cmd.index(name) + 1]
+
+
+def test_threads_and_seed_are_the_same_on_a_two_core_and_a_sixteen_core_machine(monkeypatch):
+    commands = []
+    for cores in (2, 16):
+        monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
+        commands.append(LocalModelServer().command(Path("/models/m.gguf"), 8080))
+    assert commands[0] == commands[1]
+    assert _flag(commands[0], "--n_threads") == str(LOCAL_THREADS) == "2"
+    assert _flag(commands[0], "--seed") == str(LOCAL_SEED)
+
+
+def test_an_explicit_thread_count_is_kept():
+    assert _flag(LocalModelServer(threads=4).command(Path("m.gguf"), 1), "--n_threads") == "4"
+
+
+GOOD = '{"scores": [{"relevance": 1, "originality": 1, "gap_addressing": 1, "non_obviousness": 1}]}'
+
+
+def _ask(tmp_path, srv, name: str, text: str, **cfg):
+    import asyncio
+
+    from rqbench.llm import LLM, CallStore
+    from rqbench.records import StandaloneNoveltyReply
+
+    llm = LLM(CallStore(tmp_path / f"{name}.db"))
+    llm.register(srv.model_config(name=name, **cfg))
+    messages = [{"role": "system", "content": "judge"}, {"role": "user", "content": text}]
+    return asyncio.run(llm.ask(name, "novelty_standalone", messages, StandaloneNoveltyReply, prompt_hash="b2:t"))
+
+
+def test_the_embedded_models_sampler_is_seeded_by_the_request_alone(tmp_path, scripted_server):
+    from rqbench.llm.client import request_seed
+
+    scripted_server.responder = lambda req: GOOD
+    a = _ask(tmp_path, scripted_server, "local-a", "[0] Does X hold?", local=True)
+    b = _ask(tmp_path, scripted_server, "local-b", "[0] Does Y hold?", local=True)
+    seeds = [r.get("seed") for r in scripted_server.requests]
+    assert seeds == [request_seed(a.key), request_seed(b.key)] and seeds[0] != seeds[1]
+    # the same request in another store (another run, another machine): the same seed
+    again = _ask(tmp_path, scripted_server, "local-a2", "[0] Does X hold?", local=True)
+    assert scripted_server.requests[-1]["seed"] == request_seed(again.key)
+    # a hosted model is sent no seed: its sampling is the provider's
+    _ask(tmp_path, scripted_server, "hosted", "[0] Does X hold?")
+    assert "seed" not in scripted_server.requests[-1]
