@@ -288,6 +288,7 @@ def _totals(
         tokens_in=int(sum(r["tokens_in"] or 0 for r in rows)),
         tokens_out=int(sum(r["tokens_out"] or 0 for r in rows)),
         cost_usd=float(sum(r["cost_usd"] or 0.0 for r in rows)),
+        unpriced=int(sum(r["unpriced"] or 0 for r in rows)),
         seconds=round(seconds, 3),
     )
     if before is None:
@@ -298,6 +299,7 @@ def _totals(
         tokens_in=before.tokens_in + t.tokens_in,
         tokens_out=before.tokens_out + t.tokens_out,
         cost_usd=before.cost_usd + t.cost_usd,
+        unpriced=before.unpriced + t.unpriced,
         seconds=round(before.seconds + t.seconds, 3),
     )
 

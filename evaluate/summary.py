@@ -96,6 +96,13 @@ class Provenance(BaseModel):
     failed_calls: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="Per judge label: its calls that failed after their re-ask, by reason."
     )
+    judging_cost_usd: float | None = Field(
+        default=None,
+        description="Dollars of the row's judging requests, as its results files recorded them from the call log "
+        "(cache hits cost nothing); None when a request had no price in litellm's cost map, so the sum is unknown.",
+    )
+    judging_requests: int = Field(default=0, description="Requests sent to judge the row (not cache hits).")
+    unpriced_requests: int = Field(default=0, description="Of them, the requests with no known price.")
     submission_hash: str | None = None
     submission_date: datetime | None = None
     model_type: str | None = None
@@ -173,6 +180,9 @@ class SummaryRow(BaseModel):
             "generation_failures": self.provenance.generation_failures,
             "failures": self.provenance.failures,
             "contaminated": self.provenance.contaminated,
+            "judging_cost_usd": self.provenance.judging_cost_usd,
+            "judging_requests": self.provenance.judging_requests,
+            "unpriced_requests": self.provenance.unpriced_requests,
         }
         for name, fig in self.figures.items():
             out[name] = fig.value
@@ -474,6 +484,10 @@ def _provenance(
     )
     if not submission:
         return prov
+    if subfield is None:  # the calls are the files', not a split's
+        prov.judging_requests = sum(f.totals.calls for f in files)
+        prov.unpriced_requests = sum(f.totals.unpriced for f in files)
+        prov.judging_cost_usd = None if prov.unpriced_requests else sum(f.totals.cost_usd for f in files)
     _count_failures(prov, files, subfield, cache)
     sub = first.submission
     prov.submission_hash = first.submission_hash

@@ -71,6 +71,7 @@ PROVENANCE_COLUMNS: tuple[Column, ...] = (
     Column("Judge details", "provenance"),
     Column("Submitted", "provenance"),
     Column("Contamination", "provenance"),
+    Column("Judging cost", "provenance"),
 )
 
 ALL_COLUMNS: tuple[Column, ...] = (
@@ -205,6 +206,18 @@ def _contamination(row: SummaryRow) -> str:
         )
         return f"yes: cutoff {p.knowledge_cutoff}, sources from {p.earliest_source_date}{share}"
     return "no"
+
+
+def judging_cost(row: SummaryRow) -> str:
+    """What judging the row cost, from its results files' call totals: dollars and requests, or why it is unknown."""
+    p = row.provenance
+    if row.row_kind == "reference" or not p.judging_requests:
+        return "" if row.row_kind == "reference" else "no requests recorded"
+    if p.judging_cost_usd is None:
+        return f"unknown: {p.unpriced_requests} of {p.judging_requests} requests have no price"
+    cost = p.judging_cost_usd
+    money = f"${cost:,.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
+    return f"{money} for {p.judging_requests:,} requests"
 
 
 def _scored(row: SummaryRow) -> str:
@@ -348,6 +361,7 @@ def build_table(
         rec["Judge details"] = _judge_details(r)
         rec["Submitted"] = f"{p.submission_date:%Y-%m-%d}" if p.submission_date else ""
         rec["Contamination"] = _contamination(r)
+        rec["Judging cost"] = judging_cost(r)
         rec |= _clean_cells(r) | _clean_figures(r) | {_EMPTY_WHY: None}
         records.append(rec)
     columns = table_columns(GROUPS, show_ci=True, clean=True) + list(_HIDDEN) + _CLEAN_HIDDEN

@@ -328,6 +328,8 @@ class CallStore:
                    COALESCE(SUM(tokens_cached) FILTER (WHERE cache='miss'), 0) AS tokens_in_cached,
                    COALESCE(SUM(tokens_out) FILTER (WHERE cache='miss'), 0) AS tokens_out,
                    SUM(cost_usd) FILTER (WHERE cache='miss') AS cost_usd,
+                   COALESCE(SUM(cost_usd IS NULL AND status IN ('ok', 'truncated')) FILTER (WHERE cache='miss'), 0)
+                       AS unpriced,
                    AVG(latency_s) FILTER (WHERE cache='miss') AS mean_latency_s
                FROM calls {clause} GROUP BY model, step ORDER BY model, step"""
         with self._lock:

@@ -135,7 +135,10 @@ class CallTotals(Record):
     cache_hits: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = Field(default=0.0, description="Dollars of the priced requests (litellm's cost map).")
+    unpriced: int = Field(
+        default=0, description="Requests litellm's cost map has no price for: their cost is unknown, not in cost_usd."
+    )
     seconds: float = 0.0
 
 
