@@ -118,6 +118,15 @@ def configure(p: argparse.ArgumentParser) -> None:
         "paper's Qwen/Qwen3-Embedding-4B, online only, and all-mpnet-base-v2, offline from its PyPI parts)",
     )
     p.add_argument(
+        "--diversity",
+        nargs="?",
+        const="all-minilm-l6-v2",
+        default=None,
+        metavar="EMBEDDER",
+        help="also write the diversity of each model's five RQs (mean pairwise similarity, near-duplicate pairs), "
+        "embedded with EMBEDDER (default all-minilm-l6-v2, offline from its PyPI package)",
+    )
+    p.add_argument(
         "--source-dates",
         type=Path,
         help="JSON object arxiv_id -> first-version date (YYYY-MM-DD) for source papers whose results "
@@ -428,6 +437,14 @@ def run(args: argparse.Namespace) -> int:
         sim = _similarity(each, args, opts)
         if sim is not None:
             all_tables.append(sim)
+    if args.diversity:
+        from rqbench.evaluate.diversity import diversity_rows, diversity_table
+        from rqbench.evaluate.similarity import Embedder, EmbedderUnavailable
+
+        try:
+            all_tables.append(diversity_table(diversity_rows(each, Embedder(args.diversity))))
+        except EmbedderUnavailable as exc:
+            print(f"rqbench report: --diversity: {exc}; the diversity table is not written", file=sys.stderr)
 
     try:
         board = judge_board_section(args, out)

@@ -1,0 +1,93 @@
+"""Diversity of the five RQs: the pairwise cosines and near-duplicates on vectors worked by hand, and the report
+table from real embeddings."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rqbench.evaluate.diversity import (
+    NEAR_DUPLICATE,
+    diversity_row,
+    diversity_table,
+    five_similarity,
+    pairwise_cosines,
+)
+from rqbench.testing.synthetic import make_results
+
+
+def test_pairwise_cosines_by_hand():
+    # (1,0), (0,1), (1,1): cosines 0 (1-2), 1/sqrt2 (1-3), 1/sqrt2 (2-3); the third vector is not unit length
+    cos = pairwise_cosines(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    assert cos == pytest.approx([0.0, 1 / math.sqrt(2), 1 / math.sqrt(2)])
+
+
+def test_five_copies_are_ten_near_duplicate_pairs_and_five_orthogonal_rqs_none():
+    same = np.tile([[0.6, 0.8]], (5, 1))
+    assert five_similarity(same) == (pytest.approx(1.0), 10)  # C(5, 2) = 10 pairs, every one a copy
+    assert five_similarity(np.eye(5)) == (0.0, 0)
+    # one copied RQ among three others, all orthogonal: rows a, a, b, c, d
+    # cosines: (a,a) 1; the other 9 pairs 0 -> mean 0.1, one near-duplicate
+    a, b, c, d = np.eye(4)
+    assert five_similarity(np.stack([a, a, b, c, d])) == (pytest.approx(0.1), 1)
+    assert five_similarity(np.eye(5)[:1]) is None  # one RQ: no pair
+
+
+def test_the_threshold_is_inclusive():
+    # cos(theta) = 0.8 exactly: (1, 0) and (0.8, 0.6)
+    assert five_similarity(np.array([[1.0, 0.0], [0.8, 0.6]]), NEAR_DUPLICATE)[1] == 1
+
+
+def test_a_submissions_row_averages_instances_and_skips_one_without_pairs():
+    r = make_results("m", judge="A", setting="standalone", n_instances=3)
+    ids = [inst.rq_id for inst in r.instances]
+    vectors = {ids[0]: np.tile([[1.0, 0.0]], (5, 1)), ids[1]: np.eye(5), ids[2]: np.eye(5)[:1]}
+    row = diversity_row(r, vectors, embedder="hand", n_boot=100)
+    # instance 0: mean 1, 10 near-duplicates; instance 1: mean 0, none; instance 2: one RQ, left out
+    assert row.instances == 2
+    assert row.mean_similarity.value == pytest.approx(0.5) and row.near_duplicate_pairs.value == pytest.approx(5.0)
+    table = diversity_table([row])
+    assert table.name == "diversity" and "0.500" in table.display.to_string()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_report_writes_the_table_from_real_embeddings(tmp_path):
+    from rqbench.evaluate.diversity import diversity_rows
+    from rqbench.evaluate.similarity import Embedder, EmbedderUnavailable
+
+    r = make_results("m", judge="A", setting="standalone", n_instances=2)
+    texts = [
+        "How does attention sink size change with model depth?",
+        "How does attention sink size change with model depth?",
+        "Can grammatical error correction use n-gram statistics from the web?",
+        "Why do small language models fail at counting letters?",
+        "Which tokenizer choices improve low-resource translation?",
+    ]
+    for inst in r.instances:
+        for c, t in zip(inst.candidates[1:], texts):
+            c.text = t
+    try:
+        (row,) = diversity_rows([r], Embedder("all-minilm-l6-v2", cache_path=tmp_path / "emb.sqlite"))
+    except EmbedderUnavailable as exc:
+        pytest.skip(f"the packaged MiniLM is not installed: {exc}")
+    # the copied question is one near-duplicate pair per instance; four distinct topics are far apart
+    assert row.instances == 2 and row.near_duplicate_pairs.value == pytest.approx(1.0)
+    assert 0.1 < row.mean_similarity.value < 0.6
+
+
+def test_rqbench_report_diversity_writes_the_table(tmp_path, capsys, monkeypatch):
+    from rqbench.cli import main
+
+    monkeypatch.setenv("RQB_HOME", str(tmp_path / "home"))  # the embedding cache
+    res = tmp_path / "results"
+    res.mkdir()
+    for setting in ("standalone", "comparative"):
+        r = make_results("m", judge="A", setting=setting, n_instances=3)
+        (res / f"m-{setting}.json").write_text(r.model_dump_json())
+    out = tmp_path / "report"
+    assert main(["report", str(res), "--out", str(out), "--n-boot", "50", "--diversity"]) == 0, capsys.readouterr().err
+    table = (out / "diversity.md").read_text()
+    assert "all-minilm-l6-v2" in table and "near-duplicate pairs" in table
+    assert (out / "diversity.csv").is_file()
