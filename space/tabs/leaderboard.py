@@ -70,7 +70,7 @@ EXTRA_GROUPS = [
     ("win/tie per novelty dimension", "novelty"),
     ("narrowness details", "narrowness"),
     ("human agreement", "human agreement"),
-    ("provenance (judges and their details, prompts, dataset, failures, contamination)", "provenance"),
+    ("provenance (judges and their details, prompts, dataset, failures, contamination, judging cost)", "provenance"),
 ]
 
 
