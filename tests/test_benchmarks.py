@@ -25,12 +25,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
 # the scripts that start the embedded llama.cpp model
 WITH_LOCAL_MODEL = {"local_model_choice", "prefix_cache"}
+# Scripts that start a runtime of their own (the embedded model, a Ray cluster): the longest smoke runs, kept in
+# tests/test_benchmarks_runtimes.py so that two workers (pytest -n 2, files kept whole) run them beside the rest.
+RUNTIME_SCRIPTS = WITH_LOCAL_MODEL | {"ray_parse"}
 # the scripts whose smoke run is pointed at the scripted server instead (RQB_LOCAL_API_BASE)
 ON_SCRIPTED_SERVER = {"judging", "judge_manipulation", "llm_layer"}
 
 
-def _params():
+def _params(runtime: bool = False):
     for script in SCRIPTS:
+        if (script.stem in RUNTIME_SCRIPTS) != runtime:
+            continue
         marks = [pytest.mark.local_model] if script.stem in WITH_LOCAL_MODEL else []
         yield pytest.param(script, id=script.stem, marks=marks)
 
@@ -59,6 +64,11 @@ def judge_server():
 
 @pytest.mark.parametrize("script", list(_params()))
 def test_benchmark_runs_at_its_smoke_size(script, tmp_path, request):
+    run_smoke(script, tmp_path, request)
+
+
+def run_smoke(script: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Run ``script --smoke`` in its own RQB_HOME; it must exit 0 and print; a scripted-server script must call it."""
     env = {**os.environ, "RQB_HOME": str(tmp_path / "home")}
     if script.stem in ON_SCRIPTED_SERVER:
         srv = request.getfixturevalue("judge_server")
