@@ -107,7 +107,12 @@ def diversity_row(
 
 
 def diversity_rows(
-    results: Sequence[ResultsFile], embedder, *, threshold: float = NEAR_DUPLICATE
+    results: Sequence[ResultsFile],
+    embedder,
+    *,
+    threshold: float = NEAR_DUPLICATE,
+    n_boot: int = DIVERSITY_BOOT,
+    seed: int = 0,
 ) -> list[DiversityRow]:
     """Every submission's row under ``embedder`` (a ``similarity.Embedder``: cached, so texts embed once)."""
     rows = []
@@ -118,7 +123,7 @@ def diversity_rows(
         for rq_id, ts in texts.items():
             by_rq[rq_id] = vecs[at : at + len(ts)]
             at += len(ts)
-        rows.append(diversity_row(r, by_rq, embedder=embedder.name, threshold=threshold))
+        rows.append(diversity_row(r, by_rq, embedder=embedder.name, threshold=threshold, n_boot=n_boot, seed=seed))
     return sorted(rows, key=lambda d: (d.model, d.prompt_variant))
 
 

@@ -23,17 +23,18 @@ from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.judge_board_metrics import (
     BOARD_BOOT,
     agreement,
+    calls_pick,
     expert_agreement,
     kappa,
     majority,
     order_pick,
-    pair_pick,
     per_pair_mean,
     pick_rate,
     position_consistency,
+    scored_calls,
 )
 from rqbench.evaluate.judge_board_susceptibility import CueShift, cue_shifts
-from rqbench.records import ExpertPool, JudgeBoardFile, OrderVerdict, Pick
+from rqbench.records import ExpertPool, JudgeBoardFile, Pick
 
 PAPER_NOTE = "the paper's published verdicts (appendix A.6)"
 
@@ -106,10 +107,6 @@ def _against_experts(row: BoardRow, picks: dict[str, Pick], pool: ExpertPool, n_
     return row
 
 
-def _scored(v: OrderVerdict) -> bool:
-    return v.pick is not None and v.gt_score is not None and v.model_score is not None
-
-
 def judge_row(f: JudgeBoardFile, pool: ExpertPool, *, n_boot: int = BOARD_BOOT, seed: int = 0) -> BoardRow:
     """A run's row: its verdicts on the pool's pairs whose texts it was given, against the experts."""
     by_id = {p.pair_id: p for p in pool.pairs}
@@ -118,8 +115,8 @@ def judge_row(f: JudgeBoardFile, pool: ExpertPool, *, n_boot: int = BOARD_BOOT, 
     picks: dict[str, Pick] = {}
     by_order: dict[str, list[Pick]] = {}
     for pv in counted:
-        scored = [v for v in pv.verdicts if _scored(v)]
-        pick = pair_pick([(v.gt_score, v.model_score) for v in scored])  # type: ignore[misc]
+        scored = scored_calls(pv.verdicts)
+        pick = calls_pick(pv.verdicts)
         if pick is not None:
             picks[pv.pair_id] = pick
             by_order[pv.pair_id] = [order_pick(v.gt_score, v.model_score) for v in scored]  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ import numpy as np
 from rqbench.evaluate import outcomes
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, Estimate, cluster_bootstrap_mean
 from rqbench.evaluate.outcomes import pick_between
-from rqbench.records import PICKS, NoveltyScore, Pick
+from rqbench.records import PICKS, NoveltyScore, OrderVerdict, Pick
 
 BOARD_BOOT = 1000
 
@@ -41,6 +41,16 @@ def pair_pick(scores: Sequence[tuple[NoveltyScore, NoveltyScore]]) -> Pick | Non
     gt = sum(g.non_obviousness for g, _ in scores) / len(scores)
     model = sum(m.non_obviousness for _, m in scores) / len(scores)
     return pick_between(gt, model)
+
+
+def scored_calls(verdicts: Sequence[OrderVerdict]) -> list[OrderVerdict]:
+    """The calls of a pair that gave a pick and both scores (a failed call gives neither)."""
+    return [v for v in verdicts if v.pick is not None and v.gt_score is not None and v.model_score is not None]
+
+
+def calls_pick(verdicts: Sequence[OrderVerdict]) -> Pick | None:
+    """A pair's pick from its scored calls (``pair_pick``); None when none scored."""
+    return pair_pick([(v.gt_score, v.model_score) for v in scored_calls(verdicts)])  # type: ignore[misc]
 
 
 def majority(picks: Mapping[str, Pick]) -> Pick | None:

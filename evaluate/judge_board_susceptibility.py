@@ -26,7 +26,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from rqbench.evaluate.bootstrap import Estimate, cluster_bootstrap_mean
-from rqbench.evaluate.judge_board_metrics import BOARD_BOOT, pair_pick
+from rqbench.evaluate.judge_board_metrics import BOARD_BOOT, calls_pick, scored_calls
 from rqbench.records import CuedPairVerdicts, ExpertPair, OrderVerdict, PairVerdicts, Pick
 
 if sys.version_info >= (3, 11):
@@ -86,20 +86,12 @@ class CueShift(BaseModel):
     away_from_model: Estimate | None = Field(description="Share of pairs whose pick moved away from it.")
 
 
-def _scored(verdicts: Sequence[OrderVerdict]) -> list[OrderVerdict]:
-    return [v for v in verdicts if v.pick is not None and v.gt_score is not None and v.model_score is not None]
-
-
 def margin(verdicts: Sequence[OrderVerdict]) -> float | None:
     """The model RQ's non-obviousness minus the GT's, averaged over the calls that scored both; None with none."""
-    scored = _scored(verdicts)
+    scored = scored_calls(verdicts)
     if not scored:
         return None
     return sum(v.model_score.non_obviousness - v.gt_score.non_obviousness for v in scored) / len(scored)  # type: ignore[union-attr]
-
-
-def _pick(verdicts: Sequence[OrderVerdict]) -> Pick | None:
-    return pair_pick([(v.gt_score, v.model_score) for v in _scored(verdicts)])  # type: ignore[misc]
 
 
 def cue_shifts(
@@ -126,7 +118,7 @@ def cue_shifts(
             if before is None or c.content_key != before.content_key:
                 continue
             m0, m1 = margin(before.verdicts), margin(c.verdicts)
-            p0, p1 = _pick(before.verdicts), _pick(c.verdicts)
+            p0, p1 = calls_pick(before.verdicts), calls_pick(c.verdicts)
             if m0 is None or m1 is None or p0 is None or p1 is None:
                 continue
             shifts.append(m1 - m0)

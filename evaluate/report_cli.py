@@ -90,6 +90,8 @@ def score_options(args: argparse.Namespace) -> ScoreOptions:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    from rqbench.evaluate.diversity import DEFAULT_EMBEDDER
+
     p.add_argument("results", nargs="+", help="results files (.json) or folders holding them")
     p.add_argument("--out", required=True, type=Path, help="folder for the tables, plots and summary.json")
     p.add_argument(
@@ -120,11 +122,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--diversity",
         nargs="?",
-        const="all-minilm-l6-v2",
+        const=DEFAULT_EMBEDDER,
         default=None,
         metavar="EMBEDDER",
         help="also write the diversity of each model's five RQs (mean pairwise similarity, near-duplicate pairs), "
-        "embedded with EMBEDDER (default all-minilm-l6-v2, offline from its PyPI package)",
+        f"embedded with EMBEDDER (default {DEFAULT_EMBEDDER}, offline from its PyPI package)",
     )
     p.add_argument(
         "--source-dates",
@@ -442,7 +444,8 @@ def run(args: argparse.Namespace) -> int:
         from rqbench.evaluate.similarity import Embedder, EmbedderUnavailable
 
         try:
-            all_tables.append(diversity_table(diversity_rows(each, Embedder(args.diversity))))
+            diverse = diversity_rows(each, Embedder(args.diversity), n_boot=args.n_boot, seed=args.seed)
+            all_tables.append(diversity_table(diverse))
         except EmbedderUnavailable as exc:
             print(f"rqbench report: --diversity: {exc}; the diversity table is not written", file=sys.stderr)
 

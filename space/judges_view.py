@@ -158,13 +158,19 @@ NO_SUSCEPTIBILITY = (
 )
 
 
+# The susceptibility table's columns: judge and cue as text, the figures right-aligned.
+_SUSCEPTIBILITY_KINDS = ("", "", "num", "num", "num", "num")
+
+
 def susceptibility_html() -> tuple[list[Header], str]:
-    """The susceptibility table's headers (text columns first, figures right-aligned) and its caption."""
-    kinds = ["", "", "num", "num", "num", "num"]
-    return [Header(h, kind=k) for h, k in zip(SUSCEPTIBILITY_HEADERS, kinds, strict=True)], SUSCEPTIBILITY_NOTE
+    """The susceptibility table's headers and its caption."""
+    headers = [Header(h, kind=k) for h, k in zip(SUSCEPTIBILITY_HEADERS, _SUSCEPTIBILITY_KINDS, strict=True)]
+    return headers, SUSCEPTIBILITY_NOTE
 
 
 def susceptibility_cells(board: Board) -> list[list[Cell]]:
     """Each (judge, cue) measured, as cells: the report's texts."""
-    kinds = ["", "", "num", "num", "num", "num"]
-    return [[Cell(text, kind=k) for text, k in zip(row, kinds, strict=True)] for row in susceptibility_rows(board)]
+    return [
+        [Cell(text, kind=k) for text, k in zip(row, _SUSCEPTIBILITY_KINDS, strict=True)]
+        for row in susceptibility_rows(board)
+    ]
