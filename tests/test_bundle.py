@@ -87,13 +87,18 @@ def test_a_row_rescored_from_its_bundle_with_no_server_is_byte_identical(judged,
 def test_rescore_sends_no_request_and_reads_only_the_bundles_calls(judged, scripted_server, tmp_path):
     root, _, judge = judged
     bundle = tmp_path / "row.zip"
-    assert _bundle(root, judge, bundle) == 0  # the submission's RQs taken from the results file
+    log_rows = _log_rows()
     before = len(scripted_server.requests)
-    calls_before = CallStore(paths.calls_db()).count_requests()
+    assert _bundle(root, judge, bundle) == 0  # the submission's RQs taken from the results file
     got = rescore(bundle)
     assert got.identical, got.diff()
     assert len(scripted_server.requests) == before  # the server is up, and hears nothing
-    assert CallStore(paths.calls_db()).count_requests() == calls_before  # and the user's call log is untouched
+    assert _log_rows() == log_rows  # neither bundling nor re-scoring adds a line to the user's call log
+
+
+def _log_rows() -> int:
+    """Every line of the user's call log: requests sent and cache hits."""
+    return sum(r["requests"] + r["cache_hits"] for r in CallStore(paths.calls_db()).summary())
 
 
 def _rewrite(src, dst, change):
