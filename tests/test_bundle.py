@@ -176,3 +176,35 @@ def test_bad_input_is_named(judged, tmp_path, capsys):
     assert main(["rescore", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad-manifest.zip:manifest.json" in err and "summary.n_boot" in err
+
+
+def test_the_space_serves_each_rows_bundle_as_a_file_made_once_per_data_version(judged, tmp_path):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from rqbench.evaluate.benchmark_source import load_benchmark
+    from rqbench.space import bundles
+    from rqbench.space import leaderboard as lb
+    from rqbench.space.stores import SpaceStores
+    from rqbench.space.submit import BenchmarkTarget
+    from rqbench.space.ui import SpaceConfig, SpaceData
+
+    root, _, judge = judged
+    bench = load_benchmark(str(root))
+    target = BenchmarkTarget(bench.repo, bench.revision, tuple(bench.rq_ids), bench.name, bench.version)
+    data = SpaceData(SpaceConfig(stores=SpaceStores.local(), target=target, n_boot=100)).refresh()
+    (rid,) = [r for r in data.table[lb.BUNDLE_ID] if r]  # one model row (one judge: no combined row); GT row has none
+    assert f'href="bundle/{rid}.zip"' in bundles.links_html(data.table, lb.BUNDLE_ID)
+    shelf = bundles.BundleShelf(data, tmp_path / "shelf", paths.calls_db())
+    client = TestClient(Starlette(routes=[bundles.bundle_route(shelf)]))
+    first = client.get(f"/bundle/{rid}.zip")
+    assert first.status_code == 200 and first.headers["content-type"] == "application/zip"
+    made = (tmp_path / "shelf" / f"v{data.version}" / f"{rid}.zip").stat().st_mtime_ns
+    assert client.get(f"/bundle/{rid}.zip").content == first.content  # served again, not made again
+    assert (tmp_path / "shelf" / f"v{data.version}" / f"{rid}.zip").stat().st_mtime_ns == made
+    saved = tmp_path / "download.zip"
+    saved.write_bytes(first.content)
+    assert rescore(saved).identical
+    assert json.loads(zipfile.ZipFile(saved).read("manifest.json"))["summary"]["n_boot"] == 100  # the Space's setting
+    gone = client.get("/bundle/0000.zip")
+    assert gone.status_code == 404 and "no leaderboard row 0000" in gone.text
