@@ -36,6 +36,7 @@ from rqbench.evaluate.expert_corrected import MIN_EXPERT_LABELS, TOO_FEW_LABELS,
 from rqbench.evaluate.metrics import describe_combine_rule, describe_failures
 from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
 from rqbench.records import dataset_label
+from rqbench.space import bundles
 from rqbench.space.html_table import Cell, Header
 
 # One group per criterion (its columns are the criterion's declared ones), around who and where from.
@@ -100,7 +101,9 @@ _FAILURES = "_failures"
 _TRIAL = "_trial"
 # The expert-corrected cell's hover text: the raw rate and the rectifier behind the figure, or why there is none.
 _CORRECTED_TITLE = "_corrected_title"
-_HIDDEN = (_KIND, _HEADLINE, _COMBINE, _UNJUDGED, _FAILURES, _TRIAL, _CORRECTED_TITLE)
+# The row's id in its reproduction bundle's address (``bundles.row_id``; empty on reference rows).
+BUNDLE_ID = "_bundle"
+_HIDDEN = (_KIND, _HEADLINE, _COMBINE, _UNJUDGED, _FAILURES, _TRIAL, _CORRECTED_TITLE, BUNDLE_ID)
 # Beside the count of scored instances on an incomplete row (the report's tables use the same mark).
 UNJUDGED_MARK = "†"
 # Beside the count of scored instances on a trial's row.
@@ -341,6 +344,7 @@ def build_table(
             _UNJUDGED: p.instances_unjudged,
             _FAILURES: p.failures,
             _TRIAL: p.trial or 0,
+            BUNDLE_ID: bundles.row_id(r),
             "Scored": _scored(r),
         }
         for col in FIGURE_COLUMNS:

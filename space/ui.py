@@ -28,7 +28,7 @@ from rqbench.evaluate.trial import one_run_each
 from rqbench.io import RecordError
 from rqbench.records import CitedPaper, JudgeBoardFile, ResultsFile, dataset_label
 from rqbench.space import annotate as an
-from rqbench.space import browse, downloads, tabs
+from rqbench.space import browse, bundles, downloads, tabs
 from rqbench.space import expert_study as es
 from rqbench.space import leaderboard as lb
 from rqbench.space.expert_pool import load_pool
@@ -88,6 +88,7 @@ class SpaceData:
         self._checked_at: float | None = None
         self.requests = Recent(lambda: self.config.stores.requests.load(), config.recheck_after_s, clock)
         self.results: list[ResultsFile] = []
+        self.all_results: list[ResultsFile] = []  # every file the rows are summarised from, trials included
         self.problems: list[str] = []
         self.rows: list[SummaryRow] = []
         self.table = lb.build_table([])
@@ -132,6 +133,7 @@ class SpaceData:
             # the leaderboard's rows from every file, a trial's apart; everything else (agreement, annotation pairs,
             # Browse, the judge board) reads each submission, judge and setting once (evaluate/trial.py)
             self.results, self.problems = one_run_each(results), problems
+            self.all_results = list(results)
             try:
                 self.rows = summarize(results, n_boot=self.config.n_boot) if results else []
             except ValueError as exc:  # two files for one judge, mixed revisions: say which, show nothing wrong
@@ -353,7 +355,10 @@ def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:
         upload_limits=limits,
         require_sign_in=config.on_hub,
     )
-    routes = [downloads.csv_route(demo.space_data)]
+    from rqbench import paths
+
+    shelf = bundles.BundleShelf(demo.space_data, paths.home() / "space-bundles", paths.calls_db())
+    routes = [downloads.csv_route(demo.space_data), bundles.bundle_route(shelf)]
     return {
         "max_file_size": config.policy.max_bytes,
         "state_session_capacity": SESSION_CAPACITY,

@@ -118,6 +118,21 @@ def truncation_detail(cfg: ModelConfig) -> str:
     )
 
 
+class CallNotCached(RuntimeError):
+    """An offline run (``LLM(offline=True)``: a bundle's re-score) asked for a call its cache does not hold.
+
+    Not an ``LLMCallFailed``: the judging run must stop on it rather than record the call as a failure,
+    since a re-score that quietly scored one call fewer would not be the row it claims to reproduce.
+    """
+
+    def __init__(self, model: str, step: str, key: str):
+        self.model, self.step, self.key = model, step, key
+        super().__init__(
+            f"call not in the cache: model {model}, step {step}, key {key}; an offline re-score makes no call, so "
+            "every call behind the row must be in the bundle"
+        )
+
+
 class DryRun(Exception):
     """Raised by ``ask`` in dry-run mode after the call was counted."""
 
@@ -297,6 +312,7 @@ class LLM:
         retry_failed: bool = False,
         batch: bool = False,
         dry_run_tokens: str = "litellm",
+        offline: bool = False,
     ):
         self.store = store or CallStore(paths.calls_db())
         self.run_id = run_id or uuid.uuid4().hex[:12]
@@ -315,7 +331,11 @@ class LLM:
         self._batch_failures: dict[str, tuple[str, str]] = {}
         self._asked_afresh: set[str] = set()  # keys --retry-failed already dropped in this run
         self._direct_models: set[str] = set()  # batch mode, but no batch endpoint
-        self._log_hits = True
+        # offline: replies come from the cache only; a miss is a recorded failure replayed or ``CallNotCached``,
+        # never a request, and hits are not logged (a bundle is made from a call log it must not add to)
+        self.offline = offline
+        self._log_hits = not offline
+        self.read_keys: list[str] = []  # offline: every key answered from the cache or a recorded failure, in order
         self._reach: dict[str, _Reach] = {}  # the circuit breaker, per provider address
 
     def run_note(self) -> str:
@@ -327,7 +347,7 @@ class LLM:
         """Resolve ``local``, ``local/<id>`` or a litellm name; the local server starts lazily."""
         if spec not in self._configs:
             if is_local(spec):
-                if self.dry_run:  # the settings a started server would get, without starting one
+                if self.dry_run or self.offline:  # the settings a started server would get, without starting one
                     label, overrides = local_settings(spec)
                     self._configs[spec] = ModelConfig(
                         **{
@@ -501,6 +521,12 @@ class LLM:
     ) -> tuple[str, bool, str | None]:
         """The reply's text, whether it came from the cache, and why the provider stopped."""
         hit = self.store.get(key)
+        if hit is None and self.offline:
+            failed = self.store.recorded_failure(key)
+            if failed is None:
+                raise CallNotCached(cfg.name, step, key)
+            self.read_keys.append(key)
+            raise LLMCallFailed(step, key, failed.reason, failed.detail)  # as the request that failed raised it
         if hit is None:
             if self.batch and self._batchable(cfg):
                 self._defer(cfg, step, messages, schema, key)
@@ -510,6 +536,8 @@ class LLM:
                 if hit is None:
                     text, finish = await self._send(cfg, step, messages, schema, key, shared_chars)
                     return text, False, finish
+        if self.offline:
+            self.read_keys.append(key)
         if self._log_hits:
             status = TRUNCATED if hit.finish_reason == "length" else "ok"
             self.store.log(step=step, model=cfg.name, key=key, cache="hit", status=status, run_id=self.run_id)
@@ -691,6 +719,7 @@ class LLM:
                 tokens_cached=use.cached,
                 tokens_cache_write=use.cache_write,
                 finish_reason=finish,
+                provider_model=getattr(resp, "model", None),
             )
             self.store.log(
                 step=step,

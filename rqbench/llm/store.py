@@ -116,6 +116,12 @@ def m004_response_finish_reason(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE responses ADD COLUMN finish_reason TEXT")
 
 
+@migration
+def m005_response_provider_model(db: sqlite3.Connection) -> None:
+    """The model version the provider said answered (its reply's ``model`` field): a bundle names it."""
+    db.execute("ALTER TABLE responses ADD COLUMN provider_model TEXT")
+
+
 class CallLogError(OSError):
     """The call log could not be written: ``errno`` is ENOSPC for a full disk, else EIO; the message names
     the file and what was being written."""
@@ -144,6 +150,16 @@ class Spent:
     latency_s: float | None
     tokens_in: int | None
     tokens_out: int | None
+
+
+@dataclass(frozen=True)
+class RecordedFailure:
+    """A request that failed in transport, as the call log has it: never answered, so never cached."""
+
+    step: str
+    model: str
+    reason: str
+    detail: str
 
 
 class CallStore:
@@ -214,11 +230,13 @@ class CallStore:
         tokens_cached: int | None = None,
         tokens_cache_write: int | None = None,
         finish_reason: str | None = None,
+        provider_model: str | None = None,
     ) -> None:
         with self._writing("cache a reply (it was received and paid for, but is not kept)"):
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, model, step, request, text, tokens_in, tokens_out, cost_usd,"
-                " created, tokens_cached, tokens_cache_write, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " created, tokens_cached, tokens_cache_write, finish_reason, provider_model)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     model,
@@ -232,8 +250,36 @@ class CallStore:
                     tokens_cached,
                     tokens_cache_write,
                     finish_reason,
+                    provider_model,
                 ),
             )
+
+    def stored(self, key: str) -> dict[str, Any] | None:
+        """Everything the cache holds for one key (request, reply, tokens, cost, provider's model), or None."""
+        with self._lock:
+            cur = self._db.execute(
+                "SELECT key, model, step, request, text, tokens_in, tokens_out, cost_usd, tokens_cached,"
+                " tokens_cache_write, finish_reason, provider_model FROM responses WHERE key=?",
+                (key,),
+            )
+            row = cur.fetchone()
+            cols = [c[0] for c in cur.description]
+        if row is None:
+            return None
+        out = dict(zip(cols, row))
+        out["request"] = json.loads(out["request"])
+        return out
+
+    def recorded_failure(self, key: str) -> RecordedFailure | None:
+        """The last transport failure the log recorded for a key, as ``LLMCallFailed`` carried it, or None.
+        A cached reply for the key outranks it (the caller looks there first)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT step, model, status, error FROM calls WHERE key=? AND cache='miss' AND status LIKE 'error:%'"
+                " ORDER BY id DESC LIMIT 1",
+                (key,),
+            ).fetchone()
+        return None if row is None else RecordedFailure(row[0], row[1], row[2].removeprefix("error:"), row[3] or "")
 
     def forget(self, key: str) -> None:
         with self._writing("drop a cached reply"):

@@ -16,6 +16,7 @@ to models, and so of the cache keys.
 - ``results``: results files
 - ``expert_pool``: the expert-labelled pair pool the judge board runs on
 - ``judge_board``: judge-board results files (one judge configuration on the pool)
+- ``bundle``: a leaderboard row's reproduction bundle (its manifest and the calls behind it)
 """
 
 from rqbench.records.build import (
@@ -26,6 +27,16 @@ from rqbench.records.build import (
     SourceWindow,
     StageRun,
     month_of,
+)
+from rqbench.records.bundle import (
+    BUNDLE_FORMAT,
+    MANIFEST_NAME,
+    BundledCall,
+    BundledJudge,
+    BundleManifest,
+    BundleMember,
+    RowKey,
+    SummarySettings,
 )
 from rqbench.records.common import (
     ARXIV_ID_RE,
@@ -117,6 +128,14 @@ from rqbench.records.submission import (
 
 __all__ = [
     "dataset_label",
+    "BUNDLE_FORMAT",
+    "MANIFEST_NAME",
+    "BundledCall",
+    "BundledJudge",
+    "BundleManifest",
+    "BundleMember",
+    "RowKey",
+    "SummarySettings",
     "ARXIV_ID_RE",
     "DIAGNOSTIC_SCOPES",
     "MAX_LONG_TEXT",

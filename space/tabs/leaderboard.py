@@ -20,7 +20,7 @@ import gradio as gr
 import pandas as pd
 
 from rqbench.evaluate.summary import COMBINED
-from rqbench.space import downloads, html_table
+from rqbench.space import bundles, downloads, html_table
 from rqbench.space import leaderboard as lb
 from rqbench.space.memo import ViewCache
 from rqbench.space.safety import redact
@@ -240,7 +240,8 @@ def build(data: "SpaceData") -> LeaderboardTab:
             wanted = 1
         at = min(max(wanted, 1), page_count(len(shown)))
         html = pages.get(version, (view, at), lambda: table_html(frame, view, shown, at))
-        return html, downloads.link_html(view), at
+        on_page = shown.iloc[(at - 1) * PAGE_ROWS : at * PAGE_ROWS]
+        return html, downloads.link_html(view) + bundles.links_html(on_page, lb.BUNDLE_ID), at
 
     def first_page(*view):
         return render_table(*view, 1)
