@@ -437,14 +437,19 @@ def run(args: argparse.Namespace) -> int:
         sim = _similarity(each, args, opts)
         if sim is not None:
             all_tables.append(sim)
-    if args.diversity:
-        from rqbench.evaluate.diversity import diversity_rows, diversity_table
-        from rqbench.evaluate.similarity import Embedder, EmbedderUnavailable
+    from rqbench.evaluate.diversity import DEFAULT_EMBEDDER, attach_diversity, diversity_rows
+    from rqbench.evaluate.similarity import Embedder, EmbedderUnavailable, packaged_name
 
+    embedder = DEFAULT_EMBEDDER
+    if args.diversity:  # embed what is not stored yet, in memory: `rqbench diversity` is what stores it
+        embedder = packaged_name(args.diversity) or args.diversity.strip()
         try:
-            all_tables.append(diversity_table(diversity_rows(each, Embedder(args.diversity))))
+            attach_diversity(each, Embedder(args.diversity))
         except EmbedderUnavailable as exc:
-            print(f"rqbench report: --diversity: {exc}; the diversity table is not written", file=sys.stderr)
+            print(f"rqbench report: --diversity: {exc}; only stored diversity is written", file=sys.stderr)
+    diversity = diversity_rows(each, embedder, n_boot=args.n_boot)
+    if diversity:
+        all_tables.append(tables.diversity_table(diversity))
 
     try:
         board = judge_board_section(args, out)

@@ -22,6 +22,7 @@ from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, summary_rows
 from rqbench.evaluate.agreement import SOURCE_BOUND_FLAG, AgreementMatrix, AgreementReport, WinRateRow
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, ReportTable, dimension
+from rqbench.evaluate.diversity import DiversityRow
 from rqbench.evaluate.expert_corrected import METHOD as CORRECTED_METHOD
 from rqbench.evaluate.expert_corrected import MIN_EXPERT_LABELS, TOO_FEW_LABELS, ExpertCorrectedRate
 from rqbench.evaluate.meta_eval import MetaEvalRow
@@ -841,3 +842,41 @@ def summary_tables(rows: Sequence[SummaryRow], *, by_subfield: bool = False) -> 
         for sf in sorted({r.subfield for r in rows if r.subfield is not None}):
             out += criterion_tables(rows, sf)
     return [t for t in out if not t.display.empty]
+
+
+def diversity_table(rows: Sequence[DiversityRow]) -> Table:
+    """The report's table: per model, the mean pairwise similarity of its five and the near-duplicate pairs."""
+
+    def num(e: Estimate | None, digits: int) -> str:
+        return "–" if e is None else f"{e.value:.{digits}f} [{e.ci_low:.{digits}f}, {e.ci_high:.{digits}f}]"
+
+    display = pd.DataFrame(
+        [
+            {
+                "model": d.model if d.prompt_variant == "original" else f"{d.model} ({d.prompt_variant})",
+                "embedder": d.embedder,
+                "mean pairwise similarity [95% CI]": num(d.mean_similarity, 3),
+                f"near-duplicate pairs (cosine >= {d.threshold:g}) per instance [95% CI]": num(
+                    d.near_duplicate_pairs, 2
+                ),
+                "instances": d.instances,
+            }
+            for d in rows
+        ]
+    )
+    data = pd.DataFrame(
+        [
+            {"model": d.model, "prompt_variant": d.prompt_variant, "embedder": d.embedder, "figure": name}
+            | ({"value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n} if e else {})
+            for d in rows
+            for name, e in (("mean_similarity", d.mean_similarity), ("near_duplicate_pairs", d.near_duplicate_pairs))
+        ]
+    )
+    return Table(
+        "diversity",
+        "Diversity of the five RQs: the mean cosine similarity of an instance's RQs over its 10 pairs (lower is "
+        "more diverse), and its pairs at or above the near-duplicate threshold, each the mean over instances.",
+        "not in the paper (diversity of the five, docs/metrics.md)",
+        display.set_index(["model", "embedder"]) if len(display) else display,
+        data,
+    )

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge": ("rqbench.evaluate.judge_cli", "score a submission with LLM judges"),
     "report": ("rqbench.evaluate.report_cli", "tables and plots from results files"),
     "evaluate": ("rqbench.evaluate.evaluate_cli", "generate-or-load, judge, score and report in one run"),
+    "diversity": ("rqbench.evaluate.diversity_cli", "store the diversity of each submission's five RQs in its results"),
     "agreement": ("rqbench.evaluate.agreement_cli", "human-LLM agreement from annotations and results"),
     "judge-board": ("rqbench.space.judge_board_cli", "rank judge configurations by agreement with expert picks"),
     "space": ("rqbench.space.cli", "run the leaderboard Space locally"),
