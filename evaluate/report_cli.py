@@ -11,7 +11,10 @@ Semantic similarity (Table 6) needs the background papers' text
 writes ``agreement.json`` too (``--source-bound-setting`` names the judging the
 Table 9 source-boundedness picks come from; the paper does not say), and the
 ``expert_corrected`` table: each comparative judge's win rate corrected with the
-annotations (``evaluate/expert_corrected.py``).
+annotations (``evaluate/expert_corrected.py``). The ``cost`` table gives each row's generation and
+judging dollars with their call-log run ids, and win-rate points per dollar (``evaluate/cost.py``); the
+``diversity`` table, each submission's mean pairwise similarity of its five RQs and near-duplicate pairs,
+from what ``rqbench diversity`` stored (``--diversity`` embeds what is not stored, in memory).
 Where ``rqbench judge-board`` has run (``--judge-board DIR``, by default
 ``RQB_HOME/judge-board``), report.md ends with the judge board, its plot
 (``judge_board.png``) and ``judge_board.json``. Nothing here calls an LLM.
@@ -123,8 +126,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         const="all-minilm-l6-v2",
         default=None,
         metavar="EMBEDDER",
-        help="also write the diversity of each model's five RQs (mean pairwise similarity, near-duplicate pairs), "
-        "embedded with EMBEDDER (default all-minilm-l6-v2, offline from its PyPI package)",
+        help="also embed, in memory, the RQs of submissions with no stored diversity under EMBEDDER (default "
+        "all-minilm-l6-v2, offline from its PyPI package); the diversity table is written whenever results store it "
+        "(rqbench diversity stores it)",
     )
     p.add_argument(
         "--source-dates",
@@ -447,6 +451,7 @@ def run(args: argparse.Namespace) -> int:
             attach_diversity(each, Embedder(args.diversity))
         except EmbedderUnavailable as exc:
             print(f"rqbench report: --diversity: {exc}; only stored diversity is written", file=sys.stderr)
+    all_tables.append(tables.cost_table(rows))
     diversity = diversity_rows(each, embedder, n_boot=args.n_boot)
     if diversity:
         all_tables.append(tables.diversity_table(diversity))

@@ -880,3 +880,66 @@ def diversity_table(rows: Sequence[DiversityRow]) -> Table:
         display.set_index(["model", "embedder"]) if len(display) else display,
         data,
     )
+
+
+def cost_table(rows: Sequence[SummaryRow]) -> Table:
+    """The report's cost table: per model row (all sub-fields), generation and judging dollars with their call-log
+    runs, and the comparative non-obviousness win rate in points per dollar of generation. Unknown is "unknown"."""
+
+    def money(v: float | None) -> str:
+        return "unknown" if v is None else f"${v:,.4f}"
+
+    kept = [r for r in rows if r.row_kind == "model" and r.subfield is None]
+    records = []
+    for r in kept:
+        p, g = r.provenance, r.provenance.generation_cost
+        gen = "unknown (generated elsewhere)" if g is None else money(r.generation_cost_usd)
+        fig = r.per_dollar
+        records.append(
+            {
+                "model": r.name,
+                "setting": r.setting,
+                "judge": r.judge,
+                "generation $": gen,
+                "generation requests": g.requests if g else 0,
+                "generation runs": ", ".join(g.run_ids) if g else "",
+                "judging $": money(p.judging_cost_usd) if p.judging_requests else "no requests recorded",
+                "judging requests": p.judging_requests,
+                "judging runs": ", ".join(p.judging_run_ids),
+                "win points per generation $ [95% CI]": "–"
+                if fig is None
+                else f"{fig.value:,.1f} [{fig.ci_low:,.1f}, {fig.ci_high:,.1f}]",
+            }
+        )
+    data = pd.DataFrame(
+        [
+            {
+                "model": r.model,
+                "prompt_variant": r.prompt_variant,
+                "setting": r.setting,
+                "judge": r.judge,
+                "generation_cost_usd": r.generation_cost_usd,
+                "generation_requests": r.provenance.generation_cost.requests if r.provenance.generation_cost else 0,
+                "generation_run_ids": " ".join(r.provenance.generation_cost.run_ids)
+                if r.provenance.generation_cost
+                else "",
+                "judging_cost_usd": r.provenance.judging_cost_usd,
+                "judging_requests": r.provenance.judging_requests,
+                "judging_run_ids": " ".join(r.provenance.judging_run_ids),
+                "win_points_per_dollar": r.per_dollar.value if r.per_dollar else None,
+                "win_points_per_dollar_ci_low": r.per_dollar.ci_low if r.per_dollar else None,
+                "win_points_per_dollar_ci_high": r.per_dollar.ci_high if r.per_dollar else None,
+            }
+            for r in kept
+        ]
+    )
+    display = pd.DataFrame(records)
+    return Table(
+        "cost",
+        "What each row cost, from the call log as its results files stored it (litellm's price per request when "
+        "sent; a cache hit costs nothing; a request with no price, or generated elsewhere, makes the total unknown), "
+        "and the Pass@5 win rate on non-obviousness in points per dollar of generation (comparative rows).",
+        "not in the paper (cost per point, docs/metrics.md)",
+        display.set_index(["model", "setting", "judge"]) if len(display) else display,
+        data,
+    )

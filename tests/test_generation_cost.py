@@ -71,3 +71,20 @@ def test_a_rows_generation_cost_and_points_per_dollar_come_from_its_stored_resul
     r.generation_cost = GenerationCost(requests=4, cost_usd=0.5, unpriced=1)
     (row,) = [x for x in summarize([r], n_boot=50) if x.row_kind == "model"]
     assert row.generation_cost_usd is None and row.per_dollar is None  # unknown, never a smaller cost
+
+
+def test_the_report_cost_table_says_unknown_and_gives_points_per_dollar():
+    from rqbench.evaluate.tables import cost_table
+
+    a = make_results("model-a", judge="A", setting="comparative", n_instances=4)
+    a.generation_cost = GenerationCost(requests=4, cost_usd=0.5, run_ids=["r1"])
+    b = make_results("model-b", judge="A", setting="comparative", n_instances=4)  # generated elsewhere
+    rows = summarize([a, b], n_boot=50)
+    table = cost_table(rows)
+    shown = table.display.reset_index().set_index("model")
+    assert shown.loc["model-a", "generation $"] == "$0.5000" and shown.loc["model-a", "generation runs"] == "r1"
+    assert shown.loc["model-b", "generation $"] == "unknown (generated elsewhere)"
+    assert shown.loc["model-b", "win points per generation $ [95% CI]"] == "–"
+    data = table.data.set_index("model")
+    win = next(r for r in rows if r.model == "model-a").figures["win_non_obviousness"].value
+    assert data.loc["model-a", "win_points_per_dollar"] == pytest.approx(200 * win)  # 100 * win / $0.50
