@@ -139,3 +139,25 @@ def test_rqbench_report_diversity_writes_the_table(tmp_path, capsys, monkeypatch
     table = (out / "diversity.md").read_text()
     assert "all-minilm-l6-v2" in table and "near-duplicate pairs" in table
     assert (out / "diversity.csv").is_file()
+
+
+def test_rqbench_diversity_stores_the_record_once_and_the_summary_reads_it(tmp_path, capsys, monkeypatch):
+    import rqbench.evaluate.similarity as similarity
+    from rqbench.cli import main
+    from rqbench.evaluate.summary import load_results, summarize
+
+    emb = _CountingEmbedder()
+    emb.name = "all-minilm-l6-v2"  # stands in for the board's embedder: the summary reads this record
+    monkeypatch.setattr(similarity, "Embedder", lambda name: emb)
+    res = tmp_path / "results"
+    res.mkdir()
+    for setting in ("standalone", "comparative"):
+        r = _four_rqs(make_results("m", judge="A", setting=setting, n_instances=2))
+        (res / f"m-{setting}.json").write_text(r.model_dump_json())
+    assert main(["diversity", str(res)]) == 0, capsys.readouterr().err
+    assert "2 of 2 results file(s) updated" in capsys.readouterr().out and emb.calls == 1
+    assert main(["diversity", str(res)]) == 0 and emb.calls == 1  # stored: nothing embedded, nothing rewritten
+    assert "0 of 2" in capsys.readouterr().out
+    rows = [r for r in summarize(load_results([res]), n_boot=50) if r.row_kind == "model"]
+    # the four hand-set vectors again: mean (.8 + .6) / 6 on both instances, one near-duplicate pair each
+    assert all(r.diversity.mean_similarity.value == pytest.approx(1.4 / 6) for r in rows) and len(rows) == 2
