@@ -11,22 +11,22 @@ embedded (unit vectors from ``similarity.Embedder``, the small ``all-minilm-l6-v
 
 A model's figure is the mean over its instances, with a 95% cluster bootstrap interval over source papers, as
 every figure of the report. The RQs are the submission's own, read from one of its results files (every results
-file of a submission holds the same texts). The embedding is the I/O at the edge; the figures are pure functions of
-the vectors.
+file of a submission holds the same texts). The embedding is the I/O at the edge (``attach_diversity``, run by
+``rqbench diversity``): once per (submission, embedding model), its per-instance values are stored in every
+results file of the submission (``ResultsFile.diversity``), and the summary, the report and the Space read them
+from there, so no page load embeds anything. The figures are pure functions of the stored values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, Field
 
 from rqbench.evaluate.bootstrap import Estimate, cluster_bootstrap_mean
 from rqbench.evaluate.metrics import split_candidates
-from rqbench.evaluate.tables import Table
-from rqbench.records import ResultsFile
+from rqbench.records import DiversityRecord, InstanceDiversity, ResultsFile
 
 # Two RQs at least this similar are near-duplicates. Si et al. deduplicated their generated ideas at a cosine of
 # 0.8 on all-MiniLM-L6-v2 embeddings; the same threshold on the same model keeps the count comparable with theirs.
@@ -76,90 +76,88 @@ def submission_texts(results: Sequence[ResultsFile]) -> dict[str, tuple[ResultsF
     return out
 
 
+def instance_diversity(vectors: Mapping[str, np.ndarray], threshold: float = NEAR_DUPLICATE) -> list[InstanceDiversity]:
+    """Each instance's stored values from its RQ vectors (``rq_id`` -> k x d); an instance under two RQs is left out."""
+    out = []
+    for rq_id in sorted(vectors):
+        one = five_similarity(vectors[rq_id], threshold)
+        if one is not None:
+            out.append(
+                InstanceDiversity(rq_id=rq_id, mean_cosine=max(-1.0, min(1.0, one[0])), near_duplicate_pairs=one[1])
+            )
+    return out
+
+
 def diversity_row(
     r: ResultsFile,
-    vectors: dict[str, np.ndarray],
+    record: DiversityRecord,
     *,
-    embedder: str,
-    threshold: float = NEAR_DUPLICATE,
     n_boot: int = DIVERSITY_BOOT,
     seed: int = 0,
 ) -> DiversityRow:
-    """A submission's row from each instance's RQ vectors (``rq_id`` -> k x d), clustered by the instance's paper."""
+    """A submission's row from its stored record, each instance clustered by its source paper."""
     papers = {inst.rq_id: inst.arxiv_id for inst in r.instances}
-    means, dups, clusters = [], [], []
-    for rq_id in sorted(vectors):
-        one = five_similarity(vectors[rq_id], threshold)
-        if one is None:
-            continue
-        means.append(one[0])
-        dups.append(float(one[1]))
-        clusters.append(papers[rq_id])
+    kept = [d for d in record.instances if d.rq_id in papers]
+    clusters = [papers[d.rq_id] for d in kept]
     return DiversityRow(
         model=r.submission.model,
         prompt_variant=r.submission.prompt_variant,
-        embedder=embedder,
-        threshold=threshold,
-        instances=len(means),
-        mean_similarity=cluster_bootstrap_mean(means, clusters, n_boot=n_boot, seed=seed),
-        near_duplicate_pairs=cluster_bootstrap_mean(dups, clusters, n_boot=n_boot, seed=seed),
+        embedder=record.embedder,
+        threshold=record.threshold,
+        instances=len(kept),
+        mean_similarity=cluster_bootstrap_mean([d.mean_cosine for d in kept], clusters, n_boot=n_boot, seed=seed),
+        near_duplicate_pairs=cluster_bootstrap_mean(
+            [float(d.near_duplicate_pairs) for d in kept], clusters, n_boot=n_boot, seed=seed
+        ),
     )
+
+
+def stored(r: ResultsFile, embedder: str) -> DiversityRecord | None:
+    """The file's record under ``embedder``, if one was stored."""
+    return next((d for d in r.diversity if d.embedder == embedder), None)
+
+
+def attach_diversity(
+    results: Sequence[ResultsFile], embedder, *, threshold: float = NEAR_DUPLICATE
+) -> list[ResultsFile]:
+    """The edge: embed each submission's RQs once under ``embedder`` (a ``similarity.Embedder``) and store the record
+    in every results file of the submission; returns the files that changed. A submission that already has a record
+    for this embedder (in any of its files) is not embedded again: the record is copied to the files that lack it."""
+    by_sub: dict[str, list[ResultsFile]] = {}
+    for r in results:
+        by_sub.setdefault(r.submission_hash, []).append(r)
+    texts = submission_texts(results)
+    changed = []
+    for sub, files in by_sub.items():
+        record = next((d for f in files if (d := stored(f, embedder.name)) is not None), None)
+        if record is None:
+            by_rq = texts[sub][1]
+            flat = [t for ts in by_rq.values() for t in ts]
+            vecs = embedder.embed(flat) if flat else np.zeros((0, 0))
+            vectors, at = {}, 0
+            for rq_id, ts in by_rq.items():
+                vectors[rq_id] = vecs[at : at + len(ts)]
+                at += len(ts)
+            record = DiversityRecord(
+                embedder=embedder.name, threshold=threshold, instances=instance_diversity(vectors, threshold)
+            )
+        for f in files:
+            if stored(f, embedder.name) is None:
+                f.diversity = [*f.diversity, record]
+                changed.append(f)
+    return changed
 
 
 def diversity_rows(
-    results: Sequence[ResultsFile],
-    embedder,
-    *,
-    threshold: float = NEAR_DUPLICATE,
-    n_boot: int = DIVERSITY_BOOT,
-    seed: int = 0,
+    results: Sequence[ResultsFile], embedder: str = DEFAULT_EMBEDDER, *, n_boot: int = DIVERSITY_BOOT, seed: int = 0
 ) -> list[DiversityRow]:
-    """Every submission's row under ``embedder`` (a ``similarity.Embedder``: cached, so texts embed once)."""
+    """Every submission's row from its stored record under ``embedder``; submissions without one are left out."""
     rows = []
-    for r, texts in submission_texts(results).values():
-        flat = [t for ts in texts.values() for t in ts]
-        vecs = embedder.embed(flat) if flat else np.zeros((0, 0))
-        by_rq, at = {}, 0
-        for rq_id, ts in texts.items():
-            by_rq[rq_id] = vecs[at : at + len(ts)]
-            at += len(ts)
-        rows.append(diversity_row(r, by_rq, embedder=embedder.name, threshold=threshold, n_boot=n_boot, seed=seed))
+    for r, _ in submission_texts(results).values():
+        record = next(
+            (d for f in results if f.submission_hash == r.submission_hash if (d := stored(f, embedder)) is not None),
+            None,
+        )
+        if record is not None:
+            rows.append(diversity_row(r, record, n_boot=n_boot, seed=seed))
     return sorted(rows, key=lambda d: (d.model, d.prompt_variant))
-
-
-def diversity_table(rows: Sequence[DiversityRow]) -> Table:
-    """The report's table: per model, the mean pairwise similarity of its five and the near-duplicate pairs."""
-
-    def num(e: Estimate | None, digits: int) -> str:
-        return "–" if e is None else f"{e.value:.{digits}f} [{e.ci_low:.{digits}f}, {e.ci_high:.{digits}f}]"
-
-    display = pd.DataFrame(
-        [
-            {
-                "model": d.model if d.prompt_variant == "original" else f"{d.model} ({d.prompt_variant})",
-                "embedder": d.embedder,
-                "mean pairwise similarity [95% CI]": num(d.mean_similarity, 3),
-                f"near-duplicate pairs (cosine >= {d.threshold:g}) per instance [95% CI]": num(
-                    d.near_duplicate_pairs, 2
-                ),
-                "instances": d.instances,
-            }
-            for d in rows
-        ]
-    )
-    data = pd.DataFrame(
-        [
-            {"model": d.model, "prompt_variant": d.prompt_variant, "embedder": d.embedder, "figure": name}
-            | ({"value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n} if e else {})
-            for d in rows
-            for name, e in (("mean_similarity", d.mean_similarity), ("near_duplicate_pairs", d.near_duplicate_pairs))
-        ]
-    )
-    return Table(
-        "diversity",
-        "Diversity of the five RQs: the mean cosine similarity of an instance's RQs over its 10 pairs (lower is "
-        "more diverse), and its pairs at or above the near-duplicate threshold, each the mean over instances.",
-        "not in the paper (diversity of the five, docs/metrics.md)",
-        display.set_index(["model", "embedder"]) if len(display) else display,
-        data,
-    )

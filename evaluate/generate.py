@@ -17,7 +17,7 @@ failed entry too, named ``truncated`` and never re-asked. Every call goes
 through ``LLM.ask``: a rerun after a crash pays only for what was not answered.
 
 Beside the submission, ``generation_log.jsonl`` records per instance the step,
-the cache key, whether it was re-asked or truncated, and how each paper was cut
+the cache key (and the re-ask's), whether it was re-asked or truncated, and how each paper was cut
 (tokens kept and cut).
 """
 
@@ -170,6 +170,7 @@ async def agenerate(
         except LLMCallFailed as exc:
             log.update(
                 cache_key=exc.key,
+                **({"reask_key": exc.reask_key} if exc.reask_key else {}),
                 failure=f"{exc.reason}: {exc.detail}",
                 last_text=exc.last_text,
                 truncated=exc.reason == TRUNCATED,
@@ -178,6 +179,8 @@ async def agenerate(
         finally:
             bar.update(1)
         log.update(cache_key=ans.key, cached=ans.cached, reasked=ans.reasked)
+        if ans.reask_key:  # the re-ask is a request of its own: what generating the RQs cost counts it
+            log["reask_key"] = ans.reask_key
         entry = SubmissionEntry(rq_id=inst.rq_id, research_questions=ans.reply.research_questions, gaps=ans.reply.gaps)
         return entry, log
 

@@ -47,6 +47,7 @@ from tqdm import tqdm
 from rqbench.evaluate.accounting import GENERATION_FAILED, coverage_line, tally
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.benchmark_source import Benchmark
+from rqbench.evaluate.cost import submission_generation_cost
 from rqbench.evaluate.criteria import (
     CRITERIA,
     GT_ID,
@@ -290,6 +291,7 @@ def _totals(
         cost_usd=float(sum(r["cost_usd"] or 0.0 for r in rows)),
         unpriced=int(sum(r["unpriced"] or 0 for r in rows)),
         seconds=round(seconds, 3),
+        run_ids=[llm.run_id] if rows else [],
     )
     if before is None:
         return t
@@ -301,6 +303,7 @@ def _totals(
         cost_usd=before.cost_usd + t.cost_usd,
         unpriced=before.unpriced + t.unpriced,
         seconds=round(before.seconds + t.seconds, 3),
+        run_ids=sorted({*before.run_ids, *t.run_ids}),
     )
 
 
@@ -468,6 +471,7 @@ async def ajudge_submission(
         raise ValueError("orderings must be >= 1")
     prompts = prompts or load_prompt_set()
     out = Path(out_dir)
+    generation = submission_generation_cost(submission.path, llm.store)  # read once, stored in every file
     written: list[Path] = []
     if reparse:
         for spec in judge_specs:
@@ -617,6 +621,7 @@ async def ajudge_submission(
                     **carry_note,
                 },
                 protocol=protocol,
+                generation_cost=generation,
             )
             results.coverage = tally(results)
             written.append(write_results(path, results))

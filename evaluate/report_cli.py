@@ -11,7 +11,10 @@ Semantic similarity (Table 6) needs the background papers' text
 writes ``agreement.json`` too (``--source-bound-setting`` names the judging the
 Table 9 source-boundedness picks come from; the paper does not say), and the
 ``expert_corrected`` table: each comparative judge's win rate corrected with the
-annotations (``evaluate/expert_corrected.py``).
+annotations (``evaluate/expert_corrected.py``). The ``cost`` table gives each row's generation and
+judging dollars with their call-log run ids, and win-rate points per dollar (``evaluate/cost.py``); the
+``diversity`` table, each submission's mean pairwise similarity of its five RQs and near-duplicate pairs,
+from what ``rqbench diversity`` stored (``--diversity`` embeds what is not stored, in memory).
 Where ``rqbench judge-board`` has run (``--judge-board DIR``, by default
 ``RQB_HOME/judge-board``), report.md ends with the judge board, its plot
 (``judge_board.png``) and ``judge_board.json``. Nothing here calls an LLM.
@@ -125,8 +128,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         const=DEFAULT_EMBEDDER,
         default=None,
         metavar="EMBEDDER",
-        help="also write the diversity of each model's five RQs (mean pairwise similarity, near-duplicate pairs), "
-        f"embedded with EMBEDDER (default {DEFAULT_EMBEDDER}, offline from its PyPI package)",
+        help="also embed, in memory, the RQs of submissions with no stored diversity under EMBEDDER (default "
+        f"{DEFAULT_EMBEDDER}, offline from its PyPI package); the diversity table is written whenever results store it "
+        "(rqbench diversity stores it)",
     )
     p.add_argument(
         "--source-dates",
@@ -439,15 +443,20 @@ def run(args: argparse.Namespace) -> int:
         sim = _similarity(each, args, opts)
         if sim is not None:
             all_tables.append(sim)
-    if args.diversity:
-        from rqbench.evaluate.diversity import diversity_rows, diversity_table
-        from rqbench.evaluate.similarity import Embedder, EmbedderUnavailable
+    from rqbench.evaluate.diversity import DEFAULT_EMBEDDER, attach_diversity, diversity_rows
+    from rqbench.evaluate.similarity import Embedder, EmbedderUnavailable, packaged_name
 
+    embedder = DEFAULT_EMBEDDER
+    if args.diversity:  # embed what is not stored yet, in memory: `rqbench diversity` is what stores it
+        embedder = packaged_name(args.diversity) or args.diversity.strip()
         try:
-            diverse = diversity_rows(each, Embedder(args.diversity), n_boot=args.n_boot, seed=args.seed)
-            all_tables.append(diversity_table(diverse))
+            attach_diversity(each, Embedder(args.diversity))
         except EmbedderUnavailable as exc:
-            print(f"rqbench report: --diversity: {exc}; the diversity table is not written", file=sys.stderr)
+            print(f"rqbench report: --diversity: {exc}; only stored diversity is written", file=sys.stderr)
+    all_tables.append(tables.cost_table(rows))
+    diversity = diversity_rows(each, embedder, n_boot=args.n_boot, seed=args.seed)
+    if diversity:
+        all_tables.append(tables.diversity_table(diversity))
 
     try:
         board = judge_board_section(args, out)

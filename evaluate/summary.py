@@ -37,14 +37,17 @@ from rqbench.evaluate.accounting import criteria_run, failure_reason, instance_s
 from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean_codes
 from rqbench.evaluate.contamination import clean_reason, exposure, is_clean, paper_dates
 from rqbench.evaluate.criteria import METRICS
+from rqbench.evaluate.diversity import DEFAULT_EMBEDDER, DiversityRow, diversity_row, stored
 from rqbench.evaluate.metrics import CombineRule, FailureAccounting, MetricSpec, ScoreOptions
 from rqbench.evaluate.score_table import ScoreTable, mean_over_judges, score_table
 from rqbench.evaluate.trial import trial_mark, trial_text
 from rqbench.io import read_model
 from rqbench.llm.catalog import resolved_cutoff
-from rqbench.records import PromptSetRef, ResultsFile
+from rqbench.records import GenerationCost, PromptSetRef, ResultsFile
 
 COMBINED = "combined"
+# The figure a dollar of generation buys: the Pass@5 win rate on non-obviousness (comparative rows), in points.
+PER_DOLLAR_METRIC = "win_non_obviousness"
 REFERENCE_MODEL = "author-anchored (GT)"
 SUMMARY_BOOT = 1000
 
@@ -103,6 +106,12 @@ class Provenance(BaseModel):
     )
     judging_requests: int = Field(default=0, description="Requests sent to judge the row (not cache hits).")
     unpriced_requests: int = Field(default=0, description="Of them, the requests with no known price.")
+    judging_run_ids: list[str] = Field(default_factory=list, description="The call log's runs of those requests.")
+    generation_cost: GenerationCost | None = Field(
+        default=None,
+        description="What generating the submission cost, as its results files stored it from the call log; None "
+        "when it was generated elsewhere (no call log here holds its requests).",
+    )
     submission_hash: str | None = None
     submission_date: datetime | None = None
     model_type: str | None = None
@@ -149,6 +158,22 @@ class SummaryRow(BaseModel):
     provenance: Provenance
     figures: dict[str, Figure] = Field(default_factory=dict)
     clean: CleanFigures | None = Field(default=None, description="The clean-subset figures; None on reference rows.")
+    diversity: DiversityRow | None = Field(
+        default=None,
+        description=f"The diversity of the submission's RQs under {DEFAULT_EMBEDDER}, from the record its results "
+        "files store (``rqbench diversity``); None on reference rows and where none is stored.",
+    )
+    per_dollar: Figure | None = Field(
+        default=None,
+        description=f"``{PER_DOLLAR_METRIC}`` in percentage points per dollar of generation, its interval divided "
+        "alike; None where the figure or a known, non-zero generation cost is missing.",
+    )
+
+    @property
+    def generation_cost_usd(self) -> float | None:
+        """Dollars of generation when every request of it is logged and priced; else None (unknown)."""
+        g = self.provenance.generation_cost
+        return g.cost_usd if g is not None and g.known else None
 
     def figure(self, name: str) -> Figure | None:
         return self.figures.get(name)
@@ -183,6 +208,9 @@ class SummaryRow(BaseModel):
             "judging_cost_usd": self.provenance.judging_cost_usd,
             "judging_requests": self.provenance.judging_requests,
             "unpriced_requests": self.provenance.unpriced_requests,
+            "generation_cost_usd": self.generation_cost_usd,
+            "generation_requests": self.provenance.generation_cost.requests if self.provenance.generation_cost else 0,
+            f"{PER_DOLLAR_METRIC}_per_dollar": self.per_dollar.value if self.per_dollar else None,
         }
         for name, fig in self.figures.items():
             out[name] = fig.value
@@ -488,6 +516,8 @@ def _provenance(
         prov.judging_requests = sum(f.totals.calls for f in files)
         prov.unpriced_requests = sum(f.totals.unpriced for f in files)
         prov.judging_cost_usd = None if prov.unpriced_requests else sum(f.totals.cost_usd for f in files)
+        prov.judging_run_ids = sorted({run for f in files for run in f.totals.run_ids})
+    prov.generation_cost = next((f.generation_cost for f in files if f.generation_cost is not None), None)
     _count_failures(prov, files, subfield, cache)
     sub = first.submission
     prov.submission_hash = first.submission_hash
@@ -563,6 +593,25 @@ def _count_failures(
     prov.instances_unjudged = len(unjudged)
     prov.generation_failures = len(lost)
     prov.missing_candidates = sum(missing.values())
+
+
+def _diversity(files: Sequence[ResultsFile], n_boot: int, seed: int) -> DiversityRow | None:
+    """The submission's stored diversity under the board's embedder (the same in each of its files), as figures."""
+    for f in files:
+        record = stored(f, DEFAULT_EMBEDDER)
+        if record is not None:
+            return diversity_row(f, record, n_boot=n_boot, seed=seed)
+    return None
+
+
+def _per_dollar(fig: Figure | None, cost: GenerationCost | None) -> Figure | None:
+    """A rate figure in points per dollar of generation: value and interval divided by the (fixed) cost."""
+    if fig is None or cost is None or not cost.known or cost.cost_usd <= 0:
+        return None
+    k = 100 / cost.cost_usd
+    return fig.model_copy(
+        update={"value": fig.value * k, "ci_low": fig.ci_low * k, "ci_high": fig.ci_high * k, "std": fig.std * k}
+    )
 
 
 def _subfields(results: Sequence[ResultsFile]) -> list[str]:
@@ -674,6 +723,7 @@ def _summarize(
     ):
         files = [g.judges[lab] for lab in sorted(g.judges)]
         sub = files[0].submission
+        diversity = _diversity(files, n_boot, seed)
         for split in splits:
             views = {lab: tables.view(r, split) for lab, r in g.judges.items()}
             if split is not None and not any(len(v.rows) for v in views.values()):
@@ -696,6 +746,8 @@ def _summarize(
                         subfield=split,
                         provenance=prov,
                         figures=figs,
+                        diversity=diversity if split is None else None,
+                        per_dollar=_per_dollar(figs.get(PER_DOLLAR_METRIC), prov.generation_cost),
                         clean=_clean(
                             clean_rows,
                             sub.model,

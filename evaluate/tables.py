@@ -22,6 +22,7 @@ from rqbench.dataset_card.stats import LENGTH_LABELS, DatasetStats, summary_rows
 from rqbench.evaluate.agreement import SOURCE_BOUND_FLAG, AgreementMatrix, AgreementReport, WinRateRow
 from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, ReportTable, dimension
+from rqbench.evaluate.diversity import DiversityRow
 from rqbench.evaluate.expert_corrected import METHOD as CORRECTED_METHOD
 from rqbench.evaluate.expert_corrected import MIN_EXPERT_LABELS, TOO_FEW_LABELS, ExpertCorrectedRate
 from rqbench.evaluate.meta_eval import MetaEvalRow
@@ -841,3 +842,105 @@ def summary_tables(rows: Sequence[SummaryRow], *, by_subfield: bool = False) -> 
         for sf in sorted({r.subfield for r in rows if r.subfield is not None}):
             out += criterion_tables(rows, sf)
     return [t for t in out if not t.display.empty]
+
+
+def diversity_table(rows: Sequence[DiversityRow]) -> Table:
+    """The report's table: per model, the mean pairwise similarity of its five and the near-duplicate pairs."""
+
+    def num(e: Estimate | None, digits: int) -> str:
+        return "–" if e is None else f"{e.value:.{digits}f} [{e.ci_low:.{digits}f}, {e.ci_high:.{digits}f}]"
+
+    display = pd.DataFrame(
+        [
+            {
+                "model": d.model if d.prompt_variant == "original" else f"{d.model} ({d.prompt_variant})",
+                "embedder": d.embedder,
+                "mean pairwise similarity [95% CI]": num(d.mean_similarity, 3),
+                f"near-duplicate pairs (cosine >= {d.threshold:g}) per instance [95% CI]": num(
+                    d.near_duplicate_pairs, 2
+                ),
+                "instances": d.instances,
+            }
+            for d in rows
+        ]
+    )
+    data = pd.DataFrame(
+        [
+            {"model": d.model, "prompt_variant": d.prompt_variant, "embedder": d.embedder, "figure": name}
+            | ({"value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n} if e else {})
+            for d in rows
+            for name, e in (("mean_similarity", d.mean_similarity), ("near_duplicate_pairs", d.near_duplicate_pairs))
+        ]
+    )
+    return Table(
+        "diversity",
+        "Diversity of the five RQs: the mean cosine similarity of an instance's RQs over its 10 pairs (lower is "
+        "more diverse), and its pairs at or above the near-duplicate threshold, each the mean over instances.",
+        "not in the paper (diversity of the five, docs/metrics.md)",
+        display.set_index(["model", "embedder"]) if len(display) else display,
+        data,
+    )
+
+
+def cost_table(rows: Sequence[SummaryRow]) -> Table:
+    """The report's cost table: per model row (all sub-fields), generation and judging dollars with their call-log
+    runs, and the comparative non-obviousness win rate in points per dollar of generation. Unknown is "unknown"."""
+
+    def money(v: float | None) -> str:
+        return "unknown" if v is None else f"${v:,.4f}"
+
+    kept = [r for r in rows if r.row_kind == "model" and r.subfield is None]
+    records = []
+    for r in kept:
+        p, g = r.provenance, r.provenance.generation_cost
+        gen = "unknown (generated elsewhere)" if g is None else money(r.generation_cost_usd)
+        fig = r.per_dollar
+        records.append(
+            {
+                "model": r.name,
+                "setting": r.setting,
+                "judge": r.judge,
+                "generation $": gen,
+                "generation requests": g.requests if g else 0,
+                "generation runs": ", ".join(g.run_ids) if g else "",
+                "judging $": money(p.judging_cost_usd) if p.judging_requests else "no requests recorded",
+                "judging requests": p.judging_requests,
+                "judging runs": ", ".join(p.judging_run_ids),
+                "win points per generation $ [95% CI]": "–"
+                if fig is None
+                else f"{fig.value:,.1f} [{fig.ci_low:,.1f}, {fig.ci_high:,.1f}]",
+            }
+        )
+    data = pd.DataFrame(
+        [
+            {
+                "model": r.model,
+                "prompt_variant": r.prompt_variant,
+                "setting": r.setting,
+                "judge": r.judge,
+                "generation_cost_usd": r.generation_cost_usd,
+                "generation_requests": r.provenance.generation_cost.requests if r.provenance.generation_cost else 0,
+                "generation_run_ids": " ".join(r.provenance.generation_cost.run_ids)
+                if r.provenance.generation_cost
+                else "",
+                "judging_cost_usd": r.provenance.judging_cost_usd,
+                "judging_requests": r.provenance.judging_requests,
+                "judging_run_ids": " ".join(r.provenance.judging_run_ids),
+                "win_points_per_dollar": r.per_dollar.value if r.per_dollar else None,
+                "win_points_per_dollar_ci_low": r.per_dollar.ci_low if r.per_dollar else None,
+                "win_points_per_dollar_ci_high": r.per_dollar.ci_high if r.per_dollar else None,
+            }
+            for r in kept
+        ]
+    )
+    display = pd.DataFrame(records)
+    return Table(
+        "cost",
+        "What each row cost, from the call log as its results files stored it (litellm's price per request when "
+        "sent; a cache hit costs nothing; a request with no price, or generated elsewhere, makes the total unknown), "
+        "and the Pass@5 win rate on non-obviousness in points per dollar of generation (comparative rows)."
+        + combine_note(kept),
+        "not in the paper (cost per point, docs/metrics.md)",
+        display.set_index(["model", "setting", "judge"]) if len(display) else display,
+        data,
+    )

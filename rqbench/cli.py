@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("rqbench.evaluate.evaluate_cli", "generate-or-load, judge, score and report in one run"),
     "bundle": ("rqbench.space.bundle_cli", "one leaderboard row's reproduction bundle (its calls, inputs and results)"),
     "rescore": ("rqbench.evaluate.rescore_cli", "recompute a leaderboard row from its bundle with no LLM call"),
+    "diversity": ("rqbench.evaluate.diversity_cli", "store the diversity of each submission's five RQs in its results"),
     "agreement": ("rqbench.evaluate.agreement_cli", "human-LLM agreement from annotations and results"),
     "judge-board": ("rqbench.space.judge_board_cli", "rank judge configurations by agreement with expert picks"),
     "space": ("rqbench.space.cli", "run the leaderboard Space locally"),

@@ -40,7 +40,9 @@ from rqbench.space import bundles
 from rqbench.space.html_table import Cell, Header
 
 # One group per criterion (its columns are the criterion's declared ones), around who and where from.
-GROUPS: tuple[str, ...] = ("model", "headline", *CRITERIA, "human agreement", "provenance")
+# Diversity and cost have groups of their own: neither is a judge's criterion (diversity is the submission's RQs
+# alone, cost its calls), and beside the model they would crowd the default view with figures few rows have.
+GROUPS: tuple[str, ...] = ("model", "headline", *CRITERIA, "human agreement", "diversity", "cost", "provenance")
 # The default view: who (model, setting, judge) and the headline figures; the other groups are one click away.
 DEFAULT_GROUPS: tuple[str, ...] = ("model", "headline")
 
@@ -72,8 +74,17 @@ PROVENANCE_COLUMNS: tuple[Column, ...] = (
     Column("Judge details", "provenance"),
     Column("Submitted", "provenance"),
     Column("Contamination", "provenance"),
-    Column("Judging cost", "provenance"),
 )
+
+# The diversity of the submission's RQs (evaluate/diversity.py), stored in its results files: lower is more diverse.
+SIMILARITY_COLUMN = Column("Similarity of the five", "diversity", higher_is_better=False)
+NEAR_DUPLICATES_COLUMN = Column("Near-duplicate pairs", "diversity", higher_is_better=False)
+DIVERSITY_COLUMNS: tuple[Column, ...] = (SIMILARITY_COLUMN, NEAR_DUPLICATES_COLUMN)
+# What the row cost (evaluate/cost.py), from the call log as its results files stored it, and what a dollar bought.
+GENERATION_COST_COLUMN = Column("Generation $", "cost", higher_is_better=False)
+JUDGING_COST_COLUMN = Column("Judging cost", "cost")
+PER_DOLLAR_COLUMN = Column("Win points per generation $ (non-obviousness)", "cost", higher_is_better=True)
+COST_COLUMNS: tuple[Column, ...] = (GENERATION_COST_COLUMN, PER_DOLLAR_COLUMN, JUDGING_COST_COLUMN)
 
 ALL_COLUMNS: tuple[Column, ...] = (
     *ID_COLUMNS,
@@ -81,10 +92,20 @@ ALL_COLUMNS: tuple[Column, ...] = (
     AGREEMENT_COLUMN,
     CORRECTED_COLUMN,
     LABELS_COLUMN,
+    *DIVERSITY_COLUMNS,
+    *COST_COLUMNS,
     *PROVENANCE_COLUMNS,
 )
 # The figure columns that come with a CI column (the criteria's, and the two from human labels).
-_WITH_CI: tuple[Column, ...] = (*FIGURE_COLUMNS, AGREEMENT_COLUMN, CORRECTED_COLUMN)
+_WITH_CI: tuple[Column, ...] = (
+    *FIGURE_COLUMNS,
+    AGREEMENT_COLUMN,
+    CORRECTED_COLUMN,
+    *DIVERSITY_COLUMNS,
+    PER_DOLLAR_COLUMN,
+)
+# Columns whose cells are built from a stored value and a hidden reason (``_stored_cells``), not from ``figures``.
+_STORED: tuple[Column, ...] = (*DIVERSITY_COLUMNS, GENERATION_COST_COLUMN, PER_DOLLAR_COLUMN)
 CI_SUFFIX = " 95% CI"
 # Hidden helper columns that filters read; never shown.
 _KIND = "_row_kind"
@@ -103,7 +124,19 @@ _TRIAL = "_trial"
 _CORRECTED_TITLE = "_corrected_title"
 # The row's id in its reproduction bundle's address (``bundles.row_id``; empty on reference rows).
 BUNDLE_ID = "_bundle"
-_HIDDEN = (_KIND, _HEADLINE, _COMBINE, _UNJUDGED, _FAILURES, _TRIAL, _CORRECTED_TITLE, BUNDLE_ID)
+# Per stored column (diversity, cost): the cell's hover text, which on an empty cell is the reason it is empty.
+_STORED_TITLE = "_title: "
+_HIDDEN = (
+    _KIND,
+    _HEADLINE,
+    _COMBINE,
+    _UNJUDGED,
+    _FAILURES,
+    _TRIAL,
+    _CORRECTED_TITLE,
+    BUNDLE_ID,
+    *(_STORED_TITLE + c.label for c in _STORED),
+)
 # Beside the count of scored instances on an incomplete row (the report's tables use the same mark).
 UNJUDGED_MARK = "†"
 # Beside the count of scored instances on a trial's row.
@@ -221,6 +254,104 @@ def judging_cost(row: SummaryRow) -> str:
     cost = p.judging_cost_usd
     money = f"${cost:,.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
     return f"{money} for {p.judging_requests:,} requests"
+
+
+_WHY_NO_DIVERSITY = (
+    "No diversity stored for this submission: `rqbench diversity RESULTS` embeds its RQs once and stores it in the "
+    "results files (the page never embeds)."
+)
+_WHY_DIVERSITY_REFERENCE = "The author-anchored RQ is one question per instance: it has no pairs to compare."
+_WHY_NO_PAIRS = "No instance of this submission has two RQs or more: there is no pair to compare."
+
+
+def _diversity_cells(row: SummaryRow) -> dict[str, object]:
+    """The mean pairwise similarity of the five and the near-duplicate pairs per instance, with their intervals and
+    hover text; empty with the reason on reference rows and where nothing is stored."""
+    d = row.diversity
+    why = _WHY_DIVERSITY_REFERENCE if row.row_kind == "reference" else _WHY_NO_DIVERSITY if d is None else ""
+    out: dict[str, object] = {}
+    for col, attr, digits in (
+        (SIMILARITY_COLUMN, "mean_similarity", 3),
+        (NEAR_DUPLICATES_COLUMN, "near_duplicate_pairs", 2),
+    ):
+        e = getattr(d, attr) if d is not None and not why else None
+        if e is None:
+            out |= {col.label: None, ci_label(col): "", _STORED_TITLE + col.label: why or _WHY_NO_PAIRS}
+            continue
+        ci = f"[{e.ci_low:.{digits}f}, {e.ci_high:.{digits}f}]"
+        what = (
+            f"mean cosine over each instance's pairs of RQs ({d.embedder})"
+            if attr == "mean_similarity"
+            else f"pairs with cosine >= {d.threshold:g} ({d.embedder}), of 10 for five RQs"
+        )
+        out |= {
+            col.label: round(e.value, digits),
+            ci_label(col): ci,
+            _STORED_TITLE + col.label: f"{what}, over {d.instances} instances; 95% CI {ci} (cluster bootstrap "
+            "over source papers); lower is more diverse.",
+        }
+    return out
+
+
+def _money(cost: float) -> str:
+    return f"${cost:,.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
+
+
+_WHY_COST_REFERENCE = "The author-anchored RQ was written by the paper's authors: nothing was generated or paid."
+_WHY_GENERATED_ELSEWHERE = (
+    "Generated elsewhere: no call log here holds this submission's generation requests, so its cost is unknown."
+)
+
+
+def _generation_why(row: SummaryRow) -> str:
+    """Why the row has no generation cost; "" when it has one."""
+    g = row.provenance.generation_cost
+    if row.row_kind == "reference":
+        return _WHY_COST_REFERENCE
+    if g is None:
+        return _WHY_GENERATED_ELSEWHERE
+    if g.unpriced or g.unlogged:
+        parts = ([f"{g.unpriced} request(s) have no price in litellm's cost map"] if g.unpriced else []) + (
+            [f"{g.unlogged} answered instance(s) have requests this call log never saw sent"] if g.unlogged else []
+        )
+        return f"Unknown: {'; '.join(parts)} (the {g.requests} priced request(s) came to {_money(g.cost_usd)})."
+    return ""
+
+
+def _cost_cells(row: SummaryRow) -> dict[str, object]:
+    """Generation dollars (sortable), win points per dollar of them, and judging cost, each with its hover text."""
+    g = row.provenance.generation_cost
+    why = _generation_why(row)
+    runs = f"; call-log run(s) {', '.join(g.run_ids)}" if g is not None and g.run_ids else ""
+    out: dict[str, object] = {
+        GENERATION_COST_COLUMN.label: None if why else row.generation_cost_usd,
+        _STORED_TITLE + GENERATION_COST_COLUMN.label: why
+        or f"{_money(row.generation_cost_usd or 0.0)} for {g.requests if g else 0} generation request(s), as "
+        f"litellm priced them when sent (cache hits cost nothing){runs}.",
+        JUDGING_COST_COLUMN.label: judging_cost(row),
+    }
+    pd_fig = row.per_dollar
+    if pd_fig is not None:
+        ci = f"[{pd_fig.ci_low:,.1f}, {pd_fig.ci_high:,.1f}]"
+        return out | {
+            PER_DOLLAR_COLUMN.label: round(pd_fig.value, 1),
+            ci_label(PER_DOLLAR_COLUMN): ci,
+            _STORED_TITLE + PER_DOLLAR_COLUMN.label: f"Pass@5 win rate on non-obviousness in points, per dollar of "
+            f"generation ({_money(row.generation_cost_usd or 0.0)}); 95% CI {ci}.",
+        }
+    if why:
+        reason = why
+    elif row.setting != "comparative":
+        reason = "Win rates come from comparative judging: see this model's comparative row."
+    elif not row.generation_cost_usd:
+        reason = "Generation cost nothing (a free model): a figure per dollar is not defined."
+    else:
+        reason = _WHY_UNSCORED
+    return out | {
+        PER_DOLLAR_COLUMN.label: None,
+        ci_label(PER_DOLLAR_COLUMN): "",
+        _STORED_TITLE + PER_DOLLAR_COLUMN.label: reason,
+    }
 
 
 def _scored(row: SummaryRow) -> str:
@@ -365,7 +496,7 @@ def build_table(
         rec["Judge details"] = _judge_details(r)
         rec["Submitted"] = f"{p.submission_date:%Y-%m-%d}" if p.submission_date else ""
         rec["Contamination"] = _contamination(r)
-        rec["Judging cost"] = judging_cost(r)
+        rec |= _diversity_cells(r) | _cost_cells(r)
         rec |= _clean_cells(r) | _clean_figures(r) | {_EMPTY_WHY: None}
         records.append(rec)
     columns = table_columns(GROUPS, show_ci=True, clean=True) + list(_HIDDEN) + _CLEAN_HIDDEN
@@ -518,7 +649,22 @@ _CORRECTED_HEADER = (
 )
 
 
+_STORED_HEADERS = {
+    SIMILARITY_COLUMN.label: "Mean cosine similarity of an instance's RQs over their pairs (10 for five), averaged "
+    "over instances, embedded once with all-MiniLM-L6-v2 and stored with the results; lower is more diverse. Over "
+    "every instance, also in the clean view. Grey: the 95% cluster-bootstrap CI over source papers.",
+    NEAR_DUPLICATES_COLUMN.label: "Pairs of an instance's RQs at cosine 0.8 or above (near-duplicates; of 10 for "
+    "five), averaged over instances; lower is more diverse. Grey: the 95% cluster-bootstrap CI over source papers.",
+    GENERATION_COST_COLUMN.label: "Dollars of generating the submission's RQs, from the call log (litellm's price "
+    "per request when sent; a cache hit costs nothing); empty when unknown, never $0 for unknown.",
+    PER_DOLLAR_COLUMN.label: "The Pass@5 win rate on non-obviousness (comparative rows) in percentage points per "
+    "dollar of generation; higher is better. Grey: the 95% CI divided by the cost.",
+}
+
+
 def _header_title(col: Column) -> str:
+    if col.label in _STORED_HEADERS:
+        return _STORED_HEADERS[col.label]
     if col is CORRECTED_COLUMN:
         return _CORRECTED_HEADER
     if col is LABELS_COLUMN:
@@ -546,6 +692,18 @@ def _corrected_cell(rec: Mapping[str, object], show_ci: bool) -> Cell:
     if cell.kind == "missing" and rec.get(_EMPTY_WHY) is None:
         return Cell(MISSING, title=title or cell.title, kind="missing")
     return cell if cell.kind == "missing" else Cell(cell.text, note=cell.note, title=title, kind="num")
+
+
+def _stored_cell(col: Column, rec: Mapping[str, object], show_ci: bool) -> Cell:
+    """A diversity or cost cell: its value (and CI), its hover text; a dash with the reason when it is empty."""
+    v, title = rec[col.label], str(rec[_STORED_TITLE + col.label])
+    if v is None or pd.isna(v):
+        return Cell(MISSING, title=title, kind="missing")
+    if col is GENERATION_COST_COLUMN:
+        return Cell(_money(float(v)), title=title, kind="num")
+    ci = str(rec[ci_label(col)])
+    digits = 3 if col is SIMILARITY_COLUMN else 1 if col is PER_DOLLAR_COLUMN else 2
+    return Cell(f"{float(v):,.{digits}f}", note=ci if show_ci else "", title=title, kind="num")
 
 
 def _figure_cell(col: Column, rec: Mapping[str, object], show_ci: bool) -> Cell:
@@ -681,7 +839,7 @@ def display(
     for item in plan:
         if isinstance(item, tuple):
             headers.append(_rates_header(item))
-        elif item.metric or item in (AGREEMENT_COLUMN, CORRECTED_COLUMN, LABELS_COLUMN):
+        elif item.metric or item in (AGREEMENT_COLUMN, CORRECTED_COLUMN, LABELS_COLUMN, *_STORED):
             headers.append(Header(item.label, title=_header_title(item), kind="num"))
         else:
             headers.append(Header(item.label, title=_ID_TITLES.get(item.label, "")))
@@ -699,6 +857,8 @@ def display(
                 cell = _rates_cell(item, rec)
             elif item is CORRECTED_COLUMN:
                 cell = _corrected_cell(rec, view.show_ci)
+            elif item in _STORED:
+                cell = _stored_cell(item, rec, view.show_ci)
             elif item.metric or item is AGREEMENT_COLUMN:
                 cell = _figure_cell(item, rec, view.show_ci)
             elif item is CLEAN_COLUMN:

@@ -10,11 +10,14 @@ import pytest
 
 from rqbench.evaluate.diversity import (
     NEAR_DUPLICATE,
+    attach_diversity,
     diversity_row,
-    diversity_table,
     five_similarity,
+    instance_diversity,
     pairwise_cosines,
 )
+from rqbench.evaluate.tables import diversity_table
+from rqbench.records import DiversityRecord
 from rqbench.testing.synthetic import make_results
 
 
@@ -44,7 +47,8 @@ def test_a_submissions_row_averages_instances_and_skips_one_without_pairs():
     r = make_results("m", judge="A", setting="standalone", n_instances=3)
     ids = [inst.rq_id for inst in r.instances]
     vectors = {ids[0]: np.tile([[1.0, 0.0]], (5, 1)), ids[1]: np.eye(5), ids[2]: np.eye(5)[:1]}
-    row = diversity_row(r, vectors, embedder="hand", n_boot=100)
+    record = DiversityRecord(embedder="hand", threshold=NEAR_DUPLICATE, instances=instance_diversity(vectors))
+    row = diversity_row(r, record, n_boot=100)
     # instance 0: mean 1, 10 near-duplicates; instance 1: mean 0, none; instance 2: one RQ, left out
     assert row.instances == 2
     assert row.mean_similarity.value == pytest.approx(0.5) and row.near_duplicate_pairs.value == pytest.approx(5.0)
@@ -69,12 +73,56 @@ def test_the_report_writes_the_table_from_real_embeddings(tmp_path):
         for c, t in zip(inst.candidates[1:], texts):
             c.text = t
     try:
-        (row,) = diversity_rows([r], Embedder("all-minilm-l6-v2", cache_path=tmp_path / "emb.sqlite"))
+        attach_diversity([r], Embedder("all-minilm-l6-v2", cache_path=tmp_path / "emb.sqlite"))
+        (row,) = diversity_rows([r], "all-minilm-l6-v2")
     except EmbedderUnavailable as exc:
         pytest.skip(f"the packaged MiniLM is not installed: {exc}")
     # the copied question is one near-duplicate pair per instance; four distinct topics are far apart
     assert row.instances == 2 and row.near_duplicate_pairs.value == pytest.approx(1.0)
     assert 0.1 < row.mean_similarity.value < 0.6
+
+
+class _CountingEmbedder:
+    """Four hand-set unit vectors, one per distinct text, and a count of the texts it was asked to embed."""
+
+    name = "hand"
+
+    def __init__(self):
+        self.calls = 0
+        self.texts = 0
+
+    def embed(self, texts):
+        self.calls += 1
+        self.texts += len(texts)
+        table = {"a": [1.0, 0.0, 0.0], "b": [0.8, 0.6, 0.0], "c": [0.0, 1.0, 0.0], "d": [0.0, 0.0, 1.0]}
+        return np.array([table[t] for t in texts])
+
+
+def _four_rqs(r, texts=("a", "b", "c", "d")):
+    for inst in r.instances:
+        inst.candidates = inst.candidates[: 1 + len(texts)]
+        for c, t in zip(inst.candidates[1:], texts):
+            c.text = t
+    return r
+
+
+def test_four_rqs_by_hand_embedded_once_per_submission_and_stored_in_each_file():
+    # a=(1,0,0), b=(.8,.6,0), c=(0,1,0), d=(0,0,1); cosines ab .8, ac 0, ad 0, bc .6, bd 0, cd 0
+    # mean = (.8 + .6) / 6 = 0.2333..., pairs >= 0.8: one (ab, the threshold is inclusive)
+    files = [
+        _four_rqs(make_results("m", judge=j, setting=s, n_instances=2))
+        for j in ("A", "B")
+        for s in ("standalone", "comparative")
+    ]
+    emb = _CountingEmbedder()
+    changed = attach_diversity(files, emb)
+    assert len(changed) == 4 and emb.calls == 1 and emb.texts == 8  # one submission: 2 instances x 4 RQs, once
+    (rec,) = files[3].diversity
+    assert [d.near_duplicate_pairs for d in rec.instances] == [1, 1]
+    assert rec.instances[0].mean_cosine == pytest.approx(1.4 / 6)
+    assert attach_diversity(files, emb) == [] and emb.calls == 1  # stored: never embedded again
+    row = diversity_row(files[0], rec, n_boot=50)
+    assert row.mean_similarity.value == pytest.approx(1.4 / 6) and row.near_duplicate_pairs.value == 1.0
 
 
 def test_rqbench_report_diversity_writes_the_table(tmp_path, capsys, monkeypatch):
@@ -91,3 +139,25 @@ def test_rqbench_report_diversity_writes_the_table(tmp_path, capsys, monkeypatch
     table = (out / "diversity.md").read_text()
     assert "all-minilm-l6-v2" in table and "near-duplicate pairs" in table
     assert (out / "diversity.csv").is_file()
+
+
+def test_rqbench_diversity_stores_the_record_once_and_the_summary_reads_it(tmp_path, capsys, monkeypatch):
+    import rqbench.evaluate.similarity as similarity
+    from rqbench.cli import main
+    from rqbench.evaluate.summary import load_results, summarize
+
+    emb = _CountingEmbedder()
+    emb.name = "all-minilm-l6-v2"  # stands in for the board's embedder: the summary reads this record
+    monkeypatch.setattr(similarity, "Embedder", lambda name: emb)
+    res = tmp_path / "results"
+    res.mkdir()
+    for setting in ("standalone", "comparative"):
+        r = _four_rqs(make_results("m", judge="A", setting=setting, n_instances=2))
+        (res / f"m-{setting}.json").write_text(r.model_dump_json())
+    assert main(["diversity", str(res)]) == 0, capsys.readouterr().err
+    assert "2 of 2 results file(s) updated" in capsys.readouterr().out and emb.calls == 1
+    assert main(["diversity", str(res)]) == 0 and emb.calls == 1  # stored: nothing embedded, nothing rewritten
+    assert "0 of 2" in capsys.readouterr().out
+    rows = [r for r in summarize(load_results([res]), n_boot=50) if r.row_kind == "model"]
+    # the four hand-set vectors again: mean (.8 + .6) / 6 on both instances, one near-duplicate pair each
+    assert all(r.diversity.mean_similarity.value == pytest.approx(1.4 / 6) for r in rows) and len(rows) == 2

@@ -26,8 +26,9 @@ from rqbench.hashing import content_hash
 GOLDEN = Path(__file__).parent / "golden" / "outputs.json"
 PAPERS = ["attention-sink-gpt2", "inlg2024-ngram-gec"]
 FAVOURITE = "gu2025when"
-# Fields whose values are clocks, durations or machine paths: never part of the pinned content.
-VOLATILE = {"created_at", "finished_at", "seconds", "published_at", "built_at", "date", "at", "build_id"}
+# Fields whose values are clocks, durations, machine paths or run ids: never part of the pinned content.
+# Call-log run ids are drawn afresh for every run (``LLM.run_id``): named, never pinned.
+VOLATILE = {"created_at", "finished_at", "seconds", "published_at", "built_at", "date", "at", "build_id", "run_ids"}
 
 
 def _scrub(value: Any, swap: dict[str, str]) -> Any:

@@ -399,7 +399,7 @@ def test_leaderboard_headline_view_fits_and_explains_itself(space, page, test_ou
     assert "[" not in cell(page, "leaderboard-table", 0, 4).inner_text()
     assert cell(page, "leaderboard-table", 0, 4).get_attribute("title").startswith("95% CI [")
     page.locator("#lb-groups").get_by_label(
-        "provenance (judges and their details, prompts, dataset, failures, contamination, judging cost)"
+        "provenance (judges and their details, prompts, dataset, failures, contamination)"
     ).check()
     deadline = time.monotonic() + 20
     while "Contamination" not in headers(page, "leaderboard-table") and time.monotonic() < deadline:

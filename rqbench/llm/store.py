@@ -150,6 +150,7 @@ class Spent:
     latency_s: float | None
     tokens_in: int | None
     tokens_out: int | None
+    run_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -341,11 +342,11 @@ class CallStore:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
                 q = (
-                    "SELECT key, cost_usd, latency_s, tokens_in, tokens_out FROM calls WHERE cache='miss' AND status IN"
-                    f" ('ok', 'truncated') AND key IN ({','.join('?' * len(chunk))}) ORDER BY id"
+                    "SELECT key, cost_usd, latency_s, tokens_in, tokens_out, run_id FROM calls WHERE cache='miss' AND"
+                    f" status IN ('ok', 'truncated') AND key IN ({','.join('?' * len(chunk))}) ORDER BY id"
                 )
-                for key, cost, latency, t_in, t_out in self._db.execute(q, chunk):
-                    out[key] = Spent(cost, latency, t_in, t_out)
+                for key, cost, latency, t_in, t_out, run_id in self._db.execute(q, chunk):
+                    out[key] = Spent(cost, latency, t_in, t_out, run_id)
         return out
 
     def summary(self, *, run_id: str | None = None, since: float | None = None) -> list[dict[str, Any]]:

@@ -140,6 +140,44 @@ class CallTotals(Record):
         default=0, description="Requests litellm's cost map has no price for: their cost is unknown, not in cost_usd."
     )
     seconds: float = 0.0
+    run_ids: list[str] = Field(
+        default_factory=list,
+        description="The call log's runs the requests were sent in (`rqbench calls --run ID` lists their calls).",
+    )
+
+
+class GenerationCost(Record):
+    """What generating the submission's RQs cost, looked up in the call log by the cache keys of its generation
+    log; absent from a results file whose submission was made elsewhere (its calls are in no log here)."""
+
+    requests: int = Field(ge=0, description="Distinct generation requests found in the call log (one per cache key).")
+    cost_usd: float = Field(default=0.0, description="Dollars of the priced ones, as litellm priced them when sent.")
+    unpriced: int = Field(default=0, ge=0, description="Of them, requests with no price: the total is then unknown.")
+    unlogged: int = Field(
+        default=0, ge=0, description="Cache keys of the generation log the call log never saw sent: unknown too."
+    )
+    run_ids: list[str] = Field(default_factory=list, description="The call log's runs that sent them.")
+
+    @property
+    def known(self) -> bool:
+        """Every request is in the log with a price: ``cost_usd`` is the whole cost."""
+        return self.unpriced == 0 and self.unlogged == 0
+
+
+class InstanceDiversity(Record):
+    """One instance's RQs under one embedding model: their mean pairwise cosine and near-duplicate pairs."""
+
+    rq_id: str
+    mean_cosine: float = Field(ge=-1.0, le=1.0, description="Mean cosine over the C(k, 2) pairs of the k RQs.")
+    near_duplicate_pairs: int = Field(ge=0, description="Pairs whose cosine is at least the record's threshold.")
+
+
+class DiversityRecord(Record):
+    """A submission's five-RQ diversity under one embedding model, stored so no page load has to embed."""
+
+    embedder: str
+    threshold: float = Field(description="The near-duplicate cosine threshold.")
+    instances: list[InstanceDiversity] = Field(description="Instances with at least two RQs.")
 
 
 class Departure(Record):
@@ -203,6 +241,15 @@ class ResultsFile(Record):
     )
     coverage: Coverage | None = Field(
         default=None, description="What the file scored and who failed where; None in files written before it."
+    )
+    generation_cost: GenerationCost | None = Field(
+        default=None,
+        description="What generating the submission cost, from the call log; None when it was generated elsewhere.",
+    )
+    diversity: list[DiversityRecord] = Field(
+        default_factory=list,
+        description="The submission's diversity, one record per embedding model (the same "
+        "in every results file of the submission).",
     )
 
     @property

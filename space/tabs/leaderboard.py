@@ -70,7 +70,9 @@ EXTRA_GROUPS = [
     ("win/tie per novelty dimension", "novelty"),
     ("narrowness details", "narrowness"),
     ("human agreement", "human agreement"),
-    ("provenance (judges and their details, prompts, dataset, failures, contamination, judging cost)", "provenance"),
+    ("diversity of the five RQs", "diversity"),
+    ("cost (generation, judging, win points per dollar)", "cost"),
+    ("provenance (judges and their details, prompts, dataset, failures, contamination)", "provenance"),
 ]
 
 
