@@ -3,13 +3,15 @@
 The Space is the real ``rqbench space`` process on a store of 1,000 leaderboard rows (500 synthetic
 models x 2 settings, one judge, through the real results store: ``fill_results_store``) and the 500
 finished requests behind them (the Submit tab's queue, which every page load lists), with its own
-temporary and upload folders so that every file it writes is counted. Visitors speak Gradio's queue
-API over plain HTTP, as the page does (``POST /gradio_api/queue/join``, then the session's event
-stream ``GET /gradio_api/queue/data``); each visit is what a person does:
+temporary and upload folders so that every file it writes is counted. Visitors speak HTTP and Gradio's
+queue API as the page does (``POST /gradio_api/queue/join``, then the session's event stream
+``GET /gradio_api/queue/data``); each visit is what a person does:
 
-- ``page``: ``GET /`` (the page and its config, the Expert study tab included: it has no event of its own);
-- ``page_load``: the page's load events (one: the page-load handler; the Browse and Annotate renders fire on their
-  input's change, not on load);
+- ``open``: what a browser does to show the page's data: ``GET /`` (the page and its configuration, which
+  carries the opening view where the Space bakes it in), then each load event that runs on the server (none
+  where the page's only load event runs in the browser; one, the page-load handler, before issue 36). The
+  page's scripts and stylesheets, the same bytes for every visitor, are left out; so is Gradio's heartbeat
+  stream, which a page with state holds open either way;
 - ``browse``: an RQ picked on the Browse tab (the RQ picker's change events), the opening RQ then another
   of the same paper (the picker's choices);
 - ``filter``: two model searches typed into the leaderboard (the search box's change event);
@@ -20,8 +22,8 @@ The baseline is a static file server (starlette ``StaticFiles`` on uvicorn, the 
 holding, for each action, the very bytes the Space answered in a calibration visit; the same number of
 visitors fetch them with the same pauses. Ratios are Space over static, per action, at the same
 number of visitors, measured one right after the other. "queued" is how long an action's events
-waited before they started: from sending the join to the stream's ``process_starts``. For the page
-load, the first event of a new session, that includes the join itself, during which Gradio builds
+waited before they started: from sending the join to the stream's ``process_starts``. For a page
+load event, the first event of a new session, that includes the join itself, during which Gradio builds
 the session's copy of the page's component configuration on its event loop.
 
 Then, on the same Space: the soak (visits until 10,000 requests in all, the Space's RSS taken along
@@ -59,11 +61,14 @@ import httpx
 
 from rqbench.testing.synthetic import fill_results_store, instance_ids
 
-ACTIONS = ("page", "page_load", "browse", "filter", "plots", "judges")
+ACTIONS = ("open", "browse", "filter", "plots", "judges")
 N_INSTANCES = 4  # per results file (fill_results_store's default)
 JOIN = "/gradio_api/queue/join"
 STREAM = "/gradio_api/queue/data"
 UPLOAD = "/gradio_api/upload"
+# the goals of issue 36, by crowd size (a size not listed is held to the loosest)
+OPEN_P50_RATIO = {10: 5.0, 50: 5.0, 100: 10.0}
+FILTER_P95_S = {10: 1.0, 50: 1.0, 100: 2.0}
 
 
 # --------------------------------------------------------------------------
@@ -175,6 +180,8 @@ class Plan:
             target = by_elem.get(elem_id) if elem_id else None
             found = []
             for dep in config["dependencies"]:
+                if not dep.get("backend_fn", True):  # runs in the browser only: nothing reaches the server
+                    continue
                 for tid, name in dep["targets"]:
                     if name == event and (elem_id is None or tid == target):
                         found.append(Event(dep["id"], tid, tuple(dep["inputs"])))
@@ -182,13 +189,13 @@ class Plan:
             return found
 
         events = {
-            "page_load": triggered(None, "load"),
+            "open": triggered(None, "load"),
             "browse": triggered("br-rq", "change"),
             "filter": triggered("lb-search", "change"),
             "plots": triggered("tab-plots", "select"),
             "judges": triggered("tab-judges", "select"),
         }
-        missing = [a for a in ("page_load", "browse", "filter", "plots") if not events[a]]
+        missing = [a for a in ("browse", "filter", "plots") if not events[a]]
         if missing:
             raise SystemExit(f"the page has no event for {', '.join(missing)}: the benchmark needs updating")
         return cls(values, events, by_elem["lb-search"], rq_ids)
@@ -315,13 +322,14 @@ class SpaceVisitor:
             tally.add(action, time.perf_counter() - t, f"{type(exc).__name__}: {exc}"[:200] or type(exc).__name__)
             return None
         tally.add(action, time.perf_counter() - t, None)
-        if action != "page":
+        if action != "open" or self.plan.events["open"]:
             tally.waits[action].append(self.waited)
         return out
 
     async def _act(self, action: str, search: str = "", rq_id: str = "") -> bytes:
-        if action == "page":
-            return await self.page()
+        if action == "open":  # the page, then the load events that run on the server (if any)
+            page = await self.page()
+            return page + await self.events("open") if self.plan.events["open"] else page
         if action == "filter":
             return await self.events("filter", {self.plan.search_id: search})
         if action == "browse":
@@ -351,8 +359,8 @@ class StaticVisitor:
 
 
 def visit_script(plan: Plan, rng: random.Random, n_models: int) -> list[tuple[str, dict[str, str]]]:
-    """One visit: the page, its load events, the opening RQ, two searches, another RQ, the plots, the judges."""
-    steps: list[tuple[str, dict[str, str]]] = [("page", {}), ("page_load", {}), ("browse", {"rq_id": plan.rq_ids[0]})]
+    """One visit: the page opened, the opening RQ, two searches, another RQ, the plots, the judges."""
+    steps: list[tuple[str, dict[str, str]]] = [("open", {}), ("browse", {"rq_id": plan.rq_ids[0]})]
     for _ in range(2):
         steps.append(("filter", {"search": f"model-{rng.randrange(n_models):03d}"[: rng.choice((7, 8, 9))]}))
     steps.append(("browse", {"rq_id": rng.choice(plan.rq_ids)}))
@@ -447,8 +455,7 @@ async def calibrate(space: Server, plan: Plan, static_dir: Path, timeout_s: floa
         tally = Tally()
         sizes = {}
         for action, kw in (
-            ("page", {}),
-            ("page_load", {}),
+            ("open", {}),
             ("browse", {"rq_id": plan.rq_ids[0]}),
             ("filter", {"search": "model-00"}),
             ("plots", {}),
@@ -645,7 +652,7 @@ def main() -> None:
             env,
             run / "static.log",
             60,
-            ready_path="/page.txt",
+            ready_path="/open.txt",
         )
         files0, bytes0 = folder_usage(*watched)
         rss_warm = space.rss_mb()
@@ -763,19 +770,21 @@ def main() -> None:
             f"more than before the crowds"
         )
 
-        print("\ngoals")
+        print("\ngoals (issue 36)")
         for n in crowds:
             if n in errors and n >= 100:
                 print(f"  no error at {n} visitors: {'met' if errors[n] == 0 else 'NOT met'} ({errors[n]} errors)")
         for n, p95 in filter_p95.items():
+            limit = FILTER_P95_S.get(n, max(FILTER_P95_S.values()))
             print(
-                f"  p95 of a filter change within 2 s at {n} visitors: {'met' if p95 <= 2 else 'NOT met'} ({p95:.2f}s)"
+                f"  p95 of a filter change within {limit:g} s at {n} visitors: "
+                f"{'met' if p95 <= limit else 'NOT met'} ({p95:.2f}s)"
             )
         for n, ratios in p50_ratios.items():
-            r = ratios.get("page_load", float("nan"))
+            r, limit = ratios.get("open", float("nan")), OPEN_P50_RATIO.get(n, max(OPEN_P50_RATIO.values()))
             print(
-                f"  page_load p50 within 5x the static server at {n} visitors: {'met' if r <= 5 else 'NOT met'} "
-                f"({r:.1f}x)"
+                f"  a page open's p50 within {limit:g}x the static server at {n} visitors: "
+                f"{'met' if r <= limit else 'NOT met'} ({r:.1f}x)"
             )
         load = Path("/proc/loadavg").read_text().split()[:3]
         print(f"machine: load average {' '.join(load)} at the end; the run took {time.monotonic() - run_started:.0f}s")

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import gradio as gr
 
@@ -31,6 +32,7 @@ from rqbench.space import annotate as an
 from rqbench.space import browse, bundles, downloads, tabs
 from rqbench.space import expert_study as es
 from rqbench.space import leaderboard as lb
+from rqbench.space.baked import BakedPage, FreshPage
 from rqbench.space.expert_pool import load_pool
 from rqbench.space.memo import Recent, ViewCache
 from rqbench.space.safety import AttemptLimiter, UploadGate, public_board, public_results, redact
@@ -201,6 +203,13 @@ HEADER = (
 )
 
 
+# The page's script on open: the address's query string when it holds a link (an RQ or a tab), else nothing, so
+# that a plain page open sends no request of its own
+LINK_JS = """() => {
+  const query = new URLSearchParams(window.location.search);
+  return query.get("rq_id") || query.get("tab") ? window.location.search : undefined;
+}"""
+
 UNKNOWN_RQ = "This benchmark has no RQ {rq_id!r}: the link may be from another release. Browse shows its first RQ."
 
 
@@ -247,9 +256,12 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
         ]
         board.refresh.click(load_all, board.controls, load_outputs)
 
-        # -- page load: what a visitor sees first. The leaderboard's first page, not the whole table; the Browse
-        # pickers and the queue are filled when their tab is opened (``?rq_id=`` opens Browse on that RQ, ``?tab=``
-        # selects a tab, and a tab selected that way is filled here)
+        # -- page open: what a visitor sees first, the leaderboard's first page (not the whole table), is written
+        # into the page itself once per version of the data (``rqbench.space.baked``): ``GET /`` carries it, and a
+        # plain page open joins no queue. The Browse pickers and the queue are filled when their tab is opened.
+        # A link (``?rq_id=`` opens Browse on that RQ, ``?tab=`` selects a tab, and a tab selected that way is
+        # filled) is the one page open that runs an event: the page's script hands the link to ``link``, whose
+        # change runs ``page_load``.
         def page_reply(view: tuple, rq_id: str | None, tab: str | None, requests: list) -> tuple:
             base = reload_all(*view)
             link = browser.deep_link(rq_id)
@@ -266,14 +278,17 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
                 tabs.about.unreadable_update(data.unreadable()),
             )
 
-        # A crowd's page loads get one reply per (data version, read of the requests store, view, link): computed
+        # A crowd's links get one reply per (data version, read of the requests store, view, link): computed
         # once, and the same objects for everyone (Gradio keeps a reference per session, not a copy).
         page_replies = ViewCache(max_entries=16)
+        link = gr.Textbox(visible="hidden", elem_id="page-link", show_label=False, container=False)
 
-        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, page, request: gr.Request):
+        def page_load(q, js, ss, vs, ts, gs, ci, by, asc, cl, run, page, query):
+            """The page opened by a link: the opening view as the baked page has it, and the link's tab and
+            Browse pickers (``query``: the page address's query string, as the page's script read it)."""
             data.refresh(recent=True)
             view = (q, js, ss, vs, ts, gs, ci, by, asc, cl, run, page)
-            params = request.query_params if request is not None else {}
+            params = {k: v[0] for k, v in parse_qs(str(query or "").lstrip("?")).items()}
             rq_id, tab = params.get("rq_id"), params.get("tab")
             if rq_id and browser.deep_link(rq_id) is None:
                 gr.Warning(UNKNOWN_RQ.format(rq_id=rq_id[:80]))
@@ -286,11 +301,27 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             key = (tuple(tuple(v) if isinstance(v, list) else v for v in view), rq_id, tab)
             return page_replies.get((version, read), key, lambda: page_reply(view, rq_id, tab, requests))
 
-        demo.load(
-            page_load,
-            board.controls,
-            [*load_outputs, browser.paper, browser.rq, strip, queue.requests, about.unreadable],
-        )
+        page_outputs = [*load_outputs, browser.paper, browser.rq, strip, queue.requests, about.unreadable]
+        demo.load(None, None, link, js=LINK_JS)  # in the browser only: no request unless the address has a link
+        link.change(page_load, [*board.controls, link], page_outputs)
+
+        # The opening view baked into the page: what ``page_load`` gives a page without a link, less what it
+        # leaves alone there (Browse's sub-field picker, its paper and RQ, the tab, the queue)
+        opening_view = tuple(c.value for c in board.controls)
+        skipped = {id(browser.reload_outputs[-1]), id(browser.paper), id(browser.rq), id(strip), id(queue.requests)}
+        baked_outputs = [c for c in page_outputs if id(c) not in skipped]
+
+        def opening_reply() -> list:
+            reply = page_reply(opening_view, None, None, [])
+            return [u for c, u in zip(page_outputs, reply, strict=True) if id(c) not in skipped]
+
+        def page_version() -> tuple:
+            """The version of what the opening view shows: the data's, and the unreadable files the About tab
+            names (from the requests store's last read, at most every ``recheck_after_s``; an outage says so)."""
+            data.refresh(recent=True)
+            return data.version, tuple(data.unreadable())
+
+        baked = BakedPage(demo, baked_outputs, opening_reply, page_version)
         # The Space's API is the Submit button's event (docs/space.md, "The API"); every other event is the page's
         # own plumbing, callable as the page calls it but left out of the API description, which every page view
         # embeds (154 of its 337 kB, and most of the time Gradio took to serve it).
@@ -298,6 +329,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             if fn.api_name != tabs.submit.API_NAME:
                 fn.api_visibility = "undocumented"
     demo.space_data = data  # what the Space's own routes read (launch_options: the CSV download)
+    demo.baked_page = baked  # what launch_options' middleware brings up to date before each page is built
     return demo
 
 
@@ -358,11 +390,12 @@ def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:
     from rqbench import paths
 
     shelf = bundles.BundleShelf(demo.space_data, paths.home() / "space-bundles", paths.calls_db())
+    fresh = Middleware(FreshPage, bake=demo.baked_page.bake)
     routes = [downloads.csv_route(demo.space_data), bundles.bundle_route(shelf)]
     return {
         "max_file_size": config.policy.max_bytes,
         "state_session_capacity": SESSION_CAPACITY,
-        "app_kwargs": {"middleware": [gate], "routes": routes},
+        "app_kwargs": {"middleware": [gate, fresh], "routes": routes},
     }
 
 

@@ -626,6 +626,27 @@ def test_deep_link_opens_an_example(space, page, test_output_dir):
     wait_text(page.locator("#br-gt textarea"), r"\?")  # an RQ is shown
 
 
+def test_a_plain_page_open_sends_no_event_and_a_link_sends_one(space, page, test_output_dir):
+    """Issue 36: the page carries the leaderboard's first page, so opening it joins Gradio's queue zero times; a
+    link (here ``?tab=submit``) is the one page open that runs events, and it still selects its tab."""
+    joins: list[str] = []
+    page.on("request", lambda r: joins.append(r.url) if "/gradio_api/queue/join" in r.url else None)
+    page.goto(space.url)
+    cell(page, "leaderboard-table", 0, 0).wait_for()
+    assert page.locator("#leaderboard-table tbody tr").count() > 0
+    time.sleep(2)  # anything the page would send on open has been sent by now
+    assert joins == []
+    page.screenshot(path=str(test_output_dir / "plain-open.png"))
+    page.goto(f"{space.url}?tab=submit")
+    submit = page.get_by_role("tab", name="Submit")
+    deadline = time.monotonic() + 30
+    while submit.get_attribute("aria-selected") != "true" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert submit.get_attribute("aria-selected") == "true"  # the link's event ran and selected the tab
+    assert joins  # the link's event, and the Submit tab's own as it is selected
+    assert page.errors == []
+
+
 def test_plots_are_drawn_when_opened_and_fit_the_page(space, page, test_output_dir):
     """Item 5 in the browser (the 1-1,000-row checks are in test_space_pages): both figures, within the page."""
     page.goto(space.url)

@@ -5,7 +5,6 @@ the judge reasons and sub-fields a tiny demo model's run leaves in Browse."""
 from __future__ import annotations
 
 import html
-from types import SimpleNamespace
 
 import pytest
 
@@ -25,7 +24,7 @@ def _fn(demo, name: str):
 def _page_load(demo) -> dict:
     """The page load's reply by output elem_id."""
     load = _fn(demo, "page_load")
-    reply = load.fn(*[c.value for c in load.inputs], request=SimpleNamespace(query_params={}))
+    reply = load.fn(*[c.value for c in load.inputs])
     return {getattr(b, "elem_id", None): v for b, v in zip(load.outputs, reply, strict=True)}
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from scripted_replies import reply as judge_reply
@@ -53,7 +52,7 @@ def page_fn(demo, name: str):
 def load_page(demo) -> dict[str, object]:
     """Run the page's load event as Gradio would for a new visitor; the About tab's list of unreadable files."""
     load = page_fn(demo, "page_load")
-    out = load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={}))
+    out = load.fn(*[b.value for b in load.inputs])
     about = next(o for o, b in zip(out, load.outputs) if getattr(b, "elem_id", None) == "about-unreadable")
     return {"about": about, "queue": page_fn(demo, "queue_shown").fn()}  # the queue, as the Submit tab opens
 

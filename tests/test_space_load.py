@@ -32,9 +32,12 @@ def page_fn(demo, name: str):
     return next(f for f in demo.fns.values() if f.name == name)
 
 
-def load_page(demo) -> tuple:
+def load_page(demo, query: str = "") -> tuple:
+    """The page-load handler's reply; ``query``: the page address's query string (a link), as the page's script
+    hands it over (the handler's last input)."""
     load = page_fn(demo, "page_load")
-    return load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={}))
+    *view, _ = [b.value for b in load.inputs]
+    return load.fn(*view, query)
 
 
 def render(demo, search: str = "", **_) -> tuple[str, str, int]:
@@ -307,13 +310,9 @@ def test_the_browse_pickers_and_the_queue_are_filled_when_their_tab_opens(tmp_pa
     # ?tab=submit and ?rq_id= are filled by the page load itself
     load = page_fn(demo, "page_load")
     ids = [getattr(b, "elem_id", None) for b in load.outputs]
-    linked = dict(
-        zip(ids, load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={"tab": "submit"})))
-    )
+    linked = dict(zip(ids, load_page(demo, "?tab=submit")))
     assert len(linked["requests-table"]) == 3
-    linked = dict(
-        zip(ids, load.fn(*[b.value for b in load.inputs], request=SimpleNamespace(query_params={"rq_id": other})))
-    )
+    linked = dict(zip(ids, load_page(demo, f"?rq_id={other}")))
     assert linked["br-rq"].value == other and linked["tabs"].selected == "browse"
 
 
@@ -494,6 +493,17 @@ def launched(stores, tmp_path, monkeypatch):
         demo.close()
 
 
+def page_config(base: str) -> dict:
+    """The configuration ``GET /`` carries in its HTML (``window.gradio_config``), what the page starts from."""
+    html = httpx.get(base + "/", timeout=60).text
+    embedded = html.split("window.gradio_config = ", 1)[1].split(";</script>", 1)[0]
+    return json.loads(embedded)
+
+
+def value_of(config: dict, elem_id: str) -> object:
+    return next(c["props"].get("value") for c in config["components"] if c.get("props", {}).get("elem_id") == elem_id)
+
+
 def _files(folders) -> list[str]:
     """Every file under the folders."""
     found = []
@@ -506,11 +516,8 @@ def _files(folders) -> list[str]:
 def test_page_loads_and_filter_changes_write_no_file_and_sessions_stay_bounded(launched):
     config = httpx.get(launched.url + "/config", timeout=60).json()
     first = Visitor(launched.url, config, "first-visitor")
-    opened = first.fire(first.events(None, "load"))
-    assert opened and all(m["success"] for m in opened)
-    link = next(
-        d for m in opened for d in m["output"].get("data", []) if isinstance(d, str) and "leaderboard.csv?" in d
-    )
+    opened = page_config(launched.url)  # a page open: the opening view is in the page
+    link = value_of(opened, "lb-download")
     assert all(
         m["success"]
         for m in first.fire(
@@ -521,7 +528,7 @@ def test_page_loads_and_filter_changes_write_no_file_and_sessions_stay_bounded(l
     before = _files(launched.folders)
     for k in range(8):
         v = Visitor(launched.url, config, f"visitor-{k}")
-        assert all(m["success"] for m in v.fire(v.events(None, "load")))
+        assert httpx.get(launched.url + "/", timeout=60).status_code == 200
         done = v.fire(v.events("lb-search", "change"), {v.by_elem["lb-search"]: f"model-{'ab'[k % 2]}"})
         assert done and all(m["success"] for m in done)
         html = done[0]["output"]["data"][0]
@@ -585,3 +592,75 @@ def test_the_api_page_lists_the_submit_event_only(stores):
     demo = build_app(SpaceConfig(stores=stores, n_boot=20))
     assert list(demo.get_api_info()["named_endpoints"]) == ["/submit"]
     assert {f.api_visibility for f in demo.fns.values() if f.api_name != "submit"} == {"undocumented"}
+
+
+# --------------------------------------------------------------------------
+# a page open: static, no queue (issue 36)
+# --------------------------------------------------------------------------
+
+
+def test_a_plain_page_open_joins_no_queue_and_carries_the_opening_view(launched, monkeypatch):
+    """A page open is ``GET /`` and what the browser does with it: it must carry the leaderboard's first page, and
+    no event of the page may reach the queue on open (the page's load event runs in the browser only, and sends
+    nothing without a link). A server-side count of queue joins: 0."""
+    queue = launched.demo._queue
+    joins = []
+    real_push = queue.push
+
+    async def counted(body, request, username):
+        joins.append(body.fn_index)
+        return await real_push(body, request, username)
+
+    monkeypatch.setattr(queue, "push", counted)
+    opened = page_config(launched.url)
+    assert "model-a" in value_of(opened, "leaderboard-table") and "model-b" in value_of(opened, "leaderboard-table")
+    assert "leaderboard.csv?" in value_of(opened, "lb-download")
+    on_open = [d for d in opened["dependencies"] if any(event == "load" for _, event in d["targets"])]
+    assert on_open and not any(d["backend_fn"] for d in on_open)  # what the browser runs on open: no Python
+    httpx.get(launched.url + "/config", timeout=60)
+    assert joins == []
+    # a link is the one page open that runs an event: the page's script hands its query string to "page-link"
+    v = Visitor(launched.url, opened, "linked")
+    done = v.fire(v.events("page-link", "change"), {v.by_elem["page-link"]: "?tab=submit"})
+    assert done and all(m["success"] for m in done) and len(joins) == 1
+
+
+def test_the_baked_page_follows_the_store_without_a_restart(tmp_path):
+    """A results file added after the first page: the next page (past ``recheck_after_s``) carries it; nothing
+    changed, the page is not rewritten."""
+    stores = SpaceStores.local(tmp_path / "store")
+    stores.results.put(make_results("model-a", n_instances=2))
+    demo = build_app(SpaceConfig(stores=stores, n_boot=20, recheck_after_s=0))
+    table = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "leaderboard-table")
+
+    def baked_table() -> str:
+        return next(c["props"]["value"] for c in demo.config["components"] if c["id"] == table._id)
+
+    assert "model-a" not in baked_table()  # built, never baked: the page has no data yet
+    assert demo.baked_page.bake() and "model-a" in baked_table() and "model-z" not in baked_table()
+    assert not demo.baked_page.bake()  # the same data: the page stands
+    stores.results.put(make_results("model-z", n_instances=2))
+    assert demo.baked_page.bake() and "model-z" in baked_table()
+    assert table.value == baked_table()  # the component itself holds it too (a session's events start from it)
+    # the baked view is the page load's own reply for a page without a link
+    out = dict(zip((getattr(b, "elem_id", None) for b in page_fn(demo, "page_load").outputs), load_page(demo)))
+    assert out["leaderboard-table"] == baked_table()
+
+
+def test_an_update_is_written_into_a_component_as_its_constructor_would_hold_it():
+    import gradio as gr
+
+    from rqbench.space.baked import apply, changes_of
+
+    assert changes_of(gr.skip()) == {} and changes_of("<p>x</p>") == {"value": "<p>x</p>"}
+    assert changes_of(gr.update(visible=False)) == {"visible": False}
+    picker = gr.Dropdown(choices=["a"], value="a", label="Judge", render=False)
+    assert not apply(picker, gr.skip()) and picker.choices == [("a", "a")]
+    assert apply(picker, gr.Dropdown(choices=["a", "b"]))
+    # the constructor turns each plain choice into a (label, value) pair; the label and value stay as built
+    assert picker.choices == [("a", "a"), ("b", "b")] and picker.value == "a" and picker.label == "Judge"
+    page = gr.Number(value=1, precision=0, render=False)
+    assert apply(page, 2.6) and page.value == 3  # precision 0: 2.6 is shown as 3, as Gradio's postprocess rounds
+    note = gr.Textbox(value="", visible=False, render=False)
+    assert apply(note, gr.Textbox(value="a.json: field x", visible=True))
+    assert note.visible is True and note.value == "a.json: field x" and note.constructor_args["visible"] is True

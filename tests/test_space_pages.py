@@ -257,19 +257,23 @@ def test_a_broken_study_file_is_named_on_its_tab(tmp_path):
 def _page_load_reply(demo) -> dict:
     """What the page's load event answers, by the output's elem_id."""
     load = next(f for f in demo.fns.values() if f.name == "page_load")
-    reply = load.fn(*[c.value for c in load.inputs], request=None)
+    reply = load.fn(*[c.value for c in load.inputs])
     return {getattr(b, "elem_id", None): v for b, v in zip(load.outputs, reply, strict=True)}
 
 
-def test_a_page_open_is_one_event_and_annotate_says_what_to_do_before_any_pair(tmp_path):
+def test_a_page_open_runs_no_python_and_annotate_says_what_to_do_before_any_pair(tmp_path):
     from rqbench.space.stores import SpaceStores
     from rqbench.space.tabs.annotate import NO_PAIRS, PAIR_HINT
     from rqbench.space.ui import SpaceConfig, build_app
 
     stores = SpaceStores.local(tmp_path / "store")
     demo = build_app(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=0))
-    on_load = [f.name for f in demo.fns.values() if any(event == "load" for _, event in f.targets)]
-    assert on_load == ["page_load"]  # the Browse and Annotate renders run when their input changes
+    on_load = [f for f in demo.fns.values() if any(event == "load" for _, event in f.targets)]
+    # one load event, in the browser only (it hands a link to page_load); the Browse and Annotate renders run when
+    # their input changes
+    assert [(f.fn, bool(f.js)) for f in on_load] == [(None, True)]
+    linked = [f.name for f in demo.fns.values() if any(event == "change" for _, event in f.targets)]
+    assert "page_load" in linked
     hint = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "an-hint")
     assert hint.value == PAIR_HINT  # on the page itself: no render has run yet
     empty = _page_load_reply(demo)["an-empty"]  # no results, no pair: the tab says so in place of its boxes
