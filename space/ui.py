@@ -28,7 +28,7 @@ from rqbench.evaluate.trial import one_run_each
 from rqbench.io import RecordError
 from rqbench.records import CitedPaper, JudgeBoardFile, ResultsFile, dataset_label
 from rqbench.space import annotate as an
-from rqbench.space import browse, downloads, tabs
+from rqbench.space import browse, downloads, progress_view, tabs
 from rqbench.space import expert_study as es
 from rqbench.space import leaderboard as lb
 from rqbench.space.expert_pool import load_pool
@@ -71,6 +71,8 @@ class SpaceConfig:
     # the new and changed files) at most this often; under a crowd every other page load is served from what the
     # last look found. The Refresh button always looks.
     recheck_after_s: float = 5.0
+    # The progress file of ``rqbench start``'s background job: a panel above the tabs shows it (progress_view).
+    progress_file: Path | None = None
 
 
 class SpaceData:
@@ -208,6 +210,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
 
     with gr.Blocks(title=config.title, analytics_enabled=False, delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(f"# {config.title}\n{HEADER}")
+        panel = progress_view.build(config.progress_file) if config.progress_file is not None else None
         if config.on_hub:
             gr.LoginButton()
         with gr.Tabs(elem_id="tabs") as strip:  # the first tab opens: the leaderboard, what most visitors came for
@@ -244,6 +247,8 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             *browser.reload_outputs,
         ]
         board.refresh.click(load_all, board.controls, load_outputs)
+        if panel is not None:  # a background step ended: its results may have landed
+            panel.change(load_all, board.controls, load_outputs)
 
         # -- page load: what a visitor sees first. The leaderboard's first page, not the whole table; the Browse
         # pickers and the queue are filled when their tab is opened (``?rq_id=`` opens Browse on that RQ, ``?tab=``
@@ -354,6 +359,8 @@ def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:
         require_sign_in=config.on_hub,
     )
     routes = [downloads.csv_route(demo.space_data)]
+    if config.progress_file is not None:
+        routes.append(progress_view.progress_route(config.progress_file))
     return {
         "max_file_size": config.policy.max_bytes,
         "state_session_capacity": SESSION_CAPACITY,
