@@ -29,6 +29,11 @@ LEAD = (
     "results land. The embedded model cannot judge: nothing it scores is a result."
 )
 
+AFTER = (
+    "What was finished is kept (the build's stages, every answered call): rerun the command to go on. The embedded "
+    "model cannot judge: nothing it scored is a result."
+)
+
 CSS = """
 .rqb-progress { border: 1px solid #9ab; background: #f4f8fb; color: #123; border-radius: 6px; padding: 8px 12px;
   font-size: 13px; line-height: 1.45; }
@@ -120,7 +125,7 @@ def panel_html(job: JobProgress | None, now: float, problem: str = "") -> str:
     failure = failure_line(job)
     parts = [
         "<div class='rqb-progress' role='status'>",
-        f"<strong>{escape(title)}</strong> {escape(LEAD)}",
+        f"<strong>{escape(title)}</strong> {escape(LEAD if job.status == 'running' else AFTER)}",
         f"<div class='rqb-failed' id='progress-failure'>{escape(_clean(failure))}</div>" if failure else "",
         "<ol>",
         *(_phase_html(p, job, now) for p in job.phases),

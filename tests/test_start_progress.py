@@ -141,7 +141,7 @@ def test_a_failing_phase_is_named_with_its_message_and_the_next_does_not_run(tmp
     assert [p.status for p in job.phases] == ["failed", "waiting"]
 
 
-def test_a_non_zero_exit_fails_with_the_commands_last_line_unless_its_work_is_done(tmp_path):
+def test_a_non_zero_exit_fails_with_its_last_line_unless_its_work_is_done(tmp_path):
     def says_and_exits(rc):
         def run():
             print("rqbench evaluate: the submission is not valid", file=sys.stderr)
