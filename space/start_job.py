@@ -11,6 +11,7 @@ as stopped.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--progress", type=Path, required=True, help="the progress file to keep")
     p.add_argument("--log", default="", help="where this job's output goes (named in the progress file)")
     args = p.parse_args(argv)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C even when started with SIGINT ignored
     phases = default_phases()
     writer = ProgressWriter(args.progress, [(ph.name, ph.command) for ph in phases], log=args.log)
     return run_phases(writer, phases)
