@@ -245,9 +245,9 @@ def _call_cpu(fn: Callable[[Item], list[BaseModel]], item: Item) -> tuple[list[B
 
 
 def _progress(total: int, desc: str, enabled: bool) -> Any:
-    from tqdm import tqdm
+    from rqbench.progress import progress_bar
 
-    return tqdm(total=total, desc=desc, unit="item", disable=not enabled, leave=False, dynamic_ncols=True)
+    return progress_bar(total=total, desc=desc, enabled=enabled, unit="item", leave=False, dynamic_ncols=True)
 
 
 def run_stage(

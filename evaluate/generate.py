@@ -41,6 +41,7 @@ from rqbench.io import write_atomic
 from rqbench.llm.catalog import grammar_constrained, is_local, parse_model_spec, resolve_generator
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
 from rqbench.llm.config import public_label
+from rqbench.progress import progress_bar
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     EvaluationInstance,
@@ -155,7 +156,7 @@ async def agenerate(
     policy = policy or input_policy(model, cfg.max_tokens, context_tokens=context_tokens)
     reply_model = generation_reply_for(base.name)
     sem = asyncio.Semaphore(concurrency)
-    bar = tqdm(total=len(bench.instances), desc=f"generate {base.name}", unit="rq", disable=not progress)
+    bar = progress_bar(total=len(bench.instances), desc=f"generate {base.name}", unit="rq", enabled=progress)
 
     async def one(inst: EvaluationInstance, bar: tqdm) -> tuple[SubmissionEntry | None, dict]:
         papers = bench.background(inst)

@@ -42,8 +42,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from rqbench.evaluate.accounting import GENERATION_FAILED, coverage_line, tally
 from rqbench.evaluate.background import BackgroundPolicy
 from rqbench.evaluate.benchmark_source import Benchmark
@@ -66,6 +64,7 @@ from rqbench.llm.catalog import parse_model_spec, spec_matches
 from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed, validate_reply
 from rqbench.llm.config import public_label
 from rqbench.paths import slug
+from rqbench.progress import progress_bar
 from rqbench.prompts import PromptSet, load_prompt_set
 from rqbench.records import (
     CallTotals,
@@ -354,7 +353,7 @@ async def _judge_one(
     # written as a failed generation (the paper's rates are over every instance, and under its accounting that one
     # is a loss); the submission's lines for instances outside a trial are not read
     rq_ids = [i.rq_id for i in bench.instances if i.rq_id not in skip]
-    bar = tqdm(total=len(rq_ids), desc=f"judge {judge.label} {judge.setting}", unit="rq", disable=not progress)
+    bar = progress_bar(total=len(rq_ids), desc=f"judge {judge.label} {judge.setting}", unit="rq", enabled=progress)
     tasks = {rq_id: asyncio.ensure_future(one(rank, rq_id)) for rank, rq_id in enumerate(rq_ids)}
     for t in tasks.values():
         t.add_done_callback(lambda _t: bar.update(1))

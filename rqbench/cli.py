@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diversity": ("rqbench.evaluate.diversity_cli", "store the diversity of each submission's five RQs in its results"),
     "agreement": ("rqbench.evaluate.agreement_cli", "human-LLM agreement from annotations and results"),
     "judge-board": ("rqbench.space.judge_board_cli", "rank judge configurations by agreement with expert picks"),
+    "start": (
+        "rqbench.space.start_cli",
+        "serve the Space at once, and build the sample and its demo evaluation behind it with a progress panel",
+    ),
     "space": ("rqbench.space.cli", "run the leaderboard Space locally"),
     "worker": ("rqbench.space.worker_cli", "judge pending leaderboard submissions"),
     "calls": ("rqbench.llm.calls_cli", "summarise the LLM call log per model and step"),

@@ -29,7 +29,7 @@ from rqbench.evaluate.trial import one_run_each
 from rqbench.io import RecordError
 from rqbench.records import CitedPaper, JudgeBoardFile, ResultsFile, dataset_label
 from rqbench.space import annotate as an
-from rqbench.space import browse, bundles, downloads, tabs
+from rqbench.space import browse, bundles, downloads, progress_view, tabs
 from rqbench.space import expert_study as es
 from rqbench.space import leaderboard as lb
 from rqbench.space.baked import BakedPage, FreshPage
@@ -73,6 +73,8 @@ class SpaceConfig:
     # the new and changed files) at most this often; under a crowd every other page load is served from what the
     # last look found. The Refresh button always looks.
     recheck_after_s: float = 5.0
+    # The progress file of ``rqbench start``'s background job: a panel above the tabs shows it (progress_view).
+    progress_file: Path | None = None
 
 
 class SpaceData:
@@ -219,6 +221,7 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
 
     with gr.Blocks(title=config.title, analytics_enabled=False, delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(f"# {config.title}\n{HEADER}")
+        panel = progress_view.build(config.progress_file) if config.progress_file is not None else None
         if config.on_hub:
             gr.LoginButton()
         with gr.Tabs(elem_id="tabs") as strip:  # the first tab opens: the leaderboard, what most visitors came for
@@ -255,6 +258,8 @@ def build_app(config: SpaceConfig) -> gr.Blocks:
             *browser.reload_outputs,
         ]
         board.refresh.click(load_all, board.controls, load_outputs)
+        if panel is not None:  # a background step ended: its results may have landed
+            panel.change(load_all, board.controls, load_outputs)
 
         # -- page open: what a visitor sees first, the leaderboard's first page (not the whole table), is written
         # into the page itself once per version of the data (``rqbench.space.baked``): ``GET /`` carries it, and a
@@ -392,6 +397,8 @@ def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:
     shelf = bundles.BundleShelf(demo.space_data, paths.home() / "space-bundles", paths.calls_db())
     fresh = Middleware(FreshPage, bake=demo.baked_page.bake)
     routes = [downloads.csv_route(demo.space_data), bundles.bundle_route(shelf)]
+    if config.progress_file is not None:
+        routes.append(progress_view.progress_route(config.progress_file))
     return {
         "max_file_size": config.policy.max_bytes,
         "state_session_capacity": SESSION_CAPACITY,
