@@ -1,7 +1,7 @@
-"""What prefix-stable prompts and instance-grouped scheduling save: measured on llama.cpp, simulated with parallel slots.
+"""What prefix-stable prompts and instance-grouped scheduling save: measured on the embedded model, simulated with slots.
 
-1. The embedded model (SmolLM2-135M on llama-cpp-python, which answers one
-   request at a time and reuses the longest prompt prefix its slot holds) judges
+1. The embedded model (SmolLM2-135M on its runtime, ``RQB_LOCAL_RUNTIME``: either answers one
+   request at a time and reuses the longest prompt prefix it holds) judges
    the offline sample (``rqbench setup-sample``; without it, instances built from
    the fixture papers) with novelty and narrowness, standalone, three ways, each
    from an empty response cache and after a flush prompt that empties the slot:
@@ -11,8 +11,9 @@
      (every call of an instance queued at once, first come first served), rebuilt here;
    - ``candidate-first``: grouped scheduling, but a prompt set whose user messages put
      the candidates before the background (the layout the prefix rule forbids).
-   For each: wall time, and the prompt tokens llama.cpp evaluated (its
-   ``prompt eval time = ... / N tokens`` timing lines) against the prompt tokens sent.
+   For each: wall time, and the prompt tokens the runtime evaluated (llama.cpp's
+   ``prompt eval time = ... / N tokens`` timing lines, or the torch server's ``prompt tokens evaluated: N of M``)
+   against the prompt tokens sent.
    The defaults keep it to a few minutes on two busy cores: a 200-token background
    budget per call and an 8-token reply budget (replies are cut, which the results
    record as ``truncated``; the figure is prompt processing, which is what caching saves).
@@ -53,12 +54,13 @@ from rqbench.evaluate.schedule import InstanceScheduler
 from rqbench.evaluate.submission_files import Submission, ValidationReport
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.client import DryRun
-from rqbench.llm.local_model import LocalModelServer
+from rqbench.llm.local_model import LocalModelServer, local_runtime
 from rqbench.prompts import load_prompt_set
 from rqbench.records import CitedPaper, EvaluationInstance, SectionText, SubmissionEntry, SubmissionMetadata
 
 HERE = Path(__file__).parent
-PROMPT_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
+# the evaluated prompt tokens each runtime logs per request: llama.cpp's timing line, or the torch server's own
+PROMPT_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens|prompt tokens evaluated: (\d+) of")
 CRITERIA = ["novelty", "narrowness"]
 
 
@@ -127,7 +129,7 @@ def submission_for(bench: Benchmark) -> Submission:
 
 
 def prompt_eval_tokens(log: Path, offset: int) -> int:
-    return sum(int(m.group(1)) for m in PROMPT_EVAL.finditer(log.read_text(errors="replace")[offset:]))
+    return sum(int(m.group(1) or m.group(2)) for m in PROMPT_EVAL.finditer(log.read_text(errors="replace")[offset:]))
 
 
 def measured(args: argparse.Namespace) -> None:
@@ -141,7 +143,7 @@ def measured(args: argparse.Namespace) -> None:
     sub = submission_for(bench)
     policy = BackgroundPolicy(budget_tokens=args.background_tokens)
     print(
-        f"1. llama.cpp (smollm2-135m, one request at a time): {source}; judged: {len(bench.instances)} instance(s), "
+        f"1. the {local_runtime()} runtime (smollm2-135m, one request at a time): {source}; judged: {len(bench.instances)} instance(s), "
         f"{', '.join(args.criteria)}, standalone; background {args.background_tokens} tokens a call, replies cut at "
         f"{args.max_tokens} tokens"
     )
@@ -189,7 +191,7 @@ def measured(args: argparse.Namespace) -> None:
             evaluated = prompt_eval_tokens(srv._log_path, offset)
             figures[name] = (wall, evaluated, sent)
             print(
-                f"  {name:15s} {calls} calls, {wall:6.1f} s; prompt tokens sent {sent:,}, evaluated by llama.cpp "
+                f"  {name:15s} {calls} calls, {wall:6.1f} s; prompt tokens sent {sent:,}, evaluated by the runtime "
                 f"{evaluated:,} ({evaluated / max(1, sent):.0%}; the rest reused from its slot)"
             )
         g = figures.get("grouped")
@@ -281,15 +283,15 @@ def main() -> None:
     ap.add_argument("--slots", type=int, default=8)
     ap.add_argument("--sim-instances", type=int, default=200)
     ap.add_argument("--skip-model", action="store_true", help="only the simulation")
-    ap.add_argument("--arms", default="old order,grouped,candidate-first", help="which llama.cpp runs, comma-separated")
-    ap.add_argument("--criteria", default=",".join(CRITERIA), help="criteria judged on llama.cpp, comma-separated")
+    ap.add_argument("--arms", default="old order,grouped,candidate-first", help="which runs on the embedded model, comma-separated")
+    ap.add_argument("--criteria", default=",".join(CRITERIA), help="criteria judged on the embedded model, comma-separated")
     ap.add_argument(
         "--smoke",
         action="store_true",
         help="a tiny run that only checks the script works (the test suite runs it); its figures mean nothing",
     )
     args = ap.parse_args()
-    if args.smoke:  # both schedulers on one criterion's calls: a third of the llama.cpp calls of both criteria
+    if args.smoke:  # both schedulers on one criterion's calls: a third of the embedded model's calls of both criteria
         args.background_tokens, args.sim_instances, args.arms, args.criteria = 60, 4, "old order,grouped", "novelty"
     args.criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
     if not args.skip_model:

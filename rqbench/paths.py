@@ -45,6 +45,14 @@ def models_dir() -> Path:
     return home() / "models"
 
 
+def converted_models_dir() -> Path:
+    """The embedded model's weights converted for its torch runtime (``RQB_CONVERTED_MODELS``, else under the home):
+    derived from installed files only, so one folder can serve every home on a machine (the tests share the
+    checkout's)."""
+    override = os.environ.get("RQB_CONVERTED_MODELS")
+    return Path(override).resolve() if override else models_dir()
+
+
 def sample_build_dir() -> Path:
     return home() / "builds" / SAMPLE_NAME
 

@@ -16,6 +16,9 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 from rqbench.paths import shared_dir  # noqa: E402
 
 TEST_OUTPUT = Path(__file__).resolve().parent.parent / "test-output"
+# the embedded model's converted weights (derived from installed packages only): converted once, by the first test
+# that starts the model, for every test and worker, as for the README's own runs in ./data
+os.environ.setdefault("RQB_CONVERTED_MODELS", str(Path(__file__).resolve().parent.parent / "data" / "models"))
 
 
 @pytest.fixture(autouse=True)

