@@ -283,8 +283,12 @@ def main() -> None:
     ap.add_argument("--slots", type=int, default=8)
     ap.add_argument("--sim-instances", type=int, default=200)
     ap.add_argument("--skip-model", action="store_true", help="only the simulation")
-    ap.add_argument("--arms", default="old order,grouped,candidate-first", help="which runs on the embedded model, comma-separated")
-    ap.add_argument("--criteria", default=",".join(CRITERIA), help="criteria judged on the embedded model, comma-separated")
+    ap.add_argument(
+        "--arms", default="old order,grouped,candidate-first", help="which runs on the embedded model, comma-separated"
+    )
+    ap.add_argument(
+        "--criteria", default=",".join(CRITERIA), help="criteria judged on the embedded model, comma-separated"
+    )
     ap.add_argument(
         "--smoke",
         action="store_true",

