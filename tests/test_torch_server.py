@@ -46,7 +46,10 @@ def model():
 
 SCHEMA = {
     "type": "object",
-    "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}, "why": {"type": "string"}},
+    "properties": {
+        "score": {"type": "integer", "minimum": 1, "maximum": 5},
+        "why": {"type": "string", "maxLength": 40},
+    },
     "required": ["score", "why"],
 }
 
@@ -64,9 +67,9 @@ def test_a_reply_obeys_the_schema_and_a_cached_prefix_gives_the_same_reply(model
     warm = model.complete(ask, **kwargs)
     assert warm == cold  # reusing the cached prefix changes nothing in the reply
     text, finish, n_prompt, n_reply = cold
-    if finish == "stop":
-        reply = json.loads(text)
-        assert 1 <= reply["score"] <= 5 and isinstance(reply["why"], str)
+    assert finish == "stop"  # the schema bounds the reply well under its budget: it must close
+    reply = json.loads(text)
+    assert 1 <= reply["score"] <= 5 and 0 < len(reply["why"]) <= 40 and set(reply) == {"score", "why"}
     assert n_prompt == len(model.prompt_tokens(ask)) and 0 < n_reply <= 80
 
 
