@@ -58,6 +58,8 @@ class LengthData(BaseModel):
     """One results file's instances, as the fit reads them (one entry per instance the judge scored)."""
 
     model: str
+    submission_model: str = Field(default="", description="The submission's model name (``model`` adds the variant).")
+    prompt_variant: str = "original"
     win: list[float] = Field(description="The raw per-instance win (0/1).")
     generated: list[bool] = Field(description="The model gave RQs (else the instance is a loss and has no length).")
     delta: list[float] = Field(description="Mean words of the model's RQs minus the author-anchored RQ's; 0 if none.")
@@ -67,6 +69,8 @@ class LengthData(BaseModel):
 
 class LengthControlled(BaseModel):
     model: str
+    submission_model: str = ""
+    prompt_variant: str = "original"
     raw: Estimate
     controlled: Estimate
     longest_rule: float = Field(description="Win rate of the longest-of-five rule.")
@@ -96,7 +100,16 @@ def length_data(r: ResultsFile, opts: ScoreOptions = ScoreOptions(), metric: str
         if r.submission.prompt_variant == "original"
         else (f"{r.submission.model} ({r.submission.prompt_variant})")
     )
-    out = LengthData(model=name, win=[], generated=[], delta=[], longest_longer=[], papers=[])
+    out = LengthData(
+        model=name,
+        submission_model=r.submission.model,
+        prompt_variant=r.submission.prompt_variant,
+        win=[],
+        generated=[],
+        delta=[],
+        longest_longer=[],
+        papers=[],
+    )
     for rq, w, paper in zip(table.rq_ids, win, table.arxiv_ids):
         if np.isnan(w):
             continue
@@ -210,6 +223,8 @@ def judge_length(
             rows.append(
                 LengthControlled(
                     model=d.model,
+                    submission_model=d.submission_model,
+                    prompt_variant=d.prompt_variant,
                     raw=raw,
                     controlled=lc,
                     longest_rule=float(rule.mean()),
@@ -233,6 +248,24 @@ def judge_length(
             )
         )
     return out
+
+
+# (submission model, prompt variant, setting, judge label) -> controlled figure (``LENGTH_METRICS``) -> its fit
+RowKey = tuple[str, str, str, str]
+
+
+def length_by_row(
+    results: Sequence[ResultsFile], *, n_boot: int = LC_BOOT, seed: int = 0
+) -> dict[RowKey, dict[str, tuple[JudgeLength, LengthControlled]]]:
+    """Every (model, variant, setting, judge)'s length-controlled figures, each with its judge's fit: what the
+    leaderboard's length-control columns show. One fit per judge, setting and figure, as in the report."""
+    out: dict[RowKey, dict[str, tuple[JudgeLength, LengthControlled]]] = defaultdict(dict)
+    for setting in SETTINGS:
+        for metric in LENGTH_METRICS:
+            for fit_ in judge_length(results, setting, metric=metric, n_boot=n_boot, seed=seed):
+                for m in fit_.models:
+                    out[(m.submission_model, m.prompt_variant, setting, fit_.judge)][metric] = (fit_, m)
+    return dict(out)
 
 
 # --------------------------------------------------------------------------

@@ -37,12 +37,22 @@ from rqbench.evaluate.metrics import describe_combine_rule, describe_failures
 from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
 from rqbench.records import dataset_label
 from rqbench.space import bundles
+from rqbench.space import length_columns as lc
 from rqbench.space.html_table import Cell, Header
 
 # One group per criterion (its columns are the criterion's declared ones), around who and where from.
 # Diversity and cost have groups of their own: neither is a judge's criterion (diversity is the submission's RQs
 # alone, cost its calls), and beside the model they would crowd the default view with figures few rows have.
-GROUPS: tuple[str, ...] = ("model", "headline", *CRITERIA, "human agreement", "diversity", "cost", "provenance")
+GROUPS: tuple[str, ...] = (
+    "model",
+    "headline",
+    *CRITERIA,
+    "human agreement",
+    lc.GROUP,
+    "diversity",
+    "cost",
+    "provenance",
+)
 # The default view: who (model, setting, judge) and the headline figures; the other groups are one click away.
 DEFAULT_GROUPS: tuple[str, ...] = ("model", "headline")
 
@@ -92,6 +102,7 @@ ALL_COLUMNS: tuple[Column, ...] = (
     AGREEMENT_COLUMN,
     CORRECTED_COLUMN,
     LABELS_COLUMN,
+    *lc.COLUMNS,
     *DIVERSITY_COLUMNS,
     *COST_COLUMNS,
     *PROVENANCE_COLUMNS,
@@ -101,11 +112,12 @@ _WITH_CI: tuple[Column, ...] = (
     *FIGURE_COLUMNS,
     AGREEMENT_COLUMN,
     CORRECTED_COLUMN,
+    *lc.WITH_CI,
     *DIVERSITY_COLUMNS,
     PER_DOLLAR_COLUMN,
 )
-# Columns whose cells are built from a stored value and a hidden reason (``_stored_cells``), not from ``figures``.
-_STORED: tuple[Column, ...] = (*DIVERSITY_COLUMNS, GENERATION_COST_COLUMN, PER_DOLLAR_COLUMN)
+# Columns whose cells are built from a value and a hidden reason (``_stored_cell``), not from ``figures``.
+_STORED: tuple[Column, ...] = (*lc.COLUMNS, *DIVERSITY_COLUMNS, GENERATION_COST_COLUMN, PER_DOLLAR_COLUMN)
 CI_SUFFIX = " 95% CI"
 # Hidden helper columns that filters read; never shown.
 _KIND = "_row_kind"
@@ -451,12 +463,20 @@ def clean_frame(df: pd.DataFrame) -> pd.DataFrame:
     for col in (AGREEMENT_COLUMN, CORRECTED_COLUMN):
         out[col.label] = None
         out[ci_label(col)] = ""
+    for col in lc.COLUMNS:
+        out[col.label] = None
+        if col in lc.WITH_CI:
+            out[ci_label(col)] = ""
+        out[_STORED_TITLE + col.label] = _WHY_NO_CLEAN_LENGTH
     out[_EMPTY_WHY] = out[_CLEAN_WHY]
     return out
 
 
 def build_table(
-    rows: Iterable[SummaryRow], agreement: AgreementMap | None = None, corrected: CorrectedMap | None = None
+    rows: Iterable[SummaryRow],
+    agreement: AgreementMap | None = None,
+    corrected: CorrectedMap | None = None,
+    lengths: lc.LengthMap | None = None,
 ) -> pd.DataFrame:
     """Every row and every column (values and their CI columns); filters and choices come after."""
     main = [r for r in rows if r.subfield is None]  # sub-field splits belong to reports, not the main board
@@ -486,6 +506,7 @@ def build_table(
         rec[AGREEMENT_COLUMN.label] = _value(cell.value, True) if cell else None
         rec[ci_label(AGREEMENT_COLUMN)] = _fmt_ci(cell.ci_low, cell.ci_high, True) + f" n={cell.n}" if cell else ""
         rec |= _corrected_cells(r, (corrected or {}).get((r.model, r.setting, r.judge)))
+        rec |= lc.cells(r, lengths or {}, _STORED_TITLE)
         rec["Judges"] = ", ".join(p.judge_labels)
         rec["Prompt set"] = ", ".join(f"{ps.name} ({ps.hash[:11]})" for ps in p.prompt_sets)
         rec["Dataset"] = dataset_label(p.dataset_repo, p.dataset_revision, p.dataset_version)
@@ -616,6 +637,10 @@ _WHY_UNSCORED = "No instance had this figure scored for this row (the judge's re
 _WHY_NO_CLEAN_AGREEMENT = (
     "Clean only: human agreement has no clean value (the annotated pairs are not chosen by publication date)."
 )
+_WHY_NO_CLEAN_LENGTH = (
+    "Clean only: the length-controlled figures have no clean value (each judge's length preference is fitted over "
+    "every instance it scored)."
+)
 _WHY_NO_CLEAN_CORRECTED = (
     "Clean only: the expert-corrected figure has no clean value (the annotated pairs are not chosen by publication "
     "date)."
@@ -650,6 +675,7 @@ _CORRECTED_HEADER = (
 
 
 _STORED_HEADERS = {
+    **lc.HEADERS,
     SIMILARITY_COLUMN.label: "Mean cosine similarity of an instance's RQs over their pairs (10 for five), averaged "
     "over instances, embedded once with all-MiniLM-L6-v2 and stored with the results; lower is more diverse. Over "
     "every instance, also in the clean view. Grey: the 95% cluster-bootstrap CI over source papers.",
@@ -701,8 +727,8 @@ def _stored_cell(col: Column, rec: Mapping[str, object], show_ci: bool) -> Cell:
         return Cell(MISSING, title=title, kind="missing")
     if col is GENERATION_COST_COLUMN:
         return Cell(_money(float(v)), title=title, kind="num")
-    ci = str(rec[ci_label(col)])
-    digits = 3 if col is SIMILARITY_COLUMN else 1 if col is PER_DOLLAR_COLUMN else 2
+    ci = str(rec.get(ci_label(col)) or "")
+    digits = 3 if col is SIMILARITY_COLUMN else 1 if col is PER_DOLLAR_COLUMN or col in lc.COLUMNS else 2
     return Cell(f"{float(v):,.{digits}f}", note=ci if show_ci else "", title=title, kind="num")
 
 

@@ -24,6 +24,7 @@ import gradio as gr
 
 from rqbench.evaluate.expert_pool import make_pool
 from rqbench.evaluate.judge_board import Board, make_board
+from rqbench.evaluate.length_control import length_by_row
 from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
 from rqbench.evaluate.trial import one_run_each
 from rqbench.io import RecordError
@@ -145,7 +146,8 @@ class SpaceData:
                 self.rows = []
             cells = an.agreement_cells(judgments, self.results) if judgments else {}
             corrected = an.expert_corrected_cells(judgments, self.results) if judgments else {}
-            self.table = lb.build_table(self.rows, cells, corrected)
+            lengths = length_by_row(self.results, n_boot=self.config.n_boot) if self.rows else {}
+            self.table = lb.build_table(self.rows, cells, corrected, lengths)
             self.pairs = an.build_pairs(self.results, judgments)
             self.index = browse.index_instances(self.results)
             self.board, self.board_problems = self._board(self.results, judgments, boards, board_problems)

@@ -119,6 +119,7 @@ def _digest_text(path: Path) -> str:
 
 def produce(tmp: Path) -> dict[str, str]:
     from rqbench.cli import main as cli_main
+    from rqbench.evaluate.length_control import length_by_row
     from rqbench.evaluate.metrics import FailureAccounting, NarrownessAggregation, OrderingAggregation, ScoreOptions
     from rqbench.evaluate.summary import instance_values, summarize
     from rqbench.space import leaderboard as lb
@@ -174,7 +175,7 @@ def produce(tmp: Path) -> dict[str, str]:
     agreement = {
         ("model-a", "standalone", "judge-a"): lb.AgreementCell(value=0.5, ci_low=0.3, ci_high=0.7, n=10),
     }
-    df = lb.build_table(rows, agreement)
+    df = lb.build_table(rows, agreement, lengths=length_by_row(results, n_boot=200))
     digests["leaderboard/table"] = content_hash(lb.to_csv(df).decode("utf-8"))
     digests["leaderboard/choices"] = content_hash(lb.choices(df))
     digests["leaderboard/numeric_columns"] = content_hash(lb.numeric_columns())

@@ -70,6 +70,7 @@ EXTRA_GROUPS = [
     ("win/tie per novelty dimension", "novelty"),
     ("narrowness details", "narrowness"),
     ("human agreement", "human agreement"),
+    ("length control (win rates with the RQs' length held equal)", "length control"),
     ("diversity of the five RQs", "diversity"),
     ("cost (generation, judging, win points per dollar)", "cost"),
     ("provenance (judges and their details, prompts, dataset, failures, contamination)", "provenance"),
