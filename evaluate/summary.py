@@ -46,7 +46,7 @@ from rqbench.llm.catalog import resolved_cutoff
 from rqbench.records import GenerationCost, PromptSetRef, ResultsFile
 
 COMBINED = "combined"
-# The figure a dollar of generation buys: the Pass@5 win rate on non-obviousness (comparative rows), in points.
+# The figure a dollar of generation buys: the Pass@5 win rate on non-obviousness (the row's setting), in points.
 PER_DOLLAR_METRIC = "win_non_obviousness"
 REFERENCE_MODEL = "author-anchored (GT)"
 SUMMARY_BOOT = 1000

@@ -938,7 +938,7 @@ def cost_table(rows: Sequence[SummaryRow]) -> Table:
         "cost",
         "What each row cost, from the call log as its results files stored it (litellm's price per request when "
         "sent; a cache hit costs nothing; a request with no price, or generated elsewhere, makes the total unknown), "
-        "and the Pass@5 win rate on non-obviousness in points per dollar of generation (comparative rows)."
+        "and the Pass@5 win rate on non-obviousness in points per dollar of generation (in the row's setting: standalone and comparative judging each give one)."
         + combine_note(kept),
         "not in the paper (cost per point, docs/metrics.md)",
         display.set_index(["model", "setting", "judge"]) if len(display) else display,

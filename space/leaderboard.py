@@ -353,8 +353,6 @@ def _cost_cells(row: SummaryRow) -> dict[str, object]:
         }
     if why:
         reason = why
-    elif row.setting != "comparative":
-        reason = "Win rates come from comparative judging: see this model's comparative row."
     elif not row.generation_cost_usd:
         reason = "Generation cost nothing (a free model): a figure per dollar is not defined."
     else:
@@ -683,7 +681,7 @@ _STORED_HEADERS = {
     "five), averaged over instances; lower is more diverse. Grey: the 95% cluster-bootstrap CI over source papers.",
     GENERATION_COST_COLUMN.label: "Dollars of generating the submission's RQs, from the call log (litellm's price "
     "per request when sent; a cache hit costs nothing); empty when unknown, never $0 for unknown.",
-    PER_DOLLAR_COLUMN.label: "The Pass@5 win rate on non-obviousness (comparative rows) in percentage points per "
+    PER_DOLLAR_COLUMN.label: "The Pass@5 win rate on non-obviousness (in the row's setting) in percentage points per "
     "dollar of generation; higher is better. Grey: the 95% CI divided by the cost.",
 }
 
