@@ -140,22 +140,23 @@ def fit(data: Sequence[LengthData]) -> tuple[float, list[float], float]:
     deltas = np.concatenate([np.asarray(d.delta)[np.asarray(d.generated, dtype=bool)] for d in data])
     varies = _varies(data)
     s = float(np.std(deltas)) if varies else 1.0
-    xs, ys = [], []
-    for d in data:
+    xs, ys, owner = [], [], []
+    for m, d in enumerate(data):
         g = np.asarray(d.generated, dtype=bool)
         xs.append(np.tanh(np.asarray(d.delta)[g] / s))
         ys.append(np.asarray(d.win)[g])
+        owner.append(np.full(int(g.sum()), m))
+    x, y, who = np.concatenate(xs), np.concatenate(ys), np.concatenate(owner).astype(int)
+    n_models = len(data)
 
     def loss(p: np.ndarray) -> tuple[float, np.ndarray]:
         phi, thetas = p[0], p[1:]
-        total, grad = 0.0, np.zeros_like(p)
-        for m, (x, y) in enumerate(zip(xs, ys)):
-            z = thetas[m] + phi * x
-            q = _sigmoid(z)
-            total -= float(np.sum(y * z - np.logaddexp(0.0, z)))
-            grad[0] -= float(np.sum((y - q) * x))
-            grad[1 + m] -= float(np.sum(y - q))
-        total += RIDGE * float(p @ p) / 2
+        z = thetas[who] + phi * x
+        r = y - _sigmoid(z)  # the residual of each instance, all models at once
+        total = -float(np.sum(y * z - np.logaddexp(0.0, z))) + RIDGE * float(p @ p) / 2
+        grad = np.empty_like(p)
+        grad[0] = -float(np.sum(r * x))
+        grad[1:] = -np.bincount(who, weights=r, minlength=n_models)
         grad += RIDGE * p
         if not varies:  # one length difference throughout: phi and theta are one parameter; phi stays 0
             grad[0] = 0.0
