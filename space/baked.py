@@ -11,8 +11,10 @@ a store that changes without a restart still shows.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -100,18 +102,105 @@ class BakedPage:
                 entries[i] = BlocksConfig.config_for_block(component._id, [], component)
 
 
+# What Gradio's page depends on besides the baked data: the address it was asked at (the page's root URL is built
+# from these headers) and the query (``?rq_id=``, ``?tab=``, Gradio's ``?page=``). A request carrying Gradio's own
+# sign-in cookie (``access-token-*``) is never answered from the cache: its page names the user.
+_ADDRESS_HEADERS = (b"host", b"x-forwarded-host", b"x-forwarded-proto", b"x-forwarded-port", b"x-forwarded-prefix")
+_PERSONAL = b"access-token"
+# Answers kept per bake: one per address and query a crowd repeats (about 300 kB each), the least recent dropped
+CACHED_PAGES = 32
+
+
 class FreshPage:
     """ASGI middleware: before Gradio builds the page (``GET /``, ``/config``), the page is baked for the data
     as it stands (``BakedPage.bake``, in a worker thread: it may read the stores). Every other request passes,
-    ``HEAD /`` included: Gradio's launch asks it with a 3 s timeout, and the first bake reads every results file."""
+    ``HEAD /`` included: Gradio's launch asks it with a 3 s timeout, and the first bake reads every results file.
 
-    def __init__(self, app: Any, bake: Callable[[], Any]):
-        self.app, self._bake = app, bake
+    Gradio builds the page anew for every request (a deep copy of the page's configuration, its root URL written
+    into every component, the template rendered): the same bytes for everyone between two bakes. With ``version``
+    (the bake's count) the first answer per bake, address and query is kept and sent again as it is, with an
+    ``ETag``; a browser that revalidates with ``If-None-Match`` gets 304."""
+
+    def __init__(self, app: Any, bake: Callable[[], Any], version: Callable[[], Hashable] | None = None):
+        self.app, self._bake, self._version = app, bake, version
+        self._pages: OrderedDict[tuple, tuple[int, list, bytes]] = OrderedDict()
+        self.built = 0  # pages Gradio built (the rest were sent from the cache): tests, the benchmark's notes
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] in PAGE_PATHS:
-            try:
-                await anyio.to_thread.run_sync(self._bake)
-            except Exception:  # the page goes out as last baked: a store outage must not close the Space
-                log.exception("the page could not be brought up to date; serving it as last baked")
-        await self.app(scope, receive, send)
+        if not (scope["type"] == "http" and scope["method"] == "GET" and scope["path"] in PAGE_PATHS):
+            await self.app(scope, receive, send)
+            return
+        try:
+            await anyio.to_thread.run_sync(self._bake)
+        except Exception:  # the page goes out as last baked: a store outage must not close the Space
+            log.exception("the page could not be brought up to date; serving it as last baked")
+        key = self._key(scope)
+        kept = self._pages.get(key) if key is not None else None
+        if kept is not None:
+            self._pages.move_to_end(key)
+            await self._send_kept(scope, send, *kept)
+            return
+        self.built += 1
+        if key is None:
+            await self.app(scope, receive, send)
+            return
+        start: dict = {}
+        body = bytearray()
+
+        async def keep(message: dict) -> None:
+            """Hold the page until its last byte, then send it as kept (with its ETag), or as built."""
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            if message["type"] != "http.response.body":
+                await send(message)
+                return
+            body.extend(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            if self._cacheable(start):
+                await self._send_kept(scope, send, *self._store(key, start, bytes(body)))
+                return
+            await send(start)
+            await send({"type": "http.response.body", "body": bytes(body)})
+
+        await self.app(scope, receive, keep)
+
+    def _key(self, scope: dict) -> tuple | None:
+        """The cache key of a page request, or None where it must be built (no version; a personal page)."""
+        if self._version is None:
+            return None
+        headers = dict(scope.get("headers") or ())
+        if _PERSONAL in headers.get(b"cookie", b""):
+            return None
+        address = tuple(headers.get(h, b"") for h in _ADDRESS_HEADERS)
+        where = (scope.get("scheme"), scope.get("root_path", ""), scope["path"], scope.get("query_string", b""))
+        return (self._version(), *where, *address)
+
+    @staticmethod
+    def _cacheable(start: dict) -> bool:
+        return start.get("status") == 200 and not any(k.lower() == b"set-cookie" for k, _ in start.get("headers", ()))
+
+    def _store(self, key: tuple, start: dict, body: bytes) -> tuple[int, list, bytes]:
+        version = key[0]
+        for old in [k for k in self._pages if k[0] != version]:  # a new bake: the old pages are stale
+            del self._pages[old]
+        etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'.encode()
+        headers = [(k, v) for k, v in start.get("headers", ()) if k.lower() not in (b"etag", b"content-length")]
+        headers += [(b"etag", etag), (b"content-length", str(len(body)).encode())]
+        self._pages[key] = kept = (int(start["status"]), headers, body)
+        while len(self._pages) > CACHED_PAGES:
+            self._pages.popitem(last=False)
+        return kept
+
+    @staticmethod
+    async def _send_kept(scope: dict, send: Callable, status: int, headers: list, body: bytes) -> None:
+        etag = next(v for k, v in headers if k == b"etag")
+        asked = dict(scope.get("headers") or ()).get(b"if-none-match")
+        if asked is not None and etag in [t.strip() for t in asked.split(b",")]:
+            kept = [(k, v) for k, v in headers if k in (b"etag", b"cache-control")]
+            await send({"type": "http.response.start", "status": 304, "headers": kept})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})

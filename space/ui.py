@@ -30,7 +30,7 @@ from rqbench.evaluate.trial import one_run_each
 from rqbench.io import RecordError
 from rqbench.records import CitedPaper, JudgeBoardFile, ResultsFile, dataset_label
 from rqbench.space import annotate as an
-from rqbench.space import browse, bundles, downloads, progress_view, tabs
+from rqbench.space import browse, bundles, downloads, progress_view, session_state, tabs
 from rqbench.space import expert_study as es
 from rqbench.space import leaderboard as lb
 from rqbench.space.baked import BakedPage, FreshPage
@@ -369,9 +369,10 @@ UPLOADS_PER_MINUTE, UPLOADS_PER_HOUR = 10, 30
 def with_queue(demo: gr.Blocks) -> gr.Blocks:
     """``demo`` with its event queue, as ``rqbench space`` and ``app.py`` serve it. Gradio's queue reads its
     analytics settings from the environment when it is made: ``GRADIO_ANALYTICS`` unless the environment says
-    otherwise."""
+    otherwise. Sessions are kept lean from here on (``session_state``)."""
     for name, value in GRADIO_ANALYTICS.items():
         os.environ.setdefault(name, value)
+    session_state.install()  # no per-visitor copy of the page's configuration (space/session_state.py)
     return demo.queue(default_concurrency_limit=EVENTS_AT_ONCE, status_update_rate=QUEUE_STATUS_EVERY_S)
 
 
@@ -397,7 +398,8 @@ def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:
     from rqbench import paths
 
     shelf = bundles.BundleShelf(demo.space_data, paths.home() / "space-bundles", paths.calls_db())
-    fresh = Middleware(FreshPage, bake=demo.baked_page.bake)
+    baked = demo.baked_page
+    fresh = Middleware(FreshPage, bake=baked.bake, version=lambda: baked.bakes)
     routes = [downloads.csv_route(demo.space_data), bundles.bundle_route(shelf)]
     if config.progress_file is not None:
         routes.append(progress_view.progress_route(config.progress_file))

@@ -321,17 +321,15 @@ def test_the_browse_pickers_and_the_queue_are_filled_when_their_tab_opens(tmp_pa
 # --------------------------------------------------------------------------
 
 
-def test_a_search_of_700000_characters_is_cut_with_a_message_not_a_crash(stores, monkeypatch):
-    import gradio as gr
-
+def test_a_search_of_700000_characters_is_cut_with_a_message_not_a_crash(stores):
     demo = build_app(SpaceConfig(stores=stores, n_boot=50))
     load_page(demo)
-    warnings = []
-    monkeypatch.setattr(gr, "Warning", lambda message, *a, **k: warnings.append(message))
     html, link, _ = render(demo, "model-" + "x" * 700_000)
-    assert warnings and f"first {downloads.MAX_SEARCH_CHARS} characters" in warnings[0]
+    # the search runs outside the queue (no toast): the notice is above the table, once
+    assert html.count(f"first {downloads.MAX_SEARCH_CHARS} characters") == 1 and 'id="lb-cut"' in html
     assert "No results match these filters." in html and len(link) < 2000
-    assert render(demo, "MODEL-A")[0].count("model-a") >= 1 and len(warnings) == 1
+    again = render(demo, "MODEL-A")[0]
+    assert again.count("model-a") >= 1 and "lb-cut" not in again  # an uncut search shows no notice
 
 
 def test_the_table_filter_matches_no_name_with_a_search_far_longer_than_every_name(stores):
@@ -416,7 +414,8 @@ def test_a_refused_upload_stays_for_the_retry_and_discarding_touches_only_gradio
 
 
 class Visitor:
-    """Gradio's queue API over HTTP, as the page speaks it: join an event, read the session's stream."""
+    """Gradio's event API over HTTP, as the page speaks it: an event outside the queue is one POST to
+    ``run/predict``; a queued one is joined, and the session's stream read until it completes."""
 
     def __init__(self, base: str, config: dict, session: str):
         self.base, self.session = base, session
@@ -430,8 +429,22 @@ class Visitor:
         return [d for d in self.deps if any(n == event and (elem_id is None or t == target) for t, n in d["targets"])]
 
     def fire(self, deps: list[dict], overrides: dict[int, object] | None = None) -> list[dict]:
-        ids = set()
-        for dep in deps:
+        """Each event's completion message (``success``, ``output``), direct ones as the queue's would read."""
+        ids, done = set(), []
+        for dep in (d for d in deps if d.get("queue") is False):
+            data = [(overrides or {}).get(i, self.values.get(i)) for i in dep["inputs"]]
+            r = httpx.post(
+                f"{self.base}/gradio_api/run/predict",
+                timeout=60,
+                json={
+                    "data": data,
+                    "fn_index": dep["id"],
+                    "trigger_id": dep["targets"][0][0],
+                    "session_hash": self.session,
+                },
+            )
+            done.append({"success": r.status_code == 200, "output": r.json()})
+        for dep in (d for d in deps if d.get("queue") is not False):
             data = [(overrides or {}).get(i, self.values.get(i)) for i in dep["inputs"]]
             r = httpx.post(
                 f"{self.base}/gradio_api/queue/join",
@@ -446,7 +459,8 @@ class Visitor:
             )
             assert r.status_code == 200, r.text
             ids.add(r.json()["event_id"])
-        done = []
+        if not ids:
+            return done
         with httpx.stream(
             "GET", f"{self.base}/gradio_api/queue/data", params={"session_hash": self.session}, timeout=60
         ) as r:
@@ -553,12 +567,13 @@ def test_a_4_mb_search_is_refused_before_it_is_read_and_an_upload_burst_is_limit
     (dep,) = v.events("lb-search", "change")
     data = [v.values.get(i) for i in dep["inputs"]]
     data[0] = "x" * (4 * 1024 * 1024)
-    r = httpx.post(
-        f"{launched.url}/gradio_api/queue/join",
-        timeout=60,
-        json={"data": data, "fn_index": dep["id"], "session_hash": "hostile"},
-    )
-    assert r.status_code == 413 and "over the limit" in r.text
+    for route in ("run/predict", "queue/join"):  # the page's route for the search, and the queue's
+        r = httpx.post(
+            f"{launched.url}/gradio_api/{route}",
+            timeout=60,
+            json={"data": data, "fn_index": dep["id"], "session_hash": "hostile"},
+        )
+        assert r.status_code == 413 and "over the limit" in r.text
     assert "hostile" not in launched.demo.state_holder.session_data  # never reached the session state
     codes = [
         httpx.post(
@@ -664,3 +679,69 @@ def test_an_update_is_written_into_a_component_as_its_constructor_would_hold_it(
     note = gr.Textbox(value="", visible=False, render=False)
     assert apply(note, gr.Textbox(value="a.json: field x", visible=True))
     assert note.visible is True and note.value == "a.json: field x" and note.constructor_args["visible"] is True
+
+
+def _asgi_get(app, path: str = "/", headers: dict[bytes, bytes] | None = None, query: bytes = b"") -> tuple:
+    """(status, headers, body) of one GET through an ASGI app."""
+    import asyncio
+
+    sent: list[dict] = []
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "query_string": query,
+        "scheme": "http",
+        "root_path": "",
+        "headers": list((headers or {b"host": b"a.example"}).items()),
+    }
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    return sent[0]["status"], dict(sent[0].get("headers", [])), b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def test_the_page_is_built_once_per_bake_address_and_query():
+    """FreshPage keeps Gradio's answer per bake, address and query: the same bytes again, an ETag and a 304 for it;
+    a new bake, another address, another query or a personal page is built anew."""
+    from rqbench.space.baked import FreshPage
+
+    built, version = [], [1]
+
+    async def gradio(scope, receive, send):
+        built.append(scope["path"])
+        page = f"page v{version[0]} for {dict(scope['headers'])[b'host'].decode()} {scope['query_string']!r}"
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+        await send({"type": "http.response.body", "body": page.encode()})
+
+    fresh = FreshPage(gradio, bake=lambda: None, version=lambda: version[0])
+    first = _asgi_get(fresh)
+    assert _asgi_get(fresh) == first and len(built) == 1 and fresh.built == 1
+    etag = first[1][b"etag"]
+    assert first[1][b"content-length"] == str(len(first[2])).encode()
+    status, headers, body = _asgi_get(fresh, headers={b"host": b"a.example", b"if-none-match": etag})
+    assert status == 304 and body == b"" and headers[b"etag"] == etag
+    assert b"b.example" in _asgi_get(fresh, headers={b"host": b"b.example"})[2]  # another address: its own page
+    assert b"tab=submit" in _asgi_get(fresh, query=b"tab=submit")[2]  # another query: its own page
+    personal = {b"host": b"a.example", b"cookie": b"access-token-1=x"}
+    _asgi_get(fresh, headers=personal)
+    _asgi_get(fresh, headers=personal)
+    assert len(built) == 5  # a page with Gradio's sign-in cookie is never kept
+    version[0] = 2  # a new bake: the kept pages are stale
+    assert b"page v2" in _asgi_get(fresh)[2] and len(built) == 6
+    assert _asgi_get(fresh, path="/gradio_api/info")  # anything else passes through untouched
+    assert built[-1] == "/gradio_api/info"
+
+
+def test_the_launched_page_is_the_same_bytes_until_the_data_changes(launched):
+    first = httpx.get(launched.url + "/", timeout=60)
+    again = httpx.get(launched.url + "/", timeout=60)
+    assert first.status_code == 200 and first.content == again.content and first.headers["etag"]
+    revalidated = httpx.get(launched.url + "/", headers={"if-none-match": first.headers["etag"]}, timeout=60)
+    assert revalidated.status_code == 304
+    assert "model-a" in value_of(page_config(launched.url), "leaderboard-table")

@@ -17,7 +17,7 @@ import gradio as gr
 from rqbench.demo import is_demo_model
 from rqbench.space import browse, html_table
 from rqbench.space.memo import ViewCache
-from rqbench.space.tabs.common import banner_update, demo_banner, html_block, section_reader
+from rqbench.space.tabs.common import READ_ONLY, banner_update, demo_banner, html_block, section_reader
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceConfig, SpaceData
@@ -217,9 +217,9 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
         pickers = BrowseTab(data, b_sub, b_paper, b_rq, banner, work, empty).opening()
         return pickers if pickers is not None else (gr.skip(), gr.skip(), gr.skip())
 
-    tab.select(first_opening, b_rq, [b_sub, b_paper, b_rq])
-    b_sub.input(pick_subfield, b_sub, [b_paper, b_sub]).then(pick_paper, b_paper, b_rq)
-    b_paper.input(pick_paper, b_paper, b_rq)
-    b_rq.change(pick_rq, b_rq, [b_link, b_gt, b_models, b_scores])
-    b_models.input(pick_models, [b_rq, b_models], b_scores)
+    tab.select(first_opening, b_rq, [b_sub, b_paper, b_rq], **READ_ONLY)
+    b_sub.input(pick_subfield, b_sub, [b_paper, b_sub], **READ_ONLY).then(pick_paper, b_paper, b_rq, **READ_ONLY)
+    b_paper.input(pick_paper, b_paper, b_rq, **READ_ONLY)
+    b_rq.change(pick_rq, b_rq, [b_link, b_gt, b_models, b_scores], **READ_ONLY)
+    b_models.input(pick_models, [b_rq, b_models], b_scores, **READ_ONLY)
     return BrowseTab(data, b_sub, b_paper, b_rq, banner, work, empty)

@@ -12,6 +12,13 @@ from rqbench.space.html_table import TABLE_CSS
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceConfig
 
+# The keyword arguments of an event that only shows what is already computed (a page of the table, an RQ, a figure
+# drawn once per data version) and changes nothing: it runs outside Gradio's queue, one HTTP request
+# (``POST .../run/predict``) instead of a join and an event stream, the queue's bookkeeping that made a crowd's
+# filters wait (docs/benchmarks.md, "The Space under a crowd"). Such an event has no stream to carry a toast
+# (``gr.Warning``): what it must say goes into its own output. While one runs, only a visitor's latest edit waits.
+READ_ONLY = {"queue": False, "trigger_mode": "always_last"}
+
 
 def identity(config: "SpaceConfig", profile: gr.OAuthProfile | None, local_name: str) -> tuple[str | None, str]:
     """(user name, problem): the Hub account when on the Hub, the typed name offline."""
@@ -32,7 +39,7 @@ def section_reader(sections: Iterable[tuple[str, str]], key: str) -> None:
         return
     pick = gr.Radio(choices=list(texts), value=None, label="Read a section", key=f"{key}-pick")
     shown = gr.Textbox(visible=False, show_label=False, interactive=False, max_lines=20, key=f"{key}-text")
-    pick.change(lambda name: gr.Textbox(value=texts.get(name, ""), visible=bool(name)), pick, shown)
+    pick.change(lambda name: gr.Textbox(value=texts.get(name, ""), visible=bool(name)), pick, shown, **READ_ONLY)
 
 
 def section_accordions(sections: Iterable[tuple[str, str]]) -> None:

@@ -20,7 +20,7 @@ from rqbench.space import html_table, judges_view, stability_view
 from rqbench.space.memo import ViewCache
 from rqbench.space.plots import drawn as drawn_figure
 from rqbench.space.safety import redact
-from rqbench.space.tabs.common import banner_update, demo_banner, html_block
+from rqbench.space.tabs.common import READ_ONLY, banner_update, demo_banner, html_block
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceData
@@ -151,5 +151,5 @@ def build(data: "SpaceData") -> JudgesTab:
         )
 
     # drawn one at a time (plots.DRAWING)
-    tab.select(opened, None, [banner, table, pool, plot, unplotted, stability, length, cued])
+    tab.select(opened, None, [banner, table, pool, plot, unplotted, stability, length, cued], **READ_ONLY)
     return JudgesTab(data, banner, table, pool)

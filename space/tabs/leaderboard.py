@@ -24,7 +24,7 @@ from rqbench.space import bundles, downloads, html_table
 from rqbench.space import leaderboard as lb
 from rqbench.space.memo import ViewCache
 from rqbench.space.safety import redact
-from rqbench.space.tabs.common import banner_update, demo_banner, html_block
+from rqbench.space.tabs.common import READ_ONLY, banner_update, demo_banner, html_block
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceData
@@ -217,8 +217,6 @@ def build(data: "SpaceData") -> LeaderboardTab:
     def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl, run=FULL_RUNS, page_no=1):
         """(the table's page, the CSV link, the page number shown): ``page_no`` kept within the view's pages."""
         search, cut = downloads.capped_search(str(q or ""))
-        if cut:
-            gr.Warning(SEARCH_CUT)
         view = lb.View(
             search=search,
             judges=tuple(js or ()),
@@ -244,7 +242,8 @@ def build(data: "SpaceData") -> LeaderboardTab:
         at = min(max(wanted, 1), page_count(len(shown)))
         html = pages.get(version, (view, at), lambda: table_html(frame, view, shown, at))
         on_page = shown.iloc[(at - 1) * PAGE_ROWS : at * PAGE_ROWS]
-        return html, downloads.link_html(view) + bundles.links_html(on_page, lb.BUNDLE_ID), at
+        notice = f'<p class="rqb-notice" id="lb-cut" role="status">{SEARCH_CUT}</p>' if cut else ""
+        return notice + html, downloads.link_html(view) + bundles.links_html(on_page, lb.BUNDLE_ID), at
 
     def first_page(*view):
         return render_table(*view, 1)
@@ -266,12 +265,13 @@ def build(data: "SpaceData") -> LeaderboardTab:
     # .input, not .change, for the pickers: only a visitor's own edits redraw the table (the page load sets their
     # choices). The search box's .input missed deletions, a cleared box and pastes in Chromium (the table kept its
     # old filter), so the box redraws on .change: no code sets its value, so every change is a visitor's. While
-    # they type only the latest pending redraw runs. A new view opens on its first page.
-    search.submit(first_page, controls, shown_outputs, trigger_mode="always_last")
-    search.change(first_page, controls, shown_outputs, trigger_mode="always_last")
+    # they type only the latest pending redraw runs. A new view opens on its first page. Every one of these reads
+    # and writes nothing but the page: one HTTP request each, outside the queue (``READ_ONLY``).
+    search.submit(first_page, controls, shown_outputs, **READ_ONLY)
+    search.change(first_page, controls, shown_outputs, **READ_ONLY)
     for comp in (judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs):
-        comp.input(first_page, controls, shown_outputs, trigger_mode="always_last")
-    previous.click(turn(-1, "previous_page"), paged, shown_outputs, trigger_mode="always_last")
-    following.click(turn(+1, "next_page"), paged, shown_outputs, trigger_mode="always_last")
-    page.submit(turn(0, "this_page"), paged, shown_outputs, trigger_mode="always_last")
+        comp.input(first_page, controls, shown_outputs, **READ_ONLY)
+    previous.click(turn(-1, "previous_page"), paged, shown_outputs, **READ_ONLY)
+    following.click(turn(+1, "next_page"), paged, shown_outputs, **READ_ONLY)
+    page.submit(turn(0, "this_page"), paged, shown_outputs, **READ_ONLY)
     return LeaderboardTab(data, paged, judges, table, download, page, problems, banner, refresh, render_table)

@@ -17,7 +17,7 @@ import gradio as gr
 from rqbench.evaluate.summary import COMBINED
 from rqbench.space import html_table, plots
 from rqbench.space.memo import ViewCache
-from rqbench.space.tabs.common import banner_update, demo_banner, html_block
+from rqbench.space.tabs.common import READ_ONLY, banner_update, demo_banner, html_block
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceData
@@ -117,9 +117,9 @@ def build(data: "SpaceData") -> PlotsTab:
     pickers = [p_judge, p_setting, p_dim]
     both = [p_scatter, p_scatter_empty, p_bars, p_bars_empty]
     # drawn one at a time (plots.DRAWING), whichever event asks; a figure already drawn is handed out at once
-    tab.select(draw_both, pickers, both)
+    tab.select(draw_both, pickers, both, **READ_ONLY)
     # .input: the page load's new judge choices draw nothing; only a visitor's pick does
-    p_judge.input(draw_both, pickers, both, trigger_mode="always_last")
-    p_setting.input(draw_bars, pickers, [p_bars, p_bars_empty], trigger_mode="always_last")
-    p_dim.input(draw_bars, pickers, [p_bars, p_bars_empty], trigger_mode="always_last")
+    p_judge.input(draw_both, pickers, both, **READ_ONLY)
+    p_setting.input(draw_bars, pickers, [p_bars, p_bars_empty], **READ_ONLY)
+    p_dim.input(draw_bars, pickers, [p_bars, p_bars_empty], **READ_ONLY)
     return PlotsTab(data, p_judge, banner, p_scatter, p_bars)

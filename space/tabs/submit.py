@@ -36,7 +36,7 @@ from rqbench.space.submit import (
     requests_rows as public_rows,
 )
 from rqbench.space.submit_cli import SPACE_API_NAME
-from rqbench.space.tabs.common import demo_banner, identity
+from rqbench.space.tabs.common import READ_ONLY, demo_banner, identity
 
 if TYPE_CHECKING:
     from rqbench.space.records import SubmissionRequest
@@ -203,6 +203,6 @@ def build(config: "SpaceConfig", data: "SpaceData") -> SubmitTab:
             return queue_rows(lambda: [])
         return listed.get(read, "queue", lambda: queue_rows(lambda: requests))
 
-    tab.select(queue_shown, None, req_table)
-    req_refresh.click(requests_rows, None, req_table)
+    tab.select(queue_shown, None, req_table, **READ_ONLY)
+    req_refresh.click(requests_rows, None, req_table, **READ_ONLY)
     return SubmitTab(req_table)
