@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from rqbench.demo import is_demo_model
@@ -136,6 +137,8 @@ _TRIAL = "_trial"
 _CORRECTED_TITLE = "_corrected_title"
 # The row's id in its reproduction bundle's address (``bundles.row_id``; empty on reference rows).
 BUNDLE_ID = "_bundle"
+# The model's name upper-cased, what the search compares (``filter_mask``).
+_MODEL_UPPER = "_model_upper"
 # Per stored column (diversity, cost): the cell's hover text, which on an empty cell is the reason it is empty.
 _STORED_TITLE = "_title: "
 _HIDDEN = (
@@ -147,6 +150,7 @@ _HIDDEN = (
     _TRIAL,
     _CORRECTED_TITLE,
     BUNDLE_ID,
+    _MODEL_UPPER,
     *(_STORED_TITLE + c.label for c in _STORED),
 )
 # Beside the count of scored instances on an incomplete row (the report's tables use the same mark).
@@ -494,6 +498,7 @@ def build_table(
             _FAILURES: p.failures,
             _TRIAL: p.trial or 0,
             BUNDLE_ID: bundles.row_id(r),
+            _MODEL_UPPER: r.model.upper(),
             "Scored": _scored(r),
         }
         for col in FIGURE_COLUMNS:
@@ -570,42 +575,70 @@ class View:
 def filter_table(df: pd.DataFrame, view: View) -> pd.DataFrame:
     """Rows matching the search (model name, case-insensitive, literal) and every non-empty filter; full runs'
     rows, or with ``view.trials`` trial runs' rows (the reference rows are in both)."""
-    mask = pd.Series(True, index=df.index)
-    model_rows = df[_KIND] == "model"
-    mask &= ~model_rows | ((df[_TRIAL] > 0) == view.trials)
+    return df[filter_mask(df, view)]
+
+
+def filter_mask(df: pd.DataFrame, view: View) -> pd.Series:
+    """``filter_table``'s selection, as a boolean per row of ``df`` (plain arrays: a page's search is a few of these
+    over every row, and pandas' per-operation overhead was most of its time)."""
+
+    def among(column: str, chosen: Sequence[str]) -> np.ndarray:
+        wanted = set(chosen)
+        return np.fromiter((v in wanted for v in df[column].to_numpy()), dtype=bool, count=len(df))
+
+    model_rows = df[_KIND].to_numpy() == "model"
+    mask = ~model_rows | ((df[_TRIAL].to_numpy() > 0) == view.trials)
     search = view.search.strip()
     if search:
-        # No name holds a search over three times its length, whatever the case mapping (one character folds to
-        # at most three); the Arrow kernel refuses very long patterns ("pattern too large"), so these never reach it.
-        longest = int(df["Model"].str.len().max()) if len(df) else 0
+        # Case-insensitive as pandas' ``str.contains(case=False)`` is (both sides upper-cased), on the names
+        # upper-cased once when the table was built. No name holds a search over three times its length, whatever
+        # the case mapping (one character becomes at most three), so such a search is not even compared.
+        names = df[_MODEL_UPPER].to_numpy()
+        longest = max(map(len, names), default=0)
+        wanted = search.upper()
         if len(search) > 3 * longest:
             mask &= False
         else:
-            mask &= df["Model"].str.contains(search, case=False, regex=False)
+            mask &= np.fromiter((wanted in name for name in names), dtype=bool, count=len(names))
     if view.judges:
-        chosen = df["Judge"].isin(view.judges)
+        chosen = among("Judge", view.judges)
         if COMBINED in view.judges:
-            chosen |= df[_HEADLINE].astype(bool)
+            chosen |= df[_HEADLINE].to_numpy(dtype=bool)
         mask &= chosen
     if view.settings:
-        mask &= df["Setting"].isin(view.settings)
+        mask &= among("Setting", view.settings)
     if view.variants:
-        mask &= ~model_rows | df["Prompt variant"].isin(view.variants)
+        mask &= ~model_rows | among("Prompt variant", view.variants)
     if view.model_types:
-        mask &= ~model_rows | df["Type"].isin(view.model_types)
-    return df[mask]
+        mask &= ~model_rows | among("Type", view.model_types)
+    return pd.Series(mask, index=df.index, dtype=bool)
+
+
+# An order of the rows, as ``sort_table`` sorts them: (the columns, each one's direction)
+SortKey = tuple[tuple[str, ...], tuple[bool, ...]]
+
+
+def sort_key(df: pd.DataFrame, by: str | None, ascending: bool) -> SortKey:
+    """How ``sort_table`` orders ``df``: on a column (missing figures last); by default setting, then Best@5
+    non-obviousness (win % where no row has it), then model."""
+    if not by:
+        by = "Best@5 non-obviousness" if df["Best@5 non-obviousness"].notna().any() else "Win % non-obviousness"
+        return ("Setting", by, "Model"), (False, False, True)
+    if by not in df.columns:
+        raise ValueError(f"no column {by!r} to sort by")
+    return (by,), (ascending,)
 
 
 def sort_table(df: pd.DataFrame, by: str | None, ascending: bool) -> pd.DataFrame:
     """Sort on a column (missing figures last); default order: setting, then Best@5 non-obviousness."""
-    if not by:
-        by = "Best@5 non-obviousness" if df["Best@5 non-obviousness"].notna().any() else "Win % non-obviousness"
-        return df.sort_values(
-            ["Setting", by, "Model"], ascending=[False, False, True], na_position="last", kind="stable"
-        )
-    if by not in df.columns:
-        raise ValueError(f"no column {by!r} to sort by")
-    return df.sort_values(by, ascending=ascending, na_position="last", kind="stable")
+    return ordered(df, sort_key(df, by, ascending))
+
+
+def ordered(df: pd.DataFrame, key: SortKey) -> pd.DataFrame:
+    """``df`` in the order ``key`` names. The sort is stable, so the rows a filter keeps from ``ordered(df, key)``
+    are in the order ``ordered`` gives the filtered rows: a table's order can be computed once and filtered after."""
+    columns, directions = key
+    return df.sort_values(list(columns), ascending=list(directions), na_position="last", kind="stable")
 
 
 def render(df: pd.DataFrame, view: View) -> pd.DataFrame:
@@ -843,10 +876,21 @@ def _model_cell(rec: Mapping[str, object]) -> Cell:
     return Cell(str(rec["Model"]), note=" · ".join(note), title=title, kind="stacked")
 
 
-def shown_rows(df: pd.DataFrame, view: View) -> pd.DataFrame:
-    """Every row ``view`` selects, in its order (clean figures in the clean view): what the page's table pages through."""
-    df = clean_frame(df) if view.clean_only else df
-    return sort_table(filter_table(df, view), view.sort_by, view.ascending)
+def shown_rows(df: pd.DataFrame, view: View, order: Callable[[SortKey], pd.Index] | None = None) -> pd.DataFrame:
+    """Every row ``view`` selects, in its order (clean figures in the clean view): what the page's table pages through.
+
+    ``order``: the index of the whole of ``df`` in a sort key's order, for a caller that keeps it per version of the
+    table (one sort of every row per key, then only a filter per view; the same rows in the same order, since the
+    sort is stable). The clean view sorts its own rows."""
+    if view.clean_only:
+        df = clean_frame(df)
+        return sort_table(filter_table(df, view), view.sort_by, view.ascending)
+    mask = filter_mask(df, view)
+    key = sort_key(df[mask], view.sort_by, view.ascending)
+    if order is None:
+        return ordered(df[mask], key)
+    index = order(key)
+    return df.loc[index[mask.loc[index].to_numpy()]]
 
 
 def display(

@@ -135,8 +135,9 @@ def build(config: "SpaceConfig", data: "SpaceData") -> BrowseTab:
 
             # Drawn when the RQ changes only: Gradio also re-renders on page load by default, and an empty render is
             # still a queued event that resends the block's configuration (8-20 ms of the Space's CPU per page open).
-            # The page load sets the RQ, which fires this change.
-            @gr.render(inputs=[b_rq], triggers=[b_rq.change])
+            # The page load sets the RQ, which fires this change. Outside the queue like the pickers (READ_ONLY):
+            # Gradio's page applies a render that comes back from a direct POST as it does one from the queue.
+            @gr.render(inputs=[b_rq], triggers=[b_rq.change], **READ_ONLY)
             def _papers(rq_id):
                 ref = data.index.get(rq_id or "")
                 if ref is None:

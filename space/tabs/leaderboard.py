@@ -212,6 +212,19 @@ def build(data: "SpaceData") -> LeaderboardTab:
     controls = [search, judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs]
 
     selections: ViewCache[pd.DataFrame] = ViewCache(CACHED_VIEWS)
+    # every row's order per sort key (a handful: the default and the sortable columns each way), per data version:
+    # a new search is then a filter of rows already in order (``lb.shown_rows``)
+    orders: ViewCache[tuple[pd.DataFrame, pd.Index]] = ViewCache(CACHED_VIEWS)
+
+    def order_of(frame: pd.DataFrame, version: int) -> Callable[[lb.SortKey], pd.Index]:
+        """The order of ``frame``'s rows per sort key, kept for its version (and recomputed for any other frame)."""
+
+        def get(key: lb.SortKey) -> pd.Index:
+            kept, index = orders.get(version, key, lambda: (frame, lb.ordered(frame, key).index))
+            return index if kept is frame else lb.ordered(frame, key).index
+
+        return get
+
     pages: ViewCache[str] = ViewCache(CACHED_PAGES)
 
     def render_table(q, js, ss, vs, ts, gs, ci, by, asc, cl, run=FULL_RUNS, page_no=1):
@@ -234,7 +247,7 @@ def build(data: "SpaceData") -> LeaderboardTab:
         # cached (and is recomputed under the next key), never one older
         version = data.version
         frame = data.table
-        shown = selections.get(version, view, lambda: lb.shown_rows(frame, view))
+        shown = selections.get(version, view, lambda: lb.shown_rows(frame, view, order_of(frame, version)))
         try:
             wanted = int(page_no or 1)
         except (TypeError, ValueError, OverflowError):  # an empty box, or a value the page did not send
