@@ -281,15 +281,18 @@ class SpaceVisitor:
         self.waited = 0.0
         received = bytearray()
         chosen = events if events is not None else self.plan.events[action]
-        for ev in (e for e in chosen if not e.queued):
-            body = {
+
+        def body(ev: Event) -> dict:
+            return {
                 "data": self.plan.data(ev, overrides or {}),
                 "event_data": None,
                 "fn_index": ev.fn_index,
                 "trigger_id": ev.trigger_id,
                 "session_hash": self.session,
             }
-            r = await self.client.post(self.base + DIRECT, json=body, timeout=self.timeout_s)
+
+        for ev in (e for e in chosen if not e.queued):
+            r = await self.client.post(self.base + DIRECT, json=body(ev), timeout=self.timeout_s)
             if r.status_code != 200:
                 raise RuntimeError(f"direct event HTTP {r.status_code}: {r.text[:160]}")
             received += r.content
@@ -297,14 +300,7 @@ class SpaceVisitor:
             return bytes(received)
         joined = time.perf_counter()
         for ev in (e for e in chosen if e.queued):
-            body = {
-                "data": self.plan.data(ev, overrides or {}),
-                "event_data": None,
-                "fn_index": ev.fn_index,
-                "trigger_id": ev.trigger_id,
-                "session_hash": self.session,
-            }
-            r = await self.client.post(self.base + JOIN, json=body, timeout=self.timeout_s)
+            r = await self.client.post(self.base + JOIN, json=body(ev), timeout=self.timeout_s)
             if r.status_code != 200:
                 raise RuntimeError(f"join HTTP {r.status_code}: {r.text[:160]}")
             pending.add(r.json()["event_id"])

@@ -431,32 +431,21 @@ class Visitor:
     def fire(self, deps: list[dict], overrides: dict[int, object] | None = None) -> list[dict]:
         """Each event's completion message (``success``, ``output``), direct ones as the queue's would read."""
         ids, done = set(), []
+
+        def body(dep: dict) -> dict:
+            return {
+                "data": [(overrides or {}).get(i, self.values.get(i)) for i in dep["inputs"]],
+                "fn_index": dep["id"],
+                "trigger_id": dep["targets"][0][0],
+                "session_hash": self.session,
+                "event_data": None,
+            }
+
         for dep in (d for d in deps if d.get("queue") is False):
-            data = [(overrides or {}).get(i, self.values.get(i)) for i in dep["inputs"]]
-            r = httpx.post(
-                f"{self.base}/gradio_api/run/predict",
-                timeout=60,
-                json={
-                    "data": data,
-                    "fn_index": dep["id"],
-                    "trigger_id": dep["targets"][0][0],
-                    "session_hash": self.session,
-                },
-            )
+            r = httpx.post(f"{self.base}/gradio_api/run/predict", timeout=60, json=body(dep))
             done.append({"success": r.status_code == 200, "output": r.json()})
         for dep in (d for d in deps if d.get("queue") is not False):
-            data = [(overrides or {}).get(i, self.values.get(i)) for i in dep["inputs"]]
-            r = httpx.post(
-                f"{self.base}/gradio_api/queue/join",
-                timeout=60,
-                json={
-                    "data": data,
-                    "fn_index": dep["id"],
-                    "trigger_id": dep["targets"][0][0],
-                    "session_hash": self.session,
-                    "event_data": None,
-                },
-            )
+            r = httpx.post(f"{self.base}/gradio_api/queue/join", timeout=60, json=body(dep))
             assert r.status_code == 200, r.text
             ids.add(r.json()["event_id"])
         if not ids:
