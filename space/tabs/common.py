@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 # filters wait (docs/benchmarks.md, "The Space under a crowd"). Such an event has no stream to carry a toast
 # (``gr.Warning``): what it must say goes into its own output. While one runs, only a visitor's latest edit waits.
 READ_ONLY = {"queue": False, "trigger_mode": "always_last"}
+# A read-only event whose every output is already what the page shows (HTML strings, a whole page number): Gradio's
+# postprocessing of each output (a hop to a worker thread, a search of the HTML for script tags, a walk through it for
+# files) is skipped. An output that needs it (a figure, a table component) must not be given this.
+AS_SHOWN = {**READ_ONLY, "postprocess": False}
 
 
 def identity(config: "SpaceConfig", profile: gr.OAuthProfile | None, local_name: str) -> tuple[str | None, str]:

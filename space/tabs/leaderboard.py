@@ -24,7 +24,7 @@ from rqbench.space import bundles, downloads, html_table
 from rqbench.space import leaderboard as lb
 from rqbench.space.memo import ViewCache
 from rqbench.space.safety import redact
-from rqbench.space.tabs.common import READ_ONLY, banner_update, demo_banner, html_block
+from rqbench.space.tabs.common import AS_SHOWN, banner_update, demo_banner, html_block
 
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceData
@@ -279,12 +279,13 @@ def build(data: "SpaceData") -> LeaderboardTab:
     # choices). The search box's .input missed deletions, a cleared box and pastes in Chromium (the table kept its
     # old filter), so the box redraws on .change: no code sets its value, so every change is a visitor's. While
     # they type only the latest pending redraw runs. A new view opens on its first page. Every one of these reads
-    # and writes nothing but the page: one HTTP request each, outside the queue (``READ_ONLY``).
-    search.submit(first_page, controls, shown_outputs, **READ_ONLY)
-    search.change(first_page, controls, shown_outputs, **READ_ONLY)
+    # and writes nothing but the page: one HTTP request each, outside the queue, its outputs (two HTML strings and
+    # a whole page number) sent as they are (``AS_SHOWN``).
+    search.submit(first_page, controls, shown_outputs, **AS_SHOWN)
+    search.change(first_page, controls, shown_outputs, **AS_SHOWN)
     for comp in (judges, settings, variants, types, groups, show_ci, sort_by, ascending, clean, runs):
-        comp.input(first_page, controls, shown_outputs, **READ_ONLY)
-    previous.click(turn(-1, "previous_page"), paged, shown_outputs, **READ_ONLY)
-    following.click(turn(+1, "next_page"), paged, shown_outputs, **READ_ONLY)
-    page.submit(turn(0, "this_page"), paged, shown_outputs, **READ_ONLY)
+        comp.input(first_page, controls, shown_outputs, **AS_SHOWN)
+    previous.click(turn(-1, "previous_page"), paged, shown_outputs, **AS_SHOWN)
+    following.click(turn(+1, "next_page"), paged, shown_outputs, **AS_SHOWN)
+    page.submit(turn(0, "this_page"), paged, shown_outputs, **AS_SHOWN)
     return LeaderboardTab(data, paged, judges, table, download, page, problems, banner, refresh, render_table)
