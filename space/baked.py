@@ -11,6 +11,7 @@ a store that changes without a restart still shows.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import logging
 import threading
@@ -119,11 +120,12 @@ class FreshPage:
     Gradio builds the page anew for every request (a deep copy of the page's configuration, its root URL written
     into every component, the template rendered): the same bytes for everyone between two bakes. With ``version``
     (the bake's count) the first answer per bake, address and query is kept and sent again as it is, with an
-    ``ETag``; a browser that revalidates with ``If-None-Match`` gets 304."""
+    ``ETag``, gzipped (once) for a client that accepts it; a browser that revalidates with ``If-None-Match`` gets
+    304."""
 
     def __init__(self, app: Any, bake: Callable[[], Any], version: Callable[[], Hashable] | None = None):
         self.app, self._bake, self._version = app, bake, version
-        self._pages: OrderedDict[tuple, tuple[int, list, bytes]] = OrderedDict()
+        self._pages: OrderedDict[tuple, tuple[int, list, bytes, bytes | None]] = OrderedDict()
         self.built = 0  # pages Gradio built (the rest were sent from the cache): tests, the benchmark's notes
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
@@ -181,26 +183,53 @@ class FreshPage:
     def _cacheable(start: dict) -> bool:
         return start.get("status") == 200 and not any(k.lower() == b"set-cookie" for k, _ in start.get("headers", ()))
 
-    def _store(self, key: tuple, start: dict, body: bytes) -> tuple[int, list, bytes]:
+    def _store(self, key: tuple, start: dict, body: bytes) -> tuple[int, list, bytes, bytes | None]:
+        """Keep a built page, with its ETag and, unless Gradio already encoded it, its gzip form (made once here:
+        Gradio compresses only paths with a file extension, so the page left as 300 kB of plain HTML)."""
         version = key[0]
         for old in [k for k in self._pages if k[0] != version]:  # a new bake: the old pages are stale
             del self._pages[old]
         etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'.encode()
-        headers = [(k, v) for k, v in start.get("headers", ()) if k.lower() not in (b"etag", b"content-length")]
-        headers += [(b"etag", etag), (b"content-length", str(len(body)).encode())]
-        self._pages[key] = kept = (int(start["status"]), headers, body)
+        own = start.get("headers", ())
+        encoded = any(k.lower() == b"content-encoding" for k, _ in own)
+        headers = [(k, v) for k, v in own if k.lower() not in (b"etag", b"content-length", b"vary")]
+        headers += [(b"etag", etag), (b"vary", b"accept-encoding")]
+        packed = None if encoded else gzip.compress(body, compresslevel=6, mtime=0)
+        self._pages[key] = kept = (int(start["status"]), headers, body, packed)
         while len(self._pages) > CACHED_PAGES:
             self._pages.popitem(last=False)
         return kept
 
     @staticmethod
-    async def _send_kept(scope: dict, send: Callable, status: int, headers: list, body: bytes) -> None:
+    async def _send_kept(
+        scope: dict, send: Callable, status: int, headers: list, body: bytes, packed: bytes | None
+    ) -> None:
+        asked = dict(scope.get("headers") or ())
         etag = next(v for k, v in headers if k == b"etag")
-        asked = dict(scope.get("headers") or ()).get(b"if-none-match")
-        if asked is not None and etag in [t.strip() for t in asked.split(b",")]:
-            kept = [(k, v) for k, v in headers if k in (b"etag", b"cache-control")]
+        if packed is not None and _takes_gzip(asked.get(b"accept-encoding", b"")):
+            etag = etag[:-1] + b'-gzip"'  # another representation: its own tag
+            headers = [(k, etag if k == b"etag" else v) for k, v in headers] + [(b"content-encoding", b"gzip")]
+            body = packed
+        tags = [t.strip() for t in asked.get(b"if-none-match", b"").split(b",") if t.strip()]
+        if etag in tags or b"*" in tags:
+            kept = [(k, v) for k, v in headers if k in (b"etag", b"cache-control", b"vary")]
             await send({"type": "http.response.start", "status": 304, "headers": kept})
             await send({"type": "http.response.body", "body": b""})
             return
+        headers = [*headers, (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+def _takes_gzip(accept_encoding: bytes) -> bool:
+    """Whether an ``Accept-Encoding`` header accepts gzip (by name or ``*``, with a quality above 0)."""
+    for part in accept_encoding.decode("latin-1").lower().split(","):
+        name, _, params = part.strip().partition(";")
+        quality = params.strip().removeprefix("q=") if params.strip().startswith("q=") else "1"
+        try:
+            accepted = float(quality) > 0
+        except ValueError:
+            accepted = False
+        if name.strip() in ("gzip", "*") and accepted:
+            return True
+    return False

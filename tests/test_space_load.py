@@ -727,6 +727,31 @@ def test_the_page_is_built_once_per_bake_address_and_query():
     assert built[-1] == "/gradio_api/info"
 
 
+def test_a_kept_page_goes_out_gzipped_to_a_client_that_takes_gzip():
+    import gzip
+
+    from rqbench.space.baked import FreshPage
+
+    page = b"<html>" + b"<p>the leaderboard's first page</p>" * 2000 + b"</html>"
+
+    async def gradio(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+        await send({"type": "http.response.body", "body": page})
+
+    fresh = FreshPage(gradio, bake=lambda: None, version=lambda: 1)
+    plain = _asgi_get(fresh)
+    packed = _asgi_get(fresh, headers={b"host": b"a.example", b"accept-encoding": b"gzip, deflate, br"})
+    assert plain[2] == page and b"content-encoding" not in plain[1]
+    assert packed[1][b"content-encoding"] == b"gzip" and gzip.decompress(packed[2]) == page
+    assert len(packed[2]) < len(page) / 10 and packed[1][b"content-length"] == str(len(packed[2])).encode()
+    assert packed[1][b"etag"] != plain[1][b"etag"] and packed[1][b"vary"] == b"accept-encoding"
+    refused = {b"host": b"a.example", b"accept-encoding": b"gzip;q=0, identity"}
+    assert b"content-encoding" not in _asgi_get(fresh, headers=refused)[1]
+    again = {b"host": b"a.example", b"accept-encoding": b"gzip", b"if-none-match": packed[1][b"etag"]}
+    assert _asgi_get(fresh, headers=again)[0] == 304
+    assert _asgi_get(fresh, headers={b"host": b"a.example", b"if-none-match": packed[1][b"etag"]})[0] == 200
+
+
 def test_the_launched_page_is_the_same_bytes_until_the_data_changes(launched):
     first = httpx.get(launched.url + "/", timeout=60)
     again = httpx.get(launched.url + "/", timeout=60)
