@@ -126,7 +126,6 @@ class FreshPage:
     def __init__(self, app: Any, bake: Callable[[], Any], version: Callable[[], Hashable] | None = None):
         self.app, self._bake, self._version = app, bake, version
         self._pages: OrderedDict[tuple, tuple[int, list, bytes, bytes | None]] = OrderedDict()
-        self.built = 0  # pages Gradio built (the rest were sent from the cache): tests, the benchmark's notes
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if not (scope["type"] == "http" and scope["method"] == "GET" and scope["path"] in PAGE_PATHS):
@@ -142,7 +141,6 @@ class FreshPage:
             self._pages.move_to_end(key)
             await self._send_kept(scope, send, *kept)
             return
-        self.built += 1
         if key is None:
             await self.app(scope, receive, send)
             return

@@ -3,6 +3,8 @@ longest-of-five rule; rows with none (combined, reference, trial, the clean view
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rqbench.evaluate.length_control import LENGTH_METRIC, judge_length, length_by_row
@@ -91,7 +93,7 @@ def test_rows_without_a_controlled_figure_say_why():
     assert reference[at[LONGEST]].title == lc.WHY_REFERENCE
     assert standalone[("m1", "A")][at[NOVELTY]].kind == "num"  # standalone wins are controlled too
     assert lc.WHY_COMBINED in caption  # each empty cell's reason is also under the table
-    clean, at, _ = _cells(table, VIEW.__class__(**{**VIEW.__dict__, "clean_only": True}))
+    clean, at, _ = _cells(table, dataclasses.replace(VIEW, clean_only=True))
     assert clean[("m1", "A")][at[NOVELTY]].text == lb.MISSING
     assert "no clean value" in clean[("m1", "A")][at[NOVELTY]].title
     # a table built without the fits (no results) has the columns, empty with a reason, never NaN
