@@ -38,27 +38,46 @@ def matmul_gflops(n: int, repeats: int) -> float:
     return 2 * n**3 * repeats / (time.perf_counter() - t0) / 1e9
 
 
-def torch_rates(prompt_tokens: int, reply_tokens: int) -> tuple[float, float, int]:
-    """(prefill tokens/s, decode tokens/s, parameters) of the torch runtime's model, called in process."""
-    import torch
-    from transformers import DynamicCache
+def engine_rates(engine, prompt_tokens: int, reply_tokens: int) -> tuple[float, float]:
+    """(prefill tokens/s, decode tokens/s) of a forward engine: one long prompt, then one token at a time."""
+    import random
 
-    from rqbench.llm.torch_server import TorchChatModel
+    rng = random.Random(0)
+    ids = [rng.randrange(100, 10_000) for _ in range(prompt_tokens)]
+    engine.forward(ids[:16], 0)  # warm-up
+    t0 = time.perf_counter()
+    engine.forward(ids, 0)
+    prefill = prompt_tokens / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    for i in range(reply_tokens):
+        engine.forward([200 + i], prompt_tokens + i)
+    return prefill, reply_tokens / (time.perf_counter() - t0)
+
+
+def torch_rates(prompt_tokens: int, reply_tokens: int) -> dict[str, tuple[float, float]]:
+    """The torch runtime's engine (the lean decoder) and transformers' own forward on the same weights, in process."""
+    from rqbench.llm.llama_decoder import LlamaDecoder
+    from rqbench.llm.torch_server import TorchChatModel, TransformersForward, converted_dir
 
     m = TorchChatModel(model_path(LOCAL_MODELS["smollm2-135m"]), n_ctx=8192, threads=LOCAL_THREADS)
-    params = sum(p.numel() for p in m.model.parameters())
-    ids = torch.randint(100, 10_000, (1, prompt_tokens))
-    with torch.no_grad():
-        m.model(input_ids=ids[:, :16], past_key_values=DynamicCache(), use_cache=True)  # warm-up
-        kv = DynamicCache()
-        t0 = time.perf_counter()
-        out = m.model(input_ids=ids, past_key_values=kv, use_cache=True)
-        prefill = prompt_tokens / (time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        for i in range(reply_tokens):
-            out = m.model(input_ids=torch.tensor([[200 + i]]), past_key_values=out.past_key_values, use_cache=True)
-        decode = reply_tokens / (time.perf_counter() - t0)
-    return prefill, decode, params
+    assert isinstance(m.engine, LlamaDecoder)
+    rates = {"lean decoder": engine_rates(m.engine, prompt_tokens, reply_tokens)}
+    del m
+    folder = converted_dir(model_path(LOCAL_MODELS["smollm2-135m"]))
+    rates["transformers forward"] = engine_rates(TransformersForward(folder), prompt_tokens, reply_tokens)
+    return rates
+
+
+def parameter_count() -> int:
+    from math import prod
+
+    from safetensors import safe_open
+
+    from rqbench.llm.torch_server import converted_dir
+
+    folder = converted_dir(model_path(LOCAL_MODELS["smollm2-135m"]))
+    with safe_open(str(folder / "model.safetensors"), "pt") as f:
+        return sum(prod(f.get_slice(k).get_shape()) for k in f.keys())
 
 
 LLAMA_TIMES = re.compile(
@@ -96,19 +115,24 @@ def main() -> None:
     if args.smoke:
         args.prompt_tokens, args.reply_tokens = 64, 4
     ceiling = matmul_gflops(256 if args.smoke else 2048, 2 if args.smoke else 10)
-    prefill, decode, params = torch_rates(args.prompt_tokens, args.reply_tokens)
+    rates = torch_rates(args.prompt_tokens, args.reply_tokens)
+    params = parameter_count()
     flops_per_token = 2 * params
     print(f"cores: {ceiling:.1f} GFLOP/s fp32 matmul on {LOCAL_THREADS} threads")
     print(f"model: {params / 1e6:.1f}M parameters, {flops_per_token / 1e9:.2f} GFLOP per token")
-    for name, rate in (("prefill", prefill), ("decode", decode)):
-        share = rate * flops_per_token / 1e9 / ceiling
-        print(f"torch runtime {name}: {rate:8.1f} tokens/s = {share:.0%} of the cores' matmul rate")
+    for engine, (prefill, decode) in rates.items():
+        for name, rate in (("prefill", prefill), ("decode", decode)):
+            share = rate * flops_per_token / 1e9 / ceiling
+            print(f"torch runtime, {engine}, {name}: {rate:8.1f} tokens/s = {share:.0%} of the cores' matmul rate")
+    ours, baseline = rates["lean decoder"], rates["transformers forward"]
+    for i, name in enumerate(("prefill", "decode")):
+        print(f"{name}: lean decoder / transformers forward = {ours[i] / baseline[i]:.2f}x")
     llama = None if args.smoke else llama_rates(args.prompt_tokens, args.reply_tokens)
     if llama is None:
-        print("llama.cpp runtime: not measured (not installed, or --smoke); ratio lines need it")
+        print("llama.cpp runtime: not measured (not installed, or --smoke)")
         return
-    for name, ours, theirs in (("prefill", prefill, llama[0]), ("decode", decode, llama[1])):
-        print(f"llama.cpp {name}: {theirs:8.1f} tokens/s; torch / llama.cpp = {ours / theirs:.2f}x")
+    for i, name in enumerate(("prefill", "decode")):
+        print(f"llama.cpp {name}: {llama[i]:8.1f} tokens/s; lean decoder / llama.cpp = {ours[i] / llama[i]:.2f}x")
 
 
 if __name__ == "__main__":

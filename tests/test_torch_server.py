@@ -9,16 +9,16 @@ import json
 
 import pytest
 
-from rqbench.llm.torch_server import ContextExceeded, PrefixCache, _schema_of
+from rqbench.llm.torch_server import ContextExceeded, _schema_of, reusable_prefix
 
 
 def test_the_prefix_cache_reuses_the_shared_tokens_and_always_runs_the_last_one():
-    cache = PrefixCache(tokens=[1, 2, 3, 4], kv=object())
-    assert cache.reusable([1, 2, 3, 4, 5]) == 4
-    assert cache.reusable([1, 2, 9, 4, 5]) == 2
-    assert cache.reusable([1, 2, 3, 4]) == 3  # the same prompt: its last token is run again for the next logits
-    assert cache.reusable([7]) == 0
-    assert PrefixCache(tokens=[1, 2, 3], kv=None).reusable([1, 2, 3, 4]) == 0  # nothing computed, nothing reused
+    cached = [1, 2, 3, 4]
+    assert reusable_prefix(cached, [1, 2, 3, 4, 5]) == 4
+    assert reusable_prefix(cached, [1, 2, 9, 4, 5]) == 2
+    assert reusable_prefix(cached, [1, 2, 3, 4]) == 3  # the same prompt: its last token is run again for its logits
+    assert reusable_prefix(cached, [7]) == 0
+    assert reusable_prefix([], [1, 2, 3, 4]) == 0  # nothing computed (or a request failed midway), nothing reused
 
 
 def test_both_response_formats_give_the_schema():
@@ -60,10 +60,10 @@ def test_a_reply_obeys_the_schema_and_a_cached_prefix_gives_the_same_reply(model
     system = {"role": "system", "content": "You rate research questions from 1 to 5. " * 20}
     ask = [system, {"role": "user", "content": "Rate: does pruning help small graph networks?"}]
     kwargs = dict(max_tokens=80, temperature=0.0, seed=3, schema=SCHEMA)
-    model.cache = PrefixCache()
+    model.cached = []
     cold = model.complete(ask, **kwargs)
     model.complete([system, {"role": "user", "content": "Rate: is attention all you need?"}], **kwargs)
-    assert model.cache.reusable(model.prompt_tokens(ask)) > 100  # the shared system prompt is in the cache
+    assert reusable_prefix(model.cached, model.prompt_tokens(ask)) > 100  # the shared system prompt is in the cache
     warm = model.complete(ask, **kwargs)
     assert warm == cold  # reusing the cached prefix changes nothing in the reply
     text, finish, n_prompt, n_reply = cold

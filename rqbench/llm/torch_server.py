@@ -23,33 +23,58 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import logging
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from rqbench.llm.llama_decoder import LlamaDecoder
 
 log = logging.getLogger("rqbench.torch_server")
 
 
-@dataclass
-class PrefixCache:
-    """The last prompt's tokens and the key-value cache computed for them."""
+def reusable_prefix(cached: list[int], prompt: list[int]) -> int:
+    """How many leading tokens of ``prompt`` the cache already holds (at most all but the last, which must be run to
+    get the next token's logits)."""
+    n = 0
+    for a, b in zip(cached, prompt[:-1]):
+        if a != b:
+            break
+        n += 1
+    return n
 
-    tokens: list[int] = field(default_factory=list)
-    kv: Any = None
 
-    def reusable(self, prompt: list[int]) -> int:
-        """How many leading tokens of ``prompt`` the cache already holds (at most all but the last, which must be run
-        to get the next token's logits)."""
-        n = 0
-        for a, b in zip(self.tokens, prompt[:-1]):
-            if a != b:
-                break
-            n += 1
-        return n if self.kv is not None else 0
+class TransformersForward:
+    """transformers' own forward and cache, for architectures the lean decoder does not cover (Gemma 3)."""
+
+    def __init__(self, folder: Path):
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        self.torch = torch
+        self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+        self.model.eval()
+        self.kv: Any = None
+        # transformers 5.2x renamed ``past_key_values`` (argument and output) to ``cache``; 4.x knows only the old name
+        self.cache_name = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+
+    def forward(self, tokens: list[int], start: int) -> Any:
+        """Run ``tokens`` at positions ``start..`` after the cached ones; the last position's logits."""
+        torch = self.torch
+        if self.kv is None or start == 0:
+            from transformers import DynamicCache
+
+            self.kv = DynamicCache()
+        elif self.kv.get_seq_length() > start:
+            self.kv.crop(start - self.kv.get_seq_length())  # transformers 5 crops by the count of tokens to drop
+        with torch.no_grad():
+            out = self.model(input_ids=torch.tensor([tokens]), **{self.cache_name: self.kv}, use_cache=True)
+        self.kv = getattr(out, self.cache_name)
+        return out.logits[0, -1, :]
 
 
 def converted_dir(gguf: Path, cache_dir: Path | None = None) -> Path:
@@ -134,7 +159,7 @@ class TorchChatModel:
 
     def __init__(self, gguf: Path, *, n_ctx: int, threads: int, cache_dir: Path | None = None):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
         torch.set_num_threads(threads)
         self.torch = torch
@@ -143,10 +168,15 @@ class TorchChatModel:
         if not (converted / "model.safetensors").exists():
             convert(gguf, converted)
         self.tokenizer = AutoTokenizer.from_pretrained(converted)
-        self.model = AutoModelForCausalLM.from_pretrained(converted, dtype=torch.float32)
-        self.model.eval()
+        try:
+            self.engine: Any = LlamaDecoder(converted, n_ctx=n_ctx)
+        except ValueError as exc:  # not a llama-architecture model
+            log.info("transformers' forward for %s (%s)", gguf.name, exc)
+            self.engine = TransformersForward(converted)
         self.eos = {t for t in [self.tokenizer.eos_token_id] if t is not None}
-        self.cache = PrefixCache()
+        # the tokens whose keys and values the engine holds, in order; emptied while a request runs, so that a
+        # request that fails midway leaves no claim on a half-written cache
+        self.cached: list[int] = []
         self.lock = threading.Lock()
         self._ll_tokenizer = None
 
@@ -198,19 +228,10 @@ class TorchChatModel:
         gen = torch.Generator().manual_seed(seed)
         sampler = replace(sampler or Sampler(), temperature=temperature)
         with self.lock, torch.no_grad():
-            reuse = self.cache.reusable(prompt)
-            kv = self.cache.kv
-            if kv is None or reuse == 0:
-                from transformers import DynamicCache
-
-                kv = DynamicCache()
-            elif kv.get_seq_length() > reuse:
-                kv.crop(reuse - kv.get_seq_length())  # transformers 5 crops by the count of tokens to drop
-            self.cache = PrefixCache()  # invalid until this request's prompt is in it
+            reuse = reusable_prefix(self.cached, prompt)
+            self.cached = []
             t0 = time.perf_counter()
-            out = self.model(input_ids=torch.tensor([prompt[reuse:]]), past_key_values=kv, use_cache=True)
-            kv = out.past_key_values
-            self.cache = PrefixCache(tokens=list(prompt), kv=kv)
+            logits = self.engine.forward(prompt[reuse:], reuse)
             # one line per request, read by benchmarks/prefix_cache.py: what the prefix cache saved
             log.info(
                 "prompt tokens evaluated: %d of %d in %.0f ms",
@@ -218,7 +239,6 @@ class TorchChatModel:
                 len(prompt),
                 (time.perf_counter() - t0) * 1000,
             )
-            logits = out.logits[0, -1, :]
             reply: list[int] = []
             finish = "length"
             while len(reply) < max_tokens:
@@ -238,11 +258,9 @@ class TorchChatModel:
                 if matcher is not None and matcher.is_stopped():
                     finish = "stop"
                     break
-                out = self.model(input_ids=torch.tensor([[token]]), past_key_values=kv, use_cache=True)
-                kv = out.past_key_values
-                logits = out.logits[0, -1, :]
-            # the cache now also holds the reply; the next prompt (usually a new one) reuses what it shares
-            self.cache = PrefixCache(tokens=list(prompt) + reply[:-1] if reply else list(prompt), kv=kv)
+                logits = self.engine.forward([token], len(prompt) + len(reply) - 1)
+            # the cache now also holds the reply but its last token; the next prompt reuses what it shares
+            self.cached = list(prompt) + reply[:-1]
         text = self.tokenizer.decode(reply, skip_special_tokens=True)
         return text, finish, len(prompt), len(reply)
 
