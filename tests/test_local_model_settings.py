@@ -23,6 +23,28 @@ def test_threads_and_seed_are_the_same_on_a_two_core_and_a_sixteen_core_machine(
     assert _flag(commands[0], "--seed") == str(LOCAL_SEED)
 
 
+def test_the_torch_runtime_runs_on_one_instruction_set_path_whatever_the_cpu(monkeypatch):
+    import subprocess
+    import sys
+
+    from rqbench.llm.local_model import TORCH_RUNTIME_ENV
+
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx512")  # whatever the caller's environment says
+    env = LocalModelServer(runtime="torch").environment()
+    assert {k: env[k] for k in TORCH_RUNTIME_ENV} == {
+        "MKL_CBWR": "AVX2",
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+    }
+    assert LocalModelServer(runtime="llama.cpp").environment()["ATEN_CPU_CAPABILITY"] == "avx512"  # not torch's
+    # torch reads the variable: told to, it takes its plainest kernels even on a CPU with AVX2
+    probe = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env={**env, "ATEN_CPU_CAPABILITY": "default"}, capture_output=True, text=True
+    )
+    assert out.stdout.strip() == "DEFAULT", out.stderr[-500:]
+
+
 def test_an_explicit_thread_count_is_kept():
     assert _flag(LocalModelServer(threads=4).command(Path("m.gguf"), 1), "--n_threads") == "4"
 

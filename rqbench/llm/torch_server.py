@@ -150,6 +150,12 @@ class Sampler:
         return int(order[torch.multinomial(sorted_p / sorted_p.sum(), 1, generator=generator)])
 
 
+# Where the reply's JSON may hold whitespace: what llama.cpp's grammar allows (one space, or a newline and at most 20
+# spaces or tabs, between any two tokens), so the model writes its JSON as it learned to (``{ "key": "value" }``).
+# Unbounded whitespace lets a weak model fill its budget with it; none at all forced an unfamiliar compact form.
+JSON_LAYOUT: dict[str, Any] = {"whitespace_flexible": True, "whitespace_pattern": r"(?: |\n[ \t]{0,20})?"}
+
+
 class ContextExceeded(ValueError):
     """The prompt and its reply budget do not fit the context window (llama.cpp answers 400 too)."""
 
@@ -188,9 +194,7 @@ class TorchChatModel:
 
         if self._ll_tokenizer is None:
             self._ll_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer)
-        grammar = llguidance.LLMatcher.grammar_from_json_schema(
-            {**closed_objects(schema), "x-guidance": {"whitespace_flexible": False}}
-        )
+        grammar = llguidance.LLMatcher.grammar_from_json_schema(closed_objects(schema), overrides=JSON_LAYOUT)
         matcher = llguidance.LLMatcher(self._ll_tokenizer, grammar)
         if matcher.is_error():
             raise ValueError(f"response_format schema not usable: {matcher.get_error()}")
