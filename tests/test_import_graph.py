@@ -169,3 +169,27 @@ def test_the_cycle_finder_names_the_loop():
 def test_no_import_cycle_among_the_product_modules():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import loop: " + " -> ".join(cycle or [])
+
+
+def test_the_builder_does_not_reach_the_publisher():
+    """The builder makes a build; publishing it is the dataset card's. Nothing under ``rqbench.builder`` imports,
+    directly or through another module, the module that publishes a release (``rqbench setup-sample``, which does
+    both, lives beside the publisher)."""
+    graph = import_graph()
+    publisher = "rqbench.dataset_card.publish"
+
+    def reaches(start: str) -> list[str] | None:
+        seen, stack = {start}, [[start]]
+        while stack:
+            path = stack.pop()
+            for nxt in sorted(graph.get(path[-1], ())):
+                if nxt == publisher:
+                    return [*path, nxt]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append([*path, nxt])
+        return None
+
+    for module in sorted(m for m in graph if m.startswith("rqbench.builder")):
+        path = reaches(module)
+        assert path is None, " -> ".join(path or [])

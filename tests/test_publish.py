@@ -362,7 +362,7 @@ def test_sample_chooses_fixture_papers_with_a_real_bibliography(fixtures_dir, tm
 
 
 def test_sample_publishes_once_per_data_change(tmp_path):
-    from rqbench.builder.sample import publish_sample
+    from rqbench.dataset_card.sample_release import publish_sample
 
     dataset = tmp_path / "datasets" / "rq-bench-sample"
     b1 = write_build(tmp_path / "b1")
@@ -390,7 +390,8 @@ def test_a_real_builder_build_publishes_loads_and_validates(tmp_path, fixtures_d
 
     from rqbench.builder.build_config import BuildConfig
     from rqbench.builder.pipeline import run_build
-    from rqbench.builder.sample import choose_fixture_papers, link_papers, publish_sample
+    from rqbench.builder.sample import choose_fixture_papers, link_papers
+    from rqbench.dataset_card.sample_release import publish_sample
     from rqbench.llm import LLM, CallStore
 
     scripted_server.responder = lambda req: reply_for(req)

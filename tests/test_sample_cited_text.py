@@ -23,7 +23,8 @@ HYPERTOOLS_AUTHORS = ["A. C. Heusser", "K. Ziman", "L. L. W. Owen", "J. R. Manni
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory, fixtures_dir):
     from rqbench.builder.pipeline import run_build
-    from rqbench.builder.sample import publish_sample, sample_config
+    from rqbench.builder.sample import sample_config
+    from rqbench.dataset_card.sample_release import publish_sample
     from rqbench.llm import LLM, CallStore
     from rqbench.testing.scripted_server import ScriptedServer
 
