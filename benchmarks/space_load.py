@@ -18,6 +18,9 @@ queue API as the page does (``POST /gradio_api/queue/join``, then the session's 
 - ``plots``: the Plots tab opened (its select event draws both figures for the combined judge);
 - ``judges``: the Judges tab opened, where the page has one.
 
+The crowd's visitors speak HTTP through aiohttp (its C parser: on httpx, 100 visitors took a whole core of the
+machine they share with the Space); the calibration visit and the hostile requests use httpx.
+
 The baseline is a static file server (starlette ``StaticFiles`` on uvicorn, the server Gradio runs on)
 holding, for each action, the very bytes the Space answered in a calibration visit; the same number of
 visitors fetch them with the same pauses. Ratios are Space over static, per action, at the same
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -52,7 +56,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,11 +257,78 @@ def ms(seconds: float) -> str:
 # --------------------------------------------------------------------------
 
 
+class HttpxHttp:
+    """The visitors' HTTP on httpx: the calibration visit and the hostile requests, whose refusals are read from
+    httpx's own error names (``CUT_OFF``)."""
+
+    def __init__(self, client: httpx.AsyncClient):
+        self.client = client
+
+    async def get(self, url: str, timeout: float) -> tuple[int, bytes]:
+        r = await self.client.get(url, timeout=timeout)
+        return r.status_code, r.content
+
+    async def post_json(self, url: str, body: dict, timeout: float) -> tuple[int, bytes]:
+        r = await self.client.post(url, json=body, timeout=timeout)
+        return r.status_code, r.content
+
+    @contextlib.asynccontextmanager
+    async def lines(self, url: str, timeout: float) -> AsyncIterator[tuple[int, AsyncIterator[str]]]:
+        async with self.client.stream("GET", url, timeout=timeout) as r:
+            yield r.status_code, r.aiter_lines()
+
+
+class AiohttpHttp:
+    """The crowd's HTTP on aiohttp (installed with litellm), whose C parser keeps 100 visitors from taking a core of
+    the machine they share with the Space: on httpx they used a whole one, which a real crowd, on its own machines,
+    takes from no server. The Space and the static server are visited through the same client."""
+
+    def __init__(self, visitors: int):
+        self.visitors = visitors
+        self.session: Any = None
+
+    async def __aenter__(self) -> "AiohttpHttp":
+        import aiohttp
+
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=2 * self.visitors + 8),
+            timeout=aiohttp.ClientTimeout(total=60),
+            read_bufsize=2**23,  # an event stream's line holds an event's whole output (a plot: hundreds of kB)
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.session.close()
+
+    def _timeout(self, seconds: float) -> Any:
+        import aiohttp
+
+        return aiohttp.ClientTimeout(total=seconds)
+
+    async def get(self, url: str, timeout: float) -> tuple[int, bytes]:
+        async with self.session.get(url, timeout=self._timeout(timeout)) as r:
+            return r.status, await r.read()
+
+    async def post_json(self, url: str, body: dict, timeout: float) -> tuple[int, bytes]:
+        async with self.session.post(url, json=body, timeout=self._timeout(timeout)) as r:
+            return r.status, await r.read()
+
+    @contextlib.asynccontextmanager
+    async def lines(self, url: str, timeout: float) -> AsyncIterator[tuple[int, AsyncIterator[str]]]:
+        async with self.session.get(url, timeout=self._timeout(timeout)) as r:
+
+            async def each() -> AsyncIterator[str]:
+                async for raw in r.content:
+                    yield raw.decode("utf-8").rstrip("\r\n")
+
+            yield r.status, each()
+
+
 class SpaceVisitor:
     """One person's visit to the Space over Gradio's queue API (a new session per visit)."""
 
-    def __init__(self, client: httpx.AsyncClient, base: str, plan: Plan, timeout_s: float):
-        self.client, self.base, self.plan, self.timeout_s = client, base, plan, timeout_s
+    def __init__(self, http: HttpxHttp | AiohttpHttp, base: str, plan: Plan, timeout_s: float):
+        self.http, self.base, self.plan, self.timeout_s = http, base, plan, timeout_s
         self.session = ""
         self.captured: dict[str, bytes] = {}
         self.waited = 0.0
@@ -266,9 +337,10 @@ class SpaceVisitor:
         self.session = "".join(random.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=11))
 
     async def page(self) -> bytes:
-        r = await self.client.get(self.base + "/", timeout=self.timeout_s)
-        r.raise_for_status()
-        return r.content
+        status, content = await self.http.get(self.base + "/", self.timeout_s)
+        if status != 200:
+            raise RuntimeError(f"page HTTP {status}")
+        return content
 
     async def events(
         self, action: str, overrides: dict[int, Any] | None = None, events: list[Event] | None = None
@@ -292,24 +364,24 @@ class SpaceVisitor:
             }
 
         for ev in (e for e in chosen if not e.queued):
-            r = await self.client.post(self.base + DIRECT, json=body(ev), timeout=self.timeout_s)
-            if r.status_code != 200:
-                raise RuntimeError(f"direct event HTTP {r.status_code}: {r.text[:160]}")
-            received += r.content
+            status, content = await self.http.post_json(self.base + DIRECT, body(ev), self.timeout_s)
+            if status != 200:
+                raise RuntimeError(f"direct event HTTP {status}: {content[:160].decode(errors='replace')}")
+            received += content
         if all(not e.queued for e in chosen):
             return bytes(received)
         joined = time.perf_counter()
         for ev in (e for e in chosen if e.queued):
-            r = await self.client.post(self.base + JOIN, json=body(ev), timeout=self.timeout_s)
-            if r.status_code != 200:
-                raise RuntimeError(f"join HTTP {r.status_code}: {r.text[:160]}")
-            pending.add(r.json()["event_id"])
+            status, content = await self.http.post_json(self.base + JOIN, body(ev), self.timeout_s)
+            if status != 200:
+                raise RuntimeError(f"join HTTP {status}: {content[:160].decode(errors='replace')}")
+            pending.add(json.loads(content)["event_id"])
         failures = []
         url = f"{self.base}{STREAM}?session_hash={self.session}"
-        async with self.client.stream("GET", url, timeout=self.timeout_s) as r:
-            if r.status_code != 200:
-                raise RuntimeError(f"stream HTTP {r.status_code}")
-            async for line in r.aiter_lines():
+        async with self.http.lines(url, self.timeout_s) as (status, stream):
+            if status != 200:
+                raise RuntimeError(f"stream HTTP {status}")
+            async for line in stream:
                 if not line.startswith("data:"):
                     continue
                 received += line.encode() + b"\n"
@@ -358,8 +430,8 @@ class SpaceVisitor:
 class StaticVisitor:
     """The same visit against the static server: each action fetches the bytes the Space answered."""
 
-    def __init__(self, client: httpx.AsyncClient, base: str, timeout_s: float):
-        self.client, self.base, self.timeout_s = client, base, timeout_s
+    def __init__(self, http: HttpxHttp | AiohttpHttp, base: str, timeout_s: float):
+        self.http, self.base, self.timeout_s = http, base, timeout_s
 
     def new_session(self) -> None:
         pass
@@ -367,13 +439,14 @@ class StaticVisitor:
     async def act(self, action: str, tally: Tally, **_: Any) -> bytes | None:
         t = time.perf_counter()
         try:
-            r = await self.client.get(f"{self.base}/{action}.txt", timeout=self.timeout_s)
-            r.raise_for_status()
+            status, content = await self.http.get(f"{self.base}/{action}.txt", self.timeout_s)
+            if status != 200:
+                raise RuntimeError(f"static HTTP {status}")
         except Exception as exc:
             tally.add(action, time.perf_counter() - t, f"{type(exc).__name__}: {exc}"[:200])
             return None
         tally.add(action, time.perf_counter() - t, None)
-        return r.content
+        return content
 
 
 def visit_script(plan: Plan, rng: random.Random, n_models: int) -> list[tuple[str, dict[str, str]]]:
@@ -468,7 +541,7 @@ def print_phase(n: int, space: Tally, static: Tally, seconds: float) -> dict[str
 async def calibrate(space: Server, plan: Plan, static_dir: Path, timeout_s: float) -> dict[str, int]:
     """One visit by one visitor: the Space computes its tables, and each action's answer becomes a static file."""
     async with client_for(1) as client:
-        v = SpaceVisitor(client, space.url, plan, timeout_s)
+        v = SpaceVisitor(HttpxHttp(client), space.url, plan, timeout_s)
         v.new_session()
         tally = Tally()
         sizes = {}
@@ -530,7 +603,7 @@ async def hostile(
             before = space.rss_mb()
             outcomes: dict[str, int] = defaultdict(int)
             for _ in range(searches):
-                v = SpaceVisitor(client, space.url, plan, timeout_s)
+                v = SpaceVisitor(HttpxHttp(client), space.url, plan, timeout_s)
                 v.new_session()
                 tally = Tally()
                 out = await v.act("filter", tally, search="model-" + "x" * size)
@@ -692,9 +765,9 @@ def main() -> None:
             t = time.monotonic()
 
             async def both(n=n, budget=budget, phase_deadline=phase_deadline, t=t):
-                async with client_for(n) as client:
+                async with AiohttpHttp(n) as http:
                     sp = await crowd(
-                        lambda: SpaceVisitor(client, space.url, plan, args.timeout),
+                        lambda: SpaceVisitor(http, space.url, plan, args.timeout),
                         plan,
                         visitors=n,
                         budget=budget,
@@ -705,9 +778,9 @@ def main() -> None:
                     )
                 took = time.monotonic() - t
                 st_deadline = min(deadline, time.monotonic() + args.phase_seconds)
-                async with client_for(n) as client:
+                async with AiohttpHttp(n) as http:
                     st = await crowd(
-                        lambda: StaticVisitor(client, static.url, args.timeout),
+                        lambda: StaticVisitor(http, static.url, args.timeout),
                         plan,
                         visitors=n,
                         budget=budget,
@@ -738,9 +811,9 @@ def main() -> None:
                     rss_log.append((base + done, space.rss_mb()))
 
             async def soak():
-                async with client_for(args.soak_visitors) as client:
+                async with AiohttpHttp(args.soak_visitors) as http:
                     return await crowd(
-                        lambda: SpaceVisitor(client, space.url, plan, args.timeout),
+                        lambda: SpaceVisitor(http, space.url, plan, args.timeout),
                         plan,
                         visitors=args.soak_visitors,
                         budget=args.soak - total,

@@ -126,15 +126,13 @@ class FreshPage:
     def __init__(self, app: Any, bake: Callable[[], Any], version: Callable[[], Hashable] | None = None):
         self.app, self._bake, self._version = app, bake, version
         self._pages: OrderedDict[tuple, tuple[int, list, bytes, bytes | None]] = OrderedDict()
+        self._baking: anyio.Event | None = None  # set while one request brings the page up to date
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if not (scope["type"] == "http" and scope["method"] == "GET" and scope["path"] in PAGE_PATHS):
             await self.app(scope, receive, send)
             return
-        try:
-            await anyio.to_thread.run_sync(self._bake)
-        except Exception:  # the page goes out as last baked: a store outage must not close the Space
-            log.exception("the page could not be brought up to date; serving it as last baked")
+        await self._bring_up_to_date(scope)
         key = self._key(scope)
         kept = self._pages.get(key) if key is not None else None
         if kept is not None:
@@ -165,6 +163,25 @@ class FreshPage:
             await send({"type": "http.response.body", "body": bytes(body)})
 
         await self.app(scope, receive, keep)
+
+    async def _bring_up_to_date(self, scope: dict) -> None:
+        """One look at the data at a time, in a worker thread. A request that arrives during a look, with a page
+        already kept for the current bake, goes out with that page (it is at most that look behind) instead of
+        queueing another look; without one it waits for the look in flight."""
+        if self._baking is not None:
+            key = self._key(scope)
+            if key is not None and key in self._pages:
+                return
+            await self._baking.wait()
+            return
+        self._baking = anyio.Event()
+        try:
+            await anyio.to_thread.run_sync(self._bake)
+        except Exception:  # the page goes out as last baked: a store outage must not close the Space
+            log.exception("the page could not be brought up to date; serving it as last baked")
+        finally:
+            self._baking.set()
+            self._baking = None
 
     def _key(self, scope: dict) -> tuple | None:
         """The cache key of a page request, or None where it must be built (no version; a personal page)."""
@@ -204,7 +221,7 @@ class FreshPage:
     ) -> None:
         asked = dict(scope.get("headers") or ())
         etag = next(v for k, v in headers if k == b"etag")
-        if packed is not None and _takes_gzip(asked.get(b"accept-encoding", b"")):
+        if packed is not None and takes_gzip(asked.get(b"accept-encoding", b"")):
             etag = etag[:-1] + b'-gzip"'  # another representation: its own tag
             headers = [(k, etag if k == b"etag" else v) for k, v in headers] + [(b"content-encoding", b"gzip")]
             body = packed
@@ -219,7 +236,7 @@ class FreshPage:
         await send({"type": "http.response.body", "body": body})
 
 
-def _takes_gzip(accept_encoding: bytes) -> bool:
+def takes_gzip(accept_encoding: bytes) -> bool:
     """Whether an ``Accept-Encoding`` header accepts gzip (by name or ``*``, with a quality above 0)."""
     for part in accept_encoding.decode("latin-1").lower().split(","):
         name, _, params = part.strip().partition(";")

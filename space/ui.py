@@ -37,6 +37,7 @@ from rqbench.space.baked import BakedPage, FreshPage
 from rqbench.space.expert_pool import load_pool
 from rqbench.space.memo import Recent, ViewCache
 from rqbench.space.safety import AttemptLimiter, UploadGate, public_board, public_results, redact
+from rqbench.space.static_assets import KeptAssets
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitPolicy
 from rqbench.space.tabs.common import banner_update
@@ -116,7 +117,13 @@ class SpaceData:
 
     def refresh(self, *, recent: bool = False) -> "SpaceData":
         """Look at the stores and recompute what changed. ``recent``: a look less than ``recheck_after_s`` ago
-        stands (page loads, tabs opened); without it the stores are looked at now (the Refresh button)."""
+        stands (page loads, tabs opened), and so does the data as it is while another thread is looking (under a
+        crowd, every reader used to queue behind the one walking the stores); without it the stores are looked at
+        now (the Refresh button). A reader never sees a half-made version: ``version`` is raised last."""
+        if recent and self._checked_at is not None:
+            if not self._lock.acquire(blocking=False):
+                return self
+            self._lock.release()
         with self._lock:
             now = self.clock()
             if recent and self._checked_at is not None and now - self._checked_at < self.config.recheck_after_s:
@@ -400,13 +407,14 @@ def launch_options(config: SpaceConfig, demo: gr.Blocks) -> dict[str, Any]:
     shelf = bundles.BundleShelf(demo.space_data, paths.home() / "space-bundles", paths.calls_db())
     baked = demo.baked_page
     fresh = Middleware(FreshPage, bake=baked.bake, version=lambda: baked.bakes)
+    assets = Middleware(KeptAssets)  # Gradio's scripts and stylesheets from memory, cacheable (static_assets.py)
     routes = [downloads.csv_route(demo.space_data), bundles.bundle_route(shelf)]
     if config.progress_file is not None:
         routes.append(progress_view.progress_route(config.progress_file))
     return {
         "max_file_size": config.policy.max_bytes,
         "state_session_capacity": SESSION_CAPACITY,
-        "app_kwargs": {"middleware": [gate, fresh], "routes": routes},
+        "app_kwargs": {"middleware": [gate, fresh, assets], "routes": routes},
     }
 
 

@@ -145,6 +145,36 @@ def test_a_page_load_looks_at_the_stores_at_most_every_few_seconds_and_refresh_a
     assert len(listings) > looks and len(request_reads) == 3 and data.version == 2  # nothing changed: same version
 
 
+def test_readers_do_not_queue_behind_a_slow_look_at_the_stores(stores, monkeypatch):
+    """While one thread walks the stores, a page load or tab (``recent=True``) gets the data as it stands at once;
+    the Refresh button (and the very first look) still waits for a look of its own."""
+    now = [100.0]
+    data = SpaceData(SpaceConfig(stores=stores, n_boot=50, recheck_after_s=5), clock=lambda: now[0])
+    data.refresh(recent=True)
+    assert data.version == 1
+    walking, release = threading.Event(), threading.Event()
+    real = stores.results.stamps
+
+    def slow_stamps():
+        walking.set()
+        release.wait(10)
+        return real()
+
+    monkeypatch.setattr(stores.results, "stamps", slow_stamps)
+    stores.results.put(make_results("model-c", n_instances=2))
+    now[0] += 5
+    looker = threading.Thread(target=data.refresh, kwargs={"recent": True})
+    looker.start()
+    assert walking.wait(10)
+    t0 = time.perf_counter()
+    for _ in range(50):
+        assert data.refresh(recent=True).version == 1  # the data as it stands, without waiting
+    assert time.perf_counter() - t0 < 1.0
+    release.set()
+    looker.join(10)
+    assert data.version == 2 and {r.submission.model for r in data.results} >= {"model-c"}
+
+
 def test_the_table_is_rendered_once_per_view_and_again_when_the_store_changes(stores, monkeypatch):
     from rqbench.space.tabs import leaderboard as tab
 
@@ -727,6 +757,61 @@ def test_the_page_is_built_once_per_bake_address_and_query():
     assert built[-1] == "/gradio_api/info"
 
 
+def test_a_crowd_arriving_during_a_slow_look_at_the_data_gets_the_kept_page_at_once():
+    """One look at the data at a time: requests that arrive while it runs, with a page kept for the current bake,
+    are answered from it without waiting; the look itself runs once."""
+    import asyncio
+    import threading
+
+    from rqbench.space.baked import FreshPage
+
+    looks, release = [], threading.Event()
+
+    def slow_bake():
+        looks.append(1)
+        if len(looks) > 1:
+            release.wait(10)  # the stores are slow to walk this time
+
+    async def gradio(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+        await send({"type": "http.response.body", "body": b"the page"})
+
+    fresh = FreshPage(gradio, bake=slow_bake, version=lambda: 1)
+    assert _asgi_get(fresh)[2] == b"the page"  # the first look, and the page kept
+
+    async def crowd():
+        sent: list[list[dict]] = [[] for _ in range(20)]
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": "/",
+            "query_string": b"",
+            "scheme": "http",
+            "root_path": "",
+            "headers": [(b"host", b"a.example")],
+        }
+
+        async def receive():
+            return {"type": "http.request", "body": b""}
+
+        def sender(i):
+            async def send(message):
+                sent[i].append(message)
+
+            return send
+
+        slow = asyncio.create_task(fresh(scope, receive, sender(0)))
+        await asyncio.sleep(0.2)  # the slow look is under way
+        await asyncio.wait_for(asyncio.gather(*(fresh(scope, receive, sender(i)) for i in range(1, 20))), 2)
+        answered_during_look = sum(1 for m in sent[1:] if m and m[0]["status"] == 200)
+        release.set()
+        await slow
+        return answered_during_look
+
+    assert asyncio.run(crowd()) == 19
+    assert len(looks) == 2  # the first request's look and the slow one: the other 19 started none
+
+
 def test_a_kept_page_goes_out_gzipped_to_a_client_that_takes_gzip():
     import gzip
 
@@ -750,6 +835,20 @@ def test_a_kept_page_goes_out_gzipped_to_a_client_that_takes_gzip():
     again = {b"host": b"a.example", b"accept-encoding": b"gzip", b"if-none-match": packed[1][b"etag"]}
     assert _asgi_get(fresh, headers=again)[0] == 304
     assert _asgi_get(fresh, headers={b"host": b"a.example", b"if-none-match": packed[1][b"etag"]})[0] == 200
+
+
+def test_the_launched_space_serves_its_front_end_from_memory_and_cacheable(launched):
+    """Gradio's scripts go out through ``KeptAssets``: gzipped once, cacheable for a year (hashed names), 304 on
+    revalidation (tests/test_static_assets.py tests the middleware alone)."""
+    from rqbench.space.static_assets import IMMUTABLE
+
+    page = httpx.get(launched.url + "/", timeout=60).text
+    script = page.split('src="./assets/', 1)[1].split('"', 1)[0]
+    first = httpx.get(f"{launched.url}/assets/{script}", timeout=60)
+    assert first.status_code == 200 and first.headers["cache-control"] == IMMUTABLE.decode()
+    assert first.headers["content-encoding"] == "gzip"  # httpx asks for gzip
+    again = httpx.get(f"{launched.url}/assets/{script}", headers={"if-none-match": first.headers["etag"]}, timeout=60)
+    assert again.status_code == 304
 
 
 def test_the_launched_page_is_the_same_bytes_until_the_data_changes(launched):
