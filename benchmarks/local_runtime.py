@@ -54,6 +54,48 @@ def engine_rates(engine, prompt_tokens: int, reply_tokens: int) -> tuple[float, 
     return prefill, reply_tokens / (time.perf_counter() - t0)
 
 
+# a judge's reply shape: one score per dimension, every key forced by the schema
+SCORE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "scores": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    k: {"type": "integer", "minimum": 0, "maximum": 3}
+                    for k in ("relevance", "originality", "gap_addressing", "non_obviousness")
+                },
+                "required": ["relevance", "originality", "gap_addressing", "non_obviousness"],
+            },
+        }
+    },
+    "required": ["scores"],
+}
+
+
+def fast_forward_seconds(model, repeats: int) -> tuple[float, float, int]:
+    """(seconds with fast-forward, without, reply tokens) for a judge-shaped reply to a short prompt, the prompt
+    cached; each the best of ``repeats``."""
+    ask = [
+        {"role": "system", "content": "You score research questions for novelty. " * 20},
+        {"role": "user", "content": "Score: does magnitude pruning help small graph networks generalise?"},
+    ]
+    kw = dict(max_tokens=120, temperature=0.0, seed=1, schema=SCORE_SCHEMA)
+    model.complete(ask, **kw)  # the prompt into the cache
+    best = {}
+    for ff in (True, False):
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            _, _, _, n_reply = model.complete(ask, fast_forward=ff, **kw)
+            times.append(time.perf_counter() - t0)
+        best[ff] = min(times)
+    return best[True], best[False], n_reply
+
+
 def torch_rates(prompt_tokens: int, reply_tokens: int) -> dict[str, tuple[float, float]]:
     """The torch runtime's engine (the lean decoder) and transformers' own forward on the same weights, in process."""
     from rqbench.llm.llama_decoder import LlamaDecoder
@@ -62,6 +104,8 @@ def torch_rates(prompt_tokens: int, reply_tokens: int) -> dict[str, tuple[float,
     m = TorchChatModel(model_path(LOCAL_MODELS["smollm2-135m"]), n_ctx=8192, threads=LOCAL_THREADS)
     assert isinstance(m.engine, LlamaDecoder)
     rates = {"lean decoder": engine_rates(m.engine, prompt_tokens, reply_tokens)}
+    on, off, n = fast_forward_seconds(m, 1 if reply_tokens < 16 else 3)
+    print(f"judge-shaped reply ({n} tokens): {on:.2f} s with fast-forward, {off:.2f} s without = {off / on:.2f}x")
     del m
     folder = converted_dir(model_path(LOCAL_MODELS["smollm2-135m"]))
     rates["transformers forward"] = engine_rates(TransformersForward(folder), prompt_tokens, reply_tokens)

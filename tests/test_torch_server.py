@@ -75,6 +75,37 @@ def test_a_reply_obeys_the_schema_and_a_cached_prefix_gives_the_same_reply(model
 
 @needs_model
 @pytest.mark.local_model
+def test_what_the_schema_forces_is_run_in_one_step_and_the_reply_still_obeys_it(model):
+    calls = []
+    real = model.engine.forward
+    model.engine.forward = lambda tokens, start: (calls.append(len(tokens)), real(tokens, start))[1]
+    try:
+        ask = [{"role": "user", "content": "Rate: does pruning help small graph networks?"}]
+        keyed = {
+            "type": "object",
+            "properties": {
+                "a_rather_long_key_name": {"type": "integer", "minimum": 1, "maximum": 5},
+                "another_long_key": {"type": "integer", "minimum": 1, "maximum": 5},
+            },
+            "required": ["a_rather_long_key_name", "another_long_key"],
+        }
+        model.cached = []
+        text, finish, _, n_reply = model.complete(ask, max_tokens=60, temperature=0.0, seed=3, schema=keyed)
+        steps = calls[1:]  # after the prompt
+        assert finish == "stop" and set(json.loads(text)) == {"a_rather_long_key_name", "another_long_key"}
+        assert any(n > 1 for n in steps) and len(steps) < n_reply  # a forced run went in one step
+        assert reusable_prefix(model.cached, model.prompt_tokens(ask)) == len(model.prompt_tokens(ask)) - 1
+        calls.clear()
+        text_off, _, _, n_off = model.complete(
+            ask, max_tokens=60, temperature=0.0, seed=3, schema=keyed, fast_forward=False
+        )
+        assert all(n == 1 for n in calls[1:]) and set(json.loads(text_off)) == set(json.loads(text))
+    finally:
+        model.engine.forward = real
+
+
+@needs_model
+@pytest.mark.local_model
 def test_a_cut_reply_says_length_and_a_seed_decides_a_sampled_reply(model):
     ask = [{"role": "user", "content": "Write a long essay about graphs."}]
     text, finish, _, n_reply = model.complete(ask, max_tokens=5, temperature=0.0, seed=0, schema=None)

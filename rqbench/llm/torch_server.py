@@ -9,6 +9,8 @@ It answers what the LLM layer asks of llama.cpp's server, on the same command li
   for the schema unless the reply budget cuts it (``finish_reason`` ``"length"``);
 - ``seed``, ``temperature`` (0: greedy), ``top_k``, ``top_p``, ``min_p`` and ``repeat_penalty`` with llama-cpp-python's
   defaults, ``max_tokens``, and usage counts;
+- fast-forward: what the schema forces (a key once its quote is written, the colon after it) is run as one step
+  instead of a token at a time;
 - a prefix cache: the key-value cache of the last prompt is kept, and a request that starts with the same tokens
   (the same instructions and cited papers) computes only what differs.
 
@@ -215,8 +217,13 @@ class TorchChatModel:
         seed: int,
         schema: dict[str, Any] | None,
         sampler: Sampler | None = None,
+        fast_forward: bool = True,
     ) -> tuple[str, str, int, int]:
-        """(text, finish_reason, prompt tokens, completion tokens)."""
+        """(text, finish_reason, prompt tokens, completion tokens).
+
+        ``fast_forward``: tokens the schema forces (llguidance's fast-forward tokens: a key after its opening quote,
+        its colon) are taken without sampling and run in one step; off, each is sampled under the mask and run alone
+        (the baseline ``benchmarks/local_runtime.py`` compares with)."""
         torch = self.torch
         prompt = self.prompt_tokens(messages)
         if len(prompt) + max_tokens > self.n_ctx:
@@ -245,7 +252,22 @@ class TorchChatModel:
             )
             reply: list[int] = []
             finish = "length"
+            held = len(prompt)  # the positions whose keys and values the engine holds
             while len(reply) < max_tokens:
+                forced = matcher.compute_ff_tokens() if matcher is not None and fast_forward else []
+                forced = forced[: max_tokens - len(reply)]
+                if forced:
+                    # what the schema leaves no choice about (a key, its quotes and colon) is taken as it is and run
+                    # as one step, like a prompt, instead of a step per token
+                    if not matcher.consume_tokens(forced):
+                        raise RuntimeError(f"constrained decoding failed: {matcher.get_error()}")
+                    reply.extend(forced)
+                    if matcher.is_stopped():
+                        finish = "stop"
+                        break
+                    logits = self.engine.forward(forced, held)
+                    held += len(forced)
+                    continue
                 if matcher is not None:
                     llguidance.torch.fill_next_token_bitmask(matcher, bitmask, 0)
                     logits = logits.unsqueeze(0)
@@ -262,9 +284,10 @@ class TorchChatModel:
                 if matcher is not None and matcher.is_stopped():
                     finish = "stop"
                     break
-                logits = self.engine.forward([token], len(prompt) + len(reply) - 1)
-            # the cache now also holds the reply but its last token; the next prompt reuses what it shares
-            self.cached = list(prompt) + reply[:-1]
+                logits = self.engine.forward([token], held)
+                held += 1
+            # the cache holds the prompt and the reply as far as it was run; the next prompt reuses what it shares
+            self.cached = (list(prompt) + reply)[:held]
         text = self.tokenizer.decode(reply, skip_special_tokens=True)
         return text, finish, len(prompt), len(reply)
 
