@@ -154,3 +154,40 @@ def test_the_sampler_penalises_recent_tokens_and_keeps_only_the_likely_head():
     assert picks == {0, 1}  # only the two best survive top-k
     picks = {Sampler(temperature=1.0, min_p=0.5).pick(logits, [], gen) for _ in range(200)}
     assert picks == {0, 1}  # 0.5 and -1.0 are under half the best token's probability
+
+
+def test_a_reply_of_scores_and_labels_gets_a_fixed_layout_and_one_of_prose_the_whitespace_rule():
+    """The layout follows what the reply must hold: every judge reply is scores, labels and verdicts (its notes are
+    optional), every builder and generation reply has required prose."""
+    from rqbench import records as r
+    from rqbench.builder import author_rqs, contributions, gaps
+    from rqbench.evaluate.generate import GrammarGenerationReply
+    from rqbench.llm.client import grammar_schema
+    from rqbench.llm.torch_server import FIXED_LAYOUT, PROSE_LAYOUT, json_layout, requires_free_text
+
+    def layout(model):
+        return json_layout(grammar_schema(model.model_json_schema()))
+
+    for judge in (
+        r.StandaloneNoveltyReply,
+        r.ComparativeNoveltyReply,
+        r.StandaloneNarrownessReply,
+        r.ComparativeNarrownessReply,
+        r.OverlapReply,
+    ):
+        assert layout(judge) is FIXED_LAYOUT, judge.__name__
+    for prose in (
+        contributions.LocalReply,
+        gaps.LocalReply,
+        author_rqs.reply_model_for(["a"], local=True),
+        GrammarGenerationReply,
+        r.VerificationReply,
+    ):
+        assert layout(prose) is PROSE_LAYOUT, prose.__name__
+    # by the schema's own words: an enumerated or optional string is no prose; a required one, anywhere, is
+    label = {"type": "string", "enum": ["a", "b"]}
+    assert not requires_free_text({"type": "object", "properties": {"x": label, "note": {"type": "string"}}})
+    nested = {"type": "array", "items": {"$ref": "#/$defs/Q"}}
+    schema = {"$defs": {"Q": {"type": "string"}}, "type": "object", "properties": {"qs": nested}, "required": ["qs"]}
+    assert requires_free_text(schema)
+    assert requires_free_text({"anyOf": [{"type": "integer"}, {"type": ["string", "null"]}]})
