@@ -570,7 +570,12 @@ def test_a_grammar_compiling_server_gets_small_integer_ranges_as_enums():
 
     overlap = grammar_schema(reply_schema(OverlapReply, {"n_candidates": 5}))["properties"]
     assert overlap["covering_subset_indices"]["items"] == {"enum": [0, 1, 2, 3, 4]}
-    assert overlap["pairwise_scores"]["items"] == {"type": "integer"}
+    assert overlap["pairwise_scores"]["items"] == {"enum": [0, 1, 2, 3, 4]}  # the overlap rubric's scale
+    from rqbench.records import ComparativeNoveltyReply
+
+    ranked = grammar_schema(reply_schema(ComparativeNoveltyReply, {"n_candidates": 6}))["properties"]
+    assert ranked["ranking"]["items"] == {"enum": [0, 1, 2, 3, 4, 5]}
+    assert ranked["ranking"]["minItems"] == ranked["ranking"]["maxItems"] == ranked["scores"]["maxItems"] == 6
     local = ModelConfig(name="local/x", litellm_model="openai/local", json_mode="json_object_schema")
     hosted = ModelConfig(name="h", litellm_model="hosted_vllm/x", json_mode="json_schema")
     assert LLM._response_format(local, "s", schema)["schema"] == sent

@@ -58,7 +58,7 @@ from rqbench.llm.provider_errors import (
 from rqbench.llm.ratelimit import RateLimiter, env_limits
 from rqbench.llm.store import CallStore
 from rqbench.llm.usage import usage_of
-from rqbench.records import SCOPE_OF_SCORE, reply_json_schema
+from rqbench.records import OVERLAP_SCALE, SCOPE_OF_SCORE, reply_json_schema
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +203,22 @@ def grammar_schema(schema: dict[str, Any]) -> dict[str, Any]:
         props = node.get("properties")
         if isinstance(props, dict):  # a subset of n candidates (maxItems pinned by reply_schema) names 0..n-1
             node = {**node, "properties": {**props}}
+            overlap = props.get("pairwise_scores")
+            if isinstance(overlap, dict) and overlap.get("items") == {"type": "integer"}:
+                # the overlap rubric's scale (the embedded judge wrote 5, 17 and 1273 on it)
+                lo, hi = OVERLAP_SCALE
+                node["properties"]["pairwise_scores"] = {**overlap, "items": {"enum": list(range(lo, hi + 1))}}
+            ranking, scores = props.get("ranking"), props.get("scores")
+            n = scores.get("maxItems") if isinstance(scores, dict) else None
+            if isinstance(ranking, dict) and ranking.get("items") == {"type": "integer"} and isinstance(n, int):
+                # a ranking names every scored candidate once: as many entries as scores, each an index (the
+                # embedded judge stopped after one); that each comes once, validation checks
+                node["properties"]["ranking"] = {
+                    **ranking,
+                    "minItems": n,
+                    "maxItems": n,
+                    "items": {"enum": list(range(n))},
+                }
             for name in CANDIDATE_SUBSET_ARRAYS:
                 arr = props.get(name)
                 if (
