@@ -19,6 +19,7 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
+from asgi_get import asgi_get
 
 from rqbench.space import downloads
 from rqbench.space import leaderboard as lb
@@ -700,31 +701,6 @@ def test_an_update_is_written_into_a_component_as_its_constructor_would_hold_it(
     assert note.visible is True and note.value == "a.json: field x" and note.constructor_args["visible"] is True
 
 
-def _asgi_get(app, path: str = "/", headers: dict[bytes, bytes] | None = None, query: bytes = b"") -> tuple:
-    """(status, headers, body) of one GET through an ASGI app."""
-    import asyncio
-
-    sent: list[dict] = []
-    scope = {
-        "type": "http",
-        "method": "GET",
-        "path": path,
-        "query_string": query,
-        "scheme": "http",
-        "root_path": "",
-        "headers": list((headers or {b"host": b"a.example"}).items()),
-    }
-
-    async def receive():
-        return {"type": "http.request", "body": b""}
-
-    async def send(message):
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    return sent[0]["status"], dict(sent[0].get("headers", [])), b"".join(m.get("body", b"") for m in sent[1:])
-
-
 def test_the_page_is_built_once_per_bake_address_and_query():
     """FreshPage keeps Gradio's answer per bake, address and query: the same bytes again, an ETag and a 304 for it;
     a new bake, another address, another query or a personal page is built anew."""
@@ -739,21 +715,21 @@ def test_the_page_is_built_once_per_bake_address_and_query():
         await send({"type": "http.response.body", "body": page.encode()})
 
     fresh = FreshPage(gradio, bake=lambda: None, version=lambda: version[0])
-    first = _asgi_get(fresh)
-    assert _asgi_get(fresh) == first and len(built) == 1
+    first = asgi_get(fresh)
+    assert asgi_get(fresh) == first and len(built) == 1
     etag = first[1][b"etag"]
     assert first[1][b"content-length"] == str(len(first[2])).encode()
-    status, headers, body = _asgi_get(fresh, headers={b"host": b"a.example", b"if-none-match": etag})
+    status, headers, body = asgi_get(fresh, headers={b"host": b"a.example", b"if-none-match": etag})
     assert status == 304 and body == b"" and headers[b"etag"] == etag
-    assert b"b.example" in _asgi_get(fresh, headers={b"host": b"b.example"})[2]  # another address: its own page
-    assert b"tab=submit" in _asgi_get(fresh, query=b"tab=submit")[2]  # another query: its own page
+    assert b"b.example" in asgi_get(fresh, headers={b"host": b"b.example"})[2]  # another address: its own page
+    assert b"tab=submit" in asgi_get(fresh, query=b"tab=submit")[2]  # another query: its own page
     personal = {b"host": b"a.example", b"cookie": b"access-token-1=x"}
-    _asgi_get(fresh, headers=personal)
-    _asgi_get(fresh, headers=personal)
+    asgi_get(fresh, headers=personal)
+    asgi_get(fresh, headers=personal)
     assert len(built) == 5  # a page with Gradio's sign-in cookie is never kept
     version[0] = 2  # a new bake: the kept pages are stale
-    assert b"page v2" in _asgi_get(fresh)[2] and len(built) == 6
-    assert _asgi_get(fresh, path="/gradio_api/info")  # anything else passes through untouched
+    assert b"page v2" in asgi_get(fresh)[2] and len(built) == 6
+    assert asgi_get(fresh, path="/gradio_api/info")  # anything else passes through untouched
     assert built[-1] == "/gradio_api/info"
 
 
@@ -777,7 +753,7 @@ def test_a_crowd_arriving_during_a_slow_look_at_the_data_gets_the_kept_page_at_o
         await send({"type": "http.response.body", "body": b"the page"})
 
     fresh = FreshPage(gradio, bake=slow_bake, version=lambda: 1)
-    assert _asgi_get(fresh)[2] == b"the page"  # the first look, and the page kept
+    assert asgi_get(fresh)[2] == b"the page"  # the first look, and the page kept
 
     async def crowd():
         sent: list[list[dict]] = [[] for _ in range(20)]
@@ -824,17 +800,17 @@ def test_a_kept_page_goes_out_gzipped_to_a_client_that_takes_gzip():
         await send({"type": "http.response.body", "body": page})
 
     fresh = FreshPage(gradio, bake=lambda: None, version=lambda: 1)
-    plain = _asgi_get(fresh)
-    packed = _asgi_get(fresh, headers={b"host": b"a.example", b"accept-encoding": b"gzip, deflate, br"})
+    plain = asgi_get(fresh)
+    packed = asgi_get(fresh, headers={b"host": b"a.example", b"accept-encoding": b"gzip, deflate, br"})
     assert plain[2] == page and b"content-encoding" not in plain[1]
     assert packed[1][b"content-encoding"] == b"gzip" and gzip.decompress(packed[2]) == page
     assert len(packed[2]) < len(page) / 10 and packed[1][b"content-length"] == str(len(packed[2])).encode()
     assert packed[1][b"etag"] != plain[1][b"etag"] and packed[1][b"vary"] == b"accept-encoding"
     refused = {b"host": b"a.example", b"accept-encoding": b"gzip;q=0, identity"}
-    assert b"content-encoding" not in _asgi_get(fresh, headers=refused)[1]
+    assert b"content-encoding" not in asgi_get(fresh, headers=refused)[1]
     again = {b"host": b"a.example", b"accept-encoding": b"gzip", b"if-none-match": packed[1][b"etag"]}
-    assert _asgi_get(fresh, headers=again)[0] == 304
-    assert _asgi_get(fresh, headers={b"host": b"a.example", b"if-none-match": packed[1][b"etag"]})[0] == 200
+    assert asgi_get(fresh, headers=again)[0] == 304
+    assert asgi_get(fresh, headers={b"host": b"a.example", b"if-none-match": packed[1][b"etag"]})[0] == 200
 
 
 def test_the_launched_space_serves_its_front_end_from_memory_and_cacheable(launched):

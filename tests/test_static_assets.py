@@ -4,32 +4,13 @@ Gradio."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
+
+from asgi_get import asgi_get
 
 from rqbench.space.static_assets import IMMUTABLE, REVALIDATE, KeptAssets
 
 SCRIPT = b"export const answer = 42;\n" * 400
-
-
-def _get(app, path: str, headers: dict[bytes, bytes] | None = None) -> tuple[int, dict, bytes]:
-    sent: list[dict] = []
-    scope = {
-        "type": "http",
-        "method": "GET",
-        "path": path,
-        "query_string": b"",
-        "headers": list((headers or {}).items()),
-    }
-
-    async def receive():
-        return {"type": "http.request", "body": b""}
-
-    async def send(message):
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    return sent[0]["status"], dict(sent[0].get("headers", [])), b"".join(m.get("body", b"") for m in sent[1:])
 
 
 def _gradio(calls: list[str]):
@@ -45,14 +26,14 @@ def test_a_hashed_file_is_read_once_gzipped_once_and_cacheable_for_a_year(tmp_pa
     (tmp_path / "index-DphvyggB.js").write_bytes(SCRIPT)
     calls: list[str] = []
     kept = KeptAssets(_gradio(calls), root=tmp_path)
-    status, headers, body = _get(kept, "/assets/index-DphvyggB.js")
+    status, headers, body = asgi_get(kept, "/assets/index-DphvyggB.js")
     assert status == 200 and body == SCRIPT and headers[b"cache-control"] == IMMUTABLE
     assert headers[b"content-type"] == b"application/javascript" and b"content-encoding" not in headers
     (tmp_path / "index-DphvyggB.js").unlink()  # served from memory from now on
-    status, zipped, body = _get(kept, "/assets/index-DphvyggB.js", {b"accept-encoding": b"gzip, br"})
+    status, zipped, body = asgi_get(kept, "/assets/index-DphvyggB.js", {b"accept-encoding": b"gzip, br"})
     assert status == 200 and zipped[b"content-encoding"] == b"gzip" and gzip.decompress(body) == SCRIPT
     assert len(body) < len(SCRIPT) / 10 and zipped[b"etag"] != headers[b"etag"]
-    assert _get(kept, "/assets/index-DphvyggB.js", {b"if-none-match": headers[b"etag"]})[0] == 304
+    assert asgi_get(kept, "/assets/index-DphvyggB.js", {b"if-none-match": headers[b"etag"]})[0] == 304
     assert calls == []  # Gradio was never asked
 
 
@@ -62,11 +43,11 @@ def test_an_unhashed_file_is_revalidated_and_what_is_not_a_kept_file_goes_to_gra
     (tmp_path.parent / "secret.txt").write_text("not an asset")
     calls: list[str] = []
     kept = KeptAssets(_gradio(calls), root=tmp_path)
-    status, headers, _ = _get(kept, "/assets/theme.css")
+    status, headers, _ = asgi_get(kept, "/assets/theme.css")
     assert status == 200 and headers[b"cache-control"] == REVALIDATE and headers[b"content-type"] == b"text/css"
     for path in ("/assets/../secret.txt", "/assets/fonts", "/assets/missing-AAAAAAAA.js", "/config"):
-        assert _get(kept, path)[0] == 299, path
-    assert _get(kept, "/assets/theme.css", {b"range": b"bytes=0-3"})[0] == 299  # ranges: Gradio's
+        assert asgi_get(kept, path)[0] == 299, path
+    assert asgi_get(kept, "/assets/theme.css", {b"range": b"bytes=0-3"})[0] == 299  # ranges: Gradio's
     assert calls == [
         "/assets/../secret.txt",
         "/assets/fonts",
