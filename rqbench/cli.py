@@ -15,7 +15,10 @@ import sys
 
 # job name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "setup-sample": ("rqbench.dataset_card.sample_release", "build and publish the offline sample (rq-bench-sample) end to end"),
+    "setup-sample": (
+        "rqbench.dataset_card.sample_release",
+        "build and publish the offline sample (rq-bench-sample) end to end",
+    ),
     "build": ("rqbench.builder.cli", "build RQ-Bench records from arXiv papers or local LaTeX sources"),
     "publish": ("rqbench.dataset_card.publish", "publish a build as a versioned Hugging Face dataset"),
     "generate": ("rqbench.evaluate.generate_cli", "generate five RQs per instance with any model"),
