@@ -137,3 +137,34 @@ def test_narrowness_is_controlled_on_its_own_win():
     assert d.win == [1.0, 0.0]
     (f,) = judge_length([r], "standalone", metric="win_source_bound_score", n_boot=20)
     assert f.metric == "win_source_bound_score" and f.models[0].raw.value == 0.5
+
+
+_FITS_AS_JSON = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from test_golden_scores import _results  # the golden run's results: varied lengths, holes, several judges
+from rqbench.evaluate.length_control import judge_length
+fits = [f for s in ("standalone", "comparative") for f in judge_length(_results(), s, n_boot=100)]
+print(json.dumps([f.model_dump(mode="json") for f in fits]))
+"""
+
+
+def test_the_fitted_figures_are_the_same_whichever_simd_kernels_numpy_and_openblas_pick():
+    """The report's CSV prints every digit: a fit that moved with the CPU's vector width (AVX-512 here, AVX2 on another
+    machine) would change a published table from one machine to the next."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def run(**env: str) -> str:
+        out = subprocess.run(
+            [sys.executable, "-c", _FITS_AS_JSON, str(Path(__file__).parent)],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout
+
+    assert run() == run(NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR", OPENBLAS_CORETYPE="Haswell")
