@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from results_factory import cand, instance, results  # noqa: E402
 
-from rqbench.evaluate.summary import summarize  # noqa: E402
+from rqbench.evaluate.metrics.summary import summarize  # noqa: E402
 
 N_RQ, N_PAPERS = 1434, 746
 FIRST = date(2025, 1, 1)

@@ -39,7 +39,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from rqbench.evaluate.submission_files import validate_submission
+from rqbench.evaluate.generate.submission_files import validate_submission
 from rqbench.paths import shared_dir
 
 HERE = Path(__file__).parent

@@ -18,10 +18,10 @@ import random
 import time
 from datetime import datetime, timezone
 
-from rqbench.evaluate.bootstrap import cluster_bootstrap
-from rqbench.evaluate.expert_pool import make_pool
-from rqbench.evaluate.judge_board import make_board
-from rqbench.evaluate.judge_board_metrics import cohen_kappa, kappa, majority, order_pick
+from rqbench.evaluate.judge_board.board import make_board
+from rqbench.evaluate.judge_board.expert_pool import make_pool
+from rqbench.evaluate.judge_board.metrics import cohen_kappa, kappa, majority, order_pick
+from rqbench.evaluate.metrics.bootstrap import cluster_bootstrap
 from rqbench.records import (
     CitedPaper,
     ExpertPair,

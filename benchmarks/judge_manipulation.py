@@ -52,8 +52,8 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
-from rqbench.evaluate.injection import screen
-from rqbench.evaluate.submission_files import check_question
+from rqbench.evaluate.generate.injection import screen
+from rqbench.evaluate.generate.submission_files import check_question
 from rqbench.untrusted import neutralize
 
 HERE = Path(__file__).parent

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import httpx
 
-from rqbench.evaluate.background import BackgroundPolicy, background_block
-from rqbench.evaluate.benchmark_source import Benchmark
+from rqbench.evaluate.benchmark.background import BackgroundPolicy, background_block
+from rqbench.evaluate.benchmark.source import Benchmark
 from rqbench.evaluate.criteria import CRITERIA, JudgeConfig
-from rqbench.evaluate.judge_run import judge_submission, read_results
-from rqbench.evaluate.submission_files import load_submission, write_submission
+from rqbench.evaluate.generate.submission_files import load_submission, write_submission
+from rqbench.evaluate.judge.run import judge_submission, read_results
 from rqbench.llm.client import LLM
 from rqbench.llm.local_model import script_server
 from rqbench.llm.store import CallStore

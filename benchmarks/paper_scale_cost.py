@@ -32,9 +32,9 @@ import time
 from pathlib import Path
 
 from rqbench.builder.parse import parse_paper
-from rqbench.evaluate.benchmark_source import Benchmark
-from rqbench.evaluate.judge_run import judge_submission
-from rqbench.evaluate.submission_files import Submission, ValidationReport
+from rqbench.evaluate.benchmark.source import Benchmark
+from rqbench.evaluate.generate.submission_files import Submission, ValidationReport
+from rqbench.evaluate.judge.run import judge_submission
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.estimate import CACHE_RULES, PriceBook
 from rqbench.paths import shared_dir

@@ -46,12 +46,12 @@ import httpx
 
 from rqbench import paths
 from rqbench.builder.parse import parse_paper
-from rqbench.evaluate import judge_run as judging
-from rqbench.evaluate.background import BackgroundPolicy
-from rqbench.evaluate.benchmark_source import Benchmark, load_benchmark
+from rqbench.evaluate.benchmark.background import BackgroundPolicy
+from rqbench.evaluate.benchmark.source import Benchmark, load_benchmark
 from rqbench.evaluate.criteria import JudgeConfig
-from rqbench.evaluate.schedule import InstanceScheduler
-from rqbench.evaluate.submission_files import Submission, ValidationReport
+from rqbench.evaluate.generate.submission_files import Submission, ValidationReport
+from rqbench.evaluate.judge import run as judging
+from rqbench.evaluate.judge.schedule import InstanceScheduler
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.client import DryRun
 from rqbench.llm.local_model import LocalModelServer, local_runtime

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rqbench.evaluate.summary import summarize
+from rqbench.evaluate.metrics.summary import summarize
 from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import fill_results_store
 

@@ -4,7 +4,7 @@ Prints two figures, each against a baseline measured in this run:
 1. One 95% CI over 1,434 RQs in 746 papers (1,000 replicates): the vectorised
    ``cluster_bootstrap_mean`` vs a plain Python loop resampling papers.
 2. ``summarize`` for 6 submissions x 2 judges x 2 settings at 1,434 instances:
-   the columnar path (``evaluate/score_table.py``) vs the per-instance path it
+   the columnar path (``evaluate/metrics/score_table.py``) vs the per-instance path it
    replaced (tests/summary_reference.py), with a check that their rows are equal.
 
     .venv/bin/python benchmarks/summary_scale.py
@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from results_factory import cand, instance, results  # noqa: E402
 from summary_reference import reference_summarize  # noqa: E402
 
-from rqbench.evaluate.bootstrap import cluster_bootstrap_mean  # noqa: E402
-from rqbench.evaluate.summary import summarize  # noqa: E402
+from rqbench.evaluate.metrics.bootstrap import cluster_bootstrap_mean  # noqa: E402
+from rqbench.evaluate.metrics.summary import summarize  # noqa: E402
 
 N_RQ, N_PAPERS, N_BOOT = 1434, 746, 1000
 

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rqbench.evaluate import submission_files as sub
+from rqbench.evaluate.generate.run import submission_files as sub
 
 TOPICS = [
     "sparse attention",

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 from rqbench import paths
-from rqbench.evaluate.generate_cli import add_dataset_options, add_llm_options, prompt_variants
-from rqbench.evaluate.judge_cli import (
+from rqbench.evaluate.generate.cli import add_dataset_options, add_llm_options, prompt_variants
+from rqbench.evaluate.judge.cli import (
     SETTING_CHOICES,
     add_judge_options,
     coverage_note,
@@ -71,7 +71,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
     """RQs of realistic length for counting judge calls before the real ones exist."""
-    from rqbench.evaluate.submission_files import Submission, ValidationReport
+    from rqbench.evaluate.generate.submission_files import Submission, ValidationReport
     from rqbench.records import SubmissionEntry
 
     entries = {  # built unvalidated: never judged or written, and "(estimate k)" is no well-formed question
@@ -84,9 +84,9 @@ def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
 
 
 def _estimate(args, dry, bench, model, judges, settings, criteria, prompts, policy) -> str:  # type: ignore[no-untyped-def]
-    from rqbench.evaluate.generate import generate_submission
-    from rqbench.evaluate.judge_run import judge_submission
-    from rqbench.evaluate.submission_files import load_submission
+    from rqbench.evaluate.generate.run import generate_submission
+    from rqbench.evaluate.generate.submission_files import load_submission
+    from rqbench.evaluate.judge.run import judge_submission
     from rqbench.records import SubmissionMetadata
 
     if args.submission is None:
@@ -126,9 +126,9 @@ def _estimate(args, dry, bench, model, judges, settings, criteria, prompts, poli
 
 def _plan(args, dry, bench, protocol, choice, model, settings, criteria, prompts, policy):  # type: ignore[no-untyped-def]
     """The run's protocol: what ``--dry-run`` prints and every results file records."""
-    from rqbench.evaluate.metrics import CombineRule, FailureAccounting
+    from rqbench.evaluate.generate.submission_files import load_submission
+    from rqbench.evaluate.metrics.metric import CombineRule, FailureAccounting
     from rqbench.evaluate.protocol import RecordedGeneration, RunPlan, generator_use, judge_use
-    from rqbench.evaluate.submission_files import load_submission
 
     uses = [judge_use(j, dry, context_tokens=args.context_tokens, fixed=policy) for j in choice.judges]
     if args.submission is None:
@@ -158,12 +158,12 @@ def _plan(args, dry, bench, protocol, choice, model, settings, criteria, prompts
 
 
 def run(args: argparse.Namespace) -> int:
-    from rqbench.evaluate.background import BackgroundPolicy
-    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
-    from rqbench.evaluate.generate import generate_submission
-    from rqbench.evaluate.judge_run import judge_submission
+    from rqbench.evaluate.benchmark.background import BackgroundPolicy
+    from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
+    from rqbench.evaluate.generate.run import generate_submission
+    from rqbench.evaluate.generate.submission_files import SubmissionInvalid, load_submission
+    from rqbench.evaluate.judge.run import judge_submission
     from rqbench.evaluate.protocol import choose_judges, default_protocol, plan_lines
-    from rqbench.evaluate.submission_files import SubmissionInvalid, load_submission
     from rqbench.llm.client import LLM
     from rqbench.paths import slug
     from rqbench.prompts import PromptError, load_prompt_set
@@ -256,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
 def _report(written: list[Path], report_dir: Path, combine: str = "pooled", failures: str = "paper") -> int:
     """The report writer of ``rqbench report`` over this run's results files."""
     try:
-        from rqbench.evaluate import report_cli
+        from rqbench.evaluate.report import cli as report_cli
     except ImportError as exc:
         print(f"rqbench evaluate: report step skipped ({exc}); run 'rqbench report' later", file=sys.stderr)
         return 0

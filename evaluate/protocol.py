@@ -30,9 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rqbench.evaluate.background import BackgroundPolicy, background_block, input_policy
-from rqbench.evaluate.benchmark_source import Benchmark
-from rqbench.evaluate.metrics import CombineRule, FailureAccounting, describe_combine_rule, describe_failures
+from rqbench.evaluate.benchmark.background import BackgroundPolicy, background_block, input_policy
+from rqbench.evaluate.benchmark.source import Benchmark
+from rqbench.evaluate.metrics.metric import CombineRule, FailureAccounting, describe_combine_rule, describe_failures
 from rqbench.llm.catalog import (
     HIGHEST_REASONING,
     context_window,
@@ -362,7 +362,7 @@ def run_steps(plan: RunPlan) -> list[str]:
 
 def generation_step_of(variant: str, n_papers: int) -> str:
     """The generation step a variant sends for ``n_papers`` (imported late: generate imports this module's users)."""
-    from rqbench.evaluate.generate import generation_step
+    from rqbench.evaluate.generate.run import generation_step
 
     return generation_step(variant, n_papers)
 

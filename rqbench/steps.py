@@ -45,7 +45,7 @@ class Step:
         return f"{self.name}.system.md", f"{self.name}.user.md"
 
 
-_GENERATE = "rqbench.evaluate.generate"
+_GENERATE = "rqbench.evaluate.generate.run"
 
 STEPS: dict[str, Step] = {
     s.name: s

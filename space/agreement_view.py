@@ -2,7 +2,7 @@
 
 The Expert study tab (the paper's printed samples) and the Annotate tab (the
 Space's own annotators) both compute their matrix with
-``rqbench.evaluate.agreement.agreement_matrix`` and lay it out here, so the
+``rqbench.evaluate.judge_board.agreement.agreement_matrix`` and lay it out here, so the
 two tables mean the same thing and are read the same way.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rqbench.evaluate.agreement import (
+from rqbench.evaluate.judge_board.agreement import (
     AgreementMatrix,
     Annotation,
     agreement_matrix,

@@ -1,14 +1,14 @@
 """Human annotation: which pairs exist, who sees which next, and what a judgment records.
 
 A pair is one instance of one submission: the author-anchored RQ and the model's
-best-of-five RQ, picked by ``rqbench.evaluate.shown_pair`` (the one rule the
+best-of-five RQ, picked by ``rqbench.evaluate.metrics.shown_pair`` (the one rule the
 agreement tables use too). Once a pair has been judged it keeps the RQ its first
 judgment saw, so a judge added later cannot change it under the annotators; every
 judgment stores the shown RQ's candidate id and text hash. Sides are
 shuffled per (annotator, pair) and never labelled. Assignment keeps to the
 annotator's fields, never repeats a pair for them (judged or skipped), and
 prefers the pairs with the fewest judgments until each has ``target`` of them.
-Agreement numbers are computed by ``rqbench.evaluate.agreement``; this module
+Agreement numbers are computed by ``rqbench.evaluate.judge_board.agreement``; this module
 only collects the human picks.
 """
 
@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from rqbench.evaluate.metrics import split_candidates
-from rqbench.evaluate.shown_pair import shown_rqs, text_hash
+from rqbench.evaluate.metrics.metric import split_candidates
+from rqbench.evaluate.metrics.shown_pair import shown_rqs, text_hash
 from rqbench.records import CitedPaper, ExpertPair, InstanceResult, ResultsFile
 from rqbench.space.records import HumanJudgment, Side, Skip, utcnow
 
@@ -280,7 +280,7 @@ def subfields(pairs: Iterable[Pair]) -> list[str]:
 
 def human_picks(judgments: Iterable[HumanJudgment], submission_hash: str):
     """The stored judgments of one submission as ``evaluate.agreement.Annotation`` picks (one per annotator)."""
-    from rqbench.evaluate.agreement import Annotation
+    from rqbench.evaluate.judge_board.agreement import Annotation
 
     return [
         Annotation(
@@ -304,7 +304,7 @@ def annotated_picks(judgments: Sequence[HumanJudgment], results: Sequence[Result
 
     The leaderboard's agreement column and the Agreement view both start here, so they compare the same picks.
     """
-    from rqbench.evaluate.agreement import llm_picks, pin_to_shown
+    from rqbench.evaluate.judge_board.agreement import llm_picks, pin_to_shown
 
     by_key: dict[tuple[str, str], list[ResultsFile]] = {}
     by_sub: dict[str, list[ResultsFile]] = {}
@@ -328,8 +328,8 @@ def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[Result
     Each annotator's pick is one observation, as the pooled rule treats judges;
     ``combined`` pools every judge of the setting.
     """
-    from rqbench.evaluate import outcomes
-    from rqbench.evaluate.summary import COMBINED
+    from rqbench.evaluate.metrics.metric import outcomes
+    from rqbench.evaluate.metrics.summary import COMBINED
     from rqbench.space.leaderboard import AgreementCell
 
     out: dict[tuple[str, str, str], AgreementCell] = {}
@@ -368,7 +368,7 @@ def expert_corrected_cells(judgments: Sequence[HumanJudgment], results: Sequence
     shown; an annotator who judged an instance twice counts with their last pick). Only comparative rows, per judge:
     ``combined`` pools several judges' picks, and the rectifier corrects one judge's.
     """
-    from rqbench.evaluate.expert_corrected import ExpertCorrectedRate, corrected_by_judge
+    from rqbench.evaluate.judge_board.expert_corrected import ExpertCorrectedRate, corrected_by_judge
 
     by_sub: dict[str, list[ResultsFile]] = {}
     for r in results:

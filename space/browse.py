@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rqbench.evaluate.metrics import GT_ID
+from rqbench.evaluate.metrics.metric import GT_ID
 from rqbench.records import UNKNOWN_CATEGORY, CandidateScores, CitedPaper, InstanceResult, ResultsFile
 from rqbench.space.html_table import Cell, Header, Quote
 

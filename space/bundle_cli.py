@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from rqbench.evaluate.summary import SUMMARY_BOOT
+    from rqbench.evaluate.metrics.summary import SUMMARY_BOOT
 
     p.add_argument("--model", required=True, help="the row's model, as the leaderboard names it")
     p.add_argument("--variant", default="original", help="its prompt variant (default: original)")
@@ -34,10 +34,10 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rqbench import paths
-    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
-    from rqbench.evaluate.bundle import BundleError, RowSource, make_bundle, select_row, summary_settings
-    from rqbench.evaluate.submission_files import SubmissionInvalid, load_submission
-    from rqbench.evaluate.summary import load_results, summarize
+    from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
+    from rqbench.evaluate.bundle.bundle import BundleError, RowSource, make_bundle, select_row, summary_settings
+    from rqbench.evaluate.generate.submission_files import SubmissionInvalid, load_submission
+    from rqbench.evaluate.metrics.summary import load_results, summarize
     from rqbench.io import RecordError
     from rqbench.llm.client import CallNotCached
     from rqbench.llm.store import CallStore

@@ -3,7 +3,7 @@
 A bundle is made once per row and data version (``SpaceData.version``) into a folder of its own,
 by the route on a thread outside Gradio's queue, and then served as a static file to everyone
 who asks; a new version starts a new folder and removes the old one. It is the file
-``rqbench bundle`` writes (``evaluate/bundle.py``): made from the Space's call log, refused when
+``rqbench bundle`` writes (``evaluate/bundle/bundle.py``): made from the Space's call log, refused when
 the log lacks a call or does not reproduce the row, and the refusal is what the link answers.
 """
 
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from rqbench.evaluate.bundle import BundleError, RowSource, make_bundle, row_key, summary_settings
-from rqbench.evaluate.summary import SummaryRow
+from rqbench.evaluate.bundle.bundle import BundleError, RowSource, make_bundle, row_key, summary_settings
+from rqbench.evaluate.metrics.summary import SummaryRow
 from rqbench.io import RecordError
 from rqbench.llm.client import CallNotCached
 from rqbench.space.safety import redact
@@ -64,7 +64,7 @@ class BundleShelf:
 
     def _benchmark(self):
         if self._bench is None:
-            from rqbench.evaluate.benchmark_source import load_benchmark
+            from rqbench.evaluate.benchmark.source import load_benchmark
 
             target = self.data.config.target
             if target is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rqbench.evaluate.expert_pool import a6_pairs, make_pool
+from rqbench.evaluate.judge_board.expert_pool import a6_pairs, make_pool
 from rqbench.records import CitedPaper, ExpertPool, ResultsFile
 from rqbench.space.annotate import pool_pairs
 from rqbench.space.records import HumanJudgment

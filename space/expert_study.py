@@ -6,7 +6,7 @@ two each of two domain experts and two LLM judges found more non-obvious. The
 file is read where it lies when the Space starts (``RQB_EXPERT_STUDY``, else
 ``fixtures/paper_examples/expert_vs_llm.jsonl`` under ``rqbench.paths.shared_dir()``);
 it is never copied into the Space. Agreement is
-``rqbench.evaluate.agreement.agreement_matrix`` over ``expert_sample_picks``.
+``rqbench.evaluate.judge_board.agreement.agreement_matrix`` over ``expert_sample_picks``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rqbench import paths
-from rqbench.evaluate.agreement import (
+from rqbench.evaluate.judge_board.agreement import (
     AgreementMatrix,
     ExpertSample,
     WinRateRow,

@@ -19,7 +19,7 @@ from rqbench import paths
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from rqbench.evaluate.generate_cli import add_llm_options
+    from rqbench.evaluate.generate.cli import add_llm_options
 
     p.add_argument(
         "--judge",
@@ -66,19 +66,19 @@ def configure(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="CUES",
         help="also judge every pair with words added to the model RQ, to measure how far they move the judge: "
-        "all cues of evaluate/judge_board_cues.toml, or a comma-separated list of their kinds (two more calls a "
+        "all cues of evaluate/judge_board/cues.toml, or a comma-separated list of their kinds (two more calls a "
         "pair per cue)",
     )
     add_llm_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from rqbench.evaluate.background import BackgroundPolicy
-    from rqbench.evaluate.judge_board import make_board
-    from rqbench.evaluate.judge_board_report import markdown, pool_line
-    from rqbench.evaluate.judge_board_run import load_board_files, run_board
-    from rqbench.evaluate.judge_board_susceptibility import choose_cues
+    from rqbench.evaluate.benchmark.background import BackgroundPolicy
+    from rqbench.evaluate.judge_board.board import make_board
+    from rqbench.evaluate.judge_board.run import load_board_files, run_board
+    from rqbench.evaluate.judge_board.susceptibility import choose_cues
     from rqbench.evaluate.protocol import JudgeChoice, judge_use
+    from rqbench.evaluate.report.judge_board_section import markdown, pool_line
     from rqbench.io import RecordError
     from rqbench.llm.client import LLM
     from rqbench.prompts import PromptError, load_prompt_set
@@ -181,7 +181,7 @@ def _pool(args: argparse.Namespace, study: Path | None):  # type: ignore[no-unty
     results, problems = stores.results.load()
     for p in problems:
         print(f"  unreadable results file: {p}", file=sys.stderr)
-    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
+    from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
 
     try:
         library = load_benchmark(args.dataset, args.revision).papers

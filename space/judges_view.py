@@ -1,7 +1,7 @@
 """The Judges tab's table: the judge board as cells, each figure with its interval and the pairs behind it.
 
 The same ``Board`` and the same texts as report.md's section
-(``rqbench.evaluate.judge_board_report``): ranked by agreement with the experts'
+(``rqbench.evaluate.report.judge_board_section``): ranked by agreement with the experts'
 majority, the experts' agreement with each other placed as a row where it ranks
 (the ceiling), the paper's published verdicts marked as the paper's. Hover a
 header for what the column means, a figure for its n.
@@ -9,9 +9,9 @@ header for what the column means, a figure for its n.
 
 from __future__ import annotations
 
-from rqbench.evaluate.bootstrap import Estimate
-from rqbench.evaluate.judge_board import Board, BoardRow
-from rqbench.evaluate.judge_board_report import (
+from rqbench.evaluate.judge_board.board import Board, BoardRow
+from rqbench.evaluate.metrics.bootstrap import Estimate
+from rqbench.evaluate.report.judge_board_section import (
     CEILING_LABEL,
     COLUMNS,
     SUSCEPTIBILITY_HEADERS,

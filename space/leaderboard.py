@@ -1,6 +1,6 @@
 """The leaderboard table: summary rows in, a filtered, sorted, column-chosen pandas frame out.
 
-Pure functions only. Every figure comes from ``rqbench.evaluate.summary``
+Pure functions only. Every figure comes from ``rqbench.evaluate.metrics.summary``
 (``summarize`` over the stored results files); this module only lays them out:
 one row per (model, prompt variant, judge setting, judge), columns in groups
 (the headline figures; novelty, narrowness, overlap, human agreement,
@@ -33,9 +33,9 @@ import pandas as pd
 
 from rqbench.demo import is_demo_model
 from rqbench.evaluate.criteria import CRITERIA, METRICS, Column
-from rqbench.evaluate.expert_corrected import MIN_EXPERT_LABELS, TOO_FEW_LABELS, ExpertCorrectedRate
-from rqbench.evaluate.metrics import describe_combine_rule, describe_failures
-from rqbench.evaluate.summary import COMBINED, REFERENCE_MODEL, SummaryRow
+from rqbench.evaluate.judge_board.expert_corrected import MIN_EXPERT_LABELS, TOO_FEW_LABELS, ExpertCorrectedRate
+from rqbench.evaluate.metrics.metric import describe_combine_rule, describe_failures
+from rqbench.evaluate.metrics.summary import COMBINED, REFERENCE_MODEL, SummaryRow
 from rqbench.records import dataset_label
 from rqbench.space import bundles
 from rqbench.space import length_columns as lc
@@ -69,7 +69,7 @@ ID_COLUMNS: tuple[Column, ...] = (
 FIGURE_COLUMNS: tuple[Column, ...] = tuple(col for c in CRITERIA.values() for col in c.columns)
 
 AGREEMENT_COLUMN = Column("Human agreement % (non-obviousness)", "human agreement", percent=True, higher_is_better=True)
-# The judge's comparative win rate corrected with the annotators' picks (evaluate/expert_corrected.py), and how many
+# The judge's comparative win rate corrected with the annotators' picks (evaluate/judge_board/expert_corrected.py), and how many
 # labelled instances (and picks) are behind it, or "too few labels".
 CORRECTED_COLUMN = Column(
     "Expert-corrected win % (non-obviousness)", "human agreement", percent=True, higher_is_better=True
@@ -87,11 +87,11 @@ PROVENANCE_COLUMNS: tuple[Column, ...] = (
     Column("Contamination", "provenance"),
 )
 
-# The diversity of the submission's RQs (evaluate/diversity.py), stored in its results files: lower is more diverse.
+# The diversity of the submission's RQs (evaluate/metrics/diversity.py), stored in its results files: lower is more diverse.
 SIMILARITY_COLUMN = Column("Similarity of the five", "diversity", higher_is_better=False)
 NEAR_DUPLICATES_COLUMN = Column("Near-duplicate pairs", "diversity", higher_is_better=False)
 DIVERSITY_COLUMNS: tuple[Column, ...] = (SIMILARITY_COLUMN, NEAR_DUPLICATES_COLUMN)
-# What the row cost (evaluate/cost.py), from the call log as its results files stored it, and what a dollar bought.
+# What the row cost (evaluate/generate/cost.py), from the call log as its results files stored it, and what a dollar bought.
 GENERATION_COST_COLUMN = Column("Generation $", "cost", higher_is_better=False)
 JUDGING_COST_COLUMN = Column("Judging cost", "cost")
 PER_DOLLAR_COLUMN = Column("Win points per generation $ (non-obviousness)", "cost", higher_is_better=True)

@@ -1,7 +1,7 @@
 """The leaderboard's length-control group: each row's win rates with the RQs' length held equal to the
 author-anchored RQ's, and what the longest-of-five rule would score.
 
-The figures are ``rqbench.evaluate.length_control``'s (the report's ``length_controlled_*`` tables): one fit per judge
+The figures are ``rqbench.evaluate.report.length_control``'s (the report's ``length_controlled_*`` tables): one fit per judge
 and setting over every model that judge scored, so a row's controlled figure depends on the other rows of its judge,
 and a combined row (several judges, each with its own length preference) has none. This module only turns them into
 the table's cells: a value, its interval, and hover text that says what moved it, or why the cell is empty.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rqbench.evaluate.criteria import METRICS, Column
-from rqbench.evaluate.length_control import LENGTH_METRIC, LENGTH_METRICS, JudgeLength, LengthControlled, RowKey
-from rqbench.evaluate.summary import COMBINED, SummaryRow
+from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow
+from rqbench.evaluate.report.length_control import LENGTH_METRIC, LENGTH_METRICS, JudgeLength, LengthControlled, RowKey
 
 GROUP = "length control"
 

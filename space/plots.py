@@ -28,8 +28,8 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from rqbench.evaluate.criteria import DIMENSIONS, METRICS
-from rqbench.evaluate.plots import LABEL_CHARS, short_label  # noqa: F401 - LABEL_CHARS: the width labels keep
-from rqbench.evaluate.summary import COMBINED, SummaryRow
+from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow
+from rqbench.evaluate.report.plots import LABEL_CHARS, short_label  # noqa: F401 - LABEL_CHARS: the width labels keep
 from rqbench.space.leaderboard import headline_flags
 
 # pyplot keeps global state, so the Space draws one figure at a time whichever visitor's thread asks (concurrent

@@ -79,7 +79,7 @@ class HumanJudgment(Record):
         description="The shown model RQ's candidate id (m0..m4); None in judgments made before it was kept.",
     )
     model_text_hash: str | None = Field(
-        default=None, description="rqbench.evaluate.shown_pair.text_hash of the shown model RQ's text."
+        default=None, description="rqbench.evaluate.metrics.shown_pair.text_hash of the shown model RQ's text."
     )
     left: Side = Field(description="Which RQ was shown on the left; the other was on the right.")
     choice: Literal["left", "right", "tie"]

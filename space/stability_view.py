@@ -1,7 +1,7 @@
 """The Judges tab's second half: do the judges rank the models alike, and how much does each prefer length?
 
-The same figures as report.md's judge-stability and length-control tables (``rqbench.evaluate.judge_stability``,
-``rqbench.evaluate.length_control``), laid out as HTML cells: each model's rank under each judge with the ranks its
+The same figures as report.md's judge-stability and length-control tables (``rqbench.evaluate.report.judge_stability``,
+``rqbench.evaluate.report.length_control``), laid out as HTML cells: each model's rank under each judge with the ranks its
 interval allows, a mark where a judge ranks it beyond another judge's interval, Kendall's tau per pair of judges and
 leave-one-judge-out; then each judge's length preference with every model's raw and length-controlled win rate.
 Pure functions of the stored results; the tab draws them when opened.
@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from rqbench.evaluate.bootstrap import Estimate
 from rqbench.evaluate.criteria import METRICS, SETTINGS
-from rqbench.evaluate.judge_stability import MOVED_MARK, RANKING_METRIC, StabilityReport, judge_stability
-from rqbench.evaluate.length_control import LENGTH_METRIC, LENGTH_METRICS, JudgeLength, judge_length
-from rqbench.evaluate.summary import SummaryRow
+from rqbench.evaluate.metrics.bootstrap import Estimate
+from rqbench.evaluate.metrics.summary import SummaryRow
+from rqbench.evaluate.report.judge_stability import MOVED_MARK, RANKING_METRIC, StabilityReport, judge_stability
+from rqbench.evaluate.report.length_control import LENGTH_METRIC, LENGTH_METRICS, JudgeLength, judge_length
 from rqbench.records import ResultsFile
 from rqbench.space.html_table import Cell, Header, render_table
 

@@ -41,7 +41,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from rqbench.evaluate.submission_files import ENTRIES_FILE, METADATA_FILE
+from rqbench.evaluate.generate.submission_files import ENTRIES_FILE, METADATA_FILE
 from rqbench.records import SubmissionMetadata, dataset_label
 from rqbench.space.records import SubmissionRequest, utcnow
 from rqbench.space.safety import AttemptLimiter, confusable_key, name_problem, printable, redact
@@ -249,7 +249,7 @@ def _default_validator(
     time_budget_s: float | None = None,
     partial_remedy: str = PARTIAL_REMEDY_PAGE,
 ) -> Any:
-    from rqbench.evaluate.submission_files import validate_submission
+    from rqbench.evaluate.generate.submission_files import validate_submission
 
     return validate_submission(
         path,
@@ -266,7 +266,7 @@ def _stored_bytes(upload: Upload, report: Any) -> bytes:
     (the form the worker reads; packing keeps the submission hash)."""
     if not upload.folder_form:
         return upload.path.read_bytes()
-    from rqbench.evaluate.submission_files import single_file_text
+    from rqbench.evaluate.generate.submission_files import single_file_text
 
     return single_file_text(report.metadata, report.entries).encode("utf-8")
 

@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from rqbench.evaluate.generate_cli import add_dataset_options
+from rqbench.evaluate.generate.cli import add_dataset_options
 from rqbench.paths import slug
 
 # The Space's event (space/tabs/submit.py): (files, name, allow partial) -> (message, queue table, outcome).
@@ -101,7 +101,7 @@ def send_to_space(url: str, packed: Path, name: str, allow_partial: bool, *, cli
 
 def _cli_wording(problem: str) -> str:
     """A problem the Space worded for its page, reworded for this command line (the flag, not the box)."""
-    from rqbench.evaluate.submission_files import PARTIAL_REMEDY_FLAG
+    from rqbench.evaluate.generate.submission_files import PARTIAL_REMEDY_FLAG
     from rqbench.space.submit import PARTIAL_REMEDY_PAGE
 
     return problem.replace(PARTIAL_REMEDY_PAGE, PARTIAL_REMEDY_FLAG)
@@ -126,9 +126,9 @@ def _follow_lines(where: str, request_id: str, status: str, space_url: str | Non
 
 
 def run(args: argparse.Namespace) -> int:
-    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
-    from rqbench.evaluate.submission_cli import print_report
-    from rqbench.evaluate.submission_files import write_single_file
+    from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
+    from rqbench.evaluate.generate.submission_files import write_single_file
+    from rqbench.evaluate.generate.validate_cli import print_report
 
     for stream in (sys.stdout, sys.stderr):  # input echoed back must never stop the report mid-way
         if hasattr(stream, "reconfigure"):
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
             hint = " (--no-dataset checks the format here and leaves the rq_ids to the Space)" if args.space else ""
             print(f"rqbench submit: {exc}{hint}", file=sys.stderr)
             return 2
-    from rqbench.evaluate.submission_files import validate_submission
+    from rqbench.evaluate.generate.submission_files import validate_submission
 
     report = validate_submission(args.submission, bench.rq_ids if bench else None, allow_partial=args.allow_partial)
     print_report(report)

@@ -22,11 +22,11 @@ from urllib.parse import parse_qs
 
 import gradio as gr
 
-from rqbench.evaluate.expert_pool import make_pool
-from rqbench.evaluate.judge_board import Board, make_board
-from rqbench.evaluate.length_control import length_by_row
-from rqbench.evaluate.summary import COMBINED, SummaryRow, summarize
-from rqbench.evaluate.trial import one_run_each
+from rqbench.evaluate.benchmark.trial import one_run_each
+from rqbench.evaluate.judge_board.board import Board, make_board
+from rqbench.evaluate.judge_board.expert_pool import make_pool
+from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow, summarize
+from rqbench.evaluate.report.length_control import length_by_row
 from rqbench.io import RecordError
 from rqbench.records import CitedPaper, JudgeBoardFile, ResultsFile, dataset_label
 from rqbench.space import annotate as an
@@ -143,7 +143,7 @@ class SpaceData:
             if key == self._key:
                 return self
             # the leaderboard's rows from every file, a trial's apart; everything else (agreement, annotation pairs,
-            # Browse, the judge board) reads each submission, judge and setting once (evaluate/trial.py)
+            # Browse, the judge board) reads each submission, judge and setting once (evaluate/benchmark/trial.py)
             self.results, self.problems = one_run_each(results), problems
             self.all_results = list(results)
             try:
@@ -442,7 +442,7 @@ def config_from_env(
     ``RQB_DATASET`` (+ ``RQB_DATASET_REVISION``), else the local sample; without one the
     Space still shows results but closes submissions.
     """
-    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
+    from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
 
     on_hub = bool(os.environ.get("SPACE_ID"))
     stores = SpaceStores.from_env(store, results)

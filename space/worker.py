@@ -365,9 +365,9 @@ def evaluate_judge(
     """
 
     def run(req: SubmissionRequest, sub_path: Path) -> list[ResultsFile]:
-        from rqbench.evaluate.benchmark_source import load_benchmark
-        from rqbench.evaluate.judge_run import judge_submission
-        from rqbench.evaluate.submission_files import load_submission
+        from rqbench.evaluate.benchmark.source import load_benchmark
+        from rqbench.evaluate.generate.submission_files import load_submission
+        from rqbench.evaluate.judge.run import judge_submission
         from rqbench.llm import LLM
 
         if loader is not None:

@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 from rqbench import paths
-from rqbench.evaluate.generate_cli import at_least_one
+from rqbench.evaluate.generate.cli import at_least_one
 
 
 def configure(p: argparse.ArgumentParser) -> None:

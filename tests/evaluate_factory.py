@@ -9,8 +9,8 @@ from __future__ import annotations
 from scripted_replies import candidates_of, responder_with
 from scripted_replies import reply as judge_reply
 
-from rqbench.evaluate.benchmark_source import Benchmark
-from rqbench.evaluate.submission_files import Submission, load_submission, write_submission
+from rqbench.evaluate.benchmark.source import Benchmark
+from rqbench.evaluate.generate.submission_files import Submission, load_submission, write_submission
 from rqbench.records import (
     CitedPaper,
     EvaluationInstance,

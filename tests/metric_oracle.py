@@ -22,7 +22,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rqbench.evaluate.metrics import (
+from rqbench.evaluate.metrics.metric import (
     FailureAccounting,
     NarrownessAggregation,
     OrderingAggregation,

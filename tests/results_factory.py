@@ -162,8 +162,8 @@ def metric_value(name: str, inst: InstanceResult, opts: Any = None) -> float | N
     import numpy as np
 
     from rqbench.evaluate.criteria import METRICS
-    from rqbench.evaluate.metrics import ScoreOptions
-    from rqbench.evaluate.score_table import score_table
+    from rqbench.evaluate.metrics.metric import ScoreOptions
+    from rqbench.evaluate.metrics.score_table import score_table
 
     spec = METRICS[name]
     t = score_table(results([inst]), opts or ScoreOptions())

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from rqbench.evaluate.benchmark_source import Benchmark
+from rqbench.evaluate.benchmark.source import Benchmark
 from rqbench.records import CitedPaper, EvaluationInstance, SectionText
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitFlow, SubmitPolicy, Submitter

@@ -23,7 +23,7 @@ from pathlib import Path
 from results_factory import results, simple_instance
 
 from rqbench import paths
-from rqbench.evaluate.judge_run import write_results
+from rqbench.evaluate.judge.run import write_results
 from rqbench.progress import ProgressWriter, progress_bar
 from rqbench.space.start_job import Phase, run_phases
 

@@ -1,6 +1,6 @@
 """The per-instance summary path that ``summarize`` replaced, kept as the reference its fast path must equal.
 
-This is the previous ``evaluate/summary.py`` computation verbatim (score vectors per
+This is the previous ``evaluate/metrics/summary.py`` computation verbatim (score vectors per
 instance, metric functions per value, the bootstrap per figure); only the row,
 grouping and provenance helpers are shared with the product. tests/test_summary_fast.py
 compares the two on random results; benchmarks/summary_scale.py times both.
@@ -14,11 +14,11 @@ from datetime import date, datetime
 
 from metric_oracle import ORACLE, ScoreVector, mean_vector, reference_value, score_vector
 
-from rqbench.evaluate.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean
-from rqbench.evaluate.contamination import clean_reason, is_clean, paper_dates
 from rqbench.evaluate.criteria import METRICS
-from rqbench.evaluate.metrics import CombineRule, MetricSpec, ScoreOptions
-from rqbench.evaluate.summary import (
+from rqbench.evaluate.metrics.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean
+from rqbench.evaluate.metrics.contamination import clean_reason, is_clean, paper_dates
+from rqbench.evaluate.metrics.metric import CombineRule, MetricSpec, ScoreOptions
+from rqbench.evaluate.metrics.summary import (
     COMBINED,
     REFERENCE_MODEL,
     SUMMARY_BOOT,

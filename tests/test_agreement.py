@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from results_factory import cand, instance, results
 
-from rqbench.evaluate.agreement import (
+from rqbench.evaluate.judge_board.agreement import (
     Annotation,
     AnnotationError,
     agreement_matrix,
@@ -16,7 +16,7 @@ from rqbench.evaluate.agreement import (
     read_annotations,
     win_rates,
 )
-from rqbench.evaluate.shown_pair import text_hash
+from rqbench.evaluate.metrics.shown_pair import text_hash
 
 ZERO = (0, 0, 0)
 IDS = ["2501.00001_rq0", "2501.00001_rq1", "2502.00002_rq0", "2503.00003_rq0"]
@@ -267,7 +267,7 @@ def test_the_source_bound_setting_defaults_to_comparative_and_a_missing_one_is_n
 
 
 def test_table_9_captions_name_the_source_bound_setting():
-    from rqbench.evaluate.tables import agreement_tables
+    from rqbench.evaluate.report.tables import agreement_tables
 
     made = [_setting_results("comparative"), _setting_results("standalone")]
     for setting in ("comparative", "standalone"):

@@ -34,7 +34,7 @@ def _judge_all(annotator: str, pairs, fields, judgments, skips=()):
 
 
 def test_pairs_show_the_rq_the_shown_pair_rule_picks(pairs):
-    from rqbench.evaluate.shown_pair import shown_candidate, text_hash
+    from rqbench.evaluate.metrics.shown_pair import shown_candidate, text_hash
 
     res = make_results("model-a", judge="judge-a", setting="comparative", n_instances=8)
     assert len(pairs) == 16  # one pair per (submission, instance); a submission's two settings make one
@@ -49,7 +49,7 @@ def test_pairs_show_the_rq_the_shown_pair_rule_picks(pairs):
 
 
 def test_a_judged_pair_keeps_its_rq_when_another_judge_arrives():
-    from rqbench.evaluate.shown_pair import shown_rqs
+    from rqbench.evaluate.metrics.shown_pair import shown_rqs
 
     first = [make_results("model-a", judge="judge-a", setting="comparative", n_instances=8)]
     pairs = an.build_pairs(first)
@@ -144,7 +144,7 @@ def test_store_round_trip_export_and_delete(tmp_path, pairs):
 
 
 def test_agreement_cells_match_the_judges_picks():
-    from rqbench.evaluate.agreement import llm_picks
+    from rqbench.evaluate.judge_board.agreement import llm_picks
     from rqbench.space import leaderboard as lb
 
     res = [make_results("model-a", judge=j, setting="comparative", n_instances=6) for j in ("judge-a", "judge-b")]
@@ -169,7 +169,7 @@ def test_agreement_cells_match_the_judges_picks():
     combined = cells[("model-a", "comparative", "combined")]
     assert combined.n == cells[("model-a", "comparative", "judge-a")].n + cells[("model-a", "comparative", "judge-b")].n
     # the same cells feed the leaderboard's human-agreement column
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
 
     table = lb.build_table(summarize(res, n_boot=50), cells)
     row = table[(table["Judge"] == "combined") & (table["Setting"] == "comparative")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rqbench.evaluate.bootstrap import cluster_bootstrap, cluster_bootstrap_mean, paired_test
+from rqbench.evaluate.metrics.bootstrap import cluster_bootstrap, cluster_bootstrap_mean, paired_test
 
 
 def test_mean_and_interval_are_deterministic_under_a_seed():

@@ -14,7 +14,7 @@ import pytest
 
 from rqbench import paths
 from rqbench.cli import main
-from rqbench.evaluate.rescore import rescore
+from rqbench.evaluate.bundle.rescore import rescore
 from rqbench.llm import CallStore
 from rqbench.llm.config import public_label
 
@@ -182,7 +182,7 @@ def test_the_space_serves_each_rows_bundle_as_a_file_made_once_per_data_version(
     from starlette.applications import Starlette
     from starlette.testclient import TestClient
 
-    from rqbench.evaluate.benchmark_source import load_benchmark
+    from rqbench.evaluate.benchmark.source import load_benchmark
     from rqbench.space import bundles
     from rqbench.space import leaderboard as lb
     from rqbench.space.stores import SpaceStores

@@ -195,7 +195,7 @@ def test_the_checker_sees_a_litellm_import(tmp_path):
 def test_importing_the_catalog_and_the_evaluation_code_does_not_import_litellm():
     code = (
         "import sys\n"
-        "import rqbench.llm.catalog, rqbench.llm.client, rqbench.evaluate.background, rqbench.evaluate.judge_run\n"
+        "import rqbench.llm.catalog, rqbench.llm.client, rqbench.evaluate.benchmark.background, rqbench.evaluate.judge.run\n"
         "print('litellm' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)

@@ -8,8 +8,8 @@ from datetime import date
 import pytest
 from results_factory import results, simple_instance
 
-from rqbench.evaluate.contamination import Exposure, clean_reason, exposure, is_clean, paper_dates
-from rqbench.evaluate.summary import summarize
+from rqbench.evaluate.metrics.contamination import Exposure, clean_reason, exposure, is_clean, paper_dates
+from rqbench.evaluate.metrics.summary import summarize
 
 CUTOFF = date(2025, 2, 28)
 

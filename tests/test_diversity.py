@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from rqbench.evaluate.diversity import (
+from rqbench.evaluate.metrics.diversity import (
     NEAR_DUPLICATE,
     attach_diversity,
     diversity_row,
@@ -16,7 +16,7 @@ from rqbench.evaluate.diversity import (
     instance_diversity,
     pairwise_cosines,
 )
-from rqbench.evaluate.tables import diversity_table
+from rqbench.evaluate.report.tables import diversity_table
 from rqbench.records import DiversityRecord
 from rqbench.testing.synthetic import make_results
 
@@ -58,8 +58,8 @@ def test_a_submissions_row_averages_instances_and_skips_one_without_pairs():
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_the_report_writes_the_table_from_real_embeddings(tmp_path):
-    from rqbench.evaluate.diversity import diversity_rows
-    from rqbench.evaluate.similarity import Embedder, EmbedderUnavailable
+    from rqbench.evaluate.metrics.diversity import diversity_rows
+    from rqbench.evaluate.metrics.similarity import Embedder, EmbedderUnavailable
 
     r = make_results("m", judge="A", setting="standalone", n_instances=2)
     texts = [
@@ -142,9 +142,9 @@ def test_rqbench_report_diversity_writes_the_table(tmp_path, capsys, monkeypatch
 
 
 def test_rqbench_diversity_stores_the_record_once_and_the_summary_reads_it(tmp_path, capsys, monkeypatch):
-    import rqbench.evaluate.similarity as similarity
+    import rqbench.evaluate.metrics.similarity as similarity
     from rqbench.cli import main
-    from rqbench.evaluate.summary import load_results, summarize
+    from rqbench.evaluate.metrics.summary import load_results, summarize
 
     emb = _CountingEmbedder()
     emb.name = "all-minilm-l6-v2"  # stands in for the board's embedder: the summary reads this record

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from rqbench.evaluate.expert_corrected import (
+from rqbench.evaluate.judge_board.expert_corrected import (
     MIN_EXPERT_LABELS,
     TOO_FEW_LABELS,
     expert_corrected_win_rate,
@@ -123,7 +123,7 @@ A6_EXPECTED = {
 
 @pytest.mark.parametrize("judge", sorted(A6_EXPECTED))
 def test_the_paper_a6_study_corrected_gpt55_win_rate(shared, judge):
-    from rqbench.evaluate.expert_pool import a6_pairs
+    from rqbench.evaluate.judge_board.expert_pool import a6_pairs
 
     pairs = a6_pairs(shared / "fixtures" / "paper_examples" / "expert_vs_llm.jsonl")
     assert {p.model for p in pairs} == {"gpt-5.5"} and len(pairs) == 10
@@ -145,7 +145,7 @@ def test_the_paper_a6_study_corrected_gpt55_win_rate(shared, judge):
 
 
 def test_the_judge_term_is_the_summary_rows_raw_win_rate():
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
 
     files = [make_results("model-a", judge=j, setting="comparative", n_instances=24, seed=7, bias=0.3) for j in "ab"]
     rows = summarize(files, n_boot=20)
@@ -177,7 +177,7 @@ def _annotated(n_labelled: int):
 
 
 def test_the_leaderboard_shows_the_corrected_figure_its_interval_and_labels():
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
     from rqbench.space import annotate as an
     from rqbench.space import leaderboard as lb
 
@@ -214,7 +214,7 @@ def test_the_leaderboard_shows_the_corrected_figure_its_interval_and_labels():
 
 
 def test_the_leaderboard_says_too_few_labels_below_the_threshold():
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
     from rqbench.space import annotate as an
     from rqbench.space import leaderboard as lb
 

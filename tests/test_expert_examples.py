@@ -121,7 +121,12 @@ def test_the_arithmetic_is_the_same_on_the_hand_reading():
 
 
 def test_the_agreement_code_gives_the_hand_counted_matrix_and_counts(fixtures_dir):
-    from rqbench.evaluate.agreement import agreement_matrix, expert_sample_picks, read_expert_samples, win_rates
+    from rqbench.evaluate.judge_board.agreement import (
+        agreement_matrix,
+        expert_sample_picks,
+        read_expert_samples,
+        win_rates,
+    )
 
     samples = read_expert_samples(fixtures_dir / "paper_examples" / "expert_vs_llm.jsonl")
     picks = expert_sample_picks(samples)

@@ -683,7 +683,7 @@ def test_j17_a_reply_that_breaks_its_schema_is_invalid_and_only_the_papers_rules
 def test_j16_one_comparative_call_per_instance_by_default():
     import argparse
 
-    from rqbench.evaluate import judge_cli
+    from rqbench.evaluate.judge import cli as judge_cli
     from rqbench.evaluate.protocol import ORDERINGS
 
     p = argparse.ArgumentParser()
@@ -771,7 +771,7 @@ def test_m2_best_at_5_is_reported_as_mean_and_sample_std():
 
     from results_factory import cand, instance, results
 
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
 
     best = [1, 2, 3]
     made = results(
@@ -788,7 +788,7 @@ def test_m2_best_at_5_is_reported_as_mean_and_sample_std():
 def test_m4_a_combined_figure_exists_only_over_two_judges():
     from results_factory import cand, instance, results
 
-    from rqbench.evaluate.summary import COMBINED, summarize
+    from rqbench.evaluate.metrics.summary import COMBINED, summarize
 
     made = [
         results([instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])], judge_model=j, label=j)
@@ -849,8 +849,8 @@ def _two_judges_with_failures():
 
 
 def test_m4_m14_m15_m16_the_combined_rates_by_hand_with_failures_counted():
-    from rqbench.evaluate.metrics import FailureAccounting, ScoreOptions
-    from rqbench.evaluate.summary import COMBINED, summarize
+    from rqbench.evaluate.metrics.metric import FailureAccounting, ScoreOptions
+    from rqbench.evaluate.metrics.summary import COMBINED, summarize
 
     def rates(failures, combine="pooled"):
         rows = summarize(
@@ -960,7 +960,7 @@ def _table6_inputs():
 
 def test_m9_t6_similarity_reads_the_contributions_the_builder_extracted(tmp_path, monkeypatch):
     from rqbench.builder.build_config import LLM_STAGES, STAGE_ROLES, BuildConfig, llm_settings
-    from rqbench.evaluate.similarity import contribution_text, similarity_rows
+    from rqbench.evaluate.metrics.similarity import contribution_text, similarity_rows
 
     # the builder extracts background papers' contributions with the model of §4's extractor, from their body text
     assert "cited_contributions" in LLM_STAGES and STAGE_ROLES["cited_contributions"] == STAGE_ROLES["contributions"]
@@ -979,8 +979,8 @@ def test_m9_t6_similarity_reads_the_contributions_the_builder_extracted(tmp_path
 def test_m10_the_default_embedders_are_the_papers_pair_and_offline_the_hub_one_is_named(tmp_path, monkeypatch):
     import argparse
 
-    from rqbench.evaluate import report_cli, similarity
-    from rqbench.evaluate.metrics import ScoreOptions
+    from rqbench.evaluate.metrics.metric import ScoreOptions, similarity
+    from rqbench.evaluate.report import cli as report_cli
 
     assert similarity.PAPER_EMBEDDERS == ("Qwen/Qwen3-Embedding-4B", "all-mpnet-base-v2")
     assert similarity.packaged_name(similarity.MPNET) == "all-mpnet-base-v2"  # offline, from its PyPI parts
@@ -1036,8 +1036,14 @@ def _expert_study(variant: str = "original"):
 
 
 def test_m12_m13_every_rater_judges_the_rq_the_experts_were_shown():
-    from rqbench.evaluate.agreement import Annotation, AnnotationError, agreement_report, llm_picks, pin_to_shown
-    from rqbench.evaluate.shown_pair import RULE_NAME, shown_rqs, text_hash
+    from rqbench.evaluate.judge_board.agreement import (
+        Annotation,
+        AnnotationError,
+        agreement_report,
+        llm_picks,
+        pin_to_shown,
+    )
+    from rqbench.evaluate.metrics.shown_pair import RULE_NAME, shown_rqs, text_hash
     from rqbench.space.annotate import build_pairs
 
     made = _expert_study()
@@ -1067,8 +1073,8 @@ def test_m12_m13_every_rater_judges_the_rq_the_experts_were_shown():
 
 
 def test_t5_t9_t11_t12_the_agreement_tables_are_the_papers_on_the_shown_pair():
-    from rqbench.evaluate.agreement import Annotation, agreement_report
-    from rqbench.evaluate.tables import agreement_tables
+    from rqbench.evaluate.judge_board.agreement import Annotation, agreement_report
+    from rqbench.evaluate.report.tables import agreement_tables
 
     expert = Annotation(rq_id="2501.00001_rq0", evaluator="expert-1", winner="gt")
     gemini, deepseek = (j.split("/")[-1] for j in PAPER_JUDGES)
@@ -1137,8 +1143,8 @@ def test_t2_to_t10_cells_computed_from_the_papers_a5_outputs():
     """
     import paper_a5 as A5
 
-    from rqbench.evaluate.summary import summarize
-    from rqbench.evaluate.tables import summary_tables
+    from rqbench.evaluate.metrics.summary import summarize
+    from rqbench.evaluate.report.tables import summary_tables
 
     # gemini-3.1-pro under the revised prompt: filler of ours (A.5 prints none): a broad RQ, novelty (3, 3, 3)
     revised = ((3, 3, 3), (0, 0), 1)
@@ -1225,7 +1231,7 @@ def test_no_fidelity_test_reads_a_verdict_from_the_table():
 def test_m8_similarity_picks_the_highest_mean_standalone_novelty_with_the_ties_in_order():
     from results_factory import cand, instance
 
-    from rqbench.evaluate.similarity import select_by_mean_novelty
+    from rqbench.evaluate.metrics.similarity import select_by_mean_novelty
 
     zero = [cand(f"m{i}", (0, 0, 0)) for i in (2, 3, 4)]
 
@@ -1241,7 +1247,7 @@ def test_m8_similarity_picks_the_highest_mean_standalone_novelty_with_the_ties_i
     assert select_by_mean_novelty([inst((3, 3, 3), (2, 2, 2)), inst((0, 0, 0), (3, 3, 3))]) == 1
     # the mean comes before non-obviousness: m0 (3, 3, 1) has mean 7/3, m1 (1, 1, 2) 4/3; the shown-pair rule,
     # the same function without the mean, picks m1 for its non-obviousness of 2
-    from rqbench.evaluate.shown_pair import shown_candidate
+    from rqbench.evaluate.metrics.shown_pair import shown_candidate
 
     assert select_by_mean_novelty([inst((3, 3, 1), (1, 1, 2))]) == 0
     assert shown_candidate([inst((3, 3, 1), (1, 1, 2))]) == "m1"

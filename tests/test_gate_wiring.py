@@ -23,8 +23,8 @@ from rqbench import wellformed as wf
 from rqbench.builder.build_config import BuildConfig
 from rqbench.builder.pipeline import run_build
 from rqbench.builder.records_out import assemble
-from rqbench.evaluate.generate import LOG_FILE, generate_submission
-from rqbench.evaluate.submission_files import validate_submission
+from rqbench.evaluate.generate.run import LOG_FILE, generate_submission
+from rqbench.evaluate.generate.submission_files import validate_submission
 from rqbench.llm import LLM, CallStore
 
 JUNK_RQS = [
@@ -438,7 +438,7 @@ def test_the_published_sample_passes_the_gate_when_read_with_load_dataset():
 def test_the_builder_holds_extracted_text_to_every_rule_while_a_submitted_question_is_its_subject(tmp_path):
     """A question naming a chat-template marker: dropped from a build (parser or reply debris there), accepted and
     not even flagged when submitted or generated (it reaches judges neutralised, readers escaped)."""
-    from rqbench.evaluate.generate import CheckedGenerationReply
+    from rqbench.evaluate.generate.run import CheckedGenerationReply
 
     named = "How do chat-template markers such as <|im_start|> shape what a model treats as a system turn?"
     with pytest.raises(ValidationError, match="markup_debris"):

@@ -7,15 +7,15 @@ import json
 import evaluate_factory as F
 import pytest
 
-from rqbench.evaluate.background import (
+from rqbench.evaluate.benchmark.background import (
     BackgroundPolicy,
     background_block,
     paper_block,
     token_counter,
 )
-from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
-from rqbench.evaluate.generate import LOG_FILE, generate_submission
-from rqbench.evaluate.submission_files import validate_submission
+from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
+from rqbench.evaluate.generate.run import LOG_FILE, generate_submission
+from rqbench.evaluate.generate.submission_files import validate_submission
 from rqbench.llm import LLM
 from rqbench.records import CitedPaper, SectionText
 
@@ -241,7 +241,7 @@ def test_the_strict_variant_is_the_original_plus_one_named_rule(scripted_server,
 
 
 def test_papers_go_whole_under_a_large_window_and_are_cut_only_past_a_small_one():
-    from rqbench.evaluate.background import input_policy
+    from rqbench.evaluate.benchmark.background import input_policy
 
     papers = [long_paper(), long_paper().model_copy(update={"paper_id": "q"})]
     big = input_policy("gemini/gemini-3.1-pro", 32_768)
@@ -263,7 +263,7 @@ def test_a_grammar_constrained_generator_gets_the_stricter_question_pattern_and_
     import json
 
     from rqbench import wellformed
-    from rqbench.evaluate.generate import CheckedGenerationReply, GrammarGenerationReply, generation_reply_for
+    from rqbench.evaluate.generate.run import CheckedGenerationReply, GrammarGenerationReply, generation_reply_for
 
     strict = json.dumps(wellformed.grammar_pattern(wellformed.Kind.research_question))[1:-1]
     for spec in ("local", "local/smollm2-135m@temperature=0.8", "hosted_vllm/Qwen/Qwen3-8B"):

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from rqbench.evaluate.cost import generation_cost, per_dollar, submission_generation_cost
-from rqbench.evaluate.generate import LOG_FILE
-from rqbench.evaluate.summary import summarize
+from rqbench.evaluate.generate.cost import generation_cost, per_dollar, submission_generation_cost
+from rqbench.evaluate.generate.run import LOG_FILE
+from rqbench.evaluate.metrics.summary import summarize
 from rqbench.llm import CallStore
 from rqbench.records import GenerationCost
 from rqbench.testing.synthetic import make_results
@@ -74,7 +74,7 @@ def test_a_rows_generation_cost_and_points_per_dollar_come_from_its_stored_resul
 
 
 def test_the_report_cost_table_says_unknown_and_gives_points_per_dollar():
-    from rqbench.evaluate.tables import cost_table
+    from rqbench.evaluate.report.tables import cost_table
 
     a = make_results("model-a", judge="A", setting="comparative", n_instances=4)
     a.generation_cost = GenerationCost(requests=4, cost_usd=0.5, run_ids=["r1"])

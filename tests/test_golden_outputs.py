@@ -69,10 +69,10 @@ def produce(tmp: Path, fixtures: Path, srv) -> dict[str, str]:
     from rqbench.dataset_card.card import CardSettings
     from rqbench.dataset_card.publish import publish
     from rqbench.dataset_card.repo import LocalGitTarget
-    from rqbench.evaluate.benchmark_source import load_benchmark
-    from rqbench.evaluate.generate import generate_submission
-    from rqbench.evaluate.judge_run import judge_submission
-    from rqbench.evaluate.submission_files import load_submission
+    from rqbench.evaluate.benchmark.source import load_benchmark
+    from rqbench.evaluate.generate.run import generate_submission
+    from rqbench.evaluate.generate.submission_files import load_submission
+    from rqbench.evaluate.judge.run import judge_submission
     from rqbench.llm import LLM, CallStore
 
     db = tmp / "calls.db"

@@ -119,9 +119,14 @@ def _digest_text(path: Path) -> str:
 
 def produce(tmp: Path) -> dict[str, str]:
     from rqbench.cli import main as cli_main
-    from rqbench.evaluate.length_control import length_by_row
-    from rqbench.evaluate.metrics import FailureAccounting, NarrownessAggregation, OrderingAggregation, ScoreOptions
-    from rqbench.evaluate.summary import instance_values, summarize
+    from rqbench.evaluate.metrics.metric import (
+        FailureAccounting,
+        NarrownessAggregation,
+        OrderingAggregation,
+        ScoreOptions,
+    )
+    from rqbench.evaluate.metrics.summary import instance_values, summarize
+    from rqbench.evaluate.report.length_control import length_by_row
     from rqbench.space import leaderboard as lb
 
     results = _results()

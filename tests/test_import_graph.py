@@ -193,3 +193,59 @@ def test_the_builder_does_not_reach_the_publisher():
     for module in sorted(m for m in graph if m.startswith("rqbench.builder")):
         path = reaches(module)
         assert path is None, " -> ".join(path or [])
+
+
+# evaluate/'s rooms, lowest first: a room imports only rooms before it (docs/architecture.md); the protocol module
+# (the paper's protocol as data) stands between the metrics and the judging run
+EVALUATE_ROOMS = (
+    "benchmark",
+    "generate",
+    "criteria",
+    "metrics",
+    "protocol",
+    "judge",
+    "judge_board",
+    "report",
+    "bundle",
+)
+# module-level edges that run against that order, each for a reason the architecture note gives
+ROOM_EXCEPTIONS = {
+    # a criterion declares its figures with the metric array functions
+    ("rqbench.evaluate.criteria", "rqbench.evaluate.metrics.metric"),
+    ("rqbench.evaluate.criteria.base", "rqbench.evaluate.metrics.metric"),
+    ("rqbench.evaluate.criteria.novelty", "rqbench.evaluate.metrics.metric"),
+    ("rqbench.evaluate.criteria.narrowness", "rqbench.evaluate.metrics.metric"),
+    ("rqbench.evaluate.criteria.overlap", "rqbench.evaluate.metrics.metric"),
+    # a command prints the protocol's departures
+    ("rqbench.evaluate.generate.cli", "rqbench.evaluate.protocol"),
+}
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["rqbench", "evaluate"] or len(parts) < 3 or parts[2] not in EVALUATE_ROOMS:
+        return None
+    return parts[2]
+
+
+def test_evaluate_rooms_import_only_the_rooms_below_them():
+    graph = import_graph()
+    rank = {room: k for k, room in enumerate(EVALUATE_ROOMS)}
+    upward = sorted(
+        (a, b)
+        for a, targets in graph.items()
+        for b in targets
+        if _room(a) and _room(b) and rank[_room(b)] > rank[_room(a)] and (a, b) not in ROOM_EXCEPTIONS
+    )
+    assert not upward, "an import against the rooms' order (docs/architecture.md): " + ", ".join(
+        f"{a} -> {b}" for a, b in upward
+    )
+
+
+def test_every_evaluate_module_is_in_a_room_of_at_most_15_modules():
+    modules = [m for m in product_modules() if m.startswith("rqbench.evaluate.")]
+    loose = sorted(m for m in modules if m.count(".") == 2 and m.split(".")[2] not in EVALUATE_ROOMS)
+    assert loose == ["rqbench.evaluate.evaluate_cli"], loose
+    for room in (r for r in EVALUATE_ROOMS if r != "protocol"):
+        size = sum(1 for m in modules if _room(m) == room and m.count(".") == 3)
+        assert 1 <= size <= 15, (room, size)

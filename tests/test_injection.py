@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from rqbench.evaluate.generate import CheckedGenerationReply
-from rqbench.evaluate.injection import blocking_reasons, scan_for_injection, screen
-from rqbench.evaluate.submission_files import check_question
+from rqbench.evaluate.generate.injection import blocking_reasons, scan_for_injection, screen
+from rqbench.evaluate.generate.run import CheckedGenerationReply
+from rqbench.evaluate.generate.submission_files import check_question
 from rqbench.untrusted import neutralize
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"

@@ -23,9 +23,9 @@ from scripted_replies import candidates_of
 
 from rqbench import paths
 from rqbench.cli import main
-from rqbench.evaluate.expert_pool import read_pool
-from rqbench.evaluate.judge_board import make_board
-from rqbench.evaluate.judge_board_run import load_board_files
+from rqbench.evaluate.judge_board.board import make_board
+from rqbench.evaluate.judge_board.expert_pool import read_pool
+from rqbench.evaluate.judge_board.run import load_board_files
 from rqbench.llm import CallStore
 
 # text marker -> non-obviousness of the author-anchored RQ and of the model RQ

@@ -34,8 +34,8 @@ DEMO = "local/smollm2-135m"
 
 def board_file(pool, label: str, picks: dict[str, str]):
     """A judge-board file whose two calls on each pair both give ``picks[pair]``."""
-    from rqbench.evaluate.judge_board_metrics import order_pick
-    from rqbench.evaluate.judge_board_run import board_path
+    from rqbench.evaluate.judge_board.metrics import order_pick
+    from rqbench.evaluate.judge_board.run import board_path
     from rqbench.prompts import load_prompt_set
     from rqbench.records import (
         JudgeBoardFile,
@@ -87,7 +87,7 @@ def app(tmp_path_factory):
     study = expert_study_file()
     if study is None:
         pytest.skip("../shared/fixtures/paper_examples/expert_vs_llm.jsonl is not beside this checkout")
-    from rqbench.evaluate.expert_pool import a6_pairs, make_pool
+    from rqbench.evaluate.judge_board.expert_pool import a6_pairs, make_pool
     from rqbench.records import CitedPaper
     from rqbench.space.stores import SpaceStores
     from rqbench.space.ui import SpaceConfig, build_app, launch_options

@@ -10,9 +10,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from rqbench.evaluate.expert_pool import a6_pairs, make_pool
-from rqbench.evaluate.judge_board import judge_row, make_board, paper_rows
-from rqbench.evaluate.judge_board_metrics import (
+from rqbench.evaluate.judge_board.board import judge_row, make_board, paper_rows
+from rqbench.evaluate.judge_board.expert_pool import a6_pairs, make_pool
+from rqbench.evaluate.judge_board.metrics import (
     agreement,
     cohen_kappa,
     expert_agreement,

@@ -10,11 +10,11 @@ from test_judge_board import sample, write_study
 
 from rqbench import paths
 from rqbench.cli import main
-from rqbench.evaluate.expert_pool import read_pool
-from rqbench.evaluate.judge_board import make_board
-from rqbench.evaluate.judge_board_report import markdown
-from rqbench.evaluate.judge_board_run import load_board_files
-from rqbench.evaluate.judge_board_susceptibility import choose_cues, cue_shifts, cues, margin
+from rqbench.evaluate.judge_board.board import make_board
+from rqbench.evaluate.judge_board.expert_pool import read_pool
+from rqbench.evaluate.judge_board.run import load_board_files
+from rqbench.evaluate.judge_board.susceptibility import choose_cues, cue_shifts, cues, margin
+from rqbench.evaluate.report.judge_board_section import markdown
 from rqbench.records import CuedPairVerdicts, NoveltyScore, OrderVerdict, PairVerdicts, RawReply
 
 

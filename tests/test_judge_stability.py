@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from rqbench.evaluate.judge_stability import (
+from rqbench.evaluate.metrics.summary import COMBINED, Figure, Provenance, SummaryRow
+from rqbench.evaluate.report.judge_stability import (
     MOVED_MARK,
     judge_stability,
     judge_stability_tables,
     rank_interval,
     ranks,
 )
-from rqbench.evaluate.summary import COMBINED, Figure, Provenance, SummaryRow
 
 PROV = Provenance(
     judge_models=["x"],

@@ -11,7 +11,7 @@ import pytest
 
 from rqbench.evaluate.criteria import CRITERIA, JudgeConfig, candidate_block, candidate_values, data_tag, shuffled
 from rqbench.evaluate.criteria.requests import render
-from rqbench.evaluate.judge_run import judge_submission, read_results
+from rqbench.evaluate.judge.run import judge_submission, read_results
 from rqbench.llm import LLM
 from rqbench.prompts import load_prompt_set
 from rqbench.testing.scripted_server import Fault

@@ -8,7 +8,7 @@ import evaluate_factory as F
 import pytest
 
 from rqbench.cli import main
-from rqbench.evaluate.judge_run import ordering_stats, read_results, reparse_results
+from rqbench.evaluate.judge.run import ordering_stats, read_results, reparse_results
 from rqbench.llm.config import public_label
 
 
@@ -176,7 +176,7 @@ def test_invalid_or_partial_submissions_are_refused(build, judge_env, tmp_path, 
 
 def test_generation_failures_become_recorded_instance_failures(build, judge_env, tmp_path):
     bench, _ = build
-    from rqbench.evaluate.judge_run import judge_submission
+    from rqbench.evaluate.judge.run import judge_submission
     from rqbench.llm import LLM
 
     sub = F.submission(bench, tmp_path / "sub", failed={bench.rq_ids[1]})
@@ -220,7 +220,7 @@ def test_evaluate_runs_every_stage_with_an_estimate_first(build, judge_env, scri
 @pytest.mark.local_model
 def test_one_real_local_model_judge_call(tmp_path):
     """The embedded model through the whole judging path: one overlap call, parsed or recorded by name."""
-    from rqbench.evaluate.judge_run import judge_submission
+    from rqbench.evaluate.judge.run import judge_submission
     from rqbench.llm import LLM
 
     bench = F.benchmark(1)
@@ -241,7 +241,7 @@ def test_one_real_local_model_judge_call(tmp_path):
 def test_a_judge_reply_cut_at_the_budget_is_recorded_as_truncated_and_stays_so_on_reparse(
     build, scripted_server, tmp_path
 ):
-    from rqbench.evaluate.judge_run import judge_submission, reparse_results
+    from rqbench.evaluate.judge.run import judge_submission, reparse_results
     from rqbench.llm import LLM
     from rqbench.testing.scripted_server import ScriptedReply
 
@@ -314,7 +314,7 @@ def test_each_instance_records_what_of_each_background_paper_the_judge_read(buil
 def test_only_new_judges_what_earlier_results_lack_or_judged_on_other_texts(
     build, judge_env, scripted_server, tmp_path, capsys
 ):
-    from rqbench.evaluate.submission_files import write_submission
+    from rqbench.evaluate.generate.submission_files import write_submission
     from rqbench.records import SubmissionEntry
 
     bench, root = build

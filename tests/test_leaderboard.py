@@ -8,7 +8,7 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from rqbench.evaluate.summary import summarize
+from rqbench.evaluate.metrics.summary import summarize
 from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import make_results
 
@@ -295,7 +295,7 @@ def test_an_incomplete_row_shows_a_mark_and_the_count_and_the_details_say_whose(
 
 
 def test_the_conditional_figures_leave_the_failed_generation_out():
-    from rqbench.evaluate.metrics import FailureAccounting, ScoreOptions
+    from rqbench.evaluate.metrics.metric import FailureAccounting, ScoreOptions
 
     files = _with_failures()[:1]
     paper = {r.judge: r for r in summarize(files, n_boot=50) if r.row_kind == "model"}["judge-a"]

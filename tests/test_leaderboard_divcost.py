@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rqbench.evaluate.diversity import DEFAULT_EMBEDDER, NEAR_DUPLICATE, instance_diversity
-from rqbench.evaluate.summary import summarize
+from rqbench.evaluate.metrics.diversity import DEFAULT_EMBEDDER, NEAR_DUPLICATE, instance_diversity
+from rqbench.evaluate.metrics.summary import summarize
 from rqbench.records import DiversityRecord, GenerationCost
 from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import make_results

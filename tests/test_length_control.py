@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rqbench.evaluate.length_control import (
+from rqbench.evaluate.report.length_control import (
     LengthData,
     controlled_rates,
     fit,
@@ -143,7 +143,7 @@ _FITS_AS_JSON = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from test_golden_scores import _results  # the golden run's results: varied lengths, holes, several judges
-from rqbench.evaluate.length_control import judge_length
+from rqbench.evaluate.report.length_control import judge_length
 fits = [f for s in ("standalone", "comparative") for f in judge_length(_results(), s, n_boot=100)]
 print(json.dumps([f.model_dump(mode="json") for f in fits]))
 """

@@ -16,7 +16,7 @@ import pytest
 from scripted_replies import user_text
 
 from rqbench.cli import main
-from rqbench.evaluate.judge_run import read_results
+from rqbench.evaluate.judge.run import read_results
 from rqbench.llm import LLM, CallStore, Deferred
 from rqbench.llm.batch import BatchRunner, PendingRequest, batch_body
 from rqbench.records import StandaloneNoveltyReply

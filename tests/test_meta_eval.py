@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from results_factory import cand, instance, nov, results, simple_instance
 
-from rqbench.evaluate.meta_eval import meta_evaluate, model_family
-from rqbench.evaluate.metrics import FailureAccounting, ScoreOptions
+from rqbench.evaluate.judge_board.meta_eval import meta_evaluate, model_family
+from rqbench.evaluate.metrics.metric import FailureAccounting, ScoreOptions
 from rqbench.records import CallTotals, RawReply
 
 ZERO = (0, 0, 0)

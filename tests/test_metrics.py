@@ -17,7 +17,7 @@ from metric_oracle import ORACLE, score_vector
 from results_factory import cand, instance, metric_value, nov, simple_instance
 
 from rqbench.evaluate.criteria import CRITERIA, METRICS
-from rqbench.evaluate.metrics import (
+from rqbench.evaluate.metrics.metric import (
     FailureAccounting,
     NarrownessAggregation,
     OrderingAggregation,
@@ -26,7 +26,7 @@ from rqbench.evaluate.metrics import (
     best,
     verdicts,
 )
-from rqbench.evaluate.score_table import mean_over_judges
+from rqbench.evaluate.metrics.score_table import mean_over_judges
 from rqbench.records import RawReply
 
 CASES_DIR = Path(__file__).parent / "metric_cases"

@@ -9,8 +9,8 @@ from metric_oracle import NARROWNESS_DIMS, NOVELTY_DIMS
 from results_factory import cand, instance, metric_value, results
 
 from rqbench.evaluate.criteria import CRITERIA, METRICS, dimension
-from rqbench.evaluate.metrics import NarrownessAggregation, ScoreOptions
-from rqbench.evaluate.summary import summarize
+from rqbench.evaluate.metrics.metric import NarrownessAggregation, ScoreOptions
+from rqbench.evaluate.metrics.summary import summarize
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

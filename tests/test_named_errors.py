@@ -99,7 +99,7 @@ def test_an_unknown_hub_revision_lists_the_hubs_tags(monkeypatch):
     from huggingface_hub.errors import RevisionNotFoundError
     from huggingface_hub.hf_api import GitRefInfo, GitRefs
 
-    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
+    from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
 
     def missing(**kw):
         req = httpx.Request("GET", "https://huggingface.co/api/datasets/org/rq-bench/revision/v9")
@@ -119,7 +119,7 @@ def test_a_build_folder_takes_only_its_own_revision(tmp_path):
     """A request queued against a build folder records ``build:<id>``; the worker reads it back unless rebuilt."""
     import evaluate_factory as F
 
-    from rqbench.evaluate.benchmark_source import DatasetError, load_benchmark
+    from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
 
     F.write_build(F.benchmark(2), tmp_path / "build")
     bench = load_benchmark(tmp_path / "build")

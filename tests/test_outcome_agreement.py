@@ -1,13 +1,13 @@
-"""One tie rule and one agreement figure (``evaluate/outcomes.py``), and every caller giving the same number."""
+"""One tie rule and one agreement figure (``evaluate/metrics/outcomes.py``), and every caller giving the same number."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from rqbench.evaluate import judge_board_metrics, outcomes
-from rqbench.evaluate.agreement import Annotation, agreement_matrix, win_rates
-from rqbench.evaluate.metrics import verdicts
+from rqbench.evaluate.judge_board.agreement import Annotation, agreement_matrix, win_rates
+from rqbench.evaluate.judge_board.board import metrics as judge_board_metrics
+from rqbench.evaluate.metrics.metric import outcomes, verdicts
 from rqbench.records import NoveltyScore, Verdict
 
 

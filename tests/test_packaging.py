@@ -31,7 +31,7 @@ def test_the_wheel_ships_the_product_and_its_data_but_not_the_test_support(tmp_p
     names = zipfile.ZipFile(wheel).namelist()
     assert not [n for n in names if n.startswith("rqbench/testing/")]
     for needed in (
-        "rqbench/evaluate/judge_board_cues.toml",
+        "rqbench/evaluate/judge_board/cues.toml",
         "rqbench/prompts/rqbench-v1/novelty_comparative.system.md",
         "rqbench/space/app.py",
         "rqbench/dataset_card/template.md",

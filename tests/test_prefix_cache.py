@@ -12,10 +12,10 @@ import litellm
 import pytest
 from pydantic import BaseModel
 
-from rqbench.evaluate.background import background_block
+from rqbench.evaluate.benchmark.background import background_block
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, JudgeConfig
-from rqbench.evaluate.judge_run import _judge_one
-from rqbench.evaluate.schedule import InstanceScheduler, PrioritySlots
+from rqbench.evaluate.judge.run import _judge_one
+from rqbench.evaluate.judge.schedule import InstanceScheduler, PrioritySlots
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.cache_markers import needs_cache_markers, with_cache_markers
 from rqbench.llm.client import DryRun

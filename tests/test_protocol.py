@@ -16,8 +16,8 @@ import pytest
 from rqbench.cli import main
 from rqbench.evaluate import protocol as P
 from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
-from rqbench.evaluate.judge_run import read_results
-from rqbench.evaluate.metrics import describe_combine_rule, describe_failures
+from rqbench.evaluate.judge.run import read_results
+from rqbench.evaluate.metrics.metric import describe_combine_rule, describe_failures
 from rqbench.llm import LLM
 from rqbench.llm.catalog import PROMPT_ALLOWANCE_TOKENS, estimate_tokens
 from rqbench.llm.config import OFFLINE_JUDGES
@@ -178,7 +178,7 @@ def test_generate_dry_run_names_the_prompt_wording_as_its_one_departure(build, k
 
 def test_a_submission_generated_with_the_packaged_prompts_says_so_when_judged(build, keys, capsys, tmp_path):
     bench, root = build
-    from rqbench.evaluate.submission_files import write_submission
+    from rqbench.evaluate.generate.submission_files import write_submission
 
     sub = F.submission(bench, tmp_path / "sub")
     recorded = {"temperature": None, "prompt_set": load_prompt_set().ref()}  # as rqbench generate records them
@@ -459,7 +459,7 @@ def test_the_prompt_allowance_holds_every_generation_and_judge_prompt_with_the_l
 
 def test_the_plan_of_a_library_call_is_worked_out_even_when_no_cli_gave_one(build, scripted_server, tmp_path):
     """judge_submission without a protocol still records one: named custom, departures computed."""
-    from rqbench.evaluate.judge_run import judge_submission
+    from rqbench.evaluate.judge.run import judge_submission
 
     bench, _ = build
     scripted_server.responder = F.judge_reply

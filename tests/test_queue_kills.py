@@ -130,7 +130,7 @@ def assert_whole(store: Path) -> None:
 
 
 def leaderboard(store: Path):
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
     from rqbench.space import leaderboard as lb
 
     results, problems = SpaceStores.local(store).results.load()
@@ -151,7 +151,7 @@ def test_the_queue_survives_its_worker_killed_at_random_points(tmp_path, capsys)
     import litellm  # noqa: F401  (imported once here, inherited by every forked child)
 
     import rqbench.cli  # noqa: F401
-    import rqbench.evaluate.judge_run  # noqa: F401
+    import rqbench.evaluate.judge.run  # noqa: F401
     import rqbench.space.worker  # noqa: F401
 
     t0 = time.monotonic()

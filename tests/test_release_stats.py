@@ -14,7 +14,7 @@ from rqbench.dataset_card.card_base import CardSettings
 from rqbench.dataset_card.publish import publish
 from rqbench.dataset_card.repo import LocalGitTarget
 from rqbench.dataset_card.stats import compute_stats
-from rqbench.evaluate.release_stats import ReleaseUnavailable, judged_revisions, release_stats
+from rqbench.evaluate.report.release_stats import ReleaseUnavailable, judged_revisions, release_stats
 
 
 def _stats_of(build_dir):

@@ -11,8 +11,8 @@ import pytest
 from results_factory import cand, instance, results
 
 from rqbench.cli import main
-from rqbench.evaluate import tables
-from rqbench.evaluate.summary import summarize
+from rqbench.evaluate.metrics.summary import summarize
+from rqbench.evaluate.report import tables
 from rqbench.records import CitedPaper, TextLevel
 
 JUDGES = (("gemini/gemini-3.1-pro", "gemini-3.1-pro"), ("deepseek/deepseek-v4-pro", "deepseek-v4-pro"))
@@ -379,7 +379,7 @@ def test_a_one_judge_report_has_no_combined_row_label_or_plot(tmp_path, capsys):
 def test_plots_fall_back_to_each_judges_own_rows_without_a_combined_one():
     from results_factory import cand, instance, results
 
-    from rqbench.evaluate.plots import plotted_judges
+    from rqbench.evaluate.report.plots import plotted_judges
 
     def rows(labels):
         made = [
@@ -397,7 +397,7 @@ def test_plots_fall_back_to_each_judges_own_rows_without_a_combined_one():
 
 
 def test_every_caption_of_a_combined_table_says_how_and_over_which_judges(tmp_path, capsys):
-    from rqbench.evaluate.metrics import describe_combine_rule
+    from rqbench.evaluate.metrics.metric import describe_combine_rule
 
     res = tmp_path / "results"
     _write_results(res)

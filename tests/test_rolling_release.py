@@ -21,7 +21,7 @@ from builder_script import make_cited_sources, reply_for
 from replay_server import ReplayServer, pick_entries
 
 from rqbench.cli import main
-from rqbench.evaluate.judge_run import read_results
+from rqbench.evaluate.judge.run import read_results
 
 FEB, MAR = "2502.07719", "2503.05378"
 FOLDERS = {FEB: "attention-sink-gpt2", MAR: "inlg2024-ngram-gec"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from results_factory import cand, instance, results
 
-from rqbench.evaluate.shown_pair import shown_candidate, shown_rqs, text_hash
+from rqbench.evaluate.metrics.shown_pair import shown_candidate, shown_rqs, text_hash
 
 RQ = "2501.00001_rq0"
 

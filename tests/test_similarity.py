@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from results_factory import cand, instance, results
 
-from rqbench.evaluate.similarity import (
+from rqbench.evaluate.metrics.similarity import (
     MINILM,
     MPNET,
     QWEN3_4B,

@@ -63,7 +63,7 @@ class SpaceUnderTest:
     """The app on a free loopback port, its stores, and the benchmark its worker judges."""
 
     def __init__(self, root: Path):
-        from rqbench.evaluate.benchmark_source import Benchmark
+        from rqbench.evaluate.benchmark.source import Benchmark
         from rqbench.records import CitedPaper, EvaluationInstance, SectionText
         from rqbench.space.stores import SpaceStores
         from rqbench.space.submit import BenchmarkTarget
@@ -263,7 +263,7 @@ def test_the_page_opens_on_the_leaderboard_and_the_expert_study_is_one_tab_away(
     opens on the leaderboard, what most visitors came for."""
     if space.study is None:
         pytest.skip("../shared/fixtures/paper_examples/expert_vs_llm.jsonl is not beside this checkout")
-    from rqbench.evaluate.agreement import agreement_matrix, expert_sample_picks, read_expert_samples
+    from rqbench.evaluate.judge_board.agreement import agreement_matrix, expert_sample_picks, read_expert_samples
 
     page.goto(space.url)
     assert page.get_by_role("tab").first.inner_text().strip() == "Leaderboard"  # the first tab
@@ -360,7 +360,7 @@ def test_the_search_box_redraws_on_every_edit_and_cuts_a_long_paste(space, page,
 
 def test_leaderboard_headline_view_fits_and_explains_itself(space, page, test_output_dir):
     """Item 4: headline columns, CI in the cell, no sideways scrolling, reasons for empty cells, the combine rule."""
-    from rqbench.evaluate.metrics import describe_combine_rule
+    from rqbench.evaluate.metrics.metric import describe_combine_rule
 
     open_board(page, space.url)
     assert headers(page, "leaderboard-table") == [
@@ -424,7 +424,7 @@ def _row_cells(pg, table: str, model: str, setting: str) -> list:
 def test_leaderboard_clean_only_toggle(space, page, test_output_dir):
     """Issue 26, item 3: "Clean only" switches every figure to its value over the papers after the model's cutoff,
     shows each row's clean count, and says why a row has none."""
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
     from rqbench.testing.synthetic import make_results
 
     files = [

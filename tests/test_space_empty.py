@@ -9,7 +9,7 @@ import html
 import pytest
 
 from rqbench.evaluate.criteria import DIMENSIONS, METRICS
-from rqbench.evaluate.summary import summarize
+from rqbench.evaluate.metrics.summary import summarize
 from rqbench.records import UNKNOWN_CATEGORY
 from rqbench.space import browse, plots, stability_view
 from rqbench.testing.synthetic import make_results
@@ -82,7 +82,7 @@ def test_a_plot_with_nothing_to_show_is_a_sentence_instead(empty_app):
 
 
 def _board(*rows, majority: int = 0):
-    from rqbench.evaluate.judge_board import Board
+    from rqbench.evaluate.judge_board.board import Board
 
     return Board(
         pool_version="p",
@@ -97,15 +97,15 @@ def _board(*rows, majority: int = 0):
 
 
 def _row(judge: str, *, origin="run", cost=None, agree=None):
-    from rqbench.evaluate.bootstrap import Estimate
-    from rqbench.evaluate.judge_board import BoardRow
+    from rqbench.evaluate.judge_board.board import BoardRow
+    from rqbench.evaluate.metrics.bootstrap import Estimate
 
     vs = None if agree is None else Estimate(value=agree, ci_low=agree, ci_high=agree, n=7, n_clusters=7)
     return BoardRow(judge=judge, origin=origin, pairs_judged=10, pairs_not_judged=0, cost_per_pair=cost, vs_majority=vs)
 
 
 def test_the_cost_plot_says_why_it_places_no_judge():
-    from rqbench.evaluate import judge_board_plot as jp
+    from rqbench.evaluate.report import judge_board_plot as jp
 
     paper_only = _board(_row("gemini-3.1-pro", origin="paper", agree=0.7), majority=7)
     assert jp.nothing_placed(paper_only) == jp.NO_JUDGE_RUN
@@ -117,7 +117,7 @@ def test_the_cost_plot_says_why_it_places_no_judge():
 
 
 def test_the_judges_tab_on_an_empty_store_shows_sentences_not_an_empty_plot(empty_app):
-    from rqbench.evaluate.judge_board_plot import NO_JUDGE_RUN
+    from rqbench.evaluate.report.judge_board_plot import NO_JUDGE_RUN
     from rqbench.space.judges_view import CAPTION
     from rqbench.space.tabs.judges import NO_EXPERT_PAIRS
 

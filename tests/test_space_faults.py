@@ -92,7 +92,7 @@ def test_the_worker_fails_a_damaged_request_by_name_and_judges_the_rest(tmp_path
     from rqbench.cli import main
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-for-loopback")
-    from rqbench.evaluate.benchmark_source import load_benchmark
+    from rqbench.evaluate.benchmark.source import load_benchmark
 
     loaded = load_benchmark(write_build(tmp_path / "build", bench))
     stores = SpaceStores.local(tmp_path / "store")

@@ -364,7 +364,7 @@ def test_a_search_of_700000_characters_is_cut_with_a_message_not_a_crash(stores)
 
 
 def test_the_table_filter_matches_no_name_with_a_search_far_longer_than_every_name(stores):
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
 
     results, _ = stores.results.load()
     table = lb.build_table(summarize(results, n_boot=20))

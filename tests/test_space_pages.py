@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from rqbench import demo as dm
-from rqbench.evaluate.summary import COMBINED, Figure, Provenance, SummaryRow, summarize
+from rqbench.evaluate.metrics.summary import COMBINED, Figure, Provenance, SummaryRow, summarize
 from rqbench.space import browse, html_table, plots
 from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import make_results
@@ -129,7 +129,7 @@ def test_every_empty_cell_says_why_and_the_caption_lists_the_reasons(rows):
 
 
 def test_the_combine_rule_is_on_the_combined_judge_and_in_the_caption(rows):
-    from rqbench.evaluate.metrics import describe_combine_rule
+    from rqbench.evaluate.metrics.metric import describe_combine_rule
 
     _, cells, caption = lb.display(lb.build_table(rows), lb.View())
     combined = next(r for r in cells if r[0].text == "open-model" and r[2].text == COMBINED)
@@ -199,7 +199,7 @@ def test_browse_opens_on_the_first_rq_and_lists_each_models_rqs_with_every_judge
 
 
 def test_the_expert_study_is_read_where_it_lies_and_uses_agreement_matrix(fixtures_dir, monkeypatch):
-    from rqbench.evaluate.agreement import agreement_matrix, expert_sample_picks, read_expert_samples
+    from rqbench.evaluate.judge_board.agreement import agreement_matrix, expert_sample_picks, read_expert_samples
     from rqbench.space import expert_study as es
 
     path = fixtures_dir / "paper_examples" / "expert_vs_llm.jsonl"
@@ -410,7 +410,7 @@ def test_the_rubric_shown_to_annotators_is_the_judges_prompt_text():
 
 
 def test_the_annotation_matrix_is_agreement_matrix_over_humans_and_judges():
-    from rqbench.evaluate.agreement import agreement_matrix, llm_picks, pin_to_shown
+    from rqbench.evaluate.judge_board.agreement import agreement_matrix, llm_picks, pin_to_shown
     from rqbench.space import annotate as an
     from rqbench.space.agreement_view import annotation_matrices, matrix_cells
 

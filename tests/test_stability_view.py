@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from test_judge_stability import row
 
-from rqbench.evaluate.judge_stability import MOVED_MARK, judge_stability
-from rqbench.evaluate.length_control import judge_length
+from rqbench.evaluate.report.judge_stability import MOVED_MARK, judge_stability
+from rqbench.evaluate.report.length_control import judge_length
 from rqbench.space import stability_view
 from rqbench.testing.synthetic import make_results
 

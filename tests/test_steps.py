@@ -11,7 +11,7 @@ from scripted_replies import REPLIES
 from rqbench.builder import build_config
 from rqbench.evaluate.criteria import CRITERIA, SETTINGS, criterion_for_step
 from rqbench.evaluate.criteria import STEPS as JUDGE_STEPS
-from rqbench.evaluate.generate import CheckedGenerationReply, generation_step
+from rqbench.evaluate.generate.run import CheckedGenerationReply, generation_step
 from rqbench.prompts import DEFAULT_PROMPT_SET
 from rqbench.records import Reply, reply_json_schema
 from rqbench.steps import STEPS, in_package, owned_by, owned_step, step
@@ -40,9 +40,9 @@ def test_unknown_names_are_errors_that_say_what_exists():
     with pytest.raises(KeyError, match="no LLM step 'novelty'.*influence"):
         step("novelty")
     with pytest.raises(KeyError, match="owns no LLM step"):
-        owned_by("rqbench.evaluate.summary")
+        owned_by("rqbench.evaluate.metrics.summary")
     with pytest.raises(ValueError, match="owns 6 LLM steps"):
-        owned_step("rqbench.evaluate.generate")
+        owned_step("rqbench.evaluate.generate.run")
 
 
 def test_the_build_stages_read_their_steps_from_the_registry():
@@ -79,7 +79,7 @@ def test_each_criterion_declares_its_own_steps():
 
 def test_generation_reads_its_steps_from_the_registry():
     used = {generation_step(v, n) for v in ("original", "revised", "strict") for n in (1, 2, 3)}
-    assert used == {s.name for s in owned_by("rqbench.evaluate.generate").values()}
+    assert used == {s.name for s in owned_by("rqbench.evaluate.generate.run").values()}
     for name in used:
         # generation adds the submission rules to the registry's reply, under the same schema title
         assert issubclass(CheckedGenerationReply, STEPS[name].reply_model)

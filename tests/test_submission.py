@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rqbench.evaluate.submission_files import (
+from rqbench.evaluate.generate.submission_files import (
     SubmissionInvalid,
     load_submission,
     scan_for_injection,

@@ -410,7 +410,7 @@ def write_folder(folder: Path, model: str = "org/model-x", rq_ids=RQ_IDS) -> Pat
 
 
 def test_a_folders_two_files_uploaded_together_are_one_submission_stored_packed(tmp_path, flow, stores):
-    from rqbench.evaluate.submission_files import validate_submission
+    from rqbench.evaluate.generate.submission_files import validate_submission
 
     folder = write_folder(tmp_path / "sub")
     out = flow.submit([folder / "submission.jsonl", folder / "metadata.json"], Submitter("alice"))  # any order

@@ -56,8 +56,8 @@ def write_folder(folder: Path, rq_ids, model: str = "team/model-x", *, kind: boo
 
 def test_the_worked_example_in_the_docs_is_a_complete_valid_submission(tmp_path, capsys):
     """docs/evaluate.md's example, as printed: valid against a dataset with its two rq_ids, without a warning."""
-    from rqbench.evaluate.benchmark_source import Benchmark
-    from rqbench.evaluate.submission_files import validate_submission
+    from rqbench.evaluate.benchmark.source import Benchmark
+    from rqbench.evaluate.generate.submission_files import validate_submission
     from rqbench.records import EvaluationInstance
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "evaluate.md").read_text(encoding="utf-8")
@@ -196,7 +196,7 @@ class LaunchedSpace:
 
 @pytest.fixture(scope="module")
 def space(tmp_path_factory):
-    from rqbench.evaluate.benchmark_source import load_benchmark
+    from rqbench.evaluate.benchmark.source import load_benchmark
 
     root = tmp_path_factory.mktemp("space")
     F.write_build(F.benchmark(4), root / "build")

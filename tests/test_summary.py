@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 from results_factory import cand, instance, results, simple_instance
 
-from rqbench.evaluate.summary import load_results, summarize
+from rqbench.evaluate.metrics.summary import load_results, summarize
 
 ZERO = (0, 0, 0)
 
@@ -176,7 +176,7 @@ def test_one_judge_gives_no_combined_row_and_two_judges_give_one_with_its_rule()
 
 
 def test_the_combine_rule_is_described_once_with_its_judges():
-    from rqbench.evaluate.metrics import CombineRule, describe_combine_rule
+    from rqbench.evaluate.metrics.metric import CombineRule, describe_combine_rule
 
     text = describe_combine_rule("pooled", ["gemini/gemini-3.1-pro", "deepseek/deepseek-v4-pro"])
     assert "gemini/gemini-3.1-pro, deepseek/deepseek-v4-pro" in text and "(rule: pooled)" in text

@@ -10,8 +10,8 @@ from results_factory import cand, instance, results
 from summary_reference import reference_instance_values, reference_summarize
 
 from rqbench.evaluate.criteria import METRICS
-from rqbench.evaluate.metrics import FailureAccounting, NarrownessAggregation, OrderingAggregation, ScoreOptions
-from rqbench.evaluate.summary import instance_values, summarize
+from rqbench.evaluate.metrics.metric import FailureAccounting, NarrownessAggregation, OrderingAggregation, ScoreOptions
+from rqbench.evaluate.metrics.summary import instance_values, summarize
 from rqbench.records import RawReply
 
 SUBFIELDS = ("cs.CL", "cs.LG", "cs.CV")

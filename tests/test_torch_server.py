@@ -161,7 +161,7 @@ def test_a_reply_of_scores_and_labels_gets_a_fixed_layout_and_one_of_prose_the_w
     optional), every builder and generation reply has required prose."""
     from rqbench import records as r
     from rqbench.builder import author_rqs, contributions, gaps
-    from rqbench.evaluate.generate import GrammarGenerationReply
+    from rqbench.evaluate.generate.run import GrammarGenerationReply
     from rqbench.llm.client import grammar_schema
     from rqbench.llm.torch_server import FIXED_LAYOUT, PROSE_LAYOUT, json_layout, requires_free_text
 

@@ -13,7 +13,7 @@ import evaluate_factory as F
 import pytest
 
 from rqbench.cli import main
-from rqbench.evaluate.judge_run import read_results
+from rqbench.evaluate.judge.run import read_results
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_limit_judges_the_first_instances_of_a_full_submission_counted_against_t
 
 def test_a_trial_needs_only_its_own_instances(build, tmp_path, capsys):
     """A submission of the first instance only is whole for a trial of one, and partial for anything more."""
-    from rqbench.evaluate.submission_files import validate_submission
+    from rqbench.evaluate.generate.submission_files import validate_submission
 
     bench, root = build
     ids = bench.rq_ids
@@ -179,7 +179,7 @@ def _results(model: str, n: int = 4, trial: int | None = None, label: str | None
 
 
 def test_one_run_each_prefers_the_full_run_then_the_largest_trial():
-    from rqbench.evaluate.trial import one_run_each
+    from rqbench.evaluate.benchmark.trial import one_run_each
 
     full, t1, t2 = _results("m"), _results("m", trial=1), _results("m", trial=2)
     assert one_run_each([t1, full, t2]) == [full]
@@ -191,7 +191,7 @@ def test_one_run_each_prefers_the_full_run_then_the_largest_trial():
 
 
 def test_the_leaderboard_shows_trials_apart_and_never_ranks_them_with_full_runs():
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
     from rqbench.space import leaderboard as lb
 
     rows = summarize([_results("team/full-model"), _results("team/tried-model", trial=2)], n_boot=20)

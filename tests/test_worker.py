@@ -16,7 +16,7 @@ import pytest
 from scripted_replies import reply as judge_reply
 from space_queue import make_bench, queue, worker_for, write_submission
 
-from rqbench.evaluate.benchmark_source import Benchmark
+from rqbench.evaluate.benchmark.source import Benchmark
 from rqbench.llm import LLM
 from rqbench.space.stores import SpaceStores
 from rqbench.space.submit import BenchmarkTarget, SubmitFlow, Submitter
@@ -35,7 +35,7 @@ def stores(tmp_path):
 
 
 def test_pending_requests_finish_in_order_and_reach_the_leaderboard(tmp_path, stores, bench):
-    from rqbench.evaluate.summary import summarize
+    from rqbench.evaluate.metrics.summary import summarize
     from rqbench.space import leaderboard as lb
 
     r1, r2 = queue(tmp_path, stores, bench, [("alice", "model-one"), ("bob", "model-two")])
@@ -128,7 +128,7 @@ def test_worker_cli_exits_1_when_a_request_it_ran_failed(tmp_path, monkeypatch, 
     """A judge whose every reply is refused fails the request; like judge and evaluate, the worker says so in
     its exit status (the first-user run's full request failed and the worker exited 0)."""
     from rqbench.cli import main
-    from rqbench.evaluate.benchmark_source import load_benchmark
+    from rqbench.evaluate.benchmark.source import load_benchmark
 
     bench = make_bench()
     build = tmp_path / "build" / "records"
@@ -156,7 +156,7 @@ def test_worker_cli_once(tmp_path, monkeypatch, capsys):
     build.mkdir(parents=True)
     (build / "instances.jsonl").write_text("".join(i.model_dump_json() + "\n" for i in bench.instances))
     (build / "cited_papers.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in bench.papers.values()))
-    from rqbench.evaluate.benchmark_source import load_benchmark
+    from rqbench.evaluate.benchmark.source import load_benchmark
 
     loaded = load_benchmark(tmp_path / "build")
     stores = SpaceStores.local(tmp_path / "store")
@@ -201,7 +201,7 @@ def test_worker_can_be_tried_safely_list_dry_run_limit_and_run_ids(tmp_path, mon
     import re
 
     from rqbench.cli import main
-    from rqbench.evaluate.benchmark_source import load_benchmark
+    from rqbench.evaluate.benchmark.source import load_benchmark
 
     build = _build_folder(tmp_path, make_bench())
     stores = SpaceStores.local(tmp_path / "store")

@@ -6,7 +6,7 @@ overlap; one module each, see ``base.py`` for what a criterion declares), and
 that order. The summary, the report tables and the leaderboard read both.
 """
 
-from rqbench.evaluate.metrics import GT_ID, MetricSpec
+from rqbench.evaluate.metrics.metric import GT_ID, MetricSpec
 from rqbench.steps import Step
 from rqbench.untrusted import candidate_block, candidate_values, data_tag
 

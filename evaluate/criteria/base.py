@@ -25,8 +25,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from rqbench.evaluate.benchmark_source import Benchmark
-from rqbench.evaluate.metrics import MODEL_RQS, FailureAccounting, MetricSpec, ScoreOptions, best_of_five, pass_rates
+from rqbench.evaluate.benchmark.source import Benchmark
+from rqbench.evaluate.metrics.metric import (
+    MODEL_RQS,
+    FailureAccounting,
+    MetricSpec,
+    ScoreOptions,
+    best_of_five,
+    pass_rates,
+)
 from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, PaperCut, Reply
 from rqbench.steps import Step
 from rqbench.untrusted import candidate_values
@@ -87,7 +94,7 @@ def figure_column(spec: MetricSpec, label: str, group: str, *, headline: bool = 
 
 @dataclass(frozen=True)
 class ReportTable:
-    """One of the paper's tables that a criterion's figures fill (``evaluate/tables.py`` lays it out).
+    """One of the paper's tables that a criterion's figures fill (``evaluate/report/tables.py`` lays it out).
 
     kind: ``scores`` (standalone Best@5, mean ± std, with the GT's own row), ``rates``
     (Pass@5 win rate with ``other`` in brackets), ``best_of`` (one figure per model and

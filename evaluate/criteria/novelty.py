@@ -17,9 +17,9 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 
-from rqbench.evaluate.background import background_block
-from rqbench.evaluate.benchmark_source import Benchmark
-from rqbench.evaluate.metrics import OrderingAggregation, ScoreOptions
+from rqbench.evaluate.benchmark.background import background_block
+from rqbench.evaluate.benchmark.source import Benchmark
+from rqbench.evaluate.metrics.metric import OrderingAggregation, ScoreOptions
 from rqbench.records import (
     NOVELTY_DIMENSIONS,
     CandidateScores,

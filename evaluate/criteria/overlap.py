@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rqbench.evaluate.benchmark_source import Benchmark
-from rqbench.evaluate.metrics import GT_ID, MetricSpec, ScoreOptions, best
+from rqbench.evaluate.benchmark.source import Benchmark
+from rqbench.evaluate.metrics.metric import GT_ID, MetricSpec, ScoreOptions, best
 from rqbench.records import OVERLAP_SCALE, CandidateScores, EvaluationInstance, InstanceResult, OverlapReply, Reply
 from rqbench.steps import Step
 

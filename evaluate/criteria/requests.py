@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rqbench.evaluate.background import BackgroundPolicy
+from rqbench.evaluate.benchmark.background import BackgroundPolicy
 from rqbench.llm.config import public_label
 from rqbench.prompts import PromptSet
 from rqbench.records import CandidateScores, InstanceResult, PaperCut, Reply

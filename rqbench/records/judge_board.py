@@ -5,7 +5,7 @@ judge (model, label, settings, prompt set and hash), the pool version it last
 ran on, and per pair the two calls (the author-anchored RQ shown first, then
 the model RQ first), each with the judge's scores, its raw reply, the rule
 repairs, and what the answer cost when it was sent. Figures are computed from
-these files against the pool as it stands (``rqbench.evaluate.judge_board``).
+these files against the pool as it stands (``rqbench.evaluate.judge_board.board``).
 """
 
 from __future__ import annotations
@@ -57,11 +57,11 @@ class PairVerdicts(Record):
 
 class CuedPairVerdicts(Record):
     """A judge's two calls on one pair with words added to the model RQ (a cue: self-praise, a claimed consensus,
-    a claimed score), to measure how far such words move the judge (``evaluate/judge_board_susceptibility.py``)."""
+    a claimed score), to measure how far such words move the judge (``evaluate/judge_board/susceptibility.py``)."""
 
     pair_id: str
     content_key: str = Field(description="ExpertPair.content_key() of the pair without the cue: its clean verdicts.")
-    cue: str = Field(min_length=1, description="The cue's kind, from evaluate/judge_board_cues.toml.")
+    cue: str = Field(min_length=1, description="The cue's kind, from evaluate/judge_board/cues.toml.")
     cue_text: str = Field(min_length=1, description="The words appended to the model RQ, as sent.")
     verdicts: list[OrderVerdict] = Field(min_length=1)
 

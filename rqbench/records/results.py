@@ -101,7 +101,7 @@ class InstanceResult(Record):
 
 class Coverage(Record):
     """What a results file scored, failures counted by the project's rule (the paper is silent on failures;
-    ``rqbench.evaluate.accounting``).
+    ``rqbench.evaluate.metrics.accounting``).
 
     Derived from the instances and written with the file, so a reader sees the count without recomputing it.
     """

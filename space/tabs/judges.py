@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
-from rqbench.evaluate.judge_board_plot import agreement_cost_figure, nothing_placed
-from rqbench.evaluate.judge_board_report import COLUMNS, pool_line
+from rqbench.evaluate.report.judge_board_plot import agreement_cost_figure, nothing_placed
+from rqbench.evaluate.report.judge_board_section import COLUMNS, pool_line
 from rqbench.space import html_table, judges_view, stability_view
 from rqbench.space.memo import ViewCache
 from rqbench.space.plots import drawn as drawn_figure

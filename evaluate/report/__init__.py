@@ -1,0 +1,1 @@
+"""Tables and plots from stored results files: ``rqbench report`` and the figures it writes."""
