@@ -328,7 +328,7 @@ def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[Result
     Each annotator's pick is one observation, as the pooled rule treats judges;
     ``combined`` pools every judge of the setting.
     """
-    from rqbench.evaluate.metrics.metric import outcomes
+    from rqbench.evaluate.metrics import outcomes
     from rqbench.evaluate.metrics.summary import COMBINED
     from rqbench.space.leaderboard import AgreementCell
 

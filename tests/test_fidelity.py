@@ -979,7 +979,8 @@ def test_m9_t6_similarity_reads_the_contributions_the_builder_extracted(tmp_path
 def test_m10_the_default_embedders_are_the_papers_pair_and_offline_the_hub_one_is_named(tmp_path, monkeypatch):
     import argparse
 
-    from rqbench.evaluate.metrics.metric import ScoreOptions, similarity
+    from rqbench.evaluate.metrics import similarity
+    from rqbench.evaluate.metrics.metric import ScoreOptions
     from rqbench.evaluate.report import cli as report_cli
 
     assert similarity.PAPER_EMBEDDERS == ("Qwen/Qwen3-Embedding-4B", "all-mpnet-base-v2")
@@ -1074,7 +1075,7 @@ def test_m12_m13_every_rater_judges_the_rq_the_experts_were_shown():
 
 def test_t5_t9_t11_t12_the_agreement_tables_are_the_papers_on_the_shown_pair():
     from rqbench.evaluate.judge_board.agreement import Annotation, agreement_report
-    from rqbench.evaluate.report.tables import agreement_tables
+    from rqbench.evaluate.report.judge_tables import agreement_tables
 
     expert = Annotation(rq_id="2501.00001_rq0", evaluator="expert-1", winner="gt")
     gemini, deepseek = (j.split("/")[-1] for j in PAPER_JUDGES)

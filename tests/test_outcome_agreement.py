@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rqbench.evaluate.judge_board import metrics as judge_board_metrics
 from rqbench.evaluate.judge_board.agreement import Annotation, agreement_matrix, win_rates
-from rqbench.evaluate.judge_board.board import metrics as judge_board_metrics
-from rqbench.evaluate.metrics.metric import outcomes, verdicts
+from rqbench.evaluate.metrics import outcomes
+from rqbench.evaluate.metrics.metric import verdicts
 from rqbench.records import NoveltyScore, Verdict
 
 
