@@ -267,7 +267,7 @@ def test_the_source_bound_setting_defaults_to_comparative_and_a_missing_one_is_n
 
 
 def test_table_9_captions_name_the_source_bound_setting():
-    from rqbench.evaluate.report.tables import agreement_tables
+    from rqbench.evaluate.report.judge_tables import agreement_tables
 
     made = [_setting_results("comparative"), _setting_results("standalone")]
     for setting in ("comparative", "standalone"):

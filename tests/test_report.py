@@ -12,7 +12,7 @@ from results_factory import cand, instance, results
 
 from rqbench.cli import main
 from rqbench.evaluate.metrics.summary import summarize
-from rqbench.evaluate.report import tables
+from rqbench.evaluate.report import table
 from rqbench.records import CitedPaper, TextLevel
 
 JUDGES = (("gemini/gemini-3.1-pro", "gemini-3.1-pro"), ("deepseek/deepseek-v4-pro", "deepseek-v4-pro"))
@@ -260,14 +260,14 @@ def test_agreement_command_reports_ambiguity_and_bad_files(tmp_path, capsys):
 def test_markdown_writer_escapes_pipes():
     import pandas as pd
 
-    t = tables.Table(
+    t = table.Table(
         "t",
         "cap",
         "Table X",
         pd.DataFrame({"a|b": ["x|y"]}, index=pd.Index(["r"], name="m")),
-        pd.DataFrame(columns=tables.TIDY_COLUMNS),
+        pd.DataFrame(columns=table.TIDY_COLUMNS),
     )
-    md = tables.to_markdown(t)
+    md = table.to_markdown(t)
     assert "a\\|b" in md and "x\\|y" in md
 
 

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from rqbench.evaluate.judge_board.agreement import agreement_report, read_annotation_files
     from rqbench.evaluate.metrics.summary import load_results
-    from rqbench.evaluate.report import tables
+    from rqbench.evaluate.report import judge_tables, table
 
     try:
         anns = read_annotation_files(args.annotations)
@@ -93,12 +93,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     revised = rep.prompt_variant != "original"
-    made = tables.agreement_tables(
+    made = judge_tables.agreement_tables(
         rep, suffix=f"_{rep.prompt_variant}" if revised else "", paper=("11", "12") if revised else ("5", "9")
     )
     provenance = ["Every LLM judge's number in this table comes from these results files:", *provenance_lines(files)]
     for t in made:
-        tables.write_table(t, args.out, provenance, demo_text(files))
+        table.write_table(t, args.out, provenance, demo_text(files))
     (args.out / "agreement.json").write_text(rep.model_dump_json(indent=1), encoding="utf-8")
     print(f"wrote {len(made)} agreement tables for {rep.model} ({rep.instances} instances) to {args.out}")
     return 0
@@ -112,7 +112,7 @@ def run_examples(args: argparse.Namespace) -> int:
         read_expert_samples,
         win_rates,
     )
-    from rqbench.evaluate.report import tables
+    from rqbench.evaluate.report import judge_tables, table
 
     try:
         samples = read_expert_samples(args.examples)
@@ -128,8 +128,8 @@ def run_examples(args: argparse.Namespace) -> int:
         f"{samples[0].setting}"
     )
     print(
-        tables.to_markdown(
-            tables.agreement_matrix_table(
+        table.to_markdown(
+            judge_tables.agreement_matrix_table(
                 matrix, name="agreement", caption="Agreement (%): share of samples with the same pick", paper_table="5a"
             )
         )
@@ -141,18 +141,18 @@ def run_examples(args: argparse.Namespace) -> int:
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         for t in (
-            tables.agreement_matrix_table(
+            judge_tables.agreement_matrix_table(
                 matrix,
                 name="examples_agreement",
                 paper_table="5a",
                 caption="Agreement (%) on the printed expert-study samples",
             ),
-            tables.win_rate_table(
+            judge_tables.win_rate_table(
                 rates,
                 name="examples_win_rates",
                 paper_table="5b",
                 caption="Winner shares (%) on the printed expert-study samples",
             ),
         ):
-            tables.write_table(t, args.out)
+            table.write_table(t, args.out)
     return 0

@@ -327,7 +327,7 @@ def protocol_section(results) -> str:  # type: ignore[no-untyped-def]
 def coverage_section(results, failures: FailureAccounting) -> str:  # type: ignore[no-untyped-def]
     """report.md's account of what each results file scored, and who failed where (``accounting.coverage_line``)."""
     from rqbench.evaluate.metrics.accounting import coverage_line, tally
-    from rqbench.evaluate.report.tables import UNJUDGED_MARK
+    from rqbench.evaluate.report.table import UNJUDGED_MARK
 
     lines = ["## Coverage and failures", "", f"How failures enter the figures: {describe_failures(failures)}.", ""]
     incomplete = 0
@@ -363,7 +363,7 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.benchmark.trial import one_run_each
     from rqbench.evaluate.judge_board.meta_eval import meta_evaluate
     from rqbench.evaluate.metrics.summary import load_results, summarize
-    from rqbench.evaluate.report import plots, tables
+    from rqbench.evaluate.report import judge_tables, plots, table, tables
     from rqbench.evaluate.report.judge_stability import judge_stability_tables
     from rqbench.evaluate.report.length_control import length_tables
 
@@ -398,13 +398,13 @@ def run(args: argparse.Namespace) -> int:
     all_tables = _dataset_tables(results) + tables.summary_tables(rows, by_subfield=args.by_subfield)
     all_tables += judge_stability_tables(rows)
     each = one_run_each(results)  # a trial beside its full run is read once (evaluate/benchmark/trial.py)
-    all_tables.append(tables.meta_eval_table(meta_evaluate(each, opts)))
+    all_tables.append(judge_tables.meta_eval_table(meta_evaluate(each, opts)))
     all_tables += length_tables(each, n_boot=args.n_boot, seed=args.seed)
     paired = _paired(results, args)
     if paired:
         labels = sorted({r.judge.label for r in results})
         combined = describe_combine_rule(args.combine, labels) if len(labels) >= 2 else ""
-        all_tables.append(tables.paired_table(paired, combined))
+        all_tables.append(judge_tables.paired_table(paired, combined))
     if args.annotations:
         from rqbench.evaluate.judge_board.agreement import agreement_report, read_annotation_files
         from rqbench.evaluate.judge_board.expert_corrected import corrected_by_judge
@@ -424,7 +424,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"rqbench report: {exc}", file=sys.stderr)
             return 2
         revised = rep.prompt_variant != "original"
-        all_tables += tables.agreement_tables(
+        all_tables += judge_tables.agreement_tables(
             rep, suffix=f"_{rep.prompt_variant}" if revised else "", paper=("11", "12") if revised else ("5", "9")
         )
         # the structured record of the agreement tables, with the settings their picks come from
@@ -432,7 +432,7 @@ def run(args: argparse.Namespace) -> int:
         corrected = corrected_by_judge(anns, files, opts)
         if corrected:
             all_tables.append(
-                tables.expert_corrected_table(
+                judge_tables.expert_corrected_table(
                     corrected,
                     model=rep.model,
                     prompt_variant=rep.prompt_variant,
@@ -469,7 +469,7 @@ def run(args: argparse.Namespace) -> int:
         *provenance_lines(results),
     ]
     for t in all_tables:
-        written += tables.write_table(t, out, provenance, demo_text(results))
+        written += table.write_table(t, out, provenance, demo_text(results))
     note = demo_note(results)
     (out / "report.md").write_text(
         "# RQ-Bench report\n\n"
@@ -478,7 +478,7 @@ def run(args: argparse.Namespace) -> int:
         + "\n"
         + coverage_section(results, opts.failures)
         + "\n"
-        + "\n".join(tables.to_markdown(t) for t in all_tables)
+        + "\n".join(table.to_markdown(t) for t in all_tables)
         + ("\n" + board if board else ""),
         encoding="utf-8",
     )

@@ -32,7 +32,7 @@ from scipy.stats import kendalltau, rankdata
 
 from rqbench.evaluate.criteria import METRICS, SETTINGS
 from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow
-from rqbench.evaluate.report.tables import Table
+from rqbench.evaluate.report.table import Table
 
 # The figure the models are ranked by: the share of instances whose best RQ beats the author-anchored one on
 # non-obviousness, the paper's headline comparison; it exists in both settings (Tables 3(b) and 4).

@@ -38,7 +38,7 @@ from rqbench.evaluate.criteria import METRICS, SETTINGS
 from rqbench.evaluate.metrics.bootstrap import DEFAULT_LEVEL, Estimate, cluster_bootstrap_mean, cluster_weights
 from rqbench.evaluate.metrics.metric import ScoreOptions, split_candidates
 from rqbench.evaluate.metrics.score_table import score_table
-from rqbench.evaluate.report.tables import Table, fmt_pct
+from rqbench.evaluate.report.table import Table, fmt_pct
 from rqbench.records import ResultsFile
 
 LENGTH_METRIC = "win_non_obviousness"
