@@ -33,7 +33,8 @@ from pathlib import Path
 
 from rqbench.builder.parse import parse_paper
 from rqbench.evaluate.benchmark.source import Benchmark
-from rqbench.evaluate.generate.submission_files import Submission, ValidationReport
+from rqbench.evaluate.generate.submission_files import Submission
+from rqbench.evaluate.generate.validation_report import ValidationReport
 from rqbench.evaluate.judge.run import judge_submission
 from rqbench.llm import LLM, CallStore
 from rqbench.llm.estimate import CACHE_RULES, PriceBook

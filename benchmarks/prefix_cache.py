@@ -49,7 +49,8 @@ from rqbench.builder.parse import parse_paper
 from rqbench.evaluate.benchmark.background import BackgroundPolicy
 from rqbench.evaluate.benchmark.source import Benchmark, load_benchmark
 from rqbench.evaluate.criteria import JudgeConfig
-from rqbench.evaluate.generate.submission_files import Submission, ValidationReport
+from rqbench.evaluate.generate.submission_files import Submission
+from rqbench.evaluate.generate.validation_report import ValidationReport
 from rqbench.evaluate.judge import run as judging
 from rqbench.evaluate.judge.schedule import InstanceScheduler
 from rqbench.llm import LLM, CallStore

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rqbench.evaluate.generate.run import submission_files as sub
+from rqbench.evaluate.generate import submission_files as sub
 
 TOPICS = [
     "sparse attention",
@@ -65,7 +65,7 @@ def write(path: Path, n: int, kind: str) -> list[str]:
     return known if kind == "valid" else known[:1434]
 
 
-class PreFixCollector(sub._Collector):
+class PreFixCollector(sub.Collector):
     """The collector before the fix: every problem kept, and the error count recounted by a scan per use."""
 
     def __init__(self, per_rule: int = 20) -> None:
@@ -119,12 +119,12 @@ def main() -> None:
             path = Path(tmp) / f"old-{n}.jsonl"
             known = write(path, n, "unknown")
             linear = timed(path, known)[0]
-            real = sub._Collector
-            sub._Collector = PreFixCollector  # type: ignore[misc]
+            real = sub.Collector
+            sub.Collector = PreFixCollector  # type: ignore[misc]
             try:
                 old = timed(path, known)[0]
             finally:
-                sub._Collector = real  # type: ignore[misc]
+                sub.Collector = real  # type: ignore[misc]
             print(
                 f"  {n:6d} lines: pre-fix {old:6.2f} cpu s ({old / n * 1000:.3f} s/1k), linear {linear:5.2f} cpu s, "
                 f"ratio pre-fix/linear x{old / linear:.1f}"

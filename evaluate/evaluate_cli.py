@@ -71,7 +71,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def _placeholder_submission(bench, metadata):  # type: ignore[no-untyped-def]
     """RQs of realistic length for counting judge calls before the real ones exist."""
-    from rqbench.evaluate.generate.submission_files import Submission, ValidationReport
+    from rqbench.evaluate.generate.submission_files import Submission
+    from rqbench.evaluate.generate.validation_report import ValidationReport
     from rqbench.records import SubmissionEntry
 
     entries = {  # built unvalidated: never judged or written, and "(estimate k)" is no well-formed question
@@ -161,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.benchmark.background import BackgroundPolicy
     from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
     from rqbench.evaluate.generate.run import generate_submission
-    from rqbench.evaluate.generate.submission_files import SubmissionInvalid, load_submission
+    from rqbench.evaluate.generate.submission_files import load_submission
+    from rqbench.evaluate.generate.validation_report import SubmissionInvalid
     from rqbench.evaluate.judge.run import judge_submission
     from rqbench.evaluate.protocol import choose_judges, default_protocol, plan_lines
     from rqbench.llm.client import LLM

@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rqbench.evaluate.generate.submission_files import (
-    SubmissionInvalid,
     load_submission,
     scan_for_injection,
     single_file_text,
@@ -22,6 +21,7 @@ from rqbench.evaluate.generate.submission_files import (
     write_single_file,
     write_submission,
 )
+from rqbench.evaluate.generate.validation_report import SubmissionInvalid
 from rqbench.records import SubmissionEntry, SubmissionMetadata
 
 IDS = ["2501.00001_rq0", "2501.00002_rq0", "2501.00003_rq1"]

@@ -227,7 +227,7 @@ def submission_bytes(
 
 def load_bundled_submission(data: bytes, bench: Benchmark, where: str) -> Submission:
     """The bundled submission read back as the judging run reads a submission."""
-    from rqbench.evaluate.generate.submission_files import SubmissionInvalid
+    from rqbench.evaluate.generate.validation_report import SubmissionInvalid
 
     with tempfile.TemporaryDirectory(prefix="rqb-bundle-sub-") as tmp:
         path = Path(tmp) / "submission.jsonl"

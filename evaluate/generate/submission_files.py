@@ -49,18 +49,28 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from rqbench import wellformed
 from rqbench.evaluate.generate.injection import scan_for_injection, screen
+from rqbench.evaluate.generate.submission_lines import JsonLine, decode_line, json_lines, pydantic_problems, read_file
+from rqbench.evaluate.generate.validation_report import (
+    DEFAULT_MAX_PROBLEMS_PER_RULE,
+    PARTIAL_REMEDY_FLAG,
+    Collector,
+    Flagged,
+    Problem,
+    SubmissionInvalid,
+    ValidationReport,
+    shown,
+)
 from rqbench.hashing import content_hash
-from rqbench.io import UnreadableInput, read_capped, write_atomic
+from rqbench.io import write_atomic
 from rqbench.records import (
     MAX_LONG_TEXT,
     MAX_RQ_CHARS,
@@ -89,129 +99,10 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # 1,434 instances x 5 RQs of 600 chars is about 5 MB
-DEFAULT_MAX_PROBLEMS_PER_RULE = 20
-MAX_LINE_BYTES = 1024 * 1024  # a line holds five RQs of 600 characters and ten gaps of 1,000: ~20 KB
-MAX_JSON_DEPTH = 16  # an entry is 2 levels deep; parameters need a few more, never hundreds
-MAX_FLAGGED_LISTED = 200
-MAX_SHOWN_CHARS = 120  # of an rq_id or field name quoted back in a problem
 MAX_RQ_ID_CHARS = 200
 METADATA_FILE = "metadata.json"
 ENTRIES_FILE = "submission.jsonl"
 ENTRY_FIELDS = ("rq_id", "research_questions", "gaps", "failure")
-# How a partial submission is allowed where the report is read: a command-line flag here, a checkbox on the Space.
-PARTIAL_REMEDY_FLAG = "a partial submission needs --allow-partial"
-
-
-class Problem(BaseModel):
-    """One thing wrong with a submission, located as precisely as the input allows."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    severity: Literal["error", "warning"] = "error"
-    code: str
-    message: str
-    file: str
-    line: int | None = None
-    field: str | None = None
-    rq_id: str | None = None
-
-    def __str__(self) -> str:
-        where = self.file + (f":{self.line}" if self.line is not None else "")
-        what = f" [{self.field}]" if self.field else ""
-        ident = f" (rq_id {self.rq_id})" if self.rq_id else ""
-        return f"{self.severity}: {where}{what}{ident}: {self.message}"
-
-
-class Flagged(BaseModel):
-    """One RQ the manipulation screen flagged, for a reviewer: where it is and every reason."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    file: str
-    line: int
-    field: str
-    rq_id: str | None = None
-    reasons: list[str]
-    rules: list[str]
-    blocking: bool = Field(description="True when a reason is one that rejects the submission by default.")
-
-    def __str__(self) -> str:
-        ident = f" (rq_id {self.rq_id})" if self.rq_id else ""
-        return f"flagged: {self.file}:{self.line} [{self.field}]{ident}: {'; '.join(self.reasons)}"
-
-
-class ValidationReport(BaseModel):
-    """Everything validation found, plus what parsed cleanly and the coverage.
-
-    ``problems`` keeps the first ``max_problems_per_rule`` problems of each rule
-    (code); ``suppressed`` counts the rest per code, and ``error_count`` and
-    ``warning_count`` count all of them.
-    """
-
-    path: str
-    problems: list[Problem] = Field(default_factory=list)
-    suppressed: dict[str, int] = Field(default_factory=dict, description="Problems per code not listed.")
-    error_count: int = 0
-    warning_count: int = 0
-    flagged: list[Flagged] = Field(default_factory=list, description="RQs the manipulation screen flagged.")
-    flagged_count: int = Field(default=0, description="All flagged RQs (flagged lists the first 200).")
-    metadata: SubmissionMetadata | None = None
-    entries: list[SubmissionEntry] = Field(default_factory=list)
-    expected: int | None = Field(default=None, description="Instances in the dataset (None: not checked).")
-    covered: int = Field(default=0, description="Expected rq_ids with five valid RQs.")
-    failed: int = Field(default=0, description="Entries that record a generation failure.")
-    trial: int | None = Field(
-        default=None,
-        description="A trial's instances (the revision's first N, --limit N): "
-        "only they must be present; None when every rq_id of the revision is judged.",
-    )
-    trial_covered: int | None = Field(default=None, description="The trial's rq_ids with five valid RQs.")
-    allow_partial: bool = False
-    submission_hash: str | None = None
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors and not self.error_count
-
-    @property
-    def coverage(self) -> float | None:
-        return None if not self.expected else self.covered / self.expected
-
-    def summary(self) -> str:
-        cov = "" if self.expected is None else f", coverage {self.covered}/{self.expected} ({self.coverage:.1%})"
-        verdict = "valid" if self.ok else "INVALID"
-        errors = max(self.error_count, len(self.errors))
-        warnings = max(self.warning_count, len(self.warnings))
-        flagged = f", {self.flagged_count} RQ(s) flagged for review" if self.flagged_count else ""
-        trial = (
-            f", trial of the first {self.trial}: {self.trial_covered}/{self.trial} with five RQs"
-            if self.trial is not None
-            else ""
-        )
-        return (
-            f"{self.path}: {verdict}: {errors} error(s), {warnings} warning(s), "
-            f"{len(self.entries)} entries{cov}{trial}{flagged}"
-            + (f", hash {self.submission_hash}" if self.submission_hash else "")
-        )
-
-
-class SubmissionInvalid(ValueError):
-    """Raised by ``load_submission`` with the full report."""
-
-    def __init__(self, report: ValidationReport):
-        shown = "\n".join(str(p) for p in report.errors[:20])
-        total = max(report.error_count, len(report.errors))
-        more = f"\n... and {total - min(20, len(report.errors))} more" if total > 20 else ""
-        super().__init__(f"{report.summary()}\n{shown}{more}")
-        self.report = report
 
 
 @dataclass(frozen=True)
@@ -237,278 +128,23 @@ def submission_hash(metadata: SubmissionMetadata, entries: Iterable[SubmissionEn
 # --------------------------------------------------------------------------
 
 
-@dataclass
-class _Line:
-    file: str
-    number: int
-    data: Any
-
-
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
-
-
-def _shown(text: str | None, limit: int = MAX_SHOWN_CHARS) -> str | None:
-    """Text from the input made safe to print: escapes for controls, bidi marks and surrogates, and cut."""
-    if text is None:
-        return None
-    cut = text[:limit]
-    safe = _UNPRINTABLE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), cut)
-    if not safe.isprintable():
-        safe = cut.encode("unicode_escape").decode("ascii")
-    return safe + ("..." if len(text) > limit else "")
-
-
-class _Collector:
-    """Problems as they are found: at most ``per_rule`` kept per code and severity, the rest counted; flagged RQs.
-
-    The cap is per severity too, so warnings of a rule never hide its errors.
-    """
-
-    def __init__(self, per_rule: int = DEFAULT_MAX_PROBLEMS_PER_RULE) -> None:
-        if per_rule < 1:
-            raise ValueError(f"max_problems_per_rule must be at least 1, got {per_rule}")
-        self.per_rule = per_rule
-        self.problems: list[Problem] = []
-        self.kept: Counter[tuple[str, str]] = Counter()  # (code, severity) -> problems listed
-        self.hidden: Counter[tuple[str, str]] = Counter()  # (code, severity) -> problems counted, not listed
-        self.n_errors = 0
-        self.n_warnings = 0
-        self.flagged: list[Flagged] = []
-        self.n_flagged = 0
-        self.first_refused: dict[str, int] = {}  # file -> its first line that could not be read
-
-    def refuse(self, file: str, line: int, code: str, message: str) -> None:
-        """A line that cannot be read at all (size, bytes, JSON): the problem, and the line remembered."""
-        self.first_refused.setdefault(file, line)
-        self.add(code, message, file, line)
-
-    def add(
-        self,
-        code: str,
-        message: str,
-        file: str,
-        line: int | None = None,
-        field: str | None = None,
-        rq_id: str | None = None,
-        severity: Literal["error", "warning"] = "error",
-    ) -> None:
-        if severity == "error":
-            self.n_errors += 1
-        else:
-            self.n_warnings += 1
-        key = (code, severity)
-        if self.kept[key] >= self.per_rule:
-            self.hidden[key] += 1
-            return
-        self.kept[key] += 1
-        self.problems.append(
-            Problem(
-                severity=severity,
-                code=code,
-                message=_shown(message, 1000) or "",
-                file=file,
-                line=line,
-                field=_shown(field),
-                rq_id=_shown(rq_id),
-            )
-        )
-
-    def flag(self, item: Flagged) -> None:
-        self.n_flagged += 1
-        if len(self.flagged) < MAX_FLAGGED_LISTED:
-            self.flagged.append(item)
-
-    @property
-    def suppressed(self) -> dict[str, int]:
-        """Problems counted but not listed, per code."""
-        out: Counter[str] = Counter()
-        for (code, _), n in self.hidden.items():
-            out[code] += n
-        return dict(out)
-
-    def has(self, code: str) -> bool:
-        return any(k == code for k, _ in self.kept)
-
-    def summarize(self, path: str) -> None:
-        """One closing problem per rule and severity that was cut, saying how many more there were."""
-        for (code, severity), n in sorted(self.hidden.items()):
-            self.problems.append(
-                Problem(
-                    severity=severity,
-                    code=code,
-                    file=path,
-                    message=f"... and {n} more problem(s) of this kind, not listed (the first "
-                    f"{self.per_rule} are; max_problems_per_rule / --max-problems "
-                    "raises the limit)",
-                )
-            )
-
-
-def _field_name(path: tuple[str, ...]) -> str | None:
-    """('research_questions', '[2]') -> 'research_questions[2]'; ('parameters', 'a') -> 'parameters.a'."""
-    out = ""
-    for part in path:
-        out += part if part.startswith("[") or not out else "." + part
-    return out or None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _check_values(data: Any, out: _Collector, file: str, line: int) -> bool:
-    """Walk a decoded line once: depth, lone surrogates and NUL characters in any key or string; True when clean."""
-    stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
-    ok = True
-    while stack:
-        value, path = stack.pop()
-        if len(path) > MAX_JSON_DEPTH:
-            out.add(
-                "nesting",
-                f"nested more than {MAX_JSON_DEPTH} levels deep (at {_shown(_field_name(path), 80)})",
-                file,
-                line,
-                path[0],
-            )
-            return False
-        if isinstance(value, dict):
-            for key, v in value.items():
-                ok = _check_text(str(key), out, file, line, (*path, str(key))) and ok
-                stack.append((v, (*path, str(key))))
-        elif isinstance(value, list):
-            stack.extend((v, (*path, f"[{i}]")) for i, v in enumerate(value))
-        elif isinstance(value, str):
-            ok = _check_text(value, out, file, line, path) and ok
-    return ok
-
-
-# Only a line with one of these can hold a lone surrogate or a NUL character once decoded.
-_SUSPECT_ESCAPE = re.compile(r"\\u(?:[dD][89a-fA-F]|0000)")
-
-
-def _needs_walk(text: str) -> bool:
-    """Whether a line could break the depth, surrogate or NUL rules; most lines are 2 levels and plain text."""
-    return text.count("{") + text.count("[") > MAX_JSON_DEPTH or ("\\u" in text and bool(_SUSPECT_ESCAPE.search(text)))
-
-
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def _check_text(text: str, out: _Collector, file: str, line: int, path: tuple[str, ...]) -> bool:
-    bad = _SURROGATE.search(text)
-    if bad:
-        out.add(
-            "encoding",
-            f"holds a lone surrogate (U+{ord(bad.group(0)):04X}, written as a \\u escape), which is not Unicode text",
-            file,
-            line,
-            _field_name(path),
-        )
-        return False
-    if "\x00" in text:
-        out.add("encoding", "holds a NUL character (\\u0000)", file, line, _field_name(path))
-        return False
-    return True
-
-
-def _decode_line(chunk: bytes, name: str, n: int, out: _Collector) -> _Line | None:
-    """One physical line as a JSON object, or None with the problem recorded."""
-    if len(chunk) > MAX_LINE_BYTES:
-        out.refuse(
-            name, n, "line_size", f"line is {len(chunk)} bytes, over the limit of {MAX_LINE_BYTES} bytes per line"
-        )
-        return None
-    nul = chunk.find(b"\x00")
-    if nul >= 0:
-        out.refuse(name, n, "encoding", f"a NUL byte at byte {nul} of the line (binary data, not JSON text)")
-        return None
-    try:
-        text = chunk.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        out.refuse(name, n, "encoding", f"not valid UTF-8 (byte {exc.start} of the line)")
-        return None
-    if not text.strip():
-        return None
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        out.refuse(name, n, "json", f"not JSON ({exc.msg} at character {exc.pos})")
-        return None
-    except RecursionError:
-        out.refuse(name, n, "nesting", f"nested far more than {MAX_JSON_DEPTH} levels deep")
-        return None
-    except ValueError as exc:  # NaN/Infinity, integers of thousands of digits
-        out.refuse(name, n, "json", f"not JSON ({exc})")
-        return None
-    if not isinstance(data, dict):
-        out.refuse(name, n, "json", f"a line must be a JSON object, got {type(data).__name__}")
-        return None
-    if _needs_walk(text) and not _check_values(data, out, name, n):
-        out.first_refused.setdefault(name, n)
-        return None
-    return _Line(name, n, data)
-
-
-def _read(path: Path, out: _Collector, max_bytes: int) -> bytes | None:
-    """The bytes of a regular file within the cap, or None with the problem recorded (nothing else is read)."""
-    try:
-        return read_capped(path, max_bytes)
-    except UnreadableInput as exc:
-        out.add(exc.code, exc.detail, str(path))
-        return None
-
-
-def _json_lines(path: Path, out: _Collector, max_bytes: int) -> list[_Line]:
-    """Decoded JSON lines of ``path``; every undecodable line becomes a problem."""
-    name = str(path)
-    raw = _read(path, out, max_bytes)
-    if raw is None:
-        return []
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        out.add("encoding", "file is UTF-16; submissions must be UTF-8", name, 1)
-        return []
-    lines: list[_Line] = []
-    start, n = 0, 0
-    while start <= len(raw):
-        end = raw.find(b"\n", start)
-        end = len(raw) if end < 0 else end
-        n += 1
-        line = _decode_line(raw[start:end], name, n, out)
-        if line is not None:
-            lines.append(line)
-        start = end + 1
-    return lines
-
-
-def _pydantic_problems(
-    exc: ValidationError, out: _Collector, line: _Line, rq_id: str | None, skip: Sequence[str] = ()
-) -> None:
-    for err in exc.errors():
-        loc = err["loc"]
-        if not loc or str(loc[0]) in skip:
-            continue
-        out.add("field", err["msg"], line.file, line.number, ".".join(str(x) for x in loc), rq_id)
-
-
 # --------------------------------------------------------------------------
 # the checks
 # --------------------------------------------------------------------------
 
 
-def _check_metadata(line: _Line, out: _Collector) -> SubmissionMetadata | None:
+def _check_metadata(line: JsonLine, out: Collector) -> SubmissionMetadata | None:
     try:
         return SubmissionMetadata.model_validate(line.data)
     except ValidationError as exc:
-        _pydantic_problems(exc, out, line, None)
+        pydantic_problems(exc, out, line, None)
         return None
 
 
 def _screen_question(
     text: str,
-    line: _Line,
-    out: _Collector,
+    line: JsonLine,
+    out: Collector,
     field: str,
     rq_id: str | None,
     injection: str,
@@ -541,7 +177,7 @@ def _screen_question(
             file=line.file,
             line=line.number,
             field=field,
-            rq_id=_shown(rq_id),
+            rq_id=shown(rq_id),
             reasons=reasons,
             rules=rules,
             blocking=blocking,
@@ -553,7 +189,7 @@ def _screen_question(
 _RQ_CODES = {"not_a_question": "rq_not_question"}
 
 
-def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, injection: str | None) -> bool:
+def _check_questions(qs: Any, line: JsonLine, out: Collector, rq_id: str | None, injection: str | None) -> bool:
     """Every rule on the five RQs (the gate and the screen too, unless ``injection`` is None: a line never judged).
 
     True when they are all fine.
@@ -616,7 +252,7 @@ def _check_questions(qs: Any, line: _Line, out: _Collector, rq_id: str | None, i
     return out.n_errors == before
 
 
-def _judge_question(text: str, line: _Line, out: _Collector, field: str, rq_id: str | None, injection: str) -> None:
+def _judge_question(text: str, line: JsonLine, out: Collector, field: str, rq_id: str | None, injection: str) -> None:
     """The gate (its submitted standard) and the screen on one RQ that will be judged: errors, warnings, a review."""
     held: list[wellformed.Failure] = []
     for failure in wellformed.check(text, wellformed.Kind.research_question, wellformed.Standard.submitted):
@@ -661,15 +297,15 @@ class QuestionCheck:
 
 def check_question(text: str, injection: Literal["reject", "flag"] = "reject") -> QuestionCheck:
     """The checks ``validate_submission`` runs on one RQ of a line that will be judged, for that RQ alone."""
-    out = _Collector(per_rule=10**6)
-    _judge_question(text.strip(), _Line("<question>", 1, None), out, "research_question", None, injection)
+    out = Collector(per_rule=10**6)
+    _judge_question(text.strip(), JsonLine("<question>", 1, None), out, "research_question", None, injection)
     return QuestionCheck(problems=out.problems, flagged=out.flagged[0] if out.flagged else None)
 
 
 _RQ_ID_BAD = re.compile(r"[\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]")
 
 
-def _check_rq_id(rq_id: Any, line: _Line, out: _Collector) -> str | None:
+def _check_rq_id(rq_id: Any, line: JsonLine, out: Collector) -> str | None:
     """The rq_id when it is a plausible id; else None with the problem recorded."""
     if not isinstance(rq_id, str) or not rq_id.strip():
         out.add("rq_id", "missing or not a non-empty string", line.file, line.number, "rq_id")
@@ -698,7 +334,7 @@ def _check_rq_id(rq_id: Any, line: _Line, out: _Collector) -> str | None:
     return rq_id
 
 
-def _check_entry(line: _Line, out: _Collector, injection: str | None) -> SubmissionEntry | None:
+def _check_entry(line: JsonLine, out: Collector, injection: str | None) -> SubmissionEntry | None:
     d = line.data
     before = out.n_errors
     rq_id = _check_rq_id(d.get("rq_id"), line, out)
@@ -746,16 +382,16 @@ def _check_entry(line: _Line, out: _Collector, injection: str | None) -> Submiss
     try:  # the gate is applied above, per RQ with its code, and only to a line that will be judged
         entry = SubmissionEntry.model_validate(d, context=WELLFORMED_PER_ITEM)
     except ValidationError as exc:
-        _pydantic_problems(exc, out, line, rq_id, skip=ENTRY_FIELDS)
+        pydantic_problems(exc, out, line, rq_id, skip=ENTRY_FIELDS)
         if out.n_errors == before:
             out.add("field", "; ".join(e["msg"] for e in exc.errors()), line.file, line.number, None, rq_id)
         return None
     return entry if ok else None
 
 
-def _read_metadata_file(meta_path: Path, out: _Collector, max_bytes: int) -> list[_Line]:
+def _read_metadata_file(meta_path: Path, out: Collector, max_bytes: int) -> list[JsonLine]:
     """metadata.json of the folder layout, read under the same rules as a JSONL line."""
-    raw = _read(meta_path, out, max_bytes)
+    raw = read_file(meta_path, out, max_bytes)
     if raw is None:
         return []
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -763,15 +399,15 @@ def _read_metadata_file(meta_path: Path, out: _Collector, max_bytes: int) -> lis
     if not raw.strip():
         out.refuse(str(meta_path), 1, "json", f"{METADATA_FILE} is empty; it must hold one JSON object")
         return []
-    line = _decode_line(raw.strip(b"\r\n\t "), str(meta_path), 1, out)
+    line = decode_line(raw.strip(b"\r\n\t "), str(meta_path), 1, out)
     return [line] if line is not None else []
 
 
-def _gather_lines(path: Path, out: _Collector, max_bytes: int) -> tuple[list[_Line], list[_Line]]:
+def _gather_lines(path: Path, out: Collector, max_bytes: int) -> tuple[list[JsonLine], list[JsonLine]]:
     """(metadata lines, entry lines) of a folder or a single JSONL file."""
     if path.is_dir():
         meta_path, entries_path = path / METADATA_FILE, path / ENTRIES_FILE
-        metas: list[_Line] = []
+        metas: list[JsonLine] = []
         if not meta_path.exists() and not meta_path.is_symlink():
             out.add("metadata", f"the folder has no {METADATA_FILE}", str(path))
         else:
@@ -779,7 +415,7 @@ def _gather_lines(path: Path, out: _Collector, max_bytes: int) -> tuple[list[_Li
         if not entries_path.exists() and not entries_path.is_symlink():
             out.add("entries", f"the folder has no {ENTRIES_FILE}", str(path))
             return metas, []
-        lines = _json_lines(entries_path, out, max_bytes)
+        lines = json_lines(entries_path, out, max_bytes)
         for ln in lines:
             if ln.data.get("kind") == "metadata":
                 out.add("metadata", f"metadata belongs in {METADATA_FILE}, not in the entry lines", ln.file, ln.number)
@@ -795,12 +431,12 @@ def _gather_lines(path: Path, out: _Collector, max_bytes: int) -> tuple[list[_Li
             str(path),
         )
         return [], []
-    lines = _json_lines(path, out, max_bytes)
+    lines = json_lines(path, out, max_bytes)
     metas = [ln for ln in lines if ln.data.get("kind") == "metadata"]
     if not metas and lines and lines[0].number == 1 and _looks_like_metadata(lines[0].data):
         first = lines[0]
         kind = first.data.get("kind")
-        said = "has no" if kind is None else f'has "kind": {_shown(json.dumps(kind), 40)} instead of'
+        said = "has no" if kind is None else f'has "kind": {shown(json.dumps(kind), 40)} instead of'
         out.add(
             "metadata",
             f'line 1 looks like the metadata record but {said} "kind": "metadata"; add it (the '
@@ -865,7 +501,7 @@ def validate_submission(
     """
     path = Path(path)
     deadline = None if time_budget_s is None else time.monotonic() + time_budget_s
-    out = _Collector(max_problems_per_rule)
+    out = Collector(max_problems_per_rule)
     metas, entry_lines = _gather_lines(path, out, max_bytes)
     metadata = None
     for i, ln in enumerate(metas):

@@ -38,11 +38,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
-    from rqbench.evaluate.generate.submission_files import (
-        DEFAULT_MAX_BYTES,
-        DEFAULT_MAX_PROBLEMS_PER_RULE,
-        validate_submission,
-    )
+    from rqbench.evaluate.generate.submission_files import DEFAULT_MAX_BYTES, validate_submission
+    from rqbench.evaluate.generate.validation_report import DEFAULT_MAX_PROBLEMS_PER_RULE
 
     if args.max_problems is not None and args.max_problems < 1:
         print("rqbench validate: --max-problems must be at least 1", file=sys.stderr)

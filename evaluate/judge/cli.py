@@ -150,7 +150,8 @@ def unjudged_message(job: str, unjudged: int) -> str:
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.benchmark.background import BackgroundPolicy
     from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
-    from rqbench.evaluate.generate.submission_files import SubmissionInvalid, load_submission
+    from rqbench.evaluate.generate.submission_files import load_submission
+    from rqbench.evaluate.generate.validation_report import SubmissionInvalid
     from rqbench.evaluate.judge.run import judge_submission
     from rqbench.evaluate.protocol import (
         RecordedGeneration,
