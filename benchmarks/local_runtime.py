@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import re
 import time
 
 import httpx
 
 from rqbench.llm.catalog import LOCAL_MODELS
-from rqbench.llm.local_model import LOCAL_THREADS, LocalModelServer, model_path
+from rqbench.llm.local_model import LOCAL_THREADS, TORCH_RUNTIME_ENV, LocalModelServer, model_path
+
+# the kernels the runtime's server pins for itself, here too: the in-process decoder and the ceiling it is held
+# against run the same arithmetic as the product (set before this process's first torch operation)
+os.environ.update(TORCH_RUNTIME_ENV)
 
 
 def matmul_gflops(n: int, repeats: int) -> float:

@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from rqbench import paths
     from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
     from rqbench.evaluate.bundle.bundle import BundleError, RowSource, make_bundle, select_row, summary_settings
-    from rqbench.evaluate.generate.submission_files import SubmissionInvalid, load_submission
+    from rqbench.evaluate.generate.submission_files import load_submission
+    from rqbench.evaluate.generate.validation_report import SubmissionInvalid
     from rqbench.evaluate.metrics.summary import load_results, summarize
     from rqbench.io import RecordError
     from rqbench.llm.client import CallNotCached

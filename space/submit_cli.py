@@ -101,7 +101,7 @@ def send_to_space(url: str, packed: Path, name: str, allow_partial: bool, *, cli
 
 def _cli_wording(problem: str) -> str:
     """A problem the Space worded for its page, reworded for this command line (the flag, not the box)."""
-    from rqbench.evaluate.generate.submission_files import PARTIAL_REMEDY_FLAG
+    from rqbench.evaluate.generate.validation_report import PARTIAL_REMEDY_FLAG
     from rqbench.space.submit import PARTIAL_REMEDY_PAGE
 
     return problem.replace(PARTIAL_REMEDY_PAGE, PARTIAL_REMEDY_FLAG)

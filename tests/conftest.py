@@ -12,6 +12,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+# torch's kernels pinned as the embedded model's server pins them (rqbench.llm.local_model.TORCH_RUNTIME_ENV), so
+# that a test building the model in-process runs the very arithmetic the product runs, on any CPU; before any import
+# that could run a torch operation
+for _var, _value in {"MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}.items():
+    os.environ.setdefault(_var, _value)
 
 from rqbench.paths import shared_dir  # noqa: E402
 

@@ -191,3 +191,19 @@ def test_a_reply_of_scores_and_labels_gets_a_fixed_layout_and_one_of_prose_the_w
     schema = {"$defs": {"Q": {"type": "string"}}, "type": "object", "properties": {"qs": nested}, "required": ["qs"]}
     assert requires_free_text(schema)
     assert requires_free_text({"anyOf": [{"type": "integer"}, {"type": ["string", "null"]}]})
+
+
+def test_the_model_refuses_torchs_avx512_kernels_and_names_the_pins():
+    """On an AVX-512 CPU, torch's own kernels ended the decoder in 'double free or corruption'; the server pins
+    AVX2 through its environment, and a process that builds the model itself without the pin is told what to set."""
+    from types import SimpleNamespace
+
+    from rqbench.llm.torch_server import pinned_kernels
+
+    def torch_on(capability: str) -> SimpleNamespace:
+        return SimpleNamespace(backends=SimpleNamespace(cpu=SimpleNamespace(get_cpu_capability=lambda: capability)))
+
+    for running in ("AVX2", "DEFAULT", "ZVECTOR"):
+        pinned_kernels(torch_on(running))
+    with pytest.raises(RuntimeError, match="ATEN_CPU_CAPABILITY=avx2"):
+        pinned_kernels(torch_on("AVX512"))

@@ -205,6 +205,7 @@ class TorchChatModel:
         import torch
         from transformers import AutoTokenizer
 
+        pinned_kernels(torch)
         torch.set_num_threads(threads)
         self.torch = torch
         self.n_ctx = n_ctx
@@ -326,6 +327,22 @@ class TorchChatModel:
             self.cached = (list(prompt) + reply)[:held]
         text = self.tokenizer.decode(reply, skip_special_tokens=True)
         return text, finish, len(prompt), len(reply)
+
+
+def pinned_kernels(torch: Any) -> None:
+    """Refuse to run the model on torch's AVX-512 kernels: the runtime is pinned to AVX2 (``TORCH_RUNTIME_ENV``) so
+    that a reply is the same on every machine, and on an AMD EPYC with AVX-512 the decoder's one-token steps ended
+    in "double free or corruption" under torch 2.13's AVX-512 path. The server gets the pin from its environment;
+    a process that builds the model itself must set it before its first torch operation."""
+    from rqbench.llm.local_model import TORCH_RUNTIME_ENV
+
+    running = torch.backends.cpu.get_cpu_capability()
+    if running.upper().startswith("AVX512"):
+        pins = " ".join(f"{k}={v}" for k, v in TORCH_RUNTIME_ENV.items())
+        raise RuntimeError(
+            f"torch runs its {running} kernels here; the embedded model runs on AVX2 kernels on every machine. "
+            f"Set {pins} in the environment before torch's first operation (rqbench local-model does)."
+        )
 
 
 def closed_objects(schema: Any) -> Any:
