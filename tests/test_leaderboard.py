@@ -210,7 +210,7 @@ def test_space_readme_header_and_export(tmp_path):
         "README.md",
         "requirements.txt",
         "rqbench/space/ui.py",
-        "rqbench/evaluate/summary.py",
+        "rqbench/evaluate/metrics/summary.py",
         "rqbench/records/__init__.py",
     ):
         assert (out / name).is_file(), name
