@@ -329,7 +329,7 @@ def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[Result
     ``combined`` pools every judge of the setting.
     """
     from rqbench.evaluate.metrics import outcomes
-    from rqbench.evaluate.metrics.summary import COMBINED
+    from rqbench.evaluate.metrics.summary_row import COMBINED
     from rqbench.space.leaderboard import AgreementCell
 
     out: dict[tuple[str, str, str], AgreementCell] = {}

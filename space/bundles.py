@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from rqbench.evaluate.bundle.bundle import BundleError, RowSource, make_bundle, row_key, summary_settings
-from rqbench.evaluate.metrics.summary import SummaryRow
+from rqbench.evaluate.metrics.summary_row import SummaryRow
 from rqbench.io import RecordError
 from rqbench.llm.client import CallNotCached
 from rqbench.space.safety import redact

@@ -35,7 +35,7 @@ from rqbench.demo import is_demo_model
 from rqbench.evaluate.criteria import CRITERIA, METRICS, Column
 from rqbench.evaluate.judge_board.expert_corrected import MIN_EXPERT_LABELS, TOO_FEW_LABELS, ExpertCorrectedRate
 from rqbench.evaluate.metrics.metric import describe_combine_rule, describe_failures
-from rqbench.evaluate.metrics.summary import COMBINED, REFERENCE_MODEL, SummaryRow
+from rqbench.evaluate.metrics.summary_row import COMBINED, REFERENCE_MODEL, SummaryRow
 from rqbench.records import dataset_label
 from rqbench.space import bundles
 from rqbench.space import length_columns as lc

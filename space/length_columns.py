@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rqbench.evaluate.criteria import METRICS, Column
-from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow
+from rqbench.evaluate.metrics.summary_row import COMBINED, SummaryRow
 from rqbench.evaluate.report.length_control import LENGTH_METRIC, LENGTH_METRICS, JudgeLength, LengthControlled, RowKey
 
 GROUP = "length control"

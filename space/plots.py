@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from rqbench.evaluate.criteria import DIMENSIONS, METRICS
-from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow
+from rqbench.evaluate.metrics.summary_row import COMBINED, SummaryRow
 from rqbench.evaluate.report.plots import LABEL_CHARS, short_label  # noqa: F401 - LABEL_CHARS: the width labels keep
 from rqbench.space.leaderboard import headline_flags
 

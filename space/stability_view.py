@@ -14,7 +14,7 @@ from html import escape
 
 from rqbench.evaluate.criteria import METRICS, SETTINGS
 from rqbench.evaluate.metrics.bootstrap import Estimate
-from rqbench.evaluate.metrics.summary import SummaryRow
+from rqbench.evaluate.metrics.summary_row import SummaryRow
 from rqbench.evaluate.report.judge_stability import MOVED_MARK, RANKING_METRIC, StabilityReport, judge_stability
 from rqbench.evaluate.report.length_control import LENGTH_METRIC, LENGTH_METRICS, JudgeLength, judge_length
 from rqbench.records import ResultsFile

@@ -25,7 +25,8 @@ import gradio as gr
 from rqbench.evaluate.benchmark.trial import one_run_each
 from rqbench.evaluate.judge_board.board import Board, make_board
 from rqbench.evaluate.judge_board.expert_pool import make_pool
-from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow, summarize
+from rqbench.evaluate.metrics.summary import summarize
+from rqbench.evaluate.metrics.summary_row import COMBINED, SummaryRow
 from rqbench.evaluate.report.length_control import length_by_row
 from rqbench.io import RecordError
 from rqbench.records import CitedPaper, JudgeBoardFile, ResultsFile, dataset_label

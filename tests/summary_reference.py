@@ -18,17 +18,8 @@ from rqbench.evaluate.criteria import METRICS
 from rqbench.evaluate.metrics.bootstrap import DEFAULT_LEVEL, cluster_bootstrap_mean
 from rqbench.evaluate.metrics.contamination import clean_reason, is_clean, paper_dates
 from rqbench.evaluate.metrics.metric import CombineRule, MetricSpec, ScoreOptions
-from rqbench.evaluate.metrics.summary import (
-    COMBINED,
-    REFERENCE_MODEL,
-    SUMMARY_BOOT,
-    CleanFigures,
-    Figure,
-    SummaryRow,
-    _group,
-    _provenance,
-    _subfields,
-)
+from rqbench.evaluate.metrics.summary import SUMMARY_BOOT, _group, _provenance, _subfields
+from rqbench.evaluate.metrics.summary_row import COMBINED, REFERENCE_MODEL, CleanFigures, Figure, SummaryRow
 from rqbench.records import InstanceResult, ResultsFile
 
 

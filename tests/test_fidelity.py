@@ -788,7 +788,8 @@ def test_m2_best_at_5_is_reported_as_mean_and_sample_std():
 def test_m4_a_combined_figure_exists_only_over_two_judges():
     from results_factory import cand, instance, results
 
-    from rqbench.evaluate.metrics.summary import COMBINED, summarize
+    from rqbench.evaluate.metrics.summary import summarize
+    from rqbench.evaluate.metrics.summary_row import COMBINED
 
     made = [
         results([instance("2501.00001_rq0", cand("gt"), [cand(f"m{i}") for i in range(5)])], judge_model=j, label=j)
@@ -850,7 +851,8 @@ def _two_judges_with_failures():
 
 def test_m4_m14_m15_m16_the_combined_rates_by_hand_with_failures_counted():
     from rqbench.evaluate.metrics.metric import FailureAccounting, ScoreOptions
-    from rqbench.evaluate.metrics.summary import COMBINED, summarize
+    from rqbench.evaluate.metrics.summary import summarize
+    from rqbench.evaluate.metrics.summary_row import COMBINED
 
     def rates(failures, combine="pooled"):
         rows = summarize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rqbench.evaluate.metrics.summary import COMBINED, Figure, Provenance, SummaryRow
+from rqbench.evaluate.metrics.summary_row import COMBINED, Figure, Provenance, SummaryRow
 from rqbench.evaluate.report.judge_stability import (
     MOVED_MARK,
     judge_stability,

@@ -3,7 +3,8 @@ request had no price (never counted as free)."""
 
 from __future__ import annotations
 
-from rqbench.evaluate.metrics.summary import COMBINED, summarize
+from rqbench.evaluate.metrics.summary import summarize
+from rqbench.evaluate.metrics.summary_row import COMBINED
 from rqbench.llm import CallStore
 from rqbench.records import CallTotals
 from rqbench.space.leaderboard import judging_cost

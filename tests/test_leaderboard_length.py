@@ -7,7 +7,8 @@ import dataclasses
 
 import pytest
 
-from rqbench.evaluate.metrics.summary import COMBINED, summarize
+from rqbench.evaluate.metrics.summary import summarize
+from rqbench.evaluate.metrics.summary_row import COMBINED
 from rqbench.evaluate.report.length_control import LENGTH_METRIC, judge_length, length_by_row
 from rqbench.space import leaderboard as lb
 from rqbench.space import length_columns as lc

@@ -10,7 +10,8 @@ from datetime import datetime, timezone
 import pytest
 
 from rqbench import demo as dm
-from rqbench.evaluate.metrics.summary import COMBINED, Figure, Provenance, SummaryRow, summarize
+from rqbench.evaluate.metrics.summary import summarize
+from rqbench.evaluate.metrics.summary_row import COMBINED, Figure, Provenance, SummaryRow
 from rqbench.space import browse, html_table, plots
 from rqbench.space import leaderboard as lb
 from rqbench.testing.synthetic import make_results

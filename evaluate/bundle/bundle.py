@@ -33,7 +33,8 @@ from rqbench.evaluate.judge.rejudge import (
     rejudge,
 )
 from rqbench.evaluate.metrics.metric import FailureAccounting, NarrownessAggregation, OrderingAggregation, ScoreOptions
-from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow, summarize
+from rqbench.evaluate.metrics.summary import summarize
+from rqbench.evaluate.metrics.summary_row import COMBINED, SummaryRow
 from rqbench.io import RecordError
 from rqbench.llm.client import LLM
 from rqbench.llm.config import public_label

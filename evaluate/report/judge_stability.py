@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from scipy.stats import kendalltau, rankdata
 
 from rqbench.evaluate.criteria import METRICS, SETTINGS
-from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow
+from rqbench.evaluate.metrics.summary_row import COMBINED, SummaryRow
 from rqbench.evaluate.report.table import Table
 
 # The figure the models are ranked by: the share of instances whose best RQ beats the author-anchored one on

@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from rqbench.evaluate.metrics.summary import COMBINED, SummaryRow  # noqa: E402
+from rqbench.evaluate.metrics.summary_row import COMBINED, SummaryRow
 
 NOVELTY_SCATTER_DIMS = ("originality", "gap_addressing", "non_obviousness")
 COLORS = {"win": "#2b8a3e", "tie": "#adb5bd", "lose": "#c92a2a"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from rqbench.evaluate.metrics.bootstrap import Estimate
-from rqbench.evaluate.metrics.summary import Figure
+from rqbench.evaluate.metrics.summary_row import Figure
 
 TIDY_COLUMNS = ["row", "column", "value", "ci_low", "ci_high", "std", "n", "unjudged"]
 

@@ -23,7 +23,7 @@ from rqbench.evaluate.metrics.bootstrap import Estimate
 from rqbench.evaluate.metrics.diversity import DiversityRow
 from rqbench.evaluate.metrics.metric import FailureAccounting, describe_combine_rule
 from rqbench.evaluate.metrics.similarity import SimilarityRow
-from rqbench.evaluate.metrics.summary import COMBINED, Figure, SummaryRow
+from rqbench.evaluate.metrics.summary_row import COMBINED, Figure, SummaryRow
 from rqbench.evaluate.report.table import (
     TIDY_COLUMNS,
     UNJUDGED_MARK,

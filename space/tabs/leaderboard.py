@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 import pandas as pd
 
-from rqbench.evaluate.metrics.summary import COMBINED
+from rqbench.evaluate.metrics.summary_row import COMBINED
 from rqbench.space import bundles, downloads, html_table
 from rqbench.space import leaderboard as lb
 from rqbench.space.memo import ViewCache

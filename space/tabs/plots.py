@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
-from rqbench.evaluate.metrics.summary import COMBINED
+from rqbench.evaluate.metrics.summary_row import COMBINED
 from rqbench.space import html_table, plots
 from rqbench.space.memo import ViewCache
 from rqbench.space.tabs.common import READ_ONLY, banner_update, demo_banner, html_block
