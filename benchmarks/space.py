@@ -28,6 +28,7 @@ import pandas as pd
 
 from rqbench.evaluate.metrics.summary import summarize
 from rqbench.space import leaderboard as lb
+from rqbench.space import leaderboard_cells as lb_cells
 from rqbench.testing.synthetic import fill_results_store
 
 N_MODELS, JUDGES, SETTINGS = 500, ("j1",), ("standalone", "comparative")
@@ -69,7 +70,7 @@ def main() -> None:
     n_model_rows = sum(1 for r in rows if r.row_kind == "model" and r.subfield is None)
     print(f"{len(results)} results files -> {n_model_rows} model rows (+ reference rows); summarize {rows_t:.2f}s")
 
-    ours_t, shown = timed(lambda: lb.display(lb.build_table(rows), lb.View()))
+    ours_t, shown = timed(lambda: lb_cells.display(lb.build_table(rows), lb.View()))
     plain_t, _ = timed(lambda: pd.DataFrame([r.flat() for r in rows]).to_html())
     print(
         f"table from summary rows: leaderboard {ours_t * 1000:.1f} ms, plain pandas flat+to_html "
@@ -77,7 +78,7 @@ def main() -> None:
     )
 
     table = lb.build_table(rows)
-    filt_ours, _ = timed(lambda: lb.display(table, lb.View(search="model-04")), repeat=5)
+    filt_ours, _ = timed(lambda: lb_cells.display(table, lb.View(search="model-04")), repeat=5)
     flat = pd.DataFrame([r.flat() for r in rows])
     filt_plain, _ = timed(lambda: flat[flat["model"].str.contains("model-04", regex=False)].to_html(), repeat=5)
     print(

@@ -180,6 +180,7 @@ def test_the_leaderboard_shows_the_corrected_figure_its_interval_and_labels():
     from rqbench.evaluate.metrics.summary import summarize
     from rqbench.space import annotate as an
     from rqbench.space import leaderboard as lb
+    from rqbench.space import leaderboard_cells as lb_cells
 
     res, judgments = _annotated(12)
     cells = an.expert_corrected_cells(judgments, res)
@@ -204,7 +205,7 @@ def test_the_leaderboard_shows_the_corrected_figure_its_interval_and_labels():
     out = lb.render(table, lb.View(judges=(), groups=lb.GROUPS))
     for label in ("Expert-corrected win % (non-obviousness)", "Expert labels"):
         assert label in out.columns
-    headers, rows, _ = lb.display(table, lb.View(judges=(), groups=lb.GROUPS, settings=("comparative",)))
+    headers, rows, _ = lb_cells.display(table, lb.View(judges=(), groups=lb.GROUPS, settings=("comparative",)))
     labels = [h.label for h in headers]
     k, judge = labels.index("Expert-corrected win % (non-obviousness)"), labels.index("Judge")
     shown = {r[judge].text: r[k] for r in rows}  # judge -> the corrected cell
@@ -217,13 +218,16 @@ def test_the_leaderboard_says_too_few_labels_below_the_threshold():
     from rqbench.evaluate.metrics.summary import summarize
     from rqbench.space import annotate as an
     from rqbench.space import leaderboard as lb
+    from rqbench.space import leaderboard_cells as lb_cells
 
     res, judgments = _annotated(MIN_EXPERT_LABELS - 1)
     table = lb.build_table(summarize(res, n_boot=20), corrected=an.expert_corrected_cells(judgments, res))
     row = table[(table.Judge == "judge-a") & (table.Setting == "comparative")].iloc[0]
     assert row["Expert-corrected win % (non-obviousness)"] is None
     assert row["Expert labels"] == f"{MIN_EXPERT_LABELS - 1} (18 picks): {TOO_FEW_LABELS}"
-    headers, rows, _ = lb.display(table, lb.View(judges=("judge-a",), groups=lb.GROUPS, settings=("comparative",)))
+    headers, rows, _ = lb_cells.display(
+        table, lb.View(judges=("judge-a",), groups=lb.GROUPS, settings=("comparative",))
+    )
     labels = [h.label for h in headers]
     k, judge = labels.index("Expert-corrected win % (non-obviousness)"), labels.index("Judge")
     (cell,) = [r[k] for r in rows if r[judge].text == "judge-a"]

@@ -128,6 +128,7 @@ def produce(tmp: Path) -> dict[str, str]:
     from rqbench.evaluate.metrics.summary import instance_values, summarize
     from rqbench.evaluate.report.length_control import length_by_row
     from rqbench.space import leaderboard as lb
+    from rqbench.space import leaderboard_cells as lb_cells
 
     results = _results()
     folder = tmp / "results"
@@ -204,7 +205,7 @@ def produce(tmp: Path) -> dict[str, str]:
     for name, view in views.items():
         frame = lb.render(df, view)
         digests[f"leaderboard/render/{name}"] = content_hash(frame.to_csv(index=False))
-        headers, cells, caption = lb.display(df, view)
+        headers, cells, caption = lb_cells.display(df, view)
         digests[f"leaderboard/display/{name}"] = content_hash(
             {
                 "headers": [repr(h) for h in headers],

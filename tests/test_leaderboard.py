@@ -10,6 +10,7 @@ import pytest
 
 from rqbench.evaluate.metrics.summary import summarize
 from rqbench.space import leaderboard as lb
+from rqbench.space import leaderboard_cells as lb_cells
 from rqbench.testing.synthetic import make_results
 
 # the three source papers' first versions: the first before Closed-Model's cutoff, the other two after it
@@ -108,10 +109,10 @@ def test_the_clean_only_view_switches_every_figure_and_counts_the_clean_instance
 
 
 def test_the_clean_only_page_cells_say_why_a_row_has_none(table):
-    headers, cells, caption = lb.display(table, lb.View(clean_only=True))
+    headers, cells, caption = lb_cells.display(table, lb.View(clean_only=True))
     labels = [h.label for h in headers]
     k = labels.index("Clean")
-    assert labels[k - 1] == "Judge" or lb._BY_LABEL[labels[k - 1]] in lb.ID_COLUMNS  # after the model's columns
+    assert labels[k - 1] == "Judge" or lb.BY_LABEL[labels[k - 1]] in lb.ID_COLUMNS  # after the model's columns
     by_model = {row[0].text: row for row in cells if row[1].text == "standalone"}
     closed, open_ = by_model["Closed-Model"], by_model["open-model"]
     assert closed[k].text == "4/6" and f"knowledge cutoff {CUTOFF} (stated by the submission)" in closed[k].title
@@ -121,7 +122,7 @@ def test_the_clean_only_page_cells_say_why_a_row_has_none(table):
     assert all(c.title == why for c in open_[k + 1 :] if c.kind == "missing") and open_[k + 1].kind == "missing"
     assert caption.startswith("Clean only: each model row's figures are over its clean instances")
     assert f"— {why}" in caption
-    assert "Clean" not in [h.label for h in lb.display(table, lb.View())[0]]
+    assert "Clean" not in [h.label for h in lb_cells.display(table, lb.View())[0]]
 
 
 def test_default_view_shows_combined_judge_and_reference(table):
@@ -287,7 +288,7 @@ def test_an_incomplete_row_shows_a_mark_and_the_count_and_the_details_say_whose(
         "judge-a: rules applied none; failed calls none | judge-b: rules "
         "applied relevance_zero 2; failed calls invalid_reply 1"
     )
-    headers, cells, caption = lb.display(table, lb.View(judges=()))
+    headers, cells, caption = lb_cells.display(table, lb.View(judges=()))
     at = [h.label for h in headers].index("Scored")
     marked = [row[at] for row in cells if row[at].note]
     assert len(marked) == 2 and all(c.note == "† 1 unjudged" and "failed" in c.title for c in marked)

@@ -9,6 +9,7 @@ from rqbench.evaluate.metrics.diversity import DEFAULT_EMBEDDER, NEAR_DUPLICATE,
 from rqbench.evaluate.metrics.summary import summarize
 from rqbench.records import DiversityRecord, GenerationCost
 from rqbench.space import leaderboard as lb
+from rqbench.space import leaderboard_cells as lb_cells
 from rqbench.testing.synthetic import make_results
 
 SIM, DUP = lb.SIMILARITY_COLUMN.label, lb.NEAR_DUPLICATES_COLUMN.label
@@ -34,7 +35,7 @@ def _files():
 
 
 def _cells(table, view):
-    headers, rows, caption = lb.display(table, view)
+    headers, rows, caption = lb_cells.display(table, view)
     at = {h.label: i for i, h in enumerate(headers)}
     return {row[0].text: row for row in rows}, at, caption
 
@@ -59,7 +60,7 @@ def test_diversity_and_cost_columns_render_sort_and_explain_empty_cells():
     assert cells["model-a"][at[GEN]].text == "$0.50" and "run-model-a" in cells["model-a"][at[GEN]].title
     empty = cells["model-c"]
     for label in (SIM, DUP, GEN, PER):
-        assert empty[at[label]].text == lb.MISSING and empty[at[label]].kind == "missing"
+        assert empty[at[label]].text == lb_cells.MISSING and empty[at[label]].kind == "missing"
         assert "nan" not in empty[at[label]].text.lower()
     assert "rqbench diversity" in empty[at[SIM]].title
     assert "Generated elsewhere" in empty[at[GEN]].title
@@ -72,8 +73,8 @@ def test_an_unknown_generation_cost_is_a_dash_with_its_reason_never_zero():
     table = lb.build_table(summarize(files, n_boot=50))
     cells, at, _ = _cells(table, lb.View(judges=(), groups=("model", "cost")))
     gen = cells["model-a"][at[GEN]]
-    assert gen.text == lb.MISSING and "1 request(s) have no price" in gen.title
-    assert cells["model-a"][at[PER]].text == lb.MISSING
+    assert gen.text == lb_cells.MISSING and "1 request(s) have no price" in gen.title
+    assert cells["model-a"][at[PER]].text == lb_cells.MISSING
     shown = lb.render(table, lb.View(judges=(), groups=("model", "cost")))
     assert "nan" not in lb.to_csv(shown).decode().lower()  # the download's unknown cost is an empty field, not 0
     assert ",0.0," not in lb.to_csv(shown).decode()

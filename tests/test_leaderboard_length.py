@@ -11,6 +11,7 @@ from rqbench.evaluate.metrics.summary import summarize
 from rqbench.evaluate.metrics.summary_row import COMBINED
 from rqbench.evaluate.report.length_control import LENGTH_METRIC, judge_length, length_by_row
 from rqbench.space import leaderboard as lb
+from rqbench.space import leaderboard_cells as lb_cells
 from rqbench.space import length_columns as lc
 from rqbench.space.tabs.leaderboard import EXTRA_GROUPS
 from rqbench.testing.synthetic import make_results
@@ -41,7 +42,7 @@ def _table(files):
 
 
 def _cells(table, view=VIEW):
-    headers, rows, caption = lb.display(table, view)
+    headers, rows, caption = lb_cells.display(table, view)
     at = {h.label: i for i, h in enumerate(headers)}
     return {(row[0].text, row[at["Judge"]].text): row for row in rows}, at, caption
 
@@ -88,14 +89,14 @@ def test_rows_without_a_controlled_figure_say_why():
     table = _table(_files())
     cells, at, caption = _cells(table)
     combined = cells[("m1", COMBINED)][at[NOVELTY]]
-    assert combined.text == lb.MISSING and combined.title == lc.WHY_COMBINED
+    assert combined.text == lb_cells.MISSING and combined.title == lc.WHY_COMBINED
     standalone, at, _ = _cells(table, lb.View(judges=(), settings=("standalone",), groups=("model", lc.GROUP)))
     (reference,) = [row for key, row in standalone.items() if key[0] == lb.REFERENCE_MODEL]
     assert reference[at[LONGEST]].title == lc.WHY_REFERENCE
     assert standalone[("m1", "A")][at[NOVELTY]].kind == "num"  # standalone wins are controlled too
     assert lc.WHY_COMBINED in caption  # each empty cell's reason is also under the table
     clean, at, _ = _cells(table, dataclasses.replace(VIEW, clean_only=True))
-    assert clean[("m1", "A")][at[NOVELTY]].text == lb.MISSING
+    assert clean[("m1", "A")][at[NOVELTY]].text == lb_cells.MISSING
     assert "no clean value" in clean[("m1", "A")][at[NOVELTY]].title
     # a table built without the fits (no results) has the columns, empty with a reason, never NaN
     bare = lb.build_table(summarize(_files(), n_boot=50))

@@ -14,6 +14,7 @@ from rqbench.evaluate.metrics.summary import summarize
 from rqbench.evaluate.metrics.summary_row import COMBINED, Figure, Provenance, SummaryRow
 from rqbench.space import browse, html_table, plots
 from rqbench.space import leaderboard as lb
+from rqbench.space import leaderboard_cells as lb_cells
 from rqbench.testing.synthetic import make_results
 
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
@@ -86,7 +87,7 @@ def rows():
 
 def test_the_default_view_is_the_headline_figures_each_with_its_ci(rows):
     table = lb.build_table(rows)
-    headers, cells, _ = lb.display(table, lb.View())
+    headers, cells, _ = lb_cells.display(table, lb.View())
     assert [h.label for h in headers] == [
         "Model",
         "Setting",
@@ -113,14 +114,14 @@ def test_the_default_view_is_the_headline_figures_each_with_its_ci(rows):
     assert model_row[3].text == "6/6" and model_row[3].note == ""  # every instance scored: no mark
     demo_row = next(r for r in cells if r[0].text == "local/smollm2-135m")
     assert "demo model" in demo_row[0].note and "demo" in demo_row[2].note
-    _, no_ci, _ = lb.display(table, lb.View(show_ci=False))
+    _, no_ci, _ = lb_cells.display(table, lb.View(show_ci=False))
     assert all(c.note == "" for r in no_ci for c in r[4:] if c.kind == "num")
 
 
 def test_every_empty_cell_says_why_and_the_caption_lists_the_reasons(rows):
-    headers, cells, caption = lb.display(lb.build_table(rows), lb.View())
+    headers, cells, caption = lb_cells.display(lb.build_table(rows), lb.View())
     missing = [c for r in cells for c in r if c.kind == "missing"]
-    assert missing and all(c.text == lb.MISSING and c.title for c in missing)
+    assert missing and all(c.text == lb_cells.MISSING and c.title for c in missing)
     comparative = next(r for r in cells if r[1].text == "comparative")
     assert "standalone judging only" in comparative[4].title  # no Best@5 in comparative, by design
     reference = next(r for r in cells if r[0].text == "author-anchored (GT)")
@@ -132,7 +133,7 @@ def test_every_empty_cell_says_why_and_the_caption_lists_the_reasons(rows):
 def test_the_combine_rule_is_on_the_combined_judge_and_in_the_caption(rows):
     from rqbench.evaluate.metrics.metric import describe_combine_rule
 
-    _, cells, caption = lb.display(lb.build_table(rows), lb.View())
+    _, cells, caption = lb_cells.display(lb.build_table(rows), lb.View())
     combined = next(r for r in cells if r[0].text == "open-model" and r[2].text == COMBINED)
     assert combined[2].title == describe_combine_rule("pooled", ["judge-a", "judge-b"])
     assert describe_combine_rule("pooled") in caption
@@ -142,7 +143,7 @@ def test_the_combine_rule_is_on_the_combined_judge_and_in_the_caption(rows):
 
 def test_column_groups_add_their_columns_to_the_headline(rows):
     table = lb.build_table(rows)
-    labels = [h.label for h in lb.display(table, lb.View(groups=("model", "headline", "provenance")))[0]]
+    labels = [h.label for h in lb_cells.display(table, lb.View(groups=("model", "headline", "provenance")))[0]]
     assert labels[-8:] == [
         "Judges",
         "Prompt set",
@@ -153,9 +154,9 @@ def test_column_groups_add_their_columns_to_the_headline(rows):
         "Submitted",
         "Contamination",
     ]
-    labels = [h.label for h in lb.display(table, lb.View(groups=("model", "headline", "cost")))[0]]
+    labels = [h.label for h in lb_cells.display(table, lb.View(groups=("model", "headline", "cost")))[0]]
     assert labels[-3:] == ["Generation $", "Win points per generation $ (non-obviousness)", "Judging cost"]
-    labels = [h.label for h in lb.display(table, lb.View(groups=("model", "headline", "novelty")))[0]]
+    labels = [h.label for h in lb_cells.display(table, lb.View(groups=("model", "headline", "novelty")))[0]]
     assert "Win % originality" in labels and "Tie % gap addressing" in labels
 
 

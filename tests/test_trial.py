@@ -193,6 +193,7 @@ def test_one_run_each_prefers_the_full_run_then_the_largest_trial():
 def test_the_leaderboard_shows_trials_apart_and_never_ranks_them_with_full_runs():
     from rqbench.evaluate.metrics.summary import summarize
     from rqbench.space import leaderboard as lb
+    from rqbench.space import leaderboard_cells as lb_cells
 
     rows = summarize([_results("team/full-model"), _results("team/tried-model", trial=2)], n_boot=20)
     assert {r.name for r in rows if r.row_kind == "model"} == {"team/full-model", "team/tried-model [trial 2/4]"}
@@ -203,9 +204,9 @@ def test_the_leaderboard_shows_trials_apart_and_never_ranks_them_with_full_runs(
     assert list(ranked[ranked["Model"] == "team/full-model"]["Scored"]) == ["4/4"]
     model_rows = tried[tried["Type"] != "reference"]
     assert list(model_rows["Model"]) == ["team/tried-model"] and list(model_rows["Scored"]) == ["2/4 trial"]
-    _, _, caption = lb.display(df, lb.View())
+    _, _, caption = lb_cells.display(df, lb.View())
     assert "1 trial run row(s) not shown" in caption and 'choose "trial runs" under Runs' in caption
-    _, cells, caption = lb.display(df, lb.View(trials=True))
+    _, cells, caption = lb_cells.display(df, lb.View(trials=True))
     model_cell = next(row[0] for row in cells if row[0].text == "team/tried-model")
     assert "trial: first 2" in model_cell.note and "judged only the first 2 instance(s)" in model_cell.title
     assert "Trial runs: each judged only the first N instances" in caption

@@ -22,6 +22,7 @@ import pandas as pd
 from rqbench.evaluate.metrics.summary_row import COMBINED
 from rqbench.space import bundles, downloads, html_table
 from rqbench.space import leaderboard as lb
+from rqbench.space import leaderboard_cells as lb_cells
 from rqbench.space.memo import ViewCache
 from rqbench.space.safety import redact
 from rqbench.space.tabs.common import AS_SHOWN, banner_update, demo_banner, html_block
@@ -105,11 +106,11 @@ def pager_line(page: int, n_rows: int) -> str:
 
 
 def table_html(table: pd.DataFrame, view: lb.View, shown: pd.DataFrame | None = None, page: int = 1) -> str:
-    """One page of the table for a view (``shown``: the rows it selects, ``lb.shown_rows``), where that page is
+    """One page of the table for a view (``shown``: the rows it selects, ``lb_cells.shown_rows``), where that page is
     above it, empty-cell reasons and the combine rule in its caption."""
-    shown = lb.shown_rows(table, view) if shown is None else shown
+    shown = lb_cells.shown_rows(table, view) if shown is None else shown
     rows = slice((page - 1) * PAGE_ROWS, page * PAGE_ROWS)
-    headers, cells, caption = lb.display(table, view, rows=rows, shown=shown)
+    headers, cells, caption = lb_cells.display(table, view, rows=rows, shown=shown)
     empty = "No results match these filters." if len(table) else "No results yet."
     where = pager_line(page, len(shown))
     return (f'<div class="rqb-pager" id="lb-where">{where}</div>' if where else "") + html_table.render_table(
@@ -213,7 +214,7 @@ def build(data: "SpaceData") -> LeaderboardTab:
 
     selections: ViewCache[pd.DataFrame] = ViewCache(CACHED_VIEWS)
     # every row's order per sort key (a handful: the default and the sortable columns each way), per data version:
-    # a new search is then a filter of rows already in order (``lb.shown_rows``)
+    # a new search is then a filter of rows already in order (``lb_cells.shown_rows``)
     orders: ViewCache[tuple[pd.DataFrame, pd.Index]] = ViewCache(CACHED_VIEWS)
 
     def order_of(frame: pd.DataFrame, version: int) -> Callable[[lb.SortKey], pd.Index]:
@@ -247,7 +248,7 @@ def build(data: "SpaceData") -> LeaderboardTab:
         # cached (and is recomputed under the next key), never one older
         version = data.version
         frame = data.table
-        shown = selections.get(version, view, lambda: lb.shown_rows(frame, view, order_of(frame, version)))
+        shown = selections.get(version, view, lambda: lb_cells.shown_rows(frame, view, order_of(frame, version)))
         try:
             wanted = int(page_no or 1)
         except (TypeError, ValueError, OverflowError):  # an empty box, or a value the page did not send
