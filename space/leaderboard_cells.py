@@ -57,23 +57,18 @@ from rqbench.space.leaderboard import (
 # Shown under the model's name rather than as columns of their own: they are short and rarely compared.
 _IN_MODEL_CELL = ("Type", "Prompt variant")
 
-
 MISSING = "—"
-
 
 _WHY_NOT_IN_SETTING = (
     "Best@5 comes from standalone judging only: the comparative judge sees the author-anchored RQ and the five "
     "together, and is read as win/tie/lose."
 )
 
-
 _WHY_NO_ANNOTATION = "No human annotation covers this row yet (see the Annotate tab)."
-
 
 _WHY_NO_CLEAN_AGREEMENT = (
     "Clean only: human agreement has no clean value (the annotated pairs are not chosen by publication date)."
 )
-
 
 _WHY_NO_CLEAN_CORRECTED = (
     "Clean only: the expert-corrected figure has no clean value (the annotated pairs are not chosen by publication "
@@ -106,7 +101,6 @@ _CORRECTED_HEADER = (
     "instance plus the mean annotator-minus-judge difference on the annotated ones; higher is better. Grey: the 95% "
     f"normal interval. Fewer than {MIN_EXPERT_LABELS} annotated instances: {TOO_FEW_LABELS}."
 )
-
 
 _STORED_HEADERS = {
     **lc.HEADERS,
@@ -232,12 +226,10 @@ _WHY_INCOMPLETE = (
     "rerunning the judge with --retry-failed asks them again."
 )
 
-
 _WHY_TRIAL = (
     "A trial: it judged only the first {n} instance(s) of the dataset revision (--limit {n}), so its figures are "
     "over those, not the release. Trials are listed apart and never ranked beside full runs."
 )
-
 
 _ID_TITLES = {
     "Judge": "The judge's label; 'combined' pools a row's judges (hover it for the rule and the judges).",
@@ -248,7 +240,6 @@ _ID_TITLES = {
     CLEAN_COLUMN.label: "Clean instances: those whose source paper was first published after the model's knowledge "
     "cutoff, of the row's instances; this view's figures are over them. Undated papers are left out.",
 }
-
 
 _CLEAN_CAPTION = (
     "Clean only: each model row's figures are over its clean instances, those whose source paper was first published "

@@ -15,7 +15,6 @@ from rqbench.records import SubmissionEntry, SubmissionMetadata
 DEFAULT_MAX_PROBLEMS_PER_RULE = 20
 MAX_SHOWN_CHARS = 120  # of an rq_id or field name quoted back in a problem
 
-
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 
 

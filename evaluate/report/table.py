@@ -13,7 +13,6 @@ from rqbench.evaluate.metrics.summary_row import Figure
 
 TIDY_COLUMNS = ["row", "column", "value", "ci_low", "ci_high", "std", "n", "unjudged"]
 
-
 # Beside a figure that lacks instances a judge's calls failed on (``Figure.unjudged``): the row is incomplete.
 UNJUDGED_MARK = "†"
 
