@@ -19,7 +19,8 @@ import sys
 import time
 import tracemalloc
 
-from rqbench.builder.latex_source import load_source, split_verbatim
+from rqbench.builder.latex_source import load_source
+from rqbench.builder.latex_verbatim import split_verbatim
 from rqbench.builder.parse import parse_paper
 from rqbench.paths import shared_dir
 

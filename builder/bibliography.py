@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rqbench.builder.latex_source import decode_tex, looks_binary, match_brace, match_bracket, strip_comments
+from rqbench.builder.latex_macros import match_brace, match_bracket
+from rqbench.builder.latex_source import decode_tex, looks_binary, strip_comments
 from rqbench.builder.latex_text import latex_to_plain
 from rqbench.records import ARXIV_ID_RE, BibEntry
 

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from rqbench.builder.latex_source import _BEGIN_DOC_RE, LatexSource, expand_macros, match_brace, match_bracket
+from rqbench.builder.latex_macros import expand_macros, match_brace, match_bracket
+from rqbench.builder.latex_source import _BEGIN_DOC_RE, LatexSource
 from rqbench.builder.latex_text import FRONT_MATTER, Document, convert_body, latex_to_plain, section_text
 from rqbench.records import BibEntry, Record
 

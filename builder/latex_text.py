@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Literal
 
 from rqbench.builder.cite_syntax import CiteCall, is_cite_command, parse_cite_args, render_cite
-from rqbench.builder.latex_source import match_brace, match_bracket
+from rqbench.builder.latex_macros import match_brace, match_bracket
 from rqbench.builder.latex_vocabulary import (
     ACCENTS,
     CODE_ENVS,

@@ -6,7 +6,7 @@ import pytest
 
 from rqbench.builder.citations import citation_contexts, cited_works
 from rqbench.builder.cite_syntax import CITE_COMMANDS, parse_cite_args
-from rqbench.builder.latex_source import collect_macros, expand_macros
+from rqbench.builder.latex_macros import collect_macros, expand_macros
 from rqbench.builder.latex_text import convert_body
 from rqbench.records import BibEntry
 

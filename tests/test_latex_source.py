@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from rqbench.builder.latex_macros import collect_macros, expand_macros
 from rqbench.builder.latex_source import (
-    collect_macros,
-    expand_macros,
     find_main_file,
     load_source,
     resolve_conditionals,
