@@ -24,6 +24,7 @@ from rqbench.builder.contributions import ContributionsResult
 from rqbench.builder.gaps import GapsResult
 from rqbench.builder.gate import drop_of
 from rqbench.builder.llm_stage import LLMStageSettings, ask_gated, grammar_constrained
+from rqbench.grammar_patterns import grammar_pattern
 from rqbench.records import (
     MAX_RQ_CHARS,
     AuthorRQ,
@@ -34,7 +35,7 @@ from rqbench.records import (
     SourcePaper,
 )
 from rqbench.steps import owned_step
-from rqbench.wellformed import Kind, check_many, grammar_pattern
+from rqbench.wellformed import Kind, check_many
 
 STEP = owned_step(__name__)
 
@@ -59,7 +60,7 @@ def reply_model_for(keys: list[str], *, local: bool = False) -> type[AuthorRQsRe
     """The registry's ``AuthorRQsReply`` whose ``cited_keys`` may only name ``keys`` (an enum in the JSON schema).
 
     For a grammar-constrained local model the schema also carries the gate's builder pattern
-    (``wellformed.grammar_pattern``), so the decoder cannot write braces, slots, copied "[@key]"
+    (``grammar_patterns.grammar_pattern``), so the decoder cannot write braces, slots, copied "[@key]"
     citations, a second question or a title without "?" (a weak model otherwise does); the pattern is in the schema only, and the gate checks every model's reply.
     """
     key_type = Literal[tuple(keys)]  # type: ignore[valid-type]

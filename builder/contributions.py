@@ -25,9 +25,10 @@ from rqbench.builder.llm_stage import (
     grammar_constrained,
 )
 from rqbench.builder.stages import ItemSkipped
+from rqbench.grammar_patterns import grammar_pattern
 from rqbench.records import GateDrop, NoveltyType, ParsedPaper, Record, SourcePaper
 from rqbench.steps import owned_step
-from rqbench.wellformed import Kind, grammar_pattern
+from rqbench.wellformed import Kind
 
 STEP = owned_step(__name__)
 

@@ -26,10 +26,11 @@ from rqbench.builder.llm_stage import (
     is_permanent,
 )
 from rqbench.builder.stages import gather_calls
+from rqbench.grammar_patterns import grammar_pattern
 from rqbench.llm import LLMCallFailed
 from rqbench.records import CitedWork, GateDrop, ParsedPaper, Record, SourcePaper
 from rqbench.steps import owned_step
-from rqbench.wellformed import Kind, grammar_pattern
+from rqbench.wellformed import Kind
 
 STEP = owned_step(__name__)
 

@@ -22,7 +22,8 @@ ValueError whose text says plainly what to fix, because a re-ask quotes it back
 to the model. The rules, the word ranges and the reasons for both are listed in
 docs/wellformed.md.
 
-The prompt-echo rule compares a text with the packaged prompt templates
+The vocabulary the rules share (words, field names, slots, debris) is ``wellformed_vocabulary.py``; the
+patterns a grammar-constrained decoder gets are ``grammar_patterns.py``. The prompt-echo rule compares a text with the packaged prompt templates
 (``rqbench/prompts/*/*.md``); they are read once, on first use.
 """
 
@@ -38,6 +39,59 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from rqbench.wellformed_vocabulary import (
+    ANGLE,
+    ANY_ANGLE,
+    AUX,
+    CHAT_TAG,
+    CITE_KEYS,
+    CITE_NUMBERS,
+    CLAUSE_SPLIT,
+    COPULA,
+    DANGLING_END,
+    DANGLING_START,
+    DOUBLE_BRACES,
+    ECHO_CONTENT,
+    ECHO_RUN,
+    ELLIPSIS_END,
+    ENTITY,
+    ENUMERATOR,
+    FIELD_NAMES,
+    FUNCTION_WORDS,
+    HTML_TAGS,
+    INSERT,
+    INVISIBLE,
+    JSON_DEBRIS,
+    KEY_ANY,
+    KEY_AT_CLAUSE,
+    KEY_LABEL,
+    KEY_VALUE_RUN,
+    LABEL_WHOLE,
+    LATEX,
+    LEADING_CONJ,
+    LETTERS,
+    LINE_LIST,
+    LIST_MARKER,
+    LOREM,
+    MARKDOWN,
+    MATH,
+    QUESTION_REPLY_FIELDS,
+    QUOTATION,
+    RELATIVE,
+    RENDERED_MATERIAL,
+    REPEATED_PUNCT,
+    SENTENCE_END,
+    SNAKE_FIELDS,
+    SNAKE_TOKEN,
+    SPACE,
+    STAND_IN_TOKEN,
+    STAND_IN_WHOLE,
+    TEMPLATE_VAR,
+    UNCLOSED_ANGLE,
+    WH,
+    WORD,
+)
 
 # --------------------------------------------------------------------------
 # Kinds, rules, failures
@@ -159,229 +213,18 @@ MIN_WORDS_FOR_LETTER_SHARE = 4
 # No word of prose runs longer than this without a hyphen or a space ("electroencephalographically" has 27);
 # longer runs are hashes, base64, a key held down, or words glued together.
 MAX_WORD_CHARS = 30
-
-# --------------------------------------------------------------------------
-# The pattern for grammar-constrained decoders
-# --------------------------------------------------------------------------
-
-# A JSON-schema ``pattern`` for a research question, for llama.cpp and vLLM grammars: a capital
-# ASCII letter first; then 8 to 598 characters with no brace, angle bracket, straight double quote,
-# backslash, "?", line break or tab; then the one closing "?". 10 to 600 characters in all, the
-# gate's character bound. It is a necessary condition of the gate, never a sufficient one: every
-# (stripped) text the pattern refuses, the gate refuses too (test_wellformed checks it), except a
-# phrase in straight double quotes inside the question, which the gate takes and a grammar, writing
-# the JSON string raw, cannot (a decoder writes curly quotes).
-QUESTION_PATTERN = r'^[A-Z][^{}<>"\\?\n\r\t]{8,598}\?$'
-
-# The builder's grammar for an author-anchored RQ is stricter, because there a weak grammar-constrained
-# model writes the question from scratch: it must open with an interrogative word or phrase (the
-# embedded model otherwise writes a statement and appends "?"), stay within 400 characters (it
-# otherwise rambles and repeats), and hold no square bracket or "@" (with which it copies its
-# prompt's rendered citations "[@key]" and "[MATH]" placeholders). The submission schema keeps
-# QUESTION_PATTERN, the gate's necessary condition: a submitted RQ may hold a bracket ("in [0, 1]").
-BUILDER_QUESTION_OPENINGS = (
-    "How",
-    "What",
-    "Which",
-    "Why",
-    "When",
-    "Where",
-    "Who",
-    "Whether",
-    "To what extent",
-    "In what",
-    "Under what",
-    "Is",
-    "Are",
-    "Do",
-    "Does",
-    "Did",
-    "Can",
-    "Could",
-    "Will",
-    "Would",
-    "Should",
-    "May",
-    "Might",
-    "Has",
-    "Have",
-)
-BUILDER_QUESTION_PATTERN = r"^(" + "|".join(BUILDER_QUESTION_OPENINGS) + r') [^{}<>"\\?\[\]@\n\r\t]{8,400}\?$'
-
-# The builder's other texts (gaps, contributions, ideas, problem statements, headlines) open with a capitalised
-# word: a capital letter, then a small letter or a space ("A fix ..."). Written from scratch under a grammar, the
-# embedded model otherwise opens with list markers ("2. Information ..."), numbers ("1.3.2.0.4:5687") and its
-# prompt's shouted labels ("M'S CONTRIBUTIONS:", "CITED WORK_2017"), every one of which the gate then drops
-# (the offline sample's gaps, measured). A text that opens with an acronym ("GPT-2 ...") is refused too; the
-# decoder writes its words out instead.
-BUILDER_TEXT_OPENING = "[A-Z][a-z ]"
-
-
-def grammar_pattern(kind: Kind | str, max_chars: int | None = None) -> str:
-    """The JSON-schema ``pattern`` a grammar-constrained decoder gets for a text of ``kind``.
-
-    A research question gets ``BUILDER_QUESTION_PATTERN``. Every other kind opens with a capitalised word
-    (``BUILDER_TEXT_OPENING``) and gets its character bound
-    (``max_chars`` may lower it, for a reply model that asks for less) with no brace, angle bracket,
-    straight double quote, backslash, square bracket, "@", line break or tab: the debris a regular grammar
-    can keep out (brackets and "@" are how a model copies the prompt's "[@key]" citations and "[MATH]").
-    The quote and the backslash are refused because the grammar writes the JSON string raw (an
-    escape would need its own rule); the gate allows both in these kinds, so here the pattern is
-    stricter than the gate, and a decoder writes curly quotes instead. Patterns go into the schema
-    only (``json_schema_extra``); validation is the gate's, for every model.
-    """
-    kind = Kind(kind)
-    if kind is Kind.research_question:
-        return BUILDER_QUESTION_PATTERN
-    b = BOUNDS[kind]
-    top = b.max_chars if max_chars is None else min(b.max_chars, max_chars)
-    least = 2 * b.min_words - 1  # the shortest text with min_words words of one letter each
-    return rf'^{BUILDER_TEXT_OPENING}[^{{}}<>"\\\[\]@\n\r\t]{{{least - 2},{top - 2}}}$'
+OVERLONG = re.compile(rf"[^\W_]{{{MAX_WORD_CHARS + 1}}}")
 
 
 @functools.lru_cache(maxsize=1)
 def fingerprint() -> str:
-    """A hash of this module's source: a stage whose output the gate decides redoes its items when it changes."""
-    return hashlib.blake2b(Path(__file__).read_bytes(), digest_size=8).hexdigest()
+    """A hash of the gate's source (this module and the vocabulary its rules share): a stage whose output the gate
+    decides redoes its items when either changes."""
+    h = hashlib.blake2b(digest_size=8)
+    for source in (Path(__file__), Path(__file__).with_name("wellformed_vocabulary.py")):
+        h.update(source.read_bytes())
+    return h.hexdigest()
 
-
-# --------------------------------------------------------------------------
-# Vocabulary the rules share
-# --------------------------------------------------------------------------
-
-_MATH = re.compile(r"\[MATH\]")
-# A word: letters or digits, joined by inner hyphens or apostrophes ("F-score", "model's").
-_WORD = re.compile(r"[^\W_]+(?:[-'\u2019][^\W_]+)*")
-
-_WH = frozenset("how what which why when where who whom whose whether".split())
-_AUX = frozenset(
-    "is are was were am do does did can could will would shall should may might must has have had "
-    "isn't aren't wasn't weren't don't doesn't didn't can't couldn't won't wouldn't shouldn't hasn't haven't".split()
-)
-_SPACE = re.compile(r"\s+")
-_LETTERS = re.compile(r"[^\W\d_]+")
-_OVERLONG = re.compile(rf"[^\W_]{{{MAX_WORD_CHARS + 1}}}")
-_CLAUSE_SPLIT = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s")
-_LEADING_CONJ = frozenset("and or but so yet if".split())
-
-# Words a sentence cannot end on, and lowercase words a sentence cannot start with: the marks of
-# a piece cut from a longer text.
-_DANGLING_END = frozenset(
-    "and or but nor the a an of to with for in on at by from as than which that whose whether its their our".split()
-)
-_RELATIVE = frozenset("which that who".split())
-_COPULA = frozenset("is are was were be has have".split())
-_DANGLING_START = frozenset("and or but nor of with by from than which that whose whereas because then so".split())
-
-# The fields of the reply and dataset models in records.py (test_wellformed keeps this list in
-# step). Names with "_" are never prose; plain words are echoes only as a key ("question: ...").
-FIELD_NAMES = frozenset(
-    """
-    label reason problem_statement main_idea_headline novelty_type ideas contributions gaps
-    research_questions question cited_keys addressed confidence reasoning evidence scores
-    originality gap_addressing non_obviousness relevance ranking mentions_source_specific_name
-    main_object_in_source introduces_new_mechanism source_bound_score diagnostic_test_score
-    source_bound_scope diagnostic_scope short_reason_source_bound short_reason_diagnostic
-    pairwise_scores covering_subset_indices covered rule_corrections rq_id rq paper_id arxiv_id paper_published paper_published_source subfield
-    cited_paper_ids cited_key cited_paper_id verification text model gt_rq background_paper_ids
-    failure influential_keys extraction_model n_rqs paper
-    new_problem new_method method_improvement new_resource empirical_finding
-    competitor_baseline minimally_influential canonical_reference not_source_bound
-    source_bound mildly_source_bound strongly_source_bound not_diagnostic mildly_diagnostic strongly_diagnostic
-    """.split()
-)
-_SNAKE_FIELDS = frozenset(n for n in FIELD_NAMES if "_" in n)
-# The fields of the replies and rows that hold a research question (the generation reply, the author-RQ
-# reply and its items, a submission line, a dataset row): the structure a submitted question can echo.
-QUESTION_REPLY_FIELDS = frozenset("research_questions question cited_keys gaps rq_id failure rq gt_rq".split())
-_SNAKE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]{0,40}(?:_[A-Za-z0-9]{1,40}){1,8}")
-_KEY_AT_CLAUSE = re.compile(r"(?:^|[{\[,])\s{0,3}[\"']?([A-Za-z][A-Za-z ]{0,30}?)[\"']?\s{0,3}:")
-
-_HTML_TAGS = frozenset(
-    "a b i u s em strong p br hr div span sup sub li ul ol code pre table tr td th h1 h2 h3 h4 h5 h6 "
-    "blockquote img small big tt think answer im_start im_end html body".split()
-)
-# A slot or a tag: "<" right before a letter ("<gap>", "<question 1?>", "</b>"); "x < y" is neither.
-_ANGLE = re.compile(r"<(/?)([A-Za-z][^<>\s/]{0,40})[^<>]{0,80}>")
-_UNCLOSED_ANGLE = re.compile(r"<[A-Za-z][\w-]{0,40}(?![^<>]{0,200}>)")
-_CHAT_TAG = re.compile(r"<\|[^<>|]{1,30}\|>|\[/?INST\]")
-_TEMPLATE_VAR = re.compile(r"\{\{[^{}]{0,80}\}\}|\{[a-z_]{1,40}\}|\$\{[^{}]{0,80}\}")
-_INSERT = re.compile(
-    r"\[\s{0,3}(?:insert|your|placeholder|todo|tbd|fill)\b[^\]]{0,60}\]|\binsert\b[^.?!]{0,60}\bhere\b", re.I
-)
-_STAND_IN_TOKEN = re.compile(r"\b(?:TODO|TBD|TBA|FIXME|XXX)\b|[Ll]orem [Ii]psum")
-_STAND_IN_WHOLE = frozenset(
-    "n/a na n.a none null nil undefined unknown todo tbd tba fixme placeholder string text sentence "
-    "example sample ... \u2026 - -- \u2014 ? . empty".split()
-)
-_LABEL_WHOLE = re.compile(
-    r"(?:research\s{1,3})?(?:question|rq|gap|idea|contribution|headline|main idea|problem statement|answer|"
-    r"item|text|string|sentence|example|q)\s{0,3}#?\s{0,3}\d{0,3}\s{0,3}[?.:!]?",
-    re.I,
-)
-_LIST_MARKER = re.compile(
-    r"(?:[-*\u2022\u00b7]\s|\(?\d{1,2}[.)]\s|\([a-h]\)\s|[a-h]\)\s|\(?[ivx]{1,4}\)\s|"
-    r"(?:research\s{1,3}question|rq|question|q|gap|idea|contribution|headline)\s{0,3}[#_-]?\s{0,3}"
-    r"(?:\d{1,2}\s{0,3}[:.)\-](?=\s|$)|:))",
-    re.I,
-)
-_ENUMERATOR = re.compile(r"(?:^|(?<=\s))(?:\d{1,2}|[ivx]{1,4}|[a-h])$")
-# A bibliography key used as a label ("JeremyWaltEtl89: ...", "su2021roformer: ..."): one token of
-# letters and digits, a digit somewhere after a letter, then a colon.
-_KEY_LABEL = re.compile(r"[A-Za-z][A-Za-z._-]{0,40}\d[\w.-]{0,40}:\s")
-_LINE_LIST = re.compile(r"\n[ \t]{0,8}(?:[-*\u2022]|\d{1,2}[.)])\s")
-
-_JSON_DEBRIS = re.compile(
-    r"[{}]|\"\s{0,3}:|\"\s{0,3},\s{0,3}\"|\[\s{0,3}[\"']|[\"']\s{0,3}\]|\\[\"nrtu/\\]|\[\s{0,3}\]|"
-    r":\s{0,3}(?:null|true|false)\b"
-)
-_LATEX = re.compile(r"\\[A-Za-z]{1,40}|\$[^$\s](?:[^$]{0,200}[^$\s])?\$(?!\d)|\\\\")
-_MARKDOWN = re.compile(r"```|\*\*[^*\n]{1,200}\*\*|(?:^|\n)\s{0,3}#{1,6}\s|\[[^\]\n]{1,100}\]\(\s{0,3}https?:")
-_ENTITY = re.compile(r"&(?:amp|lt|gt|quot|nbsp|#\d{1,6});")
-_CITE_NUMBERS = re.compile(r"\[\d{1,3}(?:\s{0,3}[,\u2013-]\s{0,3}\d{1,3}){0,10}\]")
-# The builder renders a citation as "[@key]" (pandoc style); a text carrying one copied the prompt's material.
-_CITE_KEYS = re.compile(r"\[\s{0,3}@[^\s\]]{1,80}")
-
-# Under Standard.submitted: any "<...>" (a slot of ours is matched by its first word), a "{{name}}", lorem
-# ipsum, a quotation (one followed by ":" or "=" is a key, not a mention; a straight quote opens and closes
-# only at a word's edge), and a key before a colon (underscores allowed: "research_questions:").
-_ANY_ANGLE = re.compile(r"<([^<>\s][^<>\n]{0,40})>")
-_DOUBLE_BRACES = re.compile(r"\{\{([^{}]{1,80})\}\}")
-_LOREM = re.compile(r"[Ll]orem [Ii]psum")
-_QUOTATION = re.compile(
-    r"(?:(?<![\w\"])\"[^\"\n]{1,300}\"(?![\w\"])|\u201c[^\u201d\n]{1,300}\u201d"
-    r"|(?<![\w'\u2019])['\u2018][^'\u2018\u2019\n]{1,300}['\u2019](?![\w'\u2019])"
-    r"|(?<!`)`[^`\n]{1,300}`(?!`))(?!\s*[:=])"
-)
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]][.!])\s+(?=[A-Z])")
-_KEY_ANY = re.compile(r"(?:^|[{\[,])\s{0,3}[\"']?([A-Za-z][A-Za-z_ ]{0,30}?)[\"']?\s{0,3}:")
-
-_KEY_VALUE_RUN = re.compile(
-    r"(?:^|[\s,;{\[(])[A-Za-z_][\w-]{0,30}\s?:(?!//)\s?[^\s:,;][^:,;]{0,60}[,;]\s?[A-Za-z_][\w-]{0,30}\s?:(?!//)"
-)
-
-# The material our prompts wrap around paper text (builder/prompt_text.py and the templates).
-_RENDERED_MATERIAL = re.compile(
-    r"\(section:|\[\.\.\. cut:|\(title unknown; citation key|more citations not shown|"
-    r"\(no citation context was found\)|<<<|>>>|^\(none\)$"
-)
-_ECHO_RUN = 6  # this many consecutive words shared with a prompt template make an echo
-_ECHO_CONTENT = 3  # ... of which at least this many are not function words ("in the same order as the" is no echo)
-_FUNCTION_WORDS = frozenset(
-    """
-    a an the of to in on at by for from with as and or but nor not no so if then than that this these those
-    it its is are was were be been being do does did has have had can could will would should may might must
-    there their they them we our you your he she his her which who whom whose what when where why how
-    all any each every some one two three more most other same such only also very into onto over under
-    about after before between both either neither while whether out up down off again further once
-    s t m
-    """.split()
-)
-
-_REPEATED_PUNCT = re.compile(r"([?!,;:])(?:\s{0,3}\1)+|\.\s{1,3}\.|\.{4,}|(?<!\.)\.\.(?!\.)")
-_ELLIPSIS_END = re.compile(r"(?:\.{3}|\u2026)\s{0,3}[?\"')\]]{0,3}$")
-
-_INVISIBLE = frozenset({"Cf", "Co", "Cs", "Cn"})
 
 # --------------------------------------------------------------------------
 # Helpers
@@ -394,31 +237,31 @@ def words(text: str, *, split: Literal["letters", "spaces"] = "letters") -> list
     card's length statistics have always counted, so published figures keep their meaning)."""
     if split == "spaces":
         return text.split()
-    return _WORD.findall(_MATH.sub(" ", text))
+    return WORD.findall(MATH.sub(" ", text))
 
 
 def _clauses_open_with_question(text: str) -> bool:
     """Does some clause open like a question (How ..., Does ..., Given X, can ...) or hold a wh-word early
     (To what extent ..., Given X and Y how ...)? A statement with "?" appended has neither."""
-    for clause in _CLAUSE_SPLIT.split(text):
-        ws = [w.lower().replace("\u2019", "'") for w in _WORD.findall(clause)[:9]]
-        while ws and ws[0] in _LEADING_CONJ:
+    for clause in CLAUSE_SPLIT.split(text):
+        ws = [w.lower().replace("\u2019", "'") for w in WORD.findall(clause)[:9]]
+        while ws and ws[0] in LEADING_CONJ:
             ws = ws[1:]
-        if ws and (ws[0] in _WH or ws[0] in _AUX or any(w in _WH for w in ws[1:8])):
+        if ws and (ws[0] in WH or ws[0] in AUX or any(w in WH for w in ws[1:8])):
             return True
     return False
 
 
 def _letter_share(text: str) -> float:
-    visible = _SPACE.sub("", _MATH.sub("#", text))
+    visible = SPACE.sub("", MATH.sub("#", text))
     if not visible:
         return 0.0
-    return (len(visible) - len(_LETTERS.sub("", visible))) / len(visible)
+    return (len(visible) - len(LETTERS.sub("", visible))) / len(visible)
 
 
 def _single_letter_share(ws: Sequence[str]) -> float:
     """The share of single-letter words among the words that hold a letter (0 below MIN_WORDS_FOR_LETTER_SHARE)."""
-    lettered = [w for w in ws if _LETTERS.search(w)]
+    lettered = [w for w in ws if LETTERS.search(w)]
     if len(lettered) < MIN_WORDS_FOR_LETTER_SHARE:
         return 0.0
     return sum(len(w) == 1 for w in lettered) / len(lettered)
@@ -433,7 +276,7 @@ def _bracket_problem(text: str) -> str | None:
                 depth += 1
             elif depth > 0:
                 depth -= 1
-            elif not (closing == ")" and _ENUMERATOR.search(text, max(0, m.start() - 5), m.start())):
+            elif not (closing == ")" and ENUMERATOR.search(text, max(0, m.start() - 5), m.start())):
                 return f"a '{closing}' closes nothing"
         if depth > 0:
             return f"a '{opening}' is never closed"
@@ -477,9 +320,9 @@ def _instruction_runs() -> frozenset[tuple[str, ...]]:
         for line in path.read_text(encoding="utf-8").splitlines():
             for piece in re.split(r"\{\{[^}]*\}\}", line):
                 toks = _prompt_tokens(piece)
-                for i in range(len(toks) - _ECHO_RUN + 1):
-                    run = tuple(toks[i : i + _ECHO_RUN])
-                    if sum(1 for w in run if w not in _FUNCTION_WORDS) >= _ECHO_CONTENT:
+                for i in range(len(toks) - ECHO_RUN + 1):
+                    run = tuple(toks[i : i + ECHO_RUN])
+                    if sum(1 for w in run if w not in FUNCTION_WORDS) >= ECHO_CONTENT:
                         runs.add(run)
     return frozenset(runs)
 
@@ -498,7 +341,7 @@ def _prompt_labels() -> re.Pattern[str]:
 def _echoes_instructions(text: str) -> bool:
     toks = _prompt_tokens(text)
     runs = _instruction_runs()
-    return not runs.isdisjoint(zip(*(toks[i:] for i in range(_ECHO_RUN))))
+    return not runs.isdisjoint(zip(*(toks[i:] for i in range(ECHO_RUN))))
 
 
 # --------------------------------------------------------------------------
@@ -572,14 +415,14 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
     brackets = None if sub else _bracket_problem(t)
     if brackets:
         fail(Rule.fragment, f"it looks like a piece cut from a longer text ({brackets}): write it whole")
-    if _ELLIPSIS_END.search(t) or (not t.endswith("?") and _ends_mid_sentence(t, ws)):
+    if ELLIPSIS_END.search(t) or (not t.endswith("?") and _ends_mid_sentence(t, ws)):
         fail(Rule.cut_off, "it stops mid-sentence: finish the sentence")
 
     # --- slots and stand-ins
     ph, whole = _placeholder(own, sub) if sub else _placeholder(t, sub)
     if ph:
         fail(Rule.placeholder, f"it holds a placeholder ({ph}), not content: write the actual {what}", review=not whole)
-    if _LIST_MARKER.match(t) or _KEY_LABEL.match(t) or _LINE_LIST.search(t):
+    if LIST_MARKER.match(t) or KEY_LABEL.match(t) or LINE_LIST.search(t):
         fail(
             Rule.list_marker,
             f"it carries a list marker or label: write only the {what}, unnumbered, one per entry",
@@ -587,7 +430,7 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
         )
 
     # --- debris
-    m = None if sub else _JSON_DEBRIS.search(t)
+    m = None if sub else JSON_DEBRIS.search(t)
     if m:
         fail(Rule.json_debris, f"it contains JSON syntax ({m.group(0)!r}): write plain text, not JSON")
     if is_rq and '"' in t and (t.count('"') % 2 or t.startswith('"') or t.rstrip("?").endswith('"')):
@@ -597,11 +440,11 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
             "or drop them",
             review=True,
         )
-    md = _CITE_KEYS.search(t) if sub else _markup(t, is_rq)
+    md = CITE_KEYS.search(t) if sub else _markup(t, is_rq)
     if md:
         shown = repr(md.group(0)[:40]) if isinstance(md, re.Match) else md
         fail(Rule.markup_debris, f"it contains markup ({shown}): write plain text", review=True)
-    m = None if sub else _KEY_VALUE_RUN.search(t)
+    m = None if sub else KEY_VALUE_RUN.search(t)
     if m:
         fail(Rule.key_value_run, f"it reads as 'key: value' pairs ({m.group(0).strip()!r}): write a sentence")
     echo = _field_key(own, kind) if sub else _field_echo(t)
@@ -620,7 +463,7 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
         )
 
     # --- is it prose at all
-    if _letter_share(t) < MIN_LETTER_SHARE or 2 * len(_MATH.findall(t)) > n:
+    if _letter_share(t) < MIN_LETTER_SHARE or 2 * len(MATH.findall(t)) > n:
         fail(Rule.few_letters, f"it is mostly symbols, digits or [MATH]: write the {what} in words")
     elif not sub and _single_letter_share(ws) > MAX_SINGLE_LETTER_SHARE:
         fail(
@@ -635,7 +478,7 @@ def check(text: str, kind: Kind | str, standard: Standard | str = Standard.extra
     rep = _repetition(words(own) if sub else ws)
     if rep:
         fail(Rule.repeated_words, f"it repeats itself ({rep}): write the {what} once")
-    long_run = _OVERLONG.search(t)
+    long_run = OVERLONG.search(t)
     if long_run:
         fail(
             Rule.overlong_word,
@@ -656,7 +499,7 @@ def _is_hidden(c: str) -> bool:
     if c == "\n":
         return False
     cat = unicodedata.category(c)
-    return cat == "Cc" or cat in _INVISIBLE
+    return cat == "Cc" or cat in INVISIBLE
 
 
 def _ends_mid_sentence(t: str, ws: list[str]) -> bool:
@@ -665,15 +508,15 @@ def _ends_mid_sentence(t: str, ws: list[str]) -> bool:
         return True
     if not ws or not t[-1].isalnum():
         return False
-    return ws[-1] in _DANGLING_END or (len(ws) > 1 and ws[-2] in _RELATIVE and ws[-1] in _COPULA)
+    return ws[-1] in DANGLING_END or (len(ws) > 1 and ws[-2] in RELATIVE and ws[-1] in COPULA)
 
 
 def _fragment_start(t: str, is_rq: bool) -> str | None:
     """How the text starts when no sentence starts that way: on closing punctuation, "1]", or a connective."""
     if re.match(r"[)\]}.,;:!?%]|\d{1,4}\s{0,2}\]", t):
         return f"it starts with {t[:3]!r}"
-    first = _WORD.match(t)
-    if not is_rq and first and first.start() == 0 and first.group(0) in _DANGLING_START:
+    first = WORD.match(t)
+    if not is_rq and first and first.start() == 0 and first.group(0) in DANGLING_START:
         return f"it starts with {first.group(0)!r}"
     return None
 
@@ -687,22 +530,22 @@ def _placeholder(t: str, submitted: bool) -> tuple[str | None, bool]:
     "[insert ...]" and lorem ipsum: "<image>", "{paragraph}" or "TODO" there is what it asks about.
     """
     bare = t.casefold().strip(" \t\n\"'`()[]")
-    if bare in _STAND_IN_WHOLE or bare.rstrip(".!?:;") in _STAND_IN_WHOLE or _LABEL_WHOLE.fullmatch(t.strip("\"'` ")):
+    if bare in STAND_IN_WHOLE or bare.rstrip(".!?:;") in STAND_IN_WHOLE or LABEL_WHOLE.fullmatch(t.strip("\"'` ")):
         return repr(t[:40]), True
     if submitted:
         slots, variables = _template_slots()
-        for m in _ANY_ANGLE.finditer(t):
+        for m in ANY_ANGLE.finditer(t):
             if m.group(1).split()[0].lower() in slots:
                 return m.group(0), False
-        for m in _DOUBLE_BRACES.finditer(t):
+        for m in DOUBLE_BRACES.finditer(t):
             if m.group(1).strip().lower() in variables:
                 return m.group(0), False
-        m = _INSERT.search(t) or _LOREM.search(t)
+        m = INSERT.search(t) or LOREM.search(t)
         return (m.group(0), False) if m else (None, False)
-    for m in _ANGLE.finditer(t):
-        if m.group(2).lower() not in _HTML_TAGS:
+    for m in ANGLE.finditer(t):
+        if m.group(2).lower() not in HTML_TAGS:
             return m.group(0), False
-    m = _TEMPLATE_VAR.search(t) or _INSERT.search(t) or _STAND_IN_TOKEN.search(t)
+    m = TEMPLATE_VAR.search(t) or INSERT.search(t) or STAND_IN_TOKEN.search(t)
     return (m.group(0), False) if m else (None, False)
 
 
@@ -713,19 +556,19 @@ def _template_slots() -> tuple[frozenset[str], frozenset[str]]:
     variables: set[str] = set()
     for path in sorted((Path(__file__).parent / "prompts").glob("*/*.md")):
         text = path.read_text(encoding="utf-8")
-        slots.update(m.group(1).split()[0].lower() for m in _ANY_ANGLE.finditer(text))
-        variables.update(m.group(1).strip().lower() for m in _DOUBLE_BRACES.finditer(text))
+        slots.update(m.group(1).split()[0].lower() for m in ANY_ANGLE.finditer(text))
+        variables.update(m.group(1).strip().lower() for m in DOUBLE_BRACES.finditer(text))
     return frozenset(slots), frozenset(variables)
 
 
 def _last_sentence(t: str) -> str:
     """What follows the last full stop or "!" that ends a sentence: a submitted question after its context."""
-    return _SENTENCE_END.split(t)[-1]
+    return SENTENCE_END.split(t)[-1]
 
 
 def _repeated_punctuation(t: str, submitted: bool) -> re.Match[str] | None:
     """A run of repeated punctuation; in a submitted question not one inside a token ("std::vector", "a..b")."""
-    for m in _REPEATED_PUNCT.finditer(t):
+    for m in REPEATED_PUNCT.finditer(t):
         inside = m.start() > 0 and m.end() < len(t) and t[m.start() - 1].isalnum() and t[m.end()].isalnum()
         if not (submitted and inside):
             return m
@@ -734,7 +577,7 @@ def _repeated_punctuation(t: str, submitted: bool) -> re.Match[str] | None:
 
 def _unquoted(t: str) -> str:
     """The text with each quotation (straight or curly double quotes, single quotes, backticks) as one word."""
-    return _QUOTATION.sub(" quoted ", t)
+    return QUOTATION.sub(" quoted ", t)
 
 
 def _field_key(t: str, kind: Kind) -> str | None:
@@ -744,7 +587,7 @@ def _field_key(t: str, kind: Kind) -> str | None:
     ("the gap_addressing score") or another reply's key in quoted JSON is what the question is about.
     """
     fields = QUESTION_REPLY_FIELDS if kind is Kind.research_question else FIELD_NAMES
-    for m in _KEY_ANY.finditer(t):
+    for m in KEY_ANY.finditer(t):
         key = m.group(1).strip().lower().replace(" ", "_")
         if key in fields:
             return m.group(1).strip()
@@ -752,20 +595,20 @@ def _field_key(t: str, kind: Kind) -> str | None:
 
 
 def _markup(t: str, is_rq: bool) -> str | None:
-    for m in _ANGLE.finditer(t):
-        if m.group(2).lower() in _HTML_TAGS:
+    for m in ANGLE.finditer(t):
+        if m.group(2).lower() in HTML_TAGS:
             return f"the tag {m.group(0)!r}"
-    for rx in (_LATEX, _MARKDOWN, _ENTITY, _CITE_NUMBERS, _CITE_KEYS, _CHAT_TAG):
+    for rx in (LATEX, MARKDOWN, ENTITY, CITE_NUMBERS, CITE_KEYS, CHAT_TAG):
         m = rx.search(t)
         if m:
             return repr(m.group(0)[:40])
-    opened = _UNCLOSED_ANGLE.search(t)
+    opened = UNCLOSED_ANGLE.search(t)
     if opened:  # a tag or template slot whose ">" never came: the reply was cut inside it, or echoed its shape
         return f"the unclosed {opened.group(0)!r}"
     if is_rq:
         if "\\" in t:
             return "a backslash"
-        stray = re.search(r"[<>]", _ANGLE.sub(" ", t))
+        stray = re.search(r"[<>]", ANGLE.sub(" ", t))
         if stray:
             return f"a stray {stray.group(0)!r}; write comparisons in words"
     return None
@@ -775,11 +618,11 @@ def _field_echo(t: str) -> str | None:
     """A reply field's name, one of the gate's own rule names (which a re-ask quotes), or a text that is
     one snake_case identifier and nothing else."""
     rule_names = [r.value for r in Rule if "_" in r.value]
-    for m in _SNAKE_TOKEN.finditer(t):
+    for m in SNAKE_TOKEN.finditer(t):
         token = m.group(0).lower()
-        if token in _SNAKE_FIELDS or any(name in token for name in rule_names) or m.group(0) == t.rstrip(".!?"):
+        if token in SNAKE_FIELDS or any(name in token for name in rule_names) or m.group(0) == t.rstrip(".!?"):
             return m.group(0)
-    for m in _KEY_AT_CLAUSE.finditer(t):
+    for m in KEY_AT_CLAUSE.finditer(t):
         key = m.group(1).strip().lower().replace(" ", "_")
         if key in FIELD_NAMES:
             return m.group(1).strip()
@@ -792,11 +635,11 @@ def _prompt_echo(t: str, submitted: bool = False) -> str | None:
     A submitted question may share wording with our rubric when it asks about it; only the structure
     our prompts wrap around material ("(section: ...)", "<<<", "BACKGROUND:") is an echo there.
     """
-    m = _RENDERED_MATERIAL.search(t) or _prompt_labels().search(t)
+    m = RENDERED_MATERIAL.search(t) or _prompt_labels().search(t)
     if m:
         return repr(m.group(0).strip())
     if not submitted and _echoes_instructions(t):
-        return f"{_ECHO_RUN} or more words in a row from a prompt template"
+        return f"{ECHO_RUN} or more words in a row from a prompt template"
     return None
 
 

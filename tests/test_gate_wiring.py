@@ -18,6 +18,7 @@ import pytest
 from builder_script import make_cited_sources, make_papers, reply_for
 from pydantic import ValidationError
 
+from rqbench import grammar_patterns
 from rqbench import records as r
 from rqbench import wellformed as wf
 from rqbench.builder.build_config import BuildConfig
@@ -116,7 +117,7 @@ def test_grammar_constrained_decoders_get_the_gate_patterns_in_the_builder_schem
         )
     ] == [True, True, True, False, False]
     rq_schema = json.dumps(r.reply_json_schema(author_rqs.reply_model_for(["k"], local=True)))
-    assert json.dumps(wf.grammar_pattern(wf.Kind.research_question))[1:-1] in rq_schema
+    assert json.dumps(grammar_patterns.grammar_pattern(wf.Kind.research_question))[1:-1] in rq_schema
     for local, hosted in ((contributions.LocalReply, contributions.Reply), (gaps.LocalReply, gaps.Reply)):
         assert '"pattern"' in json.dumps(r.reply_json_schema(local))
         assert '"pattern"' not in json.dumps(r.reply_json_schema(hosted))

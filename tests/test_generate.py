@@ -262,10 +262,10 @@ def test_papers_go_whole_under_a_large_window_and_are_cut_only_past_a_small_one(
 def test_a_grammar_constrained_generator_gets_the_stricter_question_pattern_and_a_hosted_one_the_plain_schema():
     import json
 
-    from rqbench import wellformed
+    from rqbench import grammar_patterns, wellformed
     from rqbench.evaluate.generate.run import CheckedGenerationReply, GrammarGenerationReply, generation_reply_for
 
-    strict = json.dumps(wellformed.grammar_pattern(wellformed.Kind.research_question))[1:-1]
+    strict = json.dumps(grammar_patterns.grammar_pattern(wellformed.Kind.research_question))[1:-1]
     for spec in ("local", "local/smollm2-135m@temperature=0.8", "hosted_vllm/Qwen/Qwen3-8B"):
         assert generation_reply_for(spec) is GrammarGenerationReply
         assert strict in json.dumps(GrammarGenerationReply.model_json_schema())

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rqbench import grammar_patterns, wellformed_vocabulary
 from rqbench import wellformed as wf
 from rqbench.wellformed import Kind, Rule
 
@@ -537,7 +538,7 @@ def test_field_names_cover_every_reply_and_record_field():
         names |= set(model.model_fields)
     enums = {v.value for e in (records.NoveltyType, records.InfluenceLabel) for v in e if "_" in v.value}
     scopes = {s for s in records.SOURCE_BOUND_SCOPES + records.DIAGNOSTIC_SCOPES if "_" in s}
-    assert names | enums | scopes <= wf.FIELD_NAMES
+    assert names | enums | scopes <= wellformed_vocabulary.FIELD_NAMES
 
 
 def test_every_template_instruction_line_is_an_echo():
@@ -592,7 +593,7 @@ def test_prose_of_real_papers_is_no_prompt_echo(fixtures_dir):
 
 
 def pattern_accepts(text: str) -> bool:
-    return re.fullmatch(wf.QUESTION_PATTERN, text) is not None
+    return re.fullmatch(grammar_patterns.QUESTION_PATTERN, text) is not None
 
 
 def pattern_accepts_but_for_quotes(text: str) -> bool:
@@ -604,7 +605,7 @@ def pattern_accepts_but_for_quotes(text: str) -> bool:
 def test_the_builders_question_grammar_is_stricter_than_the_submission_pattern():
     """What the builder's grammar accepts, QUESTION_PATTERN accepts; it also refuses statements with "?"
     appended, brackets, "@" and rambling past 400 characters."""
-    builder = wf.grammar_pattern(RQ)
+    builder = grammar_patterns.grammar_pattern(RQ)
     probes = [t for t, k in GOOD if k is RQ] + [t for t, k, _ in JUNK if k is RQ] + PATTERN_PROBES
     accepted = [t for t in probes if re.fullmatch(builder, t)]
     assert len(accepted) >= 30, "the builder's grammar must still admit most well-formed RQs"
@@ -620,14 +621,19 @@ def test_the_builders_question_grammar_is_stricter_than_the_submission_pattern()
         assert re.fullmatch(builder, text) is None, text
     assert re.fullmatch(builder, "To what extent does the query bias shape attention sinks in GPT-2 models?")
     for kind in (GAP, Kind.contribution):
-        assert re.fullmatch(wf.grammar_pattern(kind), "[MATH] [@key] shows that attention costs a great deal.") is None
+        assert (
+            re.fullmatch(
+                grammar_patterns.grammar_pattern(kind), "[MATH] [@key] shows that attention costs a great deal."
+            )
+            is None
+        )
 
 
 def test_the_builders_other_texts_open_with_a_capitalised_word():
     """The debris the embedded model wrote as gaps of the offline sample is refused by the grammar; the gate's
     good gaps and contributions that open with a word pass it."""
     for kind in (GAP, Kind.contribution, Kind.problem_statement, Kind.headline):
-        pattern = wf.grammar_pattern(kind)
+        pattern = grammar_patterns.grammar_pattern(kind)
         for debris in (
             "2. Information content is compressed by the amount of data that can be processed.",
             "M'S CONTRIBUTIONS: the model tracks what each learner knows.",
@@ -644,7 +650,7 @@ def test_the_builders_other_texts_open_with_a_capitalised_word():
         and raw.fullmatch(t)
         and len(t) <= wf.BOUNDS[k].max_chars
     ]
-    assert len(worded) >= 5 and all(re.fullmatch(wf.grammar_pattern(k), t) for t, k in worded)
+    assert len(worded) >= 5 and all(re.fullmatch(grammar_patterns.grammar_pattern(k), t) for t, k in worded)
 
 
 PATTERN_PROBES = (
@@ -743,7 +749,7 @@ def test_pattern_compiles_as_a_llama_cpp_grammar(llama_vocab):
     import llama_cpp
 
     _, vocab = llama_vocab
-    question = {"type": "string", "pattern": wf.QUESTION_PATTERN}
+    question = {"type": "string", "pattern": grammar_patterns.QUESTION_PATTERN}
     schema = {
         "type": "object",
         "properties": {
@@ -784,7 +790,7 @@ def grammar_accepts(llama_vocab, grammar, text: str) -> bool:
 
 def test_llama_cpp_grammar_agrees_with_the_pattern(llama_vocab, fixtures_dir):
     """The grammar llama.cpp builds from the pattern accepts and refuses what Python's regex does."""
-    grammar = grammar_for({"type": "string", "pattern": wf.QUESTION_PATTERN})
+    grammar = grammar_for({"type": "string", "pattern": grammar_patterns.QUESTION_PATTERN})
     probes = PATTERN_PROBES + expert_texts(fixtures_dir)
     disagree = [t for t in probes if "\x00" not in t and grammar_accepts(llama_vocab, grammar, t) != pattern_accepts(t)]
     assert disagree == []
@@ -1040,4 +1046,6 @@ def test_question_reply_fields_cover_the_replies_that_carry_a_question():
     carried = set(GenerationReply.model_fields) | set(AuthorRQsReply.model_fields) | set(item.model_fields)
     carried |= set(SubmissionEntry.model_fields) | {"rq", "gt_rq"}
     assert "rq" in RQRecord.model_fields
-    assert carried - {"rule_corrections"} <= wf.QUESTION_REPLY_FIELDS, carried - wf.QUESTION_REPLY_FIELDS
+    assert carried - {"rule_corrections"} <= wellformed_vocabulary.QUESTION_REPLY_FIELDS, (
+        carried - wellformed_vocabulary.QUESTION_REPLY_FIELDS
+    )

@@ -32,7 +32,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, field_validator
 from tqdm import tqdm
 
-from rqbench import wellformed
+from rqbench import grammar_patterns, wellformed
 from rqbench.evaluate.benchmark.background import BackgroundPolicy, background_block, input_policy
 from rqbench.evaluate.benchmark.source import Benchmark
 from rqbench.evaluate.generate.injection import blocking_reasons
@@ -83,14 +83,14 @@ class GrammarGenerationReply(CheckedGenerationReply):
     """GenerationReply for a grammar-constrained decoder: each question opens as a question and stays short."""
 
     # A weak model under a grammar writes the question from scratch and otherwise rambles to the length
-    # limit or appends "?" to a statement: it gets the builder's stricter pattern (wellformed.grammar_pattern).
+    # limit or appends "?" to a statement: it gets the builder's stricter pattern (grammar_patterns.grammar_pattern).
     research_questions: list[
         Annotated[
             str,
             Field(
                 min_length=1,
                 max_length=MAX_RQ_CHARS,
-                json_schema_extra={"pattern": wellformed.grammar_pattern(wellformed.Kind.research_question)},
+                json_schema_extra={"pattern": grammar_patterns.grammar_pattern(wellformed.Kind.research_question)},
             ),
             gate_type(wellformed.Kind.research_question, wellformed.Standard.submitted),
         ]

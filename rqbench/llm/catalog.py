@@ -494,7 +494,7 @@ def spec_matches(spec: str, label: str) -> bool:
 def grammar_constrained(spec: str) -> bool:
     """Whether ``spec``'s server decodes under a grammar built from the reply schema (llama.cpp, vLLM).
 
-    Such a model gets reply schemas with the gate's stricter patterns (``wellformed.grammar_pattern``);
+    Such a model gets reply schemas with the gate's stricter patterns (``grammar_patterns.grammar_pattern``);
     a hosted model's schema stays as it was. The gate itself checks every model's reply.
     """
     return is_local(spec) or parse_model_spec(spec)[0].startswith("hosted_vllm/")

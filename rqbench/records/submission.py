@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from rqbench import wellformed
+from rqbench import grammar_patterns, wellformed
 from rqbench.records.common import MAX_LONG_TEXT, MAX_RQ_CHARS, WELLFORMED_PER_ITEM, Record, Reply, gate_type
 
 
@@ -26,12 +26,12 @@ def check_distinct(questions: list[str]) -> list[str]:
 
 # A question passes the well-formedness gate (``rqbench.wellformed``) under its submitted standard: only what is
 # not a question or cannot be shown safely refuses it, and the errors name the rules broken; what goes to review
-# is listed by ``rqbench validate``. ``wellformed.QUESTION_PATTERN`` goes into the JSON schema only, for
+# is listed by ``rqbench validate``. ``grammar_patterns.QUESTION_PATTERN`` goes into the JSON schema only, for
 # grammar-constrained decoders (llama.cpp, vLLM): it cuts off debris a regular grammar can express; the gate is
 # the same for every model.
 Question = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_RQ_CHARS, json_schema_extra={"pattern": wellformed.QUESTION_PATTERN}),
+    Field(min_length=1, max_length=MAX_RQ_CHARS, json_schema_extra={"pattern": grammar_patterns.QUESTION_PATTERN}),
     gate_type(wellformed.Kind.research_question, wellformed.Standard.submitted),
 ]
 
