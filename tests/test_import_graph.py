@@ -249,3 +249,9 @@ def test_every_evaluate_module_is_in_a_room_of_at_most_15_modules():
     for room in (r for r in EVALUATE_ROOMS if r != "protocol"):
         size = sum(1 for m in modules if _room(m) == room and m.count(".") == 3)
         assert 1 <= size <= 15, (room, size)
+
+
+def test_no_product_module_is_over_800_lines():
+    """A module past 800 lines holds more than one concept (docs/architecture.md): split it before it grows."""
+    long = {name: n for name, path in product_modules().items() if (n := len(path.read_text().splitlines())) > 800}
+    assert not long, long
