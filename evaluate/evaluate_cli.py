@@ -233,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
     written = judge_submission(
         bench,
         sub,
-        judges,
+        plan.judges,  # the judges as the plan resolved and printed them, resolved once
         settings,
         llm=llm,
         out_dir=out,

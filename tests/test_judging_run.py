@@ -452,3 +452,31 @@ def test_a_run_whose_judge_calls_failed_keeps_its_results_says_so_and_exits_1(
     state["broken"] = False
     assert main(args + ["--retry-failed"]) == 0
     assert "3 of 3 instances scored" in capsys.readouterr().out
+
+
+def test_a_judge_resolved_at_the_command_line_is_called_as_resolved_and_not_resolved_again(
+    build, scripted_server, tmp_path, monkeypatch
+):
+    """Issue 34: ``rqbench judge`` resolves each ``--judge`` once (the run plan it prints) and hands the resolved
+    judge down; the run calls it as it is, in another client too, and resolves nothing again."""
+    from rqbench.evaluate.judge import run as judge_run
+    from rqbench.evaluate.judge.run import judge_submission
+    from rqbench.evaluate.protocol import judge_use
+    from rqbench.llm import LLM
+
+    bench, _ = build
+    scripted_server.responder = F.judge_reply
+    planner = LLM()  # the client the plan was made with (evaluate's dry run uses its own)
+    cfg = planner.register(scripted_server.model_config(max_tokens=256))
+    use = judge_use(cfg.name, planner)
+
+    def resolve_again(*args, **kwargs):
+        raise AssertionError("a resolved judge was resolved again")
+
+    monkeypatch.setattr(judge_run, "judge_use", resolve_again)
+    sub = F.submission(bench, tmp_path / "sub")
+    (path,) = judge_submission(
+        bench, sub, [use], ["standalone"], llm=LLM(), out_dir=tmp_path / "r", criteria=["overlap"], progress=False
+    )
+    rf = read_results(path)
+    assert rf.judge.label == use.label and scripted_server.requests

@@ -240,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
         written = judge_submission(
             bench,
             sub,
-            choice.judges,
+            plan.judges,  # resolved once, above: the settings the plan printed are the ones called
             settings,
             llm=llm,
             out_dir=out,

@@ -439,7 +439,7 @@ def judge_submission(*args: Any, **kwargs: Any) -> list[Path]:
 async def ajudge_submission(
     benchmark: Benchmark,
     submission: Submission,
-    judge_specs: Sequence[str],
+    judges: Sequence[str | ModelUse],
     settings: Sequence[str],
     *,
     llm: LLM,
@@ -459,6 +459,9 @@ async def ajudge_submission(
 ) -> list[Path]:
     """The async body of ``judge_submission`` (for callers already inside an event loop).
 
+    ``judges`` are the judges as the command line resolved them (``protocol.judge_use``: resolved once, with the
+    settings the run plan printed), or model specs that are resolved here the same way.
+
     ``policy`` fixes every judge's background budget; by default each judge reads the papers whole up
     to its context window (``context_tokens``, if given). ``protocol`` is what the files record; by
     default the departures are worked out here, under the name ``custom``.
@@ -473,12 +476,18 @@ async def ajudge_submission(
     generation = submission_generation_cost(submission.path, llm.store)  # read once, stored in every file
     written: list[Path] = []
     if reparse:
-        for spec in judge_specs:
+        for spec in (j.spec if isinstance(j, ModelUse) else j for j in judges):
             for setting in settings:
                 for path in _stored_results(out, submission, spec, setting, benchmark.trial):
                     written.append(write_results(path, reparse_results(read_results(path))))
         return written
-    uses = [judge_use(spec, llm, context_tokens=context_tokens, fixed=policy) for spec in judge_specs]
+    def resolved(judge: str | ModelUse) -> ModelUse:
+        if isinstance(judge, ModelUse):
+            llm.register(judge.config)  # the same settings in this client, whichever client resolved it
+            return judge
+        return judge_use(judge, llm, context_tokens=context_tokens, fixed=policy)
+
+    uses = [resolved(j) for j in judges]
     if protocol is None:
         protocol = RunPlan(
             "custom",
