@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from rqbench.evaluate.criteria import headline
 from rqbench.evaluate.metrics.metric import split_candidates
 from rqbench.evaluate.metrics.shown_pair import shown_rqs, text_hash
 from rqbench.records import CitedPaper, ExpertPair, InstanceResult, ResultsFile
@@ -288,7 +289,7 @@ def human_picks(judgments: Iterable[HumanJudgment], submission_hash: str):
             evaluator=j.annotator,
             winner=j.winner,
             group="human",
-            dimension="non_obviousness",
+            dimension=headline("novelty"),
             candidate_id=j.model_candidate,
             candidate_hash=j.model_text_hash,
             origin=f"judgment {j.judgment_id}",
@@ -316,7 +317,7 @@ def annotated_picks(judgments: Sequence[HumanJudgment], results: Sequence[Result
         if not humans:
             continue
         humans = pin_to_shown(humans, by_sub[digest])
-        yield files, setting, humans, llm_picks(files, humans, dimension="non_obviousness")
+        yield files, setting, humans, llm_picks(files, humans, dimension=headline("novelty"))
 
 
 def agreement_cells(judgments: Sequence[HumanJudgment], results: Sequence[ResultsFile], *, n_boot: int = 500):

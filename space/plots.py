@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from rqbench.evaluate.criteria import DIMENSIONS, METRICS
+from rqbench.evaluate.criteria import DIMENSIONS, METRICS, headline, headline_figure
 from rqbench.evaluate.metrics.summary_row import COMBINED, SummaryRow
 from rqbench.evaluate.report.plots import LABEL_CHARS, short_label  # noqa: F401 - LABEL_CHARS: the width labels keep
 from rqbench.space.leaderboard import headline_flags
@@ -112,8 +112,8 @@ def _labelled(candidates: Sequence[tuple]) -> set[int]:
     return out
 
 
-NOVELTY = "best5_non_obviousness"
-NARROWNESS = "best5_source_bound_score"
+NOVELTY = headline_figure("novelty", "best5")
+NARROWNESS = headline_figure("narrowness", "best5")
 
 
 def scatter_points(rows: Sequence[SummaryRow], judge: str, novelty: str, narrowness: str) -> list[tuple]:
@@ -200,7 +200,7 @@ def bars_empty(
     *,
     judge: str = COMBINED,
     setting: str = "standalone",
-    dimension: str = "non_obviousness",
+    dimension: str = headline("novelty"),
 ) -> str:
     """The sentence shown instead of the bars when no model has them; "" when one has."""
     if bar_items(rows, judge, setting, dimension):
@@ -213,7 +213,7 @@ def verdict_bars(
     *,
     judge: str = COMBINED,
     setting: str = "standalone",
-    dimension: str = "non_obviousness",
+    dimension: str = headline("novelty"),
     max_bars: int = 30,
 ) -> Figure:
     """Stacked win/tie/lose shares per model for one judge; the ``max_bars`` highest win rates when there are more."""

@@ -29,6 +29,23 @@ DIMENSIONS: dict[str, tuple[Criterion, Dimension]] = {d.name: (c, d) for c in CR
 STEPS: dict[str, Step] = {s.name: s for c in CRITERIA.values() for s in c.steps.values()}
 
 
+def headline(criterion: str) -> str:
+    """The dimension a criterion's headline figures are on (``Criterion.headline``)."""
+    lead = CRITERIA[criterion].headline
+    if lead is None:
+        raise KeyError(f"criterion {criterion!r} has no headline dimension")
+    return lead
+
+
+def headline_figure(criterion: str, figure: str) -> str:
+    """The name of a criterion's headline figure of one kind (``best5``, ``win``, ``tie``, ``lose``): the figure
+    ``metrics.metric`` names for its headline dimension, checked to be one the criterion reports."""
+    name = f"{figure}_{headline(criterion)}"
+    if name not in METRICS or METRICS[name] not in CRITERIA[criterion].metrics:
+        raise KeyError(f"criterion {criterion!r} reports no figure {name!r}")
+    return name
+
+
 def criterion_for_step(step: str) -> Criterion:
     """The criterion that asks a prompt step (for reparsing stored replies)."""
     for c in CRITERIA.values():
@@ -76,6 +93,8 @@ __all__ = [
     "data_tag",
     "dimension",
     "figure_column",
+    "headline",
+    "headline_figure",
     "metric",
     "shuffled",
 ]

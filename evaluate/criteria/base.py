@@ -11,7 +11,9 @@ A criterion's module declares everything about it in one class:
 - ``metrics``: its reported figures, each with the one function that computes
   it and its direction;
 - ``report_tables`` and ``columns``: the paper's tables and the leaderboard
-  columns that show those figures.
+  columns that show those figures;
+- ``headline`` and ``tie_break``: the dimension its headline figures are on, and
+  the order of dimensions that picks a model's best RQ for a reader.
 
 The judging run, the summary, the report and the leaderboard read these
 declarations; adding a criterion means a module here, its prompt files, its
@@ -123,6 +125,12 @@ class Criterion:
     report_tables: ClassVar[tuple[ReportTable, ...]] = ()
     columns: ClassVar[tuple[Column, ...]] = ()
     per_candidate: ClassVar[bool] = True  # each candidate has its own value (overlap: the instance has five)
+    # the dimension whose Best@5 and Pass@5 win are the criterion's headline figures (its leaderboard headline, the
+    # figure a dollar buys, the one controlled for length, the one the expert study judged); None: no dimension leads
+    headline: ClassVar[str | None] = None
+    # the dimensions, in order, that pick a model's best RQ of five for a reader (A.5: the RQ shown to the experts),
+    # and that the plots draw; () where the criterion picks none
+    tie_break: ClassVar[tuple[str, ...]] = ()
 
     # -- judging ------------------------------------------------------------
     def requests(

@@ -58,6 +58,7 @@ class Narrowness(Criterion):
     }
     dimensions = _DIMENSIONS
     metrics = _METRICS
+    headline = "source_bound_score"
     report_tables = (
         ReportTable(
             "scores",

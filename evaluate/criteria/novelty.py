@@ -63,6 +63,8 @@ class Novelty(Criterion):
     }
     dimensions = _DIMENSIONS
     metrics = _METRICS
+    headline = "non_obviousness"
+    tie_break = ("non_obviousness", "originality", "gap_addressing")  # A.5: the RQ the experts were shown
     report_tables = (
         ReportTable(
             "scores",

@@ -481,6 +481,7 @@ async def ajudge_submission(
                 for path in _stored_results(out, submission, spec, setting, benchmark.trial):
                     written.append(write_results(path, reparse_results(read_results(path))))
         return written
+
     def resolved(judge: str | ModelUse) -> ModelUse:
         if isinstance(judge, ModelUse):
             llm.register(judge.config)  # the same settings in this client, whichever client resolved it

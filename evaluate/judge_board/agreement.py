@@ -34,6 +34,9 @@ from rqbench.evaluate.metrics.shown_pair import RULE_NAME, shown_rqs, text_hash
 from rqbench.io import RecordError, id_label, read_jsonl
 from rqbench.records import PICKS, Pick, Record, ResultsFile, parse_rq_id, pick_of
 
+# the dimensions the paper's study (A.6) asked about: novelty's headline, and narrowness's for the source-bound pick
+NOVELTY_HEADLINE = criteria.headline("novelty")
+NARROWNESS_HEADLINE = criteria.headline("narrowness")
 Winner = Pick  # an annotation's winner is a pick (rqbench.records.outcomes)
 WINNERS: tuple[str, ...] = PICKS
 REQUIRED_COLUMNS = ("rq_id", "evaluator", "winner")
@@ -49,7 +52,7 @@ class Annotation(Record):
     evaluator: str = Field(min_length=1)
     winner: Winner
     group: Literal["human", "llm"] = "human"
-    dimension: str = Field(default="non_obviousness", description="The rubric dimension the pick is about.")
+    dimension: str = Field(default=NOVELTY_HEADLINE, description="The rubric dimension the pick is about.")
     notes: str = ""
     candidate_id: str | None = Field(
         default=None, pattern=r"^m\d+$", description="The model RQ shown (m0..m4); None: the shown-pair rule fills it."
@@ -194,7 +197,7 @@ class ExpertSample(Record):
     gt_rq: str
     model: str
     model_rq: str
-    dimension: str = "non_obviousness"
+    dimension: str = NOVELTY_HEADLINE
     setting: Literal["standalone", "comparative"] = "comparative"
     verdicts: dict[str, Winner] = Field(min_length=1)
 
@@ -310,7 +313,7 @@ def llm_picks(
     results: Sequence[ResultsFile],
     shown: Sequence[Annotation],
     *,
-    dimension: str = "non_obviousness",
+    dimension: str = NOVELTY_HEADLINE,
     options: ScoreOptions = ScoreOptions(),
 ) -> list[Annotation]:
     """Each judge's pick on every pair in ``shown``: the GT against that same model RQ, on ``dimension``.
@@ -567,10 +570,10 @@ def agreement_report(
             f"({SOURCE_BOUND_FLAG} {source_bound_setting})"
         )
     pinned = pin_to_shown(annotations, results, options)
-    human = [a for a in pinned if a.group == "human" and a.dimension == "non_obviousness"]
-    llm_nonobv = llm_picks(used, pinned, dimension="non_obviousness", options=options)
-    llm_sb = llm_picks(sb_used, pinned, dimension="source_bound_score", options=options)
-    picks = [*human, *[a for a in pinned if a.group == "llm" and a.dimension == "non_obviousness"], *llm_nonobv]
+    human = [a for a in pinned if a.group == "human" and a.dimension == NOVELTY_HEADLINE]
+    llm_nonobv = llm_picks(used, pinned, dimension=NOVELTY_HEADLINE, options=options)
+    llm_sb = llm_picks(sb_used, pinned, dimension=NARROWNESS_HEADLINE, options=options)
+    picks = [*human, *[a for a in pinned if a.group == "llm" and a.dimension == NOVELTY_HEADLINE], *llm_nonobv]
     return AgreementReport(
         model=used[0].submission.model,
         prompt_variant=used[0].submission.prompt_variant,

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
+from rqbench.evaluate.criteria import headline, headline_figure
 from rqbench.evaluate.judge_board.agreement import Annotation, Winner, pin_to_shown
 from rqbench.evaluate.metrics.metric import ScoreOptions
 from rqbench.records import ResultsFile
@@ -164,7 +165,7 @@ def judge_instance_picks(results: ResultsFile, options: ScoreOptions = ScoreOpti
         out = instance_values([results], metric, setting=results.judge.setting, options=options)
         return out[results.submission_hash][1] if out else {}
 
-    wins, ties = per_instance("win_non_obviousness"), per_instance("tie_non_obviousness")
+    wins, ties = per_instance(headline_figure("novelty", "win")), per_instance(headline_figure("novelty", "tie"))
     return {rq: WIN if won else ("tie" if ties.get(rq) else "gt") for rq, won in wins.items()}
 
 
@@ -172,7 +173,7 @@ def expert_picks_by_instance(annotations: Iterable[Annotation]) -> dict[str, dic
     """Human non-obviousness picks as instance -> {expert: pick}; an expert who picked twice counts with the last."""
     out: dict[str, dict[str, Winner]] = {}
     for a in annotations:
-        if a.group == "human" and a.dimension == "non_obviousness":
+        if a.group == "human" and a.dimension == headline("novelty"):
             out.setdefault(a.rq_id, {})[a.evaluator] = a.winner
     return out
 

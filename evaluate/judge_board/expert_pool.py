@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from rqbench.evaluate.criteria import headline
 from rqbench.evaluate.judge_board.agreement import EXPERT_PREFIX, AnnotationError, ExpertSample, read_expert_samples
 from rqbench.io import read_model, write_atomic
 from rqbench.records import CitedPaper, ExpertPair, ExpertPool
 
 A6_SOURCE = "the RQ-Bench paper, appendix A.6 (expert evaluation outputs)"
 POOL_FILE = "pool.json"
-BOARD_DIMENSION = "non_obviousness"
+BOARD_DIMENSION = headline("novelty")
 BOARD_SETTING = "comparative"
 
 

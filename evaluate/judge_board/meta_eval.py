@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from rqbench.evaluate.criteria import CRITERIA, METRICS
+from rqbench.evaluate.criteria import CRITERIA, METRICS, headline
 from rqbench.evaluate.metrics import outcomes
 from rqbench.evaluate.metrics.bootstrap import Estimate, cluster_bootstrap, cluster_bootstrap_mean
 from rqbench.evaluate.metrics.metric import ScoreOptions, Verdict, split_candidates
@@ -121,7 +121,7 @@ def _est(values: Sequence[float], clusters: Sequence[str]) -> Estimate | None:
 def _nonobv_verdicts(r: ResultsFile, opts: ScoreOptions) -> dict[str, Verdict]:
     """Per instance, the Pass@5 non-obviousness verdict, from the win/tie/lose metrics' own functions."""
     t = score_table(r, opts)
-    gt, model = t.gt["non_obviousness"], t.model["non_obviousness"]
+    gt, model = t.gt[headline("novelty")], t.model[headline("novelty")]
     hits = {v: METRICS[f"{v.value}_non_obviousness"].fn(gt, model) for v in Verdict}
     out = {}
     for i, rq_id in enumerate(t.rq_ids):

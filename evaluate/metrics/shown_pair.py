@@ -37,7 +37,7 @@ RULE = (
     "(each the mean over the comparative judges; standalone scores when there are none); "
     "lowest index on ties"
 )
-ORDER = ("non_obviousness", "originality", "gap_addressing")
+ORDER = CRITERIA["novelty"].tie_break
 
 
 def text_hash(text: str) -> str:

@@ -12,11 +12,12 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rqbench.evaluate.benchmark.trial import trial_mark
+from rqbench.evaluate.criteria import headline_figure
 from rqbench.evaluate.metrics.diversity import DEFAULT_EMBEDDER, DiversityRow
 from rqbench.records import GenerationCost, PromptSetRef
 
 # The figure a dollar of generation buys: the Pass@5 win rate on non-obviousness (the row's setting), in points.
-PER_DOLLAR_METRIC = "win_non_obviousness"
+PER_DOLLAR_METRIC = headline_figure("novelty", "win")
 COMBINED = "combined"
 REFERENCE_MODEL = "author-anchored (GT)"
 

@@ -28,6 +28,7 @@ import json
 import sys
 from pathlib import Path
 
+from rqbench.evaluate.criteria import headline_figure
 from rqbench.evaluate.metrics.metric import (
     CombineRule,
     FailureAccounting,
@@ -39,10 +40,10 @@ from rqbench.evaluate.metrics.metric import (
 )
 
 PAIRED_METRICS = (
-    ("standalone", "best5_non_obviousness"),
-    ("standalone", "win_non_obviousness"),
-    ("comparative", "win_non_obviousness"),
-    ("standalone", "best5_source_bound_score"),
+    ("standalone", headline_figure("novelty", "best5")),
+    ("standalone", headline_figure("novelty", "win")),
+    ("comparative", headline_figure("novelty", "win")),
+    ("standalone", headline_figure("narrowness", "best5")),
 )
 
 

@@ -34,16 +34,16 @@ from pydantic import BaseModel, Field
 from scipy.optimize import minimize
 
 from rqbench.evaluate.benchmark.trial import one_run_each
-from rqbench.evaluate.criteria import METRICS, SETTINGS
+from rqbench.evaluate.criteria import METRICS, SETTINGS, headline_figure
 from rqbench.evaluate.metrics.bootstrap import DEFAULT_LEVEL, Estimate, cluster_bootstrap_mean, cluster_weights
 from rqbench.evaluate.metrics.metric import ScoreOptions, split_candidates
 from rqbench.evaluate.metrics.score_table import score_table
 from rqbench.evaluate.report.table import Table, fmt_pct
 from rqbench.records import ResultsFile
 
-LENGTH_METRIC = "win_non_obviousness"
+LENGTH_METRIC = headline_figure("novelty", "win")
 # The figures controlled for length: novelty's headline win and narrowness's.
-LENGTH_METRICS: tuple[str, ...] = (LENGTH_METRIC, "win_source_bound_score")
+LENGTH_METRICS: tuple[str, ...] = (LENGTH_METRIC, headline_figure("narrowness", "win"))
 # The L2 penalty on theta and phi: enough to keep a model that wins (or loses) every instance finite, far below what
 # a few dozen instances say.
 RIDGE = 0.01

@@ -16,9 +16,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from rqbench.evaluate.criteria import CRITERIA, headline, headline_figure
 from rqbench.evaluate.metrics.summary_row import COMBINED, SummaryRow
 
-NOVELTY_SCATTER_DIMS = ("originality", "gap_addressing", "non_obviousness")
+NOVELTY_SCATTER_DIMS = CRITERIA["novelty"].tie_break  # the mean of the three that pick a best RQ
 COLORS = {"win": "#2b8a3e", "tie": "#adb5bd", "lose": "#c92a2a"}
 
 
@@ -77,7 +78,7 @@ def novelty_vs_source_bound(rows: Sequence[SummaryRow], path: Path, *, judge: st
 def _scatter(ax, use: Sequence[SummaryRow], judge: str) -> None:  # type: ignore[no-untyped-def]
     plotted = 0
     for r in sorted(use, key=lambda r: (r.row_kind, _name(r))):
-        nov, sb = _mean_novelty(r), r.figure("best5_source_bound_score")
+        nov, sb = _mean_novelty(r), r.figure(headline_figure("narrowness", "best5"))
         if nov is None or sb is None:
             continue
         ref = r.row_kind == "reference"
@@ -104,7 +105,7 @@ def _scatter(ax, use: Sequence[SummaryRow], judge: str) -> None:  # type: ignore
     ax.grid(alpha=0.3)
 
 
-def win_tie_lose_bars(rows: Sequence[SummaryRow], path: Path, *, dimension: str = "non_obviousness") -> Path:
+def win_tie_lose_bars(rows: Sequence[SummaryRow], path: Path, *, dimension: str = headline("novelty")) -> Path:
     """Stacked win/tie/lose bars of each model: one row of panels per setting, one panel per judge."""
     use = [r for r in rows if r.row_kind == "model" and r.subfield is None and r.figure(f"win_{dimension}") is not None]
     settings = [s for s in ("standalone", "comparative") if any(r.setting == s for r in use)] or ["standalone"]

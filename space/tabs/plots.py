@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
+from rqbench.evaluate.criteria import CRITERIA, headline
+from rqbench.evaluate.criteria import DIMENSIONS as DIMENSION_OF
 from rqbench.evaluate.metrics.summary_row import COMBINED
 from rqbench.space import html_table, plots
 from rqbench.space.memo import ViewCache
@@ -22,12 +24,10 @@ from rqbench.space.tabs.common import READ_ONLY, banner_update, demo_banner, htm
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceData
 
+# the bars' dimensions: novelty's that pick a best RQ, then narrowness's, as (label, name)
 DIMENSIONS = [
-    ("non-obviousness", "non_obviousness"),
-    ("originality", "originality"),
-    ("gap addressing", "gap_addressing"),
-    ("source-boundedness", "source_bound_score"),
-    ("diagnostic framing", "diagnostic_test_score"),
+    (DIMENSION_OF[name][1].label, name)
+    for name in (*CRITERIA["novelty"].tie_break, *(d.name for d in CRITERIA["narrowness"].dimensions))
 ]
 
 
@@ -62,7 +62,9 @@ def build(data: "SpaceData") -> PlotsTab:
             p_setting = gr.Dropdown(
                 label="Setting (bars)", choices=["standalone", "comparative"], value="standalone", elem_id="pl-setting"
             )
-            p_dim = gr.Dropdown(label="Dimension (bars)", value="non_obviousness", choices=DIMENSIONS, elem_id="pl-dim")
+            p_dim = gr.Dropdown(
+                label="Dimension (bars)", value=headline("novelty"), choices=DIMENSIONS, elem_id="pl-dim"
+            )
         p_scatter = gr.Plot(label="Novelty against narrowness (standalone)", elem_id="pl-scatter")
         p_scatter_empty = html_block("pl-scatter-empty", visible=False)
         p_bars = gr.Plot(label="Win / tie / lose against the author-anchored RQ", elem_id="pl-bars")
