@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rqbench.evaluate.benchmark.background import BackgroundPolicy
+from rqbench.llm.client import LLM, TRUNCATED, Answer, Deferred, DryRun, LLMCallFailed
 from rqbench.llm.config import public_label
 from rqbench.prompts import PromptSet
-from rqbench.records import CandidateScores, InstanceResult, PaperCut, Reply
+from rqbench.records import CandidateScores, InstanceResult, PaperCut, RawReply, Reply
 from rqbench.untrusted import CANDIDATE_VARIABLES
 
 Setting = Literal["standalone", "comparative"]
@@ -120,3 +121,45 @@ def group_candidates(judge: JudgeConfig, rq_id: str, ids: Sequence[str], orderin
 
 def candidate_map(result: InstanceResult) -> dict[str, CandidateScores]:
     return {c.candidate_id: c for c in result.candidates}
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One judge request's call: its raw reply as stored (None in a dry run, or while the call waits for a batch),
+    and either the validated answer or the failure that ended it."""
+
+    raw: RawReply | None
+    answer: Answer | None = None
+    error: LLMCallFailed | None = None
+
+
+async def ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, *, retry_failed: bool | None = None) -> Asked:
+    """Send one judge request through ``LLM.ask`` (cached, retried, re-asked once) and keep its raw reply: the one
+    way the judging run and the judge board call a judge."""
+    order = list(req.candidate_ids)
+    try:
+        ans = await llm.ask(
+            judge.model,
+            req.step,
+            req.messages,
+            req.reply_model,
+            prompt_hash=judge.prompts.hash,
+            context=req.context,
+            retry_failed=retry_failed,
+            shared_chars=req.shared_chars,
+        )
+    except (DryRun, Deferred):  # counted, or queued for a batch: a later pass finds the reply in the cache
+        return Asked(None)
+    except LLMCallFailed as exc:
+        raw = RawReply(
+            step=req.step,
+            cache_key=exc.key,
+            text=exc.last_text,
+            error=f"{exc.reason}: {exc.detail}",
+            truncated=exc.reason == TRUNCATED,
+            candidate_order=order,
+            paper_id=req.paper_id,
+        )
+        return Asked(raw, error=exc)
+    raw = RawReply(step=req.step, cache_key=ans.key, text=ans.text, candidate_order=order, paper_id=req.paper_id)
+    return Asked(raw, answer=ans)

@@ -54,6 +54,7 @@ from rqbench.evaluate.criteria import (
     candidate_id,
     criterion_for_step,
 )
+from rqbench.evaluate.criteria.requests import ask
 from rqbench.evaluate.generate.cost import submission_generation_cost
 from rqbench.evaluate.generate.submission_files import Submission
 from rqbench.evaluate.judge.schedule import InstanceScheduler
@@ -61,7 +62,7 @@ from rqbench.evaluate.metrics.accounting import GENERATION_FAILED, coverage_line
 from rqbench.evaluate.protocol import ModelUse, RecordedGeneration, RunPlan, judge_use
 from rqbench.io import read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec, spec_matches
-from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed, validate_reply
+from rqbench.llm.client import LLM, validate_reply
 from rqbench.llm.config import public_label
 from rqbench.paths import slug
 from rqbench.progress import progress_bar
@@ -165,33 +166,12 @@ def _apply(result: InstanceResult, outcomes: Sequence[_Outcome]) -> None:
 
 
 async def _ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, retry_failed: bool) -> _Outcome:
-    order = list(req.candidate_ids)
-    try:
-        ans = await llm.ask(
-            judge.model,
-            req.step,
-            req.messages,
-            req.reply_model,
-            prompt_hash=judge.prompts.hash,
-            context=req.context,
-            retry_failed=retry_failed,
-            shared_chars=req.shared_chars,
-        )
-    except (DryRun, Deferred):  # counted, or queued for a batch: the final pass finds the reply in the cache
+    asked = await ask(llm, judge, req, retry_failed=retry_failed)
+    if asked.raw is None:  # counted, or queued for a batch: the final pass finds the reply in the cache
         return _Outcome(req, None)
-    except LLMCallFailed as exc:
-        raw = RawReply(
-            step=req.step,
-            cache_key=exc.key,
-            text=exc.last_text,
-            error=f"{exc.reason}: {exc.detail}",
-            truncated=exc.reason == TRUNCATED,
-            candidate_order=order,
-            paper_id=req.paper_id,
-        )
-        return _Outcome(req, raw, None, f"{req.label()}: {exc.reason}: {exc.detail}")
-    raw = RawReply(step=req.step, cache_key=ans.key, text=ans.text, candidate_order=order, paper_id=req.paper_id)
-    return _Outcome(req, raw, ans.reply)
+    if asked.answer is None:
+        return _Outcome(req, asked.raw, None, f"{req.label()}: {asked.raw.error}")
+    return _Outcome(req, asked.raw, asked.answer.reply)
 
 
 # --------------------------------------------------------------------------

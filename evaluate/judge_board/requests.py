@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from rqbench.evaluate.benchmark.background import background_block
 from rqbench.evaluate.criteria import CRITERIA, GT_ID, JudgeConfig, JudgeRequest, candidate_id
+from rqbench.evaluate.criteria.requests import ask as ask  # a board call is sent as every judge call is
 from rqbench.evaluate.protocol import ModelUse
 from rqbench.prompts import PromptSet
 from rqbench.records import ComparativeNoveltyReply, ExpertPair, NoveltyScore, Order, Reply

@@ -35,6 +35,7 @@ from rqbench.evaluate.judge_board.requests import (
     SHOWN,
     BoardJudge,
     BoardRequest,
+    ask,
     board_judge,
     board_step,
     pair_requests,
@@ -44,7 +45,7 @@ from rqbench.evaluate.judge_board.susceptibility import Cue, cued_pair
 from rqbench.evaluate.protocol import judge_use
 from rqbench.io import RecordError, read_model, write_atomic
 from rqbench.llm.catalog import parse_model_spec
-from rqbench.llm.client import LLM, TRUNCATED, Deferred, DryRun, LLMCallFailed
+from rqbench.llm.client import LLM
 from rqbench.paths import slug
 from rqbench.prompts import PromptSet
 from rqbench.records import (
@@ -57,7 +58,6 @@ from rqbench.records import (
     OrderVerdict,
     PairVerdicts,
     PromptSetRef,
-    RawReply,
     corrections_of,
 )
 
@@ -105,45 +105,28 @@ def _spent(llm: LLM, keys: Sequence[str], *, delivered: bool) -> dict[str, float
 
 async def _verdict(llm: LLM, judge: BoardJudge, order: Order, req: BoardRequest) -> OrderVerdict | None:
     """One call's verdict; None in a dry run or while the call waits for a batch."""
-    shown = list(req.candidate_ids)
-    try:
-        ans = await llm.ask(
-            judge.model,
-            req.step,
-            req.messages,
-            req.reply_model,
-            prompt_hash=judge.prompts.hash,
-            context=req.context,
-            shared_chars=req.shared_chars,
-        )
-    except (DryRun, Deferred):
+    asked = await ask(llm, judge, req)
+    if asked.raw is None:
         return None
-    except LLMCallFailed as exc:
-        failure = f"{exc.reason}: {exc.detail}"
-        raw = RawReply(
-            step=req.step,
-            cache_key=exc.key,
-            text=exc.last_text,
-            error=failure,
-            truncated=exc.reason == TRUNCATED,
-            candidate_order=shown,
-        )
+    if asked.answer is None:
+        exc = asked.error
+        assert exc is not None  # a call with a raw reply and no answer failed
         return OrderVerdict(
             order=order,
             pick=None,
-            raw=raw,
-            failure=failure,
+            raw=asked.raw,
+            failure=asked.raw.error,
             reasked=exc.reask_key is not None,
             **_spent(llm, exc.keys, delivered=False),
         )
+    ans = asked.answer
     gt, model = reply_scores(req, ans.reply)
-    raw = RawReply(step=req.step, cache_key=ans.key, text=ans.text, candidate_order=shown)
     return OrderVerdict(
         order=order,
         pick=order_pick(gt, model),
         gt_score=gt,
         model_score=model,
-        raw=raw,
+        raw=asked.raw,
         reasked=ans.reasked,
         rule_corrections=corrections_of(ans.reply),
         **_spent(llm, ans.keys, delivered=True),
