@@ -33,7 +33,7 @@ from rqbench.dataset_card.features import (
     to_row,
 )
 from rqbench.dataset_card.splits import DEV_FRACTION, DEV_SEED, dev_papers
-from rqbench.dataset_card.stats import DatasetStats, compute_stats
+from rqbench.dataset_card.stats import DatasetStats, build_stats
 from rqbench.dataset_card.versions import RELEASE_FILE, ReleaseAdditions, ReleaseInfo, Version
 from rqbench.hashing import content_hash
 from rqbench.records import parse_rq_id
@@ -133,15 +133,7 @@ def assemble(
         notes=notes,
         added=added,
     )
-    stats = compute_stats(
-        build.rqs,
-        build.papers,
-        build.cited_papers,
-        build.instances,
-        build.manifest,
-        build.manual_sample,
-        build.manual_sample_info,
-    )
+    stats = build_stats(build)
     card = render_card(release, stats, infos, build.manifest, build.funnel, settings, existing_card)
     (out / "README.md").write_text(card, encoding="utf-8")
     (out / "LICENSE.md").write_text(

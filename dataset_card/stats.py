@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +26,9 @@ from rqbench.records import (
     TextLevel,
 )
 from rqbench.wellformed import words
+
+if TYPE_CHECKING:
+    from rqbench.dataset_card.build_folder import Build
 
 
 class Spread(BaseModel):
@@ -150,6 +154,19 @@ def verification_stats(
         models=sorted({v.model for v in checked}),
         manual_sample_ids=list(manual_sample),
         manual_sample_protocol={k: str(v) for k, v in (protocol or {}).items()},
+    )
+
+
+def build_stats(build: Build) -> DatasetStats:
+    """``compute_stats`` over every record of a build folder, with its manual sample."""
+    return compute_stats(
+        build.rqs,
+        build.papers,
+        build.cited_papers,
+        build.instances,
+        build.manifest,
+        build.manual_sample,
+        build.manual_sample_info,
     )
 
 

@@ -14,6 +14,7 @@ from rqbench.evaluate.metrics.bootstrap import Estimate
 from rqbench.evaluate.report.judge_board_section import (
     CEILING_LABEL,
     COLUMNS,
+    FIGURE_COLUMNS,
     SUSCEPTIBILITY_HEADERS,
     SUSCEPTIBILITY_NOTE,
     expert_columns,
@@ -60,18 +61,7 @@ def headers(board: Board, experts: list[str]) -> list[Header]:
         Header("vs majority", kind="num", title=COLUMNS["vs majority"]),
         Header("κ vs majority", kind="num", title=COLUMNS["κ vs majority"]),
         *[Header(f"vs {names[e]}", kind="num", title=COLUMNS["vs expert"]) for e in experts],
-        *[
-            Header(c, kind="num", title=COLUMNS[c])
-            for c in (
-                "Position consistency",
-                "Tie rate",
-                "Invalid replies",
-                "Rule repairs",
-                "Cost / 1,000 pairs",
-                "Seconds / pair",
-                "Pairs",
-            )
-        ],
+        *[Header(c, kind="num", title=COLUMNS[c]) for c in FIGURE_COLUMNS],
     ]
 
 

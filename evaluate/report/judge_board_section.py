@@ -132,6 +132,18 @@ def row_cells(r: BoardRow, experts: Sequence[str]) -> list[str]:
     ]
 
 
+# the columns after the agreement ones, in the order the report and the Space show them
+FIGURE_COLUMNS = (
+    "Position consistency",
+    "Tie rate",
+    "Invalid replies",
+    "Rule repairs",
+    "Cost / 1,000 pairs",
+    "Seconds / pair",
+    "Pairs",
+)
+
+
 def headers(board: Board, experts: Sequence[str]) -> list[str]:
     names = expert_names(board.experts)
     return [
@@ -140,13 +152,7 @@ def headers(board: Board, experts: Sequence[str]) -> list[str]:
         "vs majority",
         "κ vs majority",
         *[f"vs {names[e]}" for e in experts],
-        "Position consistency",
-        "Tie rate",
-        "Invalid replies",
-        "Rule repairs",
-        "Cost / 1,000 pairs",
-        "Seconds / pair",
-        "Pairs",
+        *FIGURE_COLUMNS,
     ]
 
 

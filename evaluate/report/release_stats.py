@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rqbench.dataset_card.features import CONFIG_RECORDS, from_row
-from rqbench.dataset_card.stats import DatasetStats, compute_stats
+from rqbench.dataset_card.stats import DatasetStats, build_stats, compute_stats
 from rqbench.io import RecordError
 from rqbench.records import BuildManifest, ResultsFile
 
@@ -81,15 +81,7 @@ def _stats_of_build(root: Path, revision: str) -> DatasetStats:
         raise ReleaseUnavailable(
             f"{root} now holds build:{build.manifest.build_id}, not the {revision} the results were judged on"
         )
-    return compute_stats(
-        build.rqs,
-        build.papers,
-        build.cited_papers,
-        build.instances,
-        build.manifest,
-        build.manual_sample,
-        build.manual_sample_info,
-    )
+    return build_stats(build)
 
 
 def release_stats(repo: str, revision: str) -> DatasetStats:
