@@ -27,6 +27,7 @@ from typing import Any
 
 from rqbench import paths
 from rqbench.evaluate.generate.cli import add_dataset_options, add_llm_options
+from rqbench.evaluate.judge.config_file import judge_spec
 from rqbench.llm.config import OFFLINE_JUDGES
 
 SETTING_CHOICES = {"standalone": ["standalone"], "comparative": ["comparative"], "both": ["standalone", "comparative"]}
@@ -43,6 +44,14 @@ def judging_flags(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
+def _judge_arg(value: str) -> str:
+    """``--judge``'s type: a spec, or a judge file read into its spec (argparse names the option on an error)."""
+    try:
+        return judge_spec(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_judge_options(p: argparse.ArgumentParser, *, offline_judges: list[str]) -> None:
     p.add_argument(
         "--protocol",
@@ -57,7 +66,9 @@ def add_judge_options(p: argparse.ArgumentParser, *, offline_judges: list[str]) 
         action="append",
         default=None,
         metavar="MODEL",
-        help="a judge model; repeat for several (default: gemini/gemini-3.1-pro and "
+        type=_judge_arg,
+        help="a judge: a model spec (model@key=value,...) or a judge file (.toml: model and [settings]); "
+        "repeat for several (default: gemini/gemini-3.1-pro and "
         f"deepseek/deepseek-v4-pro under --protocol paper, {' and '.join(offline_judges)} offline)",
     )
     p.add_argument("--setting", choices=list(SETTING_CHOICES), default="both", help="judging setting (default both)")
