@@ -1,1 +1,1 @@
-"""Generation: a model's five RQs per instance, the background it reads, and the submission format."""
+"""Generation: a model's five RQs per instance, the submission format and its validator, and what generating cost."""
