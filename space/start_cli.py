@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from rqbench.space.ui import build_app, config_from_env, launch_options, with_queue
 
-        config = config_from_env()
+        config = config_from_env(sample_pending=True)  # the job below builds it
         config.progress_file = progress
 
         def load_sample() -> None:  # the benchmark the Space could not load at start: Browse's papers, submissions

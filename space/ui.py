@@ -434,14 +434,19 @@ def env_flag(name: str) -> bool:
 
 
 def config_from_env(
-    store: str | Path | None = None, results: str | Path | None = None, dataset: str | None = None
+    store: str | Path | None = None,
+    results: str | Path | None = None,
+    dataset: str | None = None,
+    *,
+    sample_pending: bool = False,
 ) -> SpaceConfig:
     """The configuration a Space (``SPACE_ID`` set) or ``rqbench space`` runs with.
 
     Hub: stores in ``RQB_SPACE_OWNER``'s dataset repos (``HF_TOKEN`` secret), sign-in required.
     Offline: the local store folder, no sign-in. The benchmark comes from ``--dataset`` or
     ``RQB_DATASET`` (+ ``RQB_DATASET_REVISION``), else the local sample; without one the
-    Space still shows results but closes submissions.
+    Space still shows results but closes submissions. ``sample_pending``: the offline sample is being built behind
+    the page (``rqbench start``), so its absence is the expected state, said as such, not a warning to build it.
     """
     from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
 
@@ -460,8 +465,12 @@ def config_from_env(
             ),
         )
     except (DatasetError, FileNotFoundError, ValueError) as exc:
-        note = f"Benchmark not loaded: {redact(str(exc))}"
-        log.warning(note)
+        if sample_pending and ref is None:
+            note = "Benchmark: the offline sample is being built behind this page; the Space loads it once published."
+            log.info(note)
+        else:
+            note = f"Benchmark not loaded: {redact(str(exc))}"
+            log.warning(note)
     hub_api = None
     if on_hub and os.environ.get("HF_TOKEN"):
         from huggingface_hub import HfApi

@@ -227,3 +227,21 @@ def test_a_subfield_the_dataset_does_not_know_is_named_as_not_recorded_and_why()
     index = {"r": browse.InstanceRef("r", "2501.1", UNKNOWN_CATEGORY, "Why?", ("p",))}
     picker = subfield_picker(index, UNKNOWN_CATEGORY)
     assert picker.choices == [(label, UNKNOWN_CATEGORY)] and picker.info == why
+
+
+def test_a_space_started_before_its_sample_says_the_sample_is_being_built_not_to_build_it(caplog):
+    """``rqbench start`` serves the page while the sample is built: its absence then is no warning telling the
+    newcomer to run ``rqbench setup-sample`` (which is already running); ``rqbench space`` alone still warns."""
+    import logging
+
+    from rqbench.space.ui import config_from_env
+
+    with caplog.at_level(logging.INFO, logger="rqbench.space.ui"):
+        pending = config_from_env(sample_pending=True)
+    assert pending.target is None and "being built behind this page" in pending.dataset_note
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="rqbench.space.ui"):
+        alone = config_from_env()
+    assert alone.dataset_note.startswith("Benchmark not loaded") and "setup-sample" in alone.dataset_note
+    assert [r for r in caplog.records if r.levelno == logging.WARNING]
