@@ -12,13 +12,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-# torch's kernels pinned as the embedded model's server pins them (rqbench.llm.local_model.TORCH_RUNTIME_ENV), so
-# that a test building the model in-process runs the very arithmetic the product runs, on any CPU; before any import
-# that could run a torch operation
-for _var, _value in {"MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}.items():
-    os.environ.setdefault(_var, _value)
 
+from rqbench.llm.local_model import TORCH_RUNTIME_ENV  # noqa: E402 (imports no torch)
 from rqbench.paths import shared_dir  # noqa: E402
+
+# torch's kernels pinned as the embedded model's server pins them, so that a test building the model in-process runs
+# the very arithmetic the product runs, on any CPU; set before any test runs a torch operation
+for _var, _value in TORCH_RUNTIME_ENV.items():
+    os.environ.setdefault(_var, _value)
 
 TEST_OUTPUT = Path(__file__).resolve().parent.parent / "test-output"
 # the embedded model's converted weights (derived from installed packages only): converted once, by the first test

@@ -47,7 +47,7 @@ def spec_of(file: JudgeFile, where: str) -> str:
     for key, value in sorted(file.settings.items()):
         if key not in SETTABLE:
             raise ValueError(f"{where}: settings.{key}: not a judge setting; one of {', '.join(sorted(SETTABLE))}")
-        text = str(value).lower() if isinstance(value, bool) else str(value)
+        text = str(value)
         if any(c in text for c in ",@=") or any(c in key for c in ",@="):
             raise ValueError(f"{where}: settings.{key}: {text!r} cannot hold ',', '@' or '='")
         parts.append(f"{key}={text}")
