@@ -161,6 +161,7 @@ def _plan(args, dry, bench, protocol, choice, model, settings, criteria, prompts
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.benchmark.background import BackgroundPolicy
     from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
+    from rqbench.evaluate.criteria import criteria_flag
     from rqbench.evaluate.generate.run import generate_submission
     from rqbench.evaluate.generate.submission_files import load_submission
     from rqbench.evaluate.generate.validation_report import SubmissionInvalid
@@ -174,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     choice = choose_judges(protocol, args.judge, OFFLINE_JUDGES)
     judges = choice.judges
     settings = SETTING_CHOICES[args.setting]
-    criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
+    criteria = criteria_flag(args.criteria)
     try:
         model, cutoff = split_cutoff(args.model or default_model("generator"))
     except ValueError as exc:

@@ -507,6 +507,16 @@ def departures(plan: RunPlan) -> list[Departure]:
                 restore=f"--criteria {','.join(CRITERIA)}",
             )
         )
+    added = [c for c in plan.criteria if c not in CRITERIA]
+    if added:
+        out.append(
+            Departure(
+                item="criteria added",
+                ours=", ".join(added) + " (declared as data, RQB_CRITERIA), judged beside the paper's",
+                paper=", ".join(CRITERIA),
+                restore=f"--criteria {','.join(c for c in CRITERIA if c in plan.criteria) or ','.join(CRITERIA)}",
+            )
+        )
     if plan.orderings != ORDERINGS:
         out.append(
             Departure(

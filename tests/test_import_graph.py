@@ -216,6 +216,7 @@ ROOM_EXCEPTIONS = {
     ("rqbench.evaluate.criteria.novelty", "rqbench.evaluate.metrics.metric"),
     ("rqbench.evaluate.criteria.narrowness", "rqbench.evaluate.metrics.metric"),
     ("rqbench.evaluate.criteria.overlap", "rqbench.evaluate.metrics.metric"),
+    ("rqbench.evaluate.criteria.declared", "rqbench.evaluate.metrics.metric"),
     # a command prints the protocol's departures
     ("rqbench.evaluate.generate.cli", "rqbench.evaluate.protocol"),
 }

@@ -36,6 +36,7 @@ from rqbench.evaluate.metrics.metric import (
     best_of_five,
     pass_rates,
 )
+from rqbench.prompts import PromptSet
 from rqbench.records import CandidateScores, EvaluationInstance, InstanceResult, PaperCut, Reply
 from rqbench.steps import Step
 from rqbench.untrusted import candidate_values
@@ -151,6 +152,11 @@ class Criterion:
             raise KeyError(f"criterion {self.name!r} has no step for setting {setting!r}")
         return chosen.name
 
+    def prompts_for(self, judge: JudgeConfig, step: str) -> PromptSet:
+        """The prompt set a step's template is read from: the judge's (a criterion declared as data may bring its
+        own, ``declared.py``)."""
+        return judge.prompts
+
     def reply_model_for(self, name: str) -> type[Reply]:
         for s in self.steps.values():
             if s.name == name:
@@ -174,7 +180,8 @@ class Criterion:
         for group in groups:
             texts = [candidates[c] for c in group]
             filled = {**values, **candidate_values(texts)}
-            msgs = render(judge.prompts, step, filled)
+            prompts = self.prompts_for(judge, step)
+            msgs = render(prompts, step, filled)
             out.append(
                 JudgeRequest(
                     self.name,
@@ -185,7 +192,8 @@ class Criterion:
                     paper_id,
                     ordering,
                     tuple(background),
-                    shared_user_chars(judge.prompts, step, filled),
+                    shared_user_chars(prompts, step, filled),
+                    prompts.hash,
                 )
             )
         return out

@@ -79,6 +79,7 @@ class JudgeRequest:
     ordering: int = 0
     background: tuple[PaperCut, ...] = ()  # what of each background paper the messages carry
     shared_chars: int = 0  # leading characters of the user message that carry no candidate (see shared_prefix)
+    prompt_hash: str = ""  # the hash of the prompt set its template came from ("": the judge's)
 
     @property
     def shared_prefix(self) -> tuple[str, ...]:
@@ -143,7 +144,7 @@ async def ask(llm: LLM, judge: JudgeConfig, req: JudgeRequest, *, retry_failed: 
             req.step,
             req.messages,
             req.reply_model,
-            prompt_hash=judge.prompts.hash,
+            prompt_hash=req.prompt_hash or judge.prompts.hash,
             context=req.context,
             retry_failed=retry_failed,
             shared_chars=req.shared_chars,

@@ -81,8 +81,9 @@ def add_judge_options(p: argparse.ArgumentParser, *, offline_judges: list[str]) 
     p.add_argument("--seed", type=int, default=0, help="seed of the comparative candidate orders (default 0)")
     p.add_argument(
         "--criteria",
-        default="novelty,narrowness,overlap",
-        help="comma-separated criteria to judge (default: novelty,narrowness,overlap)",
+        default=None,
+        help="comma-separated criteria to judge (default: novelty,narrowness,overlap, the paper's three, then any "
+        "criterion declared in a folder that RQB_CRITERIA names)",
     )
     p.add_argument("--metrics", dest="criteria", help=argparse.SUPPRESS)  # the flag's name before 0.2
     p.add_argument("--retry-failed", action="store_true", help="re-ask only calls whose reply failed")
@@ -161,6 +162,7 @@ def unjudged_message(job: str, unjudged: int) -> str:
 def run(args: argparse.Namespace) -> int:
     from rqbench.evaluate.benchmark.background import BackgroundPolicy
     from rqbench.evaluate.benchmark.source import DatasetError, load_benchmark
+    from rqbench.evaluate.criteria import criteria_flag
     from rqbench.evaluate.generate.submission_files import load_submission
     from rqbench.evaluate.generate.validation_report import SubmissionInvalid
     from rqbench.evaluate.judge.run import judge_submission
@@ -184,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     protocol = args.protocol or default_protocol()
     choice = choose_judges(protocol, args.judge, list(OFFLINE_JUDGES))
     settings = SETTING_CHOICES[args.setting]
-    criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
+    criteria = criteria_flag(args.criteria)
     try:
         bench = load_benchmark(args.dataset, args.revision).subset(args.limit)
         prompts = load_prompt_set(args.prompts)

@@ -46,6 +46,7 @@ from rqbench.evaluate.benchmark.background import BackgroundPolicy
 from rqbench.evaluate.benchmark.source import Benchmark
 from rqbench.evaluate.criteria import (
     CRITERIA,
+    DECLARED,
     GT_ID,
     ORDER_KEY,
     SETTINGS,
@@ -350,8 +351,13 @@ async def _judge_one(
 
 
 def _run_settings(policy: BackgroundPolicy, criteria: Sequence[str]) -> dict[str, Any]:
-    # "metrics" is the stored name of the criteria run (results files already published use it)
-    return {"background": policy.model_dump(), "metrics": list(criteria)}
+    # "metrics" is the stored name of the criteria run (results files already published use it); a criterion
+    # declared as data adds its folder's hash (declaration and prompt files), as the prompt set's is recorded
+    out: dict[str, Any] = {"background": policy.model_dump(), "metrics": list(criteria)}
+    declared = {c: DECLARED[c].hash for c in criteria if c in DECLARED}
+    if declared:
+        out["declared_criteria"] = declared
+    return out
 
 
 def earlier_results(

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rqbench.evaluate.benchmark.trial import trial_text
-from rqbench.evaluate.criteria import CRITERIA
+from rqbench.evaluate.criteria import CRITERIA, PAPER_CRITERIA
 from rqbench.evaluate.metrics.metric import MODEL_RQS, split_candidates
 from rqbench.records import Coverage, InstanceResult, ResultsFile
 
@@ -34,10 +34,11 @@ GENERATION_FAILED = "generation_failed"
 
 
 def criteria_run(r: ResultsFile) -> tuple[str, ...]:
-    """The criteria a results file's run judged (``settings["metrics"]``, its stored name); all when unrecorded."""
+    """The criteria a results file's run judged (``settings["metrics"]``, its stored name); the paper's three when
+    unrecorded (a file written before runs recorded them, so before criteria could be declared as data)."""
     names = r.settings.get("metrics")
     if not names:
-        return tuple(CRITERIA)
+        return tuple(c.name for c in PAPER_CRITERIA)
     return tuple(c for c in CRITERIA if c in names)
 
 

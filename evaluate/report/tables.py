@@ -211,8 +211,11 @@ def rates_table(rows: Sequence[SummaryRow], t: ReportTable, setting: str, subfie
     )
 
 
-def _paper_order(paper_table: str) -> tuple[int, str]:
-    """'Table 3(b)' -> (3, '(b)'): the paper's order of its tables."""
+def _paper_order(paper_table: str) -> tuple[float, str]:
+    """'Table 3(b)' -> (3, '(b)'): the paper's order of its tables; a table the paper has not (a criterion declared
+    as data) comes after them all."""
+    if not paper_table.startswith("Table "):
+        return float("inf"), paper_table
     number = paper_table.removeprefix("Table ")
     digits = "".join(ch for ch in number if ch.isdigit())
     return int(digits or 0), number[len(digits) :]

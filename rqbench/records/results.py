@@ -71,6 +71,12 @@ class CandidateScores(Record):
     novelty_by_ordering: list[NoveltyScore] = Field(default_factory=list)
     rank_by_ordering: list[int] = Field(default_factory=list)
     narrowness: dict[str, NarrownessScore] = Field(default_factory=dict, description="Per background paper id.")
+    criteria: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Scores of criteria declared as data (evaluate/criteria/declared.py): criterion -> dimension -> "
+        "score. Left out of the file when empty, so files of the paper's criteria read as before.",
+        exclude_if=lambda v: not v,
+    )
 
 
 class InstanceResult(Record):

@@ -24,10 +24,13 @@ from rqbench.space.tabs.common import READ_ONLY, banner_update, demo_banner, htm
 if TYPE_CHECKING:
     from rqbench.space.ui import SpaceData
 
-# the bars' dimensions: novelty's that pick a best RQ, then narrowness's, as (label, name)
+# the bars' dimensions, as (label, name): of each criterion that scores candidates one by one, those that pick a
+# best RQ (novelty's), or else all of its own (narrowness's, a declared criterion's)
 DIMENSIONS = [
     (DIMENSION_OF[name][1].label, name)
-    for name in (*CRITERIA["novelty"].tie_break, *(d.name for d in CRITERIA["narrowness"].dimensions))
+    for c in CRITERIA.values()
+    if c.per_candidate
+    for name in (c.tie_break or tuple(d.name for d in c.dimensions))
 ]
 
 
