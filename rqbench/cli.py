@@ -82,6 +82,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"rqbench {name}", description=help_text)
     module.configure(parser)
     args = parser.parse_args(argv[1:])
+    if os.environ.get("RQB_CRITERIA"):
+        # the criterion folders it names are read once, when the criteria are first imported: a bad one is one line
+        # naming its file and field, before any work, not a traceback from whichever import reached it first
+        try:
+            importlib.import_module("rqbench.evaluate.criteria")
+        except ValueError as exc:
+            print(f"rqbench {name}: {exc}", file=sys.stderr)
+            return 2
     from rqbench.llm.client import ProviderUnreachable
 
     try:

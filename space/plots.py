@@ -236,7 +236,7 @@ def verdict_bars(
     ax.set_yticks(range(len(items)), labels, fontsize=9)
     ax.set_ylim(len(items) - 0.5 if items else 0.5, -0.5)
     ax.set_xlim(0, 100)
-    dim = dimension.replace("_", " ").replace("non obviousness", "non-obviousness")
+    dim = DIMENSIONS[dimension][1].label
     ax.set_xlabel(
         f"% of instances where the best of five RQs wins / ties / loses\nagainst the author-anchored RQ "
         f"({dim}, {setting})",

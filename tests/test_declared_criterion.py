@@ -41,7 +41,23 @@ scale = [0, 3]
 [steps]
 standalone = "clarity_standalone"
 comparative = "clarity_comparative"
+
+[[columns]]
+metric = "best5_clarity_score"
+label = "Best@5 clarity"
+headline = true
+
+[[columns]]
+metric = "win_clarity_score"
+label = "Win % clarity"
+headline = true
+
+[[columns]]
+metric = "tie_clarity_score"
+label = "Tie % clarity"
 """
+# the declaration's optional parts left out: the defaults apply
+BARE_TOML = TOML.split("[[columns]]")[0]
 
 SYSTEM = (
     "You grade the wording of research questions, not their merit. clarity_score: 0 = what is asked cannot be "
@@ -90,8 +106,15 @@ def test_a_folder_declares_a_whole_criterion(tmp_path):
     c = load_declared(toy_criterion(tmp_path / "clarity"), taken=list(CRITERIA))
     assert c.name == "clarity" and [d.name for d in c.dimensions] == ["clarity_score"]
     assert [m.name for m in c.metrics] == [f"{k}_clarity_score" for k in ("best5", "win", "tie", "lose")]
-    assert [col.label for col in c.columns] == ["Best@5 clarity", "Win % clarity"]
-    assert all(col.group == "clarity" for col in c.columns) and c.columns[0].headline
+    assert [(col.label, col.headline) for col in c.columns] == [
+        ("Best@5 clarity", True),
+        ("Win % clarity", True),
+        ("Tie % clarity", False),
+    ]
+    assert all(col.group == "clarity" for col in c.columns)
+    # without [[columns]]: a Best@5 and a win-rate column per dimension, the headline dimension's in the headline
+    bare = load_declared(toy_criterion(tmp_path / "bare" / "clarity", BARE_TOML))
+    assert [(col.label, col.headline) for col in bare.columns] == [("Best@5 clarity", True), ("Win % clarity", True)]
     assert [t.kind for t in c.report_tables] == ["scores", "rates"]
     standalone, comparative = (c.steps[s].reply_model for s in ("standalone", "comparative"))
     assert standalone.model_validate({"clarity_score": 3}).clarity_score == 3
@@ -170,6 +193,7 @@ code = code or main(["report", results, "--out", report, "--n-boot", "50"])
 from rqbench.evaluate.metrics.summary import load_results, summarize
 from rqbench.space.leaderboard import GROUPS, build_table, table_columns
 from rqbench.space.plots import bar_items
+from rqbench.space.tabs.leaderboard import EXTRA_GROUPS
 from rqbench.space.tabs.plots import DIMENSIONS
 rows = summarize(load_results([results]), n_boot=50)
 table = build_table(rows)
@@ -178,6 +202,8 @@ print(json.dumps({
     "code": code,
     "groups": list(GROUPS),
     "columns": table_columns(GROUPS, show_ci=False),
+    "headline_columns": table_columns(("model", "headline"), show_ci=False),
+    "extra_groups": [group for _, group in EXTRA_GROUPS],
     "cells": {s: board[board["Setting"] == s][["Model", "Best@5 clarity", "Win % clarity"]].to_dict("records")
               for s in ("standalone", "comparative")},
     "bar_dimensions": [name for _, name in DIMENSIONS],
@@ -247,9 +273,22 @@ def test_a_toy_fourth_criterion_shows_up_in_judging_metrics_report_and_space(tmp
     assert md.count("*not in the paper: criterion clarity*") == 3
 
     # Space: a leaderboard group of its own with its columns, and the win/tie/lose bars on its dimension
-    assert "clarity" in seen["groups"]
-    assert {"Best@5 clarity", "Win % clarity"} <= set(seen["columns"])
+    assert "clarity" in seen["groups"] and "clarity" in seen["extra_groups"]
+    assert {"Best@5 clarity", "Win % clarity"} <= set(seen["headline_columns"])
+    assert "Tie % clarity" in seen["columns"] and "Tie % clarity" not in seen["headline_columns"]
     assert "clarity_score" in seen["bar_dimensions"] and seen["bars"]
+
+
+def test_a_command_refuses_a_bad_criterion_folder_in_one_line_before_any_work(tmp_path):
+    folder = toy_criterion(tmp_path / "clarity", TOML.replace("scale = [0, 3]", "scale = [3, 0]"))
+    env = {**os.environ, "RQB_CRITERIA": str(folder), "PYTHONPATH": str(ROOT)}
+    out = tmp_path / "results"
+    args = ["-m", "rqbench", "judge", str(tmp_path / "sub"), "--dataset", str(tmp_path / "none"), "--out", str(out)]
+    done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        done.stderr.startswith(f"rqbench judge: {folder / 'criterion.toml'}: dimensions.0.scale") and not out.exists()
+    )
 
 
 def test_without_the_environment_only_the_papers_criteria_are_judged():

@@ -32,7 +32,16 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import tomllib
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from rqbench.evaluate.benchmark.background import background_block
 from rqbench.evaluate.benchmark.source import Benchmark
@@ -66,11 +75,12 @@ class DimensionDecl(_Strict):
     higher_is_better: bool
     scale: tuple[int, int]
 
-    @model_validator(mode="after")
-    def _ordered(self) -> DimensionDecl:
-        if self.scale[0] >= self.scale[1]:
-            raise ValueError(f"scale {list(self.scale)} must be [lowest, highest] with lowest < highest")
-        return self
+    @field_validator("scale")
+    @classmethod
+    def _ordered(cls, scale: tuple[int, int]) -> tuple[int, int]:
+        if scale[0] >= scale[1]:
+            raise ValueError(f"{list(scale)} is not [lowest, highest] with lowest < highest")
+        return scale
 
 
 class ColumnDecl(_Strict):
@@ -92,7 +102,7 @@ class CriterionDeclaration(_Strict):
 
     name: str = Field(pattern=NAME)
     description: str = Field(min_length=1, description="one line; the reply schema's description")
-    dimensions: tuple[DimensionDecl, ...] = Field(min_length=1)
+    dimensions: list[DimensionDecl] = Field(min_length=1)
     steps: dict[Literal["standalone", "comparative"], str] = Field(min_length=1)
     headline: str | None = None
     tie_break: tuple[str, ...] = ()
@@ -103,15 +113,18 @@ class CriterionDeclaration(_Strict):
     def _names_known(self) -> CriterionDeclaration:
         dims = [d.name for d in self.dimensions]
         if len(set(dims)) != len(dims):
-            raise ValueError(f"dimensions {dims} name one twice")
-        named = [self.headline] if self.headline else []
-        named += [*self.tie_break, *(d for t in self.report_tables or () for d in t.dimensions)]
-        unknown = sorted({d for d in named if d not in dims})
-        if unknown:
-            raise ValueError(f"{unknown} are not dimensions of this criterion ({dims})")
-        for step in self.steps.values():
+            raise ValueError(f"dimensions: {dims} name one twice")
+        named = [("headline", self.headline)] if self.headline else []
+        named += [("tie_break", d) for d in self.tie_break]
+        named += [
+            (f"report_tables.{k}.dimensions", d) for k, t in enumerate(self.report_tables or ()) for d in t.dimensions
+        ]
+        for field, d in named:
+            if d not in dims:
+                raise ValueError(f"{field}: {d!r} is not a dimension of this criterion ({', '.join(dims)})")
+        for setting, step in self.steps.items():
             if not step.startswith(self.name):
-                raise ValueError(f"step {step!r} must begin with the criterion's name {self.name!r}")
+                raise ValueError(f"steps.{setting}: {step!r} must begin with the criterion's name {self.name!r}")
         return self
 
 
@@ -319,7 +332,11 @@ def load_declared(folder: str | Path, *, taken: Sequence[str] = ()) -> DeclaredC
     try:
         decl = CriterionDeclaration.model_validate(raw)
     except ValidationError as exc:
-        where = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}" for e in exc.errors())
+        # a check across fields names its field in its message (pydantic gives it no place)
+        where = "; ".join(
+            (f"{'.'.join(map(str, e['loc']))}: " if e["loc"] else "") + e["msg"].removeprefix("Value error, ")
+            for e in exc.errors()
+        )
         raise CriterionDeclarationError(f"{path}: {where}") from None
     try:
         prompts = load_prompt_set(folder)

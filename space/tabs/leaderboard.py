@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 import pandas as pd
 
+from rqbench.evaluate.criteria import DECLARED
 from rqbench.evaluate.metrics.summary_row import COMBINED
 from rqbench.space import bundles, downloads, html_table
 from rqbench.space import leaderboard as lb
@@ -70,6 +71,8 @@ class LeaderboardTab:
 EXTRA_GROUPS = [
     ("win/tie per novelty dimension", "novelty"),
     ("narrowness details", "narrowness"),
+    # a criterion declared as data (RQB_CRITERIA) that has columns beyond its headline ones
+    *((f"{c.name} details", c.name) for c in DECLARED.values() if not all(col.headline for col in c.columns)),
     ("human agreement", "human agreement"),
     ("length control (win rates with the RQs' length held equal)", "length control"),
     ("diversity of the five RQs", "diversity"),
