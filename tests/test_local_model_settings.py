@@ -78,3 +78,21 @@ def test_the_embedded_models_sampler_is_seeded_by_the_request_alone(tmp_path, sc
     # a hosted model is sent no seed: its sampling is the provider's
     _ask(tmp_path, scripted_server, "hosted", "[0] Does X hold?")
     assert "seed" not in scripted_server.requests[-1]
+
+
+def test_an_offline_or_dry_run_config_keys_calls_as_the_started_server_does(tmp_path, monkeypatch):
+    """A dry run's estimate and an offline re-score (a reproduction bundle) must find the calls a started embedded
+    model made: its configuration without a server has the started one's cache identity, under either runtime."""
+    import pytest
+
+    from rqbench.llm import LLM, CallStore
+
+    for runtime in ("torch", "llama.cpp"):
+        monkeypatch.setenv("RQB_LOCAL_RUNTIME", runtime)
+        started = LocalModelServer().model_config(name="local/smollm2-135m@temperature=0.8", temperature=0.8)
+        for mode in ({"offline": True}, {"dry_run": True}):
+            llm = LLM(CallStore(tmp_path / f"{runtime}-{len(mode)}.db"), **mode)
+            assert llm.model("local@temperature=0.8").cache_identity() == started.cache_identity(), (runtime, mode)
+    monkeypatch.setenv("RQB_LOCAL_RUNTIME", "vllm")
+    with pytest.raises(Exception, match="RQB_LOCAL_RUNTIME='vllm' is not a runtime"):
+        LLM(CallStore(tmp_path / "x.db"), offline=True).model("local")

@@ -364,6 +364,8 @@ class LLM:
         if spec not in self._configs:
             if is_local(spec):
                 if self.dry_run or self.offline:  # the settings a started server would get, without starting one
+                    from rqbench.llm.local_model import local_runtime, runtime_identity
+
                     label, overrides = local_settings(spec)
                     self._configs[spec] = ModelConfig(
                         **{
@@ -372,6 +374,9 @@ class LLM:
                             "local": True,
                             "json_mode": "json_object_schema",
                             "max_tokens": LOCAL_REPLY_TOKENS,
+                            # the runtime is part of the cache key: without it, a dry run counted the embedded
+                            # model's cached calls as new, and an offline re-score (a bundle) found none of them
+                            "runtime": runtime_identity(local_runtime()),
                             **overrides,
                         }
                     )

@@ -75,6 +75,12 @@ def local_runtime() -> str:
     return name
 
 
+def runtime_identity(runtime: str) -> str | None:
+    """A runtime as an embedded model's configuration records it (part of every cache key): none for llama.cpp,
+    whose replies keep the keys they had before there was a choice of runtime."""
+    return None if runtime == "llama.cpp" else runtime
+
+
 def runtime_installed(runtime: str | None = None) -> bool:
     """Whether ``runtime`` (default: the one in use) and the default model's GGUF package are installed."""
     needed = LOCAL_RUNTIMES[runtime or local_runtime()][1]
@@ -240,8 +246,7 @@ class LocalModelServer:
             max_tokens=LOCAL_REPLY_TOKENS,
             json_mode="json_object_schema",
             local=True,
-            # llama.cpp's replies keep the keys they had before there was a choice of runtime
-            runtime=None if self.runtime == "llama.cpp" else self.runtime,
+            runtime=runtime_identity(self.runtime),
             timeout_s=300.0,
         )
         fields.update(overrides)
