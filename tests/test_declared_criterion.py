@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -190,6 +191,13 @@ from rqbench.cli import main
 sub, root, spec, results, report = sys.argv[1:]
 code = main(["judge", sub, "--judge", spec, "--setting", "both", "--dataset", root, "--out", results])
 code = code or main(["report", results, "--out", report, "--n-boot", "50"])
+from rqbench.evaluate.judge.run import read_results
+from pathlib import Path
+from rqbench.llm.config import public_label
+label = public_label(read_results(next(Path(results).glob("*standalone*.json"))).judge.label)
+bundle = str(Path(report) / "row.zip")
+code = code or main(["bundle", "--model", "test-model", "--setting", "standalone", "--judge", label,
+                     "--results", results, "--dataset", root, "--out", bundle])
 from rqbench.evaluate.metrics.summary import load_results, summarize
 from rqbench.space.leaderboard import GROUPS, build_table, table_columns
 from rqbench.space.plots import bar_items
@@ -278,6 +286,21 @@ def test_a_toy_fourth_criterion_shows_up_in_judging_metrics_report_and_space(tmp
     assert "Tie % clarity" in seen["columns"] and "Tie % clarity" not in seen["headline_columns"]
     assert "clarity_score" in seen["bar_dimensions"] and seen["bars"]
 
+    # a row's bundle carries the criterion's folder, and re-scores where RQB_CRITERIA names nothing
+    bundled = zipfile.ZipFile(report / "row.zip").namelist()
+    assert {f"criteria/clarity/{f.name}" for f in folder.iterdir()} <= set(bundled)
+    bare = {k: v for k, v in env.items() if k != "RQB_CRITERIA"}
+    again = subprocess.run(
+        [sys.executable, "-m", "rqbench", "rescore", str(report / "row.zip"), "--out", str(tmp_path / "row.json")],
+        env=bare,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "read from the bundle: clarity" in again.stderr and "byte-identical" in again.stderr
+    assert '"best5_clarity_score"' in (tmp_path / "row.json").read_text(encoding="utf-8")
+
 
 def test_a_command_refuses_a_bad_criterion_folder_in_one_line_before_any_work(tmp_path):
     folder = toy_criterion(tmp_path / "clarity", TOML.replace("scale = [0, 3]", "scale = [3, 0]"))
@@ -293,3 +316,17 @@ def test_a_command_refuses_a_bad_criterion_folder_in_one_line_before_any_work(tm
 
 def test_without_the_environment_only_the_papers_criteria_are_judged():
     assert list(CRITERIA) == ["novelty", "narrowness", "overlap"]
+
+
+def test_a_results_file_judged_with_a_declared_criterion_names_what_a_rescore_needs():
+    from rqbench.evaluate.judge.rejudge import RejudgeMismatch, check_declared
+    from rqbench.testing.synthetic import make_results
+
+    r = make_results("m")
+    assert check_declared(r) == {}  # the paper's criteria only
+    r.settings = {**r.settings, "metrics": ["novelty", "clarity"], "declared_criteria": {"clarity": "b2:00"}}
+    with pytest.raises(RejudgeMismatch, match="criterion 'clarity' was declared as data .*b2:00.*RQB_CRITERIA"):
+        check_declared(r)
+    r.settings = {**r.settings, "declared_criteria": {}}
+    with pytest.raises(RejudgeMismatch, match=r"names criteria \['clarity'\] that no criterion module declares"):
+        check_declared(r)

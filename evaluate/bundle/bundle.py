@@ -24,10 +24,12 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from rqbench.evaluate.benchmark.source import Benchmark
+from rqbench.evaluate.criteria.declared import DECLARATION
 from rqbench.evaluate.generate.submission_files import Submission, load_submission, single_file_text
 from rqbench.evaluate.judge.rejudge import (
     RejudgeMismatch,
     benchmark_of,
+    check_declared,
     entries_from_results,
     instance_differences,
     rejudge,
@@ -64,6 +66,7 @@ REVISION = "dataset/revision.json"
 README = "README.txt"
 RESULTS_DIR = "results/"
 PROMPTS_DIR = "prompts/"
+CRITERIA_DIR = "criteria/"  # a criterion declared as data: criteria/<name>/ holds its folder's files
 # A member larger than this is refused before it is read (a zip can claim any size it likes).
 MAX_MEMBER_BYTES = 2 * 1024**3
 # Every member's time stamp: the same row makes the same bytes, whenever it is bundled.
@@ -277,7 +280,7 @@ def _calls(store: CallStore, keys: Sequence[str]) -> list[BundledCall]:
     return out
 
 
-def readme_text(manifest: BundleManifest, bundle_name: str) -> str:
+def readme_text(manifest: BundleManifest, bundle_name: str, declared: Sequence[str] = ()) -> str:
     k = manifest.row
     judges = "\n".join(
         f"  {j.spec.label} ({j.spec.setting}; provider's model: {', '.join(j.provider_models) or 'not recorded'})"
@@ -291,7 +294,12 @@ def readme_text(manifest: BundleManifest, bundle_name: str) -> str:
         f"dataset: {manifest.dataset_repo} at {manifest.dataset_revision}"
         f" ({manifest.instances} of {manifest.instances_expected} instances)\n"
         f"prompt set: {manifest.prompt_set.name} {manifest.prompt_set.hash}\n"
-        f"judges:\n{judges}\n"
+        + (
+            f"criteria declared as data: {', '.join(declared)} ({CRITERIA_DIR}<name>/; rescore reads them from here)\n"
+            if declared
+            else ""
+        )
+        + f"judges:\n{judges}\n"
         f"summary: combine {manifest.summary.combine}, {manifest.summary.n_boot} bootstrap resamples, "
         f"seed {manifest.summary.seed}\n"
         f"calls: {manifest.calls}\n\n"
@@ -376,6 +384,11 @@ def make_bundle(row: SummaryRow, source: RowSource, out: str | Path) -> BundleMa
     for p in sorted(source.prompts.path.iterdir()):
         if p.suffix == ".md":
             members[f"{PROMPTS_DIR}{source.prompts.name}/{p.name}"] = p.read_bytes()
+    declared = {name: folder for f in files for name, folder in check_declared(f).items()}
+    for name, folder in sorted(declared.items()):
+        for p in sorted(folder.iterdir()):
+            if p.name == DECLARATION or p.suffix == ".md":
+                members[f"{CRITERIA_DIR}{name}/{p.name}"] = p.read_bytes()
     members[CALLS] = _jsonl(calls)
     judges = []
     for f in files:
@@ -403,7 +416,7 @@ def make_bundle(row: SummaryRow, source: RowSource, out: str | Path) -> BundleMa
         command=rescore_command(out.name),
         members=[],
     )
-    members[README] = readme_text(manifest, out.name).encode()
+    members[README] = readme_text(manifest, out.name, sorted(declared)).encode()
     manifest.members = [
         BundleMember(name=n, sha256=hashlib.sha256(d).hexdigest(), bytes=len(d)) for n, d in members.items()
     ]

@@ -3,13 +3,26 @@
 Prints the recomputed row (or writes it with ``--out``) and exits 0 when it is byte-identical to the
 row the bundle stores, 1 with a unified diff when it is not, 2 when the bundle cannot be read (a
 corrupt archive, a member that does not match the manifest, a call the bundle lacks).
+
+A row judged with a criterion declared as data carries the criterion's folder (``criteria/<name>/``).
+The criteria are read once, when the tools start, from the folders ``RQB_CRITERIA`` names; so where it
+names none, the command extracts the bundle's folders to a temporary one and runs itself again with
+``RQB_CRITERIA`` pointing there. They are data (a TOML file and prompt templates), never code.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
+
+# what a bundle's member of a declared criterion may be called: criteria/<name>/<file>, one level, no ".."
+_CRITERION_MEMBER = re.compile(r"^criteria/([a-z][a-z0-9_]*)/([A-Za-z0-9_.-]+\.(?:toml|md))$")
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -17,7 +30,35 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, help="write the recomputed row here instead of printing it")
 
 
+def _bundled_criteria(bundle: Path) -> dict[str, bytes]:
+    """The bundle's members that hold criteria declared as data, by name ({} for an unreadable archive: the
+    re-score itself then says what is wrong with it)."""
+    try:
+        with zipfile.ZipFile(bundle) as zf:
+            return {n: zf.read(n) for n in zf.namelist() if _CRITERION_MEMBER.match(n)}
+    except (OSError, zipfile.BadZipFile, EOFError):
+        return {}
+
+
+def _with_bundled_criteria(args: argparse.Namespace, members: dict[str, bytes]) -> int:
+    """Run this command again in a fresh interpreter whose RQB_CRITERIA names the bundle's criterion folders."""
+    with tempfile.TemporaryDirectory(prefix="rqb-criteria-") as tmp:
+        for name, data in members.items():
+            target = Path(tmp, *name.split("/")[1:])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        names = sorted({n.split("/")[1] for n in members})
+        print(f"rqbench rescore: criteria declared as data, read from the bundle: {', '.join(names)}", file=sys.stderr)
+        again = [sys.executable, "-m", "rqbench", "rescore", str(args.bundle)]
+        again += ["--out", str(args.out)] if args.out else []
+        return subprocess.run(again, env={**os.environ, "RQB_CRITERIA": tmp}, check=False).returncode
+
+
 def run(args: argparse.Namespace) -> int:
+    if not os.environ.get("RQB_CRITERIA"):
+        bundled = _bundled_criteria(args.bundle)
+        if bundled:
+            return _with_bundled_criteria(args, bundled)
     from rqbench.evaluate.bundle.bundle import BundleError
     from rqbench.evaluate.bundle.rescore import rescore
     from rqbench.io import RecordError

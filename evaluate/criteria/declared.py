@@ -185,7 +185,10 @@ class DeclaredCriterion(Criterion):
         self.tie_break = decl.tie_break  # type: ignore[misc]
         self.columns = self._columns()  # type: ignore[misc]
         self.report_tables = self._tables()  # type: ignore[misc]
-        self.hash = content_hash({"declaration": decl.model_dump(mode="json"), "prompts": prompts.hash})
+        # what reaches the judge and how its reply is read (the reply schema, the steps, the templates); not the
+        # columns, tables or headline, which only lay out the figures and may change without a re-judge
+        judged = decl.model_dump(mode="json", include={"name", "description", "dimensions", "steps"})
+        self.hash = content_hash({"declaration": judged, "prompts": prompts.hash})
 
     def _columns(self) -> tuple[Column, ...]:
         by_name = {m.name: m for m in self.metrics}

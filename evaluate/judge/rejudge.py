@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rqbench.evaluate.benchmark.background import BackgroundPolicy
 from rqbench.evaluate.benchmark.source import Benchmark
-from rqbench.evaluate.criteria import GT_ID
+from rqbench.evaluate.criteria import CRITERIA, DECLARED, GT_ID
 from rqbench.evaluate.generate.submission_files import Submission
 from rqbench.evaluate.judge.run import NOT_SUBMITTED, ajudge_submission, read_results
 from rqbench.evaluate.metrics.accounting import GENERATION_FAILED, tally
@@ -54,6 +54,29 @@ def benchmark_of(results: ResultsFile, bench: Benchmark) -> Benchmark:
     )
 
 
+def check_declared(results: ResultsFile) -> dict[str, Path]:
+    """The folders of the criteria declared as data that ``results`` was judged with, each checked to be the one
+    this process loaded (``RQB_CRITERIA``) by its hash; a named error when one is absent or differs."""
+    recorded: dict[str, str] = results.settings.get("declared_criteria") or {}
+    judged = results.settings.get("metrics") or ()
+    unknown = [c for c in judged if c not in CRITERIA and c not in recorded]
+    if unknown:
+        raise RejudgeMismatch(f"the results file names criteria {unknown} that no criterion module declares")
+    out = {}
+    for name, digest in recorded.items():
+        if name not in DECLARED:
+            raise RejudgeMismatch(
+                f"criterion {name!r} was declared as data (folder hash {digest}); set RQB_CRITERIA to its folder"
+            )
+        if DECLARED[name].hash != digest:
+            raise RejudgeMismatch(
+                f"criterion {name!r} from {DECLARED[name].folder} hashes to {DECLARED[name].hash}; the results were "
+                f"judged with {digest}"
+            )
+        out[name] = DECLARED[name].folder
+    return out
+
+
 def entries_from_results(results: ResultsFile) -> list[SubmissionEntry]:
     """The submission's entries as a results file holds them: each instance's model RQs in order, or its
     generation failure (an instance the submission lacked has no entry)."""
@@ -76,6 +99,7 @@ def rejudge(
     """``results`` with its instances judged again through ``llm`` (offline), the rest of it as recorded."""
     if not llm.offline:
         raise ValueError("rejudge needs an offline LLM: it must not send a request")
+    check_declared(results)
     if prompts.hash != results.judge.prompt_set.hash:
         raise RejudgeMismatch(
             f"prompt set {prompts.name} has hash {prompts.hash}; the results were judged with "

@@ -352,7 +352,7 @@ async def _judge_one(
 
 def _run_settings(policy: BackgroundPolicy, criteria: Sequence[str]) -> dict[str, Any]:
     # "metrics" is the stored name of the criteria run (results files already published use it); a criterion
-    # declared as data adds its folder's hash (declaration and prompt files), as the prompt set's is recorded
+    # declared as data adds the hash of what it sends and reads (DeclaredCriterion.hash), as the prompt set's is recorded
     out: dict[str, Any] = {"background": policy.model_dump(), "metrics": list(criteria)}
     declared = {c: DECLARED[c].hash for c in criteria if c in DECLARED}
     if declared:
@@ -454,7 +454,10 @@ async def ajudge_submission(
     """
     bad = [s for s in settings if s not in SETTINGS] + [c for c in criteria if c not in CRITERIA]
     if bad:
-        raise ValueError(f"unknown settings or criteria {bad}; settings: {SETTINGS}, criteria: {sorted(CRITERIA)}")
+        raise ValueError(
+            f"unknown settings or criteria {bad}; settings: {SETTINGS}, criteria: {sorted(CRITERIA)} (a criterion "
+            "declared as data is known where RQB_CRITERIA names its folder)"
+        )
     if orderings < 1:
         raise ValueError("orderings must be >= 1")
     prompts = prompts or load_prompt_set()
