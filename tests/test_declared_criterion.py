@@ -116,6 +116,14 @@ def test_a_folder_declares_a_whole_criterion(tmp_path):
     # without [[columns]]: a Best@5 and a win-rate column per dimension, the headline dimension's in the headline
     bare = load_declared(toy_criterion(tmp_path / "bare" / "clarity", BARE_TOML))
     assert [(col.label, col.headline) for col in bare.columns] == [("Best@5 clarity", True), ("Win % clarity", True)]
+    assert all("(clarity 0-3, higher is better)" in t.caption for t in bare.report_tables)
+    lower = load_declared(
+        toy_criterion(
+            tmp_path / "lower" / "clarity", BARE_TOML.replace("higher_is_better = true", "higher_is_better = false")
+        )
+    )
+    assert lower.columns[0].label == "Best@5 clarity ↓" and lower.columns[0].higher_is_better is False
+    assert all("(clarity 0-3, lower is better)" in t.caption for t in lower.report_tables)
     assert [t.kind for t in c.report_tables] == ["scores", "rates"]
     standalone, comparative = (c.steps[s].reply_model for s in ("standalone", "comparative"))
     assert standalone.model_validate({"clarity_score": 3}).clarity_score == 3
@@ -155,18 +163,19 @@ def test_a_bad_declaration_is_refused_naming_the_file_and_field(tmp_path, change
 
 
 @pytest.mark.parametrize(
-    ("system", "names"),
+    ("file", "text", "names"),
     [
-        ("Grade the {{n_candidates}} candidates.", ["clarity_standalone", "per-call variables", "n_candidates"]),
-        ("Grade against {{reference}}.", ["clarity_standalone", "unknown variables", "reference"]),
+        ("clarity_standalone.system.md", "Grade the {{n_candidates}} candidates.", ["per-call variables"]),
+        ("clarity_standalone.system.md", "Grade against {{reference}}.", ["unknown variables ['reference']"]),
+        ("clarity_comparative.user.md", USER + "{{paper_title}}\n", ["unknown variables ['paper_title']"]),
     ],
 )
-def test_a_template_the_run_would_refuse_is_refused_when_the_folder_is_read(tmp_path, system, names):
+def test_a_template_the_run_would_refuse_is_refused_naming_its_file(tmp_path, file, text, names):
     folder = toy_criterion(tmp_path / "clarity")
-    (folder / "clarity_standalone.system.md").write_text(system, encoding="utf-8")
+    (folder / file).write_text(text, encoding="utf-8")
     with pytest.raises(CriterionDeclarationError) as err:
         load_declared(folder)
-    assert str(folder / "criterion.toml") in str(err.value)
+    assert str(err.value).startswith(f"{folder / file}: ")
     for name in names:
         assert name in str(err.value)
 
@@ -330,3 +339,13 @@ def test_a_results_file_judged_with_a_declared_criterion_names_what_a_rescore_ne
     r.settings = {**r.settings, "declared_criteria": {}}
     with pytest.raises(RejudgeMismatch, match=r"names criteria \['clarity'\] that no criterion module declares"):
         check_declared(r)
+
+
+def test_the_run_line_says_when_its_totals_cover_several_runs():
+    from rqbench.evaluate.judge.run import run_line
+    from rqbench.testing.synthetic import make_results
+
+    r = make_results("m")
+    assert " over its " not in run_line(r)
+    r.totals = r.totals.model_copy(update={"run_ids": ["a1", "b2"]})
+    assert "; over its 2 runs " in run_line(r)

@@ -8,7 +8,7 @@ such a rule is data: a folder with
 - ``criterion.toml``: its name, a one-line description (the reply schema's,
   so part of every cache key), its dimensions (name, label, direction, integer
   scale), the setting each prompt step serves, and optionally its headline
-  dimension, tie-break order, leaderboard columns and report tables (by default:
+  dimension, leaderboard columns and report tables (by default:
   a Best@5 and a win-rate column per dimension, a standalone scores table and a
   rates table per setting);
 - ``<step>.system.md`` and ``<step>.user.md`` for each step, with the
@@ -47,7 +47,7 @@ from rqbench.evaluate.benchmark.background import background_block
 from rqbench.evaluate.benchmark.source import Benchmark
 from rqbench.evaluate.metrics.metric import ScoreOptions
 from rqbench.hashing import content_hash
-from rqbench.prompts import PromptError, PromptSet, Template, load_prompt_set
+from rqbench.prompts import PLACEHOLDER, PromptError, PromptSet, Template, load_prompt_set
 from rqbench.records import MAX_SHORT_TEXT, CandidateScores, EvaluationInstance, InstanceResult, Reply
 from rqbench.steps import STEPS as OTHER_STEPS
 from rqbench.steps import Step
@@ -105,7 +105,6 @@ class CriterionDeclaration(_Strict):
     dimensions: list[DimensionDecl] = Field(min_length=1)
     steps: dict[Literal["standalone", "comparative"], str] = Field(min_length=1)
     headline: str | None = None
-    tie_break: tuple[str, ...] = ()
     columns: tuple[ColumnDecl, ...] | None = None
     report_tables: tuple[TableDecl, ...] | None = None
 
@@ -115,7 +114,6 @@ class CriterionDeclaration(_Strict):
         if len(set(dims)) != len(dims):
             raise ValueError(f"dimensions: {dims} name one twice")
         named = [("headline", self.headline)] if self.headline else []
-        named += [("tie_break", d) for d in self.tie_break]
         named += [
             (f"report_tables.{k}.dimensions", d) for k, t in enumerate(self.report_tables or ()) for d in t.dimensions
         ]
@@ -182,7 +180,6 @@ class DeclaredCriterion(Criterion):
         )
         self.metrics = dimension_metrics(self.dimensions)  # type: ignore[misc]
         self.headline = decl.headline  # type: ignore[misc]
-        self.tie_break = decl.tie_break  # type: ignore[misc]
         self.columns = self._columns()  # type: ignore[misc]
         self.report_tables = self._tables()  # type: ignore[misc]
         # what reaches the judge and how its reply is read (the reply schema, the steps, the templates); not the
@@ -215,19 +212,23 @@ class DeclaredCriterion(Criterion):
 
     def _tables(self) -> tuple[ReportTable, ...]:
         decl = self.declaration.report_tables
-        if decl is None:
+        if decl is None:  # each caption says every dimension's scale and which way is better
+            scales = "; ".join(
+                f"{d.label} {d.scale[0]}-{d.scale[1]}, {'higher' if d.higher_is_better else 'lower'} is better"
+                for d in self.dimensions
+            )
             decl = (
                 TableDecl(
                     kind="scores",
                     name=f"{self.name}_standalone_scores",
-                    caption=f"Standalone {self.name}: mean ± std of each model's best-of-five score per dimension; "
-                    "the GT row is the author-anchored RQ's own score.",
+                    caption=f"Standalone {self.name}: mean ± std of each model's best-of-five score per dimension "
+                    f"({scales}); the GT row is the author-anchored RQ's own score.",
                 ),
                 TableDecl(
                     kind="rates",
                     name=f"{self.name}_{{setting}}_rates",
                     caption=f"{{Setting}} {self.name}: Pass@5 win rate % [95% CI] (tie rate %) of the best of five "
-                    "model RQs against the GT.",
+                    f"model RQs against the GT; a win is a better score than the GT's ({scales}).",
                 ),
             )
         dims = tuple(d.name for d in self.dimensions)
@@ -306,15 +307,22 @@ class DeclaredCriterion(Criterion):
 OFFERED = frozenset({"background", *CANDIDATE_VARIABLES})
 
 
-def _check_template(t: Template) -> None:
-    """Refuse, before any call, a template the run would refuse mid-way: an unknown variable, or a candidate
-    variable in the system text (the calls of one instance share everything before the candidates)."""
-    unknown = t.variables() - OFFERED
-    if unknown:
-        raise PromptError(
-            f"{t.step}: unknown variables {sorted(unknown)}; a criterion's templates are given {sorted(OFFERED)}"
+def _check_template(t: Template, folder: Path) -> None:
+    """Refuse, before any call, a template the run would refuse mid-way, naming its file: an unknown variable, or
+    a candidate variable in the system text (the calls of one instance share everything before the candidates)."""
+    for part, text in (("system", t.system), ("user", t.user)):
+        unknown = set(PLACEHOLDER.findall(text)) - OFFERED
+        if unknown:
+            raise CriterionDeclarationError(
+                f"{folder / f'{t.step}.{part}.md'}: unknown variables {sorted(unknown)}; a criterion's templates "
+                f"are given {', '.join(f'{{{{{v}}}}}' for v in sorted(OFFERED))}"
+            )
+    in_system = set(PLACEHOLDER.findall(t.system)) & CANDIDATE_VARIABLES
+    if in_system:
+        raise CriterionDeclarationError(
+            f"{folder / f'{t.step}.system.md'}: holds the per-call variables {sorted(in_system)}; they belong at the "
+            "end of the user message (the calls of one instance share everything before the candidates)"
         )
-    t.shared_user_chars(set(CANDIDATE_VARIABLES), **dict.fromkeys(t.variables(), ""))
 
 
 def load_declared(folder: str | Path, *, taken: Sequence[str] = ()) -> DeclaredCriterion:
@@ -343,10 +351,11 @@ def load_declared(folder: str | Path, *, taken: Sequence[str] = ()) -> DeclaredC
         raise CriterionDeclarationError(f"{path}: {where}") from None
     try:
         prompts = load_prompt_set(folder)
-        for step in decl.steps.values():
-            _check_template(prompts[step])
+        templates = [prompts[step] for step in decl.steps.values()]
     except PromptError as exc:
         raise CriterionDeclarationError(f"{path}: steps: {exc}") from None
+    for t in templates:
+        _check_template(t, folder)
     clash = sorted({decl.name, *(d.name for d in decl.dimensions), *decl.steps.values()} & {*taken, *OTHER_STEPS})
     if clash:
         raise CriterionDeclarationError(f"{path}: {clash} already name a criterion, dimension or step")

@@ -690,9 +690,11 @@ def ordering_stats(results: ResultsFile) -> OrderingStats:
 
 
 def run_line(results: ResultsFile) -> str:
-    """One line per results file: N of M instances scored and who failed where, then calls and cost."""
+    """One line per results file: N of M instances scored and who failed where, then calls and cost (the file's:
+    over every run that wrote it, as a rerun adds to the totals; ``rqbench calls --run`` gives one run's)."""
     t = results.totals
+    runs = f" over its {len(t.run_ids)} runs" if len(t.run_ids) > 1 else ""
     return (
-        f"{results.judge.label} [{results.judge.setting}]: {coverage_line(results)}; {t.calls} request(s) sent, "
-        f"{t.cache_hits} cache hit(s), {t.tokens_in}+{t.tokens_out} tokens, ${t.cost_usd:.4f}"
+        f"{results.judge.label} [{results.judge.setting}]: {coverage_line(results)};{runs} {t.calls} request(s) "
+        f"sent, {t.cache_hits} cache hit(s), {t.tokens_in}+{t.tokens_out} tokens, ${t.cost_usd:.4f}"
     )
