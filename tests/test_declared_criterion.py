@@ -141,7 +141,11 @@ def test_a_folder_declares_a_whole_criterion(tmp_path):
 @pytest.mark.parametrize(
     ("change", "names"),
     [
-        (lambda t: t.replace("scale = [0, 3]", "scale = [3, 0]"), ["criterion.toml", "dimensions.0", "scale"]),
+        (lambda t: t.replace("scale = [0, 3]", "scale = [3, 0]"), ["criterion.toml", "dimensions.0.scale: [3, 0]"]),
+        (
+            lambda t: t.replace("scale = [0, 3]", 'scale = "0-3"'),
+            ["dimensions.0.scale: '0-3' is not [lowest, highest]"],
+        ),
         (lambda t: t.replace('headline = "clarity_score"', 'headline = "clearness"'), ["clearness"]),
         (
             lambda t: t.replace('comparative = "clarity_comparative"', 'comparative = "clarity_other"'),

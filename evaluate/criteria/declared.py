@@ -75,6 +75,13 @@ class DimensionDecl(_Strict):
     higher_is_better: bool
     scale: tuple[int, int]
 
+    @field_validator("scale", mode="before")
+    @classmethod
+    def _pair(cls, scale: Any) -> Any:
+        if not isinstance(scale, list | tuple) or len(scale) != 2 or not all(type(v) is int for v in scale):
+            raise ValueError(f"{scale!r} is not [lowest, highest], two integers such as [0, 3]")
+        return scale
+
     @field_validator("scale")
     @classmethod
     def _ordered(cls, scale: tuple[int, int]) -> tuple[int, int]:
