@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import tomllib
 from pydantic import (
@@ -169,15 +169,12 @@ def reply_models(decl: CriterionDeclaration) -> tuple[type[Reply], type[Reply]]:
 class DeclaredCriterion(Criterion):
     """A criterion read from a folder (see the module); one instance per folder."""
 
-    per_candidate: ClassVar[bool] = True
-
     def __init__(self, folder: Path, decl: CriterionDeclaration, prompts: PromptSet):
         self.folder = folder
         self.declaration = decl
         self.prompts = prompts
         self.name = decl.name  # type: ignore[misc]
         score, comparative = reply_models(decl)
-        self.score_model = score
         self.steps = {  # type: ignore[misc]
             setting: Step(step, score if setting == "standalone" else comparative, f"criteria:{decl.name}", setting)
             for setting, step in decl.steps.items()
@@ -324,12 +321,10 @@ def _check_template(t: Template, folder: Path) -> None:
                 f"{folder / f'{t.step}.{part}.md'}: unknown variables {sorted(unknown)}; a criterion's templates "
                 f"are given {', '.join(f'{{{{{v}}}}}' for v in sorted(OFFERED))}"
             )
-    in_system = set(PLACEHOLDER.findall(t.system)) & CANDIDATE_VARIABLES
-    if in_system:
-        raise CriterionDeclarationError(
-            f"{folder / f'{t.step}.system.md'}: holds the per-call variables {sorted(in_system)}; they belong at the "
-            "end of the user message (the calls of one instance share everything before the candidates)"
-        )
+    try:  # the check a run makes when it renders the template, made now
+        t.shared_user_chars(set(CANDIDATE_VARIABLES), **dict.fromkeys(t.variables(), ""))
+    except PromptError as exc:
+        raise CriterionDeclarationError(f"{folder / f'{t.step}.system.md'}: {exc}") from None
 
 
 def load_declared(folder: str | Path, *, taken: Sequence[str] = ()) -> DeclaredCriterion:
