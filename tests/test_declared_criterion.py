@@ -292,6 +292,9 @@ def test_a_toy_fourth_criterion_shows_up_in_judging_metrics_report_and_space(tmp
     for caption in ("### Standalone clarity: mean ± std", "### Standalone clarity: Pass@5", "### Comparative clarity"):
         assert md.index(caption) > md.index("### Standalone novelty")
     assert md.count("*not in the paper: criterion clarity*") == 3
+    # every number names what produced it: the criterion's hash beside the prompt set's
+    digest = by_setting["standalone"]["settings"]["declared_criteria"]["clarity"]
+    assert md.count(f"criterion clarity declared as data ({digest})") == 2  # one line per results file
 
     # Space: a leaderboard group of its own with its columns, and the win/tie/lose bars on its dimension
     assert "clarity" in seen["groups"] and "clarity" in seen["extra_groups"]

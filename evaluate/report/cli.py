@@ -283,9 +283,11 @@ def provenance_lines(results) -> list[str]:  # type: ignore[no-untyped-def]
     ):
         ps = r.judge.prompt_set
         trial = f", {trial_text(r.trial, r.instances_expected)}" if r.trial else ""
+        declared = r.settings.get("declared_criteria") or {}
+        criteria = "".join(f", criterion {name} declared as data ({h})" for name, h in sorted(declared.items()))
         lines.append(
             f"{r.submission.model} ({r.submission.prompt_variant}): judge {r.judge.label}, "
-            f"{r.judge.setting}, prompt set {ps.name} ({ps.hash}), dataset {r.dataset_label}{trial}"
+            f"{r.judge.setting}, prompt set {ps.name} ({ps.hash}){criteria}, dataset {r.dataset_label}{trial}"
         )
     return lines
 
